@@ -1,0 +1,516 @@
+"""`Interactions`: the one immutable data model every stage of receval shares.
+
+Rows are (user, item, rating[, timestamp][, extra columns]) with users and items
+stored as contiguous ``int32`` indices into ``user_ids`` / ``item_ids`` (the original
+ids, for the way back). Repeated ratings of the same (user, item) pair are kept
+(the magic barrier needs them); :meth:`Interactions.deduplicate` makes pairs unique
+for the methods that need it. Splits and filters return objects over the *same* id
+space, so indices from a training split are valid in its test split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from receval.errors import DataError
+
+__all__ = ["Interactions", "RatingScale"]
+
+
+@dataclass(frozen=True)
+class RatingScale:
+    """The declared rating scale: ``low`` to ``high``, optionally in steps of ``step``.
+
+    Examples
+    --------
+    >>> RatingScale(1, 5, 1).contains([1, 3, 5])
+    True
+    >>> RatingScale(1, 5, 1).contains([2.5])
+    False
+    >>> RatingScale(0.5, 5, 0.5).values().tolist()
+    [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0]
+    """
+
+    low: float
+    high: float
+    step: float | None = None
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.low) or not np.isfinite(self.high) or self.low > self.high:
+            raise DataError(
+                f"rating scale {self.low}..{self.high} is not a valid range: "
+                "give a finite minimum that is not above the maximum"
+            )
+        if self.step is not None and not self.step > 0:
+            raise DataError(f"rating scale step {self.step} must be positive (or None for a continuous scale)")
+
+    def contains(self, ratings: Sequence[float] | np.ndarray) -> bool:
+        """Whether every rating lies on the scale (within float32 rounding)."""
+        return bool(np.all(self.valid_mask(ratings)))
+
+    def valid_mask(self, ratings: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Boolean mask of the ratings that lie on the scale."""
+        r = np.asarray(ratings, dtype=np.float64)
+        tol = 1e-5 * max(1.0, abs(self.high))
+        ok = (r >= self.low - tol) & (r <= self.high + tol)
+        if self.step is not None:
+            k = (r - self.low) / self.step
+            ok &= np.abs(k - np.round(k)) <= 1e-4
+        return ok
+
+    def values(self) -> np.ndarray:
+        """The discrete values of the scale (raises for a continuous scale)."""
+        if self.step is None:
+            raise DataError("a continuous rating scale has no finite list of values")
+        n = int(round((self.high - self.low) / self.step)) + 1
+        return np.round(self.low + self.step * np.arange(n), 10)
+
+    @classmethod
+    def infer(cls, ratings: np.ndarray) -> RatingScale:
+        """Infer a scale from data: min..max, with a step when all values are on a grid.
+
+        >>> RatingScale.infer(np.array([1.0, 2.0, 5.0]))
+        RatingScale(low=1.0, high=5.0, step=1.0)
+        >>> RatingScale.infer(np.array([0.5, 3.5, 5.0]))
+        RatingScale(low=0.5, high=5.0, step=0.5)
+        >>> RatingScale.infer(np.array([1.0, 3.2741]))
+        RatingScale(low=1.0, high=3.2741, step=None)
+        """
+        r = np.asarray(ratings, dtype=np.float64)
+        if r.size == 0:
+            raise DataError("cannot infer a rating scale from no ratings; declare the scale")
+        low, high = float(r.min()), float(r.max())
+        step = None
+        for candidate in (1.0, 0.5, 0.25, 0.1):
+            k = (r - low) / candidate
+            if np.all(np.abs(k - np.round(k)) <= 1e-4):
+                step = candidate
+                break
+        return cls(round(low, 6), round(high, 6), step)
+
+
+def _as_ids(values: object) -> np.ndarray:
+    arr = np.asarray(values)
+    return arr if arr.dtype != object else np.asarray(values, dtype=object)
+
+
+@dataclass(frozen=True, eq=False)
+class Interactions:
+    """Ratings of items by users, with their original ids, scale and item aspects.
+
+    Build one with :meth:`from_frame` or :meth:`from_arrays`; the constructor takes
+    already-indexed arrays and validates them.
+
+    Attributes
+    ----------
+    users, items : ndarray of int32
+        Row-wise indices into ``user_ids`` / ``item_ids``.
+    ratings : ndarray of float32
+    user_ids, item_ids : ndarray
+        Original ids; ``user_ids[users[j]]`` is the user of row ``j``. Every id in
+        them is part of the id space even if it has no row (after a split).
+    scale : RatingScale
+    timestamps : ndarray of int64 or None
+    aspects : scipy CSR matrix (n_items x n_aspects, float32 0/1) or None
+    aspect_names : ndarray of str or None
+    extra : mapping of column name to per-row ndarray (e.g. ``familiar``)
+    name : str
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "y"], "rating": [5, 2, 4]})
+    >>> data = Interactions.from_frame(df)
+    >>> data.user_ids.tolist(), data.users.tolist(), data.scale
+    (['a', 'b'], [0, 0, 1], RatingScale(low=2.0, high=5.0, step=1.0))
+    >>> data.to_csr().toarray()
+    array([[5., 2.],
+           [0., 4.]], dtype=float32)
+    """
+
+    users: np.ndarray
+    items: np.ndarray
+    ratings: np.ndarray
+    user_ids: np.ndarray
+    item_ids: np.ndarray
+    scale: RatingScale
+    timestamps: np.ndarray | None = None
+    aspects: sp.csr_matrix | None = None
+    aspect_names: np.ndarray | None = None
+    extra: Mapping[str, np.ndarray] = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.ratings)
+        for label, arr in (("users", self.users), ("items", self.items)):
+            if len(arr) != n:
+                raise DataError(f"{label} has {len(arr)} rows but ratings has {n}")
+        if self.timestamps is not None and len(self.timestamps) != n:
+            raise DataError(f"timestamps has {len(self.timestamps)} rows but ratings has {n}")
+        for key, col in self.extra.items():
+            if len(col) != n:
+                raise DataError(f"extra column {key!r} has {len(col)} rows but ratings has {n}")
+        object.__setattr__(self, "users", np.ascontiguousarray(self.users, dtype=np.int32))
+        object.__setattr__(self, "items", np.ascontiguousarray(self.items, dtype=np.int32))
+        object.__setattr__(self, "ratings", np.ascontiguousarray(self.ratings, dtype=np.float32))
+        if self.timestamps is not None:
+            object.__setattr__(self, "timestamps", np.ascontiguousarray(self.timestamps, dtype=np.int64))
+        object.__setattr__(self, "user_ids", _as_ids(self.user_ids))
+        object.__setattr__(self, "item_ids", _as_ids(self.item_ids))
+        object.__setattr__(self, "extra", dict(self.extra))
+        if n:
+            if self.users.min() < 0 or self.users.max() >= len(self.user_ids):
+                raise DataError("user indices fall outside user_ids")
+            if self.items.min() < 0 or self.items.max() >= len(self.item_ids):
+                raise DataError("item indices fall outside item_ids")
+            if not np.all(np.isfinite(self.ratings)):
+                bad = int(np.flatnonzero(~np.isfinite(self.ratings))[0])
+                raise DataError(f"rating of row {bad} is not a finite number")
+            ok = self.scale.valid_mask(self.ratings)
+            if not ok.all():
+                bad = int(np.flatnonzero(~ok)[0])
+                raise DataError(
+                    f"rating {self.ratings[bad]:g} of user {self.user_ids[self.users[bad]]!r}, "
+                    f"item {self.item_ids[self.items[bad]]!r} is outside the declared scale "
+                    f"{self.scale.low:g}..{self.scale.high:g}"
+                    + (f" step {self.scale.step:g}" if self.scale.step else "")
+                    + "; declare the right scale or fix the data"
+                )
+        if self.aspects is not None:
+            a = sp.csr_matrix(self.aspects, dtype=np.float32)
+            if a.shape[0] != len(self.item_ids):
+                raise DataError(f"aspect table has {a.shape[0]} rows but there are {len(self.item_ids)} items")
+            names = (
+                np.asarray([str(j) for j in range(a.shape[1])])
+                if self.aspect_names is None
+                else np.asarray(self.aspect_names)
+            )
+            if len(names) != a.shape[1]:
+                raise DataError(f"{len(names)} aspect names for {a.shape[1]} aspect columns")
+            object.__setattr__(self, "aspects", a)
+            object.__setattr__(self, "aspect_names", names)
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_arrays(
+        cls,
+        users: Sequence | np.ndarray,
+        items: Sequence | np.ndarray,
+        ratings: Sequence | np.ndarray,
+        *,
+        timestamps: Sequence | np.ndarray | None = None,
+        scale: RatingScale | None = None,
+        extra: Mapping[str, Sequence | np.ndarray] | None = None,
+        name: str = "",
+    ) -> Interactions:
+        """Build from parallel arrays of original ids (factorised in sorted order).
+
+        >>> d = Interactions.from_arrays([10, 10, 7], ["b", "a", "a"], [1, 2, 3])
+        >>> d.user_ids.tolist(), d.item_ids.tolist(), d.users.tolist(), d.items.tolist()
+        ([7, 10], ['a', 'b'], [1, 1, 0], [1, 0, 0])
+        """
+        frame = pd.DataFrame({"user": users, "item": items, "rating": ratings})
+        cols = {}
+        if timestamps is not None:
+            frame["timestamp"] = np.asarray(timestamps)
+        for key, col in (extra or {}).items():
+            frame[key] = np.asarray(col)
+            cols[key] = key
+        return cls.from_frame(
+            frame,
+            timestamp="timestamp" if timestamps is not None else None,
+            extra=list(cols),
+            scale=scale,
+            name=name,
+        )
+
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        user: str = "user",
+        item: str = "item",
+        rating: str | None = "rating",
+        timestamp: str | None = None,
+        extra: Sequence[str] = (),
+        scale: RatingScale | None = None,
+        item_aspects: pd.DataFrame | None = None,
+        name: str = "",
+    ) -> Interactions:
+        """Build from a DataFrame with one row per rating.
+
+        Parameters
+        ----------
+        frame
+            The ratings. Ids may be of any hashable type.
+        user, item, rating, timestamp
+            Column names. ``rating=None`` makes implicit data (every rating 1).
+        extra
+            Further per-row columns to keep (e.g. ``["familiar"]``).
+        scale
+            The declared scale; inferred from the data when omitted.
+        item_aspects
+            Optional frame with columns ``item`` and ``aspect`` (one row per pair);
+            items it names that have no rating are added to the id space.
+        """
+        missing = [c for c in (user, item, rating, timestamp, *extra) if c is not None and c not in frame.columns]
+        if missing:
+            raise DataError(
+                f"missing column(s) {missing}; the frame has {list(frame.columns)}",
+                column=missing[0],
+            )
+        if rating is None:
+            ratings = np.ones(len(frame), dtype=np.float32)
+        else:
+            col = frame[rating]
+            if not pd.api.types.is_numeric_dtype(col):
+                num = pd.to_numeric(col, errors="coerce")
+                bad = np.flatnonzero(num.isna().to_numpy() & col.notna().to_numpy())
+                if len(bad):
+                    raise DataError(f"rating {col.iloc[bad[0]]!r} of row {bad[0]} is not a number", column=rating)
+                col = num
+            if col.isna().any():
+                bad = int(np.flatnonzero(col.isna().to_numpy())[0])
+                raise DataError(f"row {bad} has no rating", column=rating)
+            ratings = col.to_numpy(dtype=np.float32)
+        aspect_items = None
+        if item_aspects is not None:
+            aspect_items = item_aspects["item"]
+        u_codes, u_ids = _factorize(frame[user])
+        i_codes, i_ids = _factorize(frame[item], also=aspect_items)
+        ts = None
+        if timestamp is not None:
+            ts = pd.to_numeric(frame[timestamp], errors="coerce")
+            if ts.isna().any():
+                bad = int(np.flatnonzero(ts.isna().to_numpy())[0])
+                raise DataError(
+                    f"timestamp {frame[timestamp].iloc[bad]!r} of row {bad} is not an integer", column=timestamp
+                )
+            ts = ts.to_numpy(dtype=np.int64)
+        aspects = names = None
+        if item_aspects is not None:
+            aspects, names = _aspect_matrix(item_aspects, i_ids)
+        return cls(
+            users=u_codes,
+            items=i_codes,
+            ratings=ratings,
+            user_ids=u_ids,
+            item_ids=i_ids,
+            scale=scale if scale is not None else RatingScale.infer(ratings),
+            timestamps=ts,
+            aspects=aspects,
+            aspect_names=names,
+            extra={k: frame[k].to_numpy() for k in extra},
+            name=name,
+        )
+
+    # --------------------------------------------------------------- properties
+    @property
+    def n_users(self) -> int:
+        """Size of the user id space (including users with no row here)."""
+        return len(self.user_ids)
+
+    @property
+    def n_items(self) -> int:
+        """Size of the item id space (including items with no row here)."""
+        return len(self.item_ids)
+
+    @property
+    def n_ratings(self) -> int:
+        return len(self.ratings)
+
+    def __len__(self) -> int:
+        return len(self.ratings)
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return (
+            f"<Interactions{label}: {self.n_ratings} ratings, {self.n_users} users, "
+            f"{self.n_items} items, scale {self.scale.low:g}..{self.scale.high:g}>"
+        )
+
+    @property
+    def has_duplicates(self) -> bool:
+        """Whether some (user, item) pair is rated more than once."""
+        return self.n_duplicates > 0
+
+    @property
+    def n_duplicates(self) -> int:
+        """Rows beyond the first for each repeated (user, item) pair."""
+        keys = self._pair_keys()
+        return int(len(keys) - len(np.unique(keys)))
+
+    def _pair_keys(self) -> np.ndarray:
+        return self.users.astype(np.int64) * self.n_items + self.items
+
+    # ------------------------------------------------------------- conversions
+    def to_frame(self, original_ids: bool = True) -> pd.DataFrame:
+        """Rows as a DataFrame (``user``, ``item``, ``rating``[, ``timestamp``, extras])."""
+        out = {
+            "user": self.user_ids[self.users] if original_ids else self.users,
+            "item": self.item_ids[self.items] if original_ids else self.items,
+            "rating": self.ratings,
+        }
+        if self.timestamps is not None:
+            out["timestamp"] = self.timestamps
+        out.update(self.extra)
+        return pd.DataFrame(out)
+
+    def to_csr(self, values: Literal["rating", "ones"] | np.ndarray = "rating") -> sp.csr_matrix:
+        """A users x items CSR matrix (sorted indices) of ratings, ones, or given values.
+
+        Raises :class:`DataError` when pairs repeat: call :meth:`deduplicate` first.
+        """
+        if self.has_duplicates:
+            raise DataError(
+                f"{self.n_duplicates} repeated (user, item) ratings; call .deduplicate('last' or 'mean') "
+                "to choose one value per pair before building a matrix"
+            )
+        if isinstance(values, str):
+            if values == "rating":
+                data = self.ratings
+            elif values == "ones":
+                data = np.ones(self.n_ratings, dtype=np.float32)
+            else:
+                raise DataError(f"unknown values {values!r}; use 'rating', 'ones' or an array")
+        else:
+            data = np.asarray(values)
+        m = sp.csr_matrix((data, (self.users, self.items)), shape=(self.n_users, self.n_items))
+        m.sort_indices()
+        return m
+
+    def positive_mask(self, threshold: float) -> np.ndarray:
+        """Rows whose rating is at least ``threshold`` (relevant / positive)."""
+        self._check_threshold(threshold)
+        return self.ratings >= threshold
+
+    def binarize(self, threshold: float) -> Interactions:
+        """Ratings replaced by 1 (rating ≥ threshold) or 0 (below), on the scale 0..1.
+
+        >>> d = Interactions.from_arrays([0, 0, 1], [0, 1, 1], [5, 2, 4])
+        >>> d.binarize(4).ratings.tolist()
+        [1.0, 0.0, 1.0]
+        """
+        pos = self.positive_mask(threshold)
+        return replace(self, ratings=pos.astype(np.float32), scale=RatingScale(0, 1, 1))
+
+    def _check_threshold(self, threshold: float) -> None:
+        if not (self.scale.low <= threshold <= self.scale.high):
+            raise DataError(
+                f"threshold {threshold:g} is outside the rating scale {self.scale.low:g}..{self.scale.high:g}; "
+                "pick a threshold on the scale"
+            )
+
+    # --------------------------------------------------------------- selection
+    def subset(self, rows: np.ndarray) -> Interactions:
+        """The rows selected by a boolean mask or index array, over the same id space."""
+        rows = np.asarray(rows)
+        if rows.dtype == bool and len(rows) != self.n_ratings:
+            raise DataError(f"mask has {len(rows)} entries for {self.n_ratings} rows")
+        return replace(
+            self,
+            users=self.users[rows],
+            items=self.items[rows],
+            ratings=self.ratings[rows],
+            timestamps=None if self.timestamps is None else self.timestamps[rows],
+            extra={k: v[rows] for k, v in self.extra.items()},
+        )
+
+    def deduplicate(self, keep: Literal["last", "first", "mean"] = "last") -> Interactions:
+        """One row per (user, item) pair.
+
+        ``last``/``first`` keep the latest/earliest row by timestamp (by row order when
+        there are no timestamps); ``mean`` averages the ratings (timestamp: the latest;
+        extra columns: of the last row), so the result may leave a discrete scale.
+
+        >>> d = Interactions.from_arrays([0, 0, 0], [1, 1, 0], [2, 4, 3])
+        >>> d.deduplicate("mean").to_frame().sort_values("item")["rating"].tolist()
+        [3.0, 3.0]
+        >>> d.deduplicate("first").to_frame().sort_values("item")["rating"].tolist()
+        [3.0, 2.0]
+        """
+        if keep not in ("last", "first", "mean"):
+            raise DataError(f"unknown keep={keep!r}; use 'last', 'first' or 'mean'")
+        if not self.has_duplicates:
+            return self
+        keys = self._pair_keys()
+        order_key = self.timestamps if self.timestamps is not None else np.arange(self.n_ratings)
+        order = np.lexsort((np.arange(self.n_ratings), order_key, keys))
+        sk = keys[order]
+        starts = np.flatnonzero(np.r_[True, sk[1:] != sk[:-1]])
+        ends = np.r_[starts[1:], len(sk)] - 1
+        pick = order[starts if keep == "first" else ends]
+        out = self.subset(np.sort(pick))
+        if keep == "mean":
+            sums = np.add.reduceat(self.ratings[order].astype(np.float64), starts)
+            means = (sums / (ends - starts + 1)).astype(np.float32)
+            sorted_pick = np.argsort(pick, kind="stable")
+            scale = replace(self.scale, step=None)
+            out = replace(out, ratings=means[sorted_pick], scale=scale)
+        return out
+
+    def with_aspects(self, table: pd.DataFrame) -> Interactions:
+        """Attach an item→aspect table (columns ``item``, ``aspect``) by original item id.
+
+        Items of the table not in this id space raise :class:`DataError`.
+        """
+        aspects, names = _aspect_matrix(table, self.item_ids)
+        return replace(self, aspects=aspects, aspect_names=names)
+
+    # -------------------------------------------------------------- id mapping
+    def user_index(self, ids: Sequence | np.ndarray, *, strict: bool = True) -> np.ndarray:
+        """Indices of original user ids (−1 for unknown ones when ``strict=False``)."""
+        return _lookup(self.user_ids, ids, "user", strict)
+
+    def item_index(self, ids: Sequence | np.ndarray, *, strict: bool = True) -> np.ndarray:
+        """Indices of original item ids (−1 for unknown ones when ``strict=False``)."""
+        return _lookup(self.item_ids, ids, "item", strict)
+
+
+def _factorize(values: pd.Series, also: pd.Series | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Codes and sorted unique ids; ``also`` adds ids that have no row."""
+    if also is not None:
+        combined = pd.concat([pd.Series(values.to_numpy()), pd.Series(also.to_numpy())], ignore_index=True)
+        codes, uniques = pd.factorize(combined, sort=True)
+        codes = codes[: len(values)]
+    else:
+        codes, uniques = pd.factorize(values, sort=True)
+    if (codes < 0).any():
+        bad = int(np.flatnonzero(codes < 0)[0])
+        raise DataError(f"row {bad} has no id", column=values.name)
+    uniques = np.asarray(uniques)
+    if uniques.dtype.kind in "OUT":
+        uniques = uniques.astype(object)
+    return codes.astype(np.int32), uniques
+
+
+def _lookup(space: np.ndarray, ids: Sequence | np.ndarray, what: str, strict: bool) -> np.ndarray:
+    index = pd.Index(space)
+    query = np.asarray(ids, dtype=object) if space.dtype == object else np.asarray(ids)
+    try:
+        out = index.get_indexer(query)
+    except (TypeError, ValueError):
+        out = pd.Index(space.astype(str)).get_indexer(np.asarray(query).astype(str))
+    if strict and (out < 0).any():
+        bad = query[np.flatnonzero(out < 0)[0]]
+        raise DataError(f"{what} id {bad!r} is not in the data's id space")
+    return out.astype(np.int32)
+
+
+def _aspect_matrix(table: pd.DataFrame, item_ids: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+    for col in ("item", "aspect"):
+        if col not in table.columns:
+            raise DataError(f"aspect table needs columns 'item' and 'aspect'; it has {list(table.columns)}", column=col)
+    rows = _lookup(item_ids, table["item"].to_numpy(), "item (in the aspect table)", strict=True)
+    codes, names = pd.factorize(table["aspect"].astype(str), sort=True)
+    m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, codes)), shape=(len(item_ids), len(names)))
+    m.sum_duplicates()
+    m.data[:] = 1.0
+    return m, np.asarray(names, dtype=object)

@@ -1,0 +1,134 @@
+"""The recommender protocol (DESIGN.md): scikit-learn's estimator contract.
+
+Any object with ``fit(train) -> self`` and ``score(users) -> (len(users), n_items)``
+is evaluable; ``predict(users, items)`` serves rating prediction and
+``update(users, items, feedback)`` interactive protocols. :class:`Recommender` is a
+convenience base class giving ``get_params``/``set_params`` and fitted-state checks;
+models from other libraries need not inherit from it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from receval.data.interactions import Interactions
+from receval.errors import ColdStartError, NotFittedError
+
+__all__ = ["Recommender", "Scorer", "Predictor", "Updatable"]
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """Ranks items: one score per (user, item); higher is better."""
+
+    def fit(self, train: Interactions) -> Scorer: ...
+
+    def score(self, users: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Predictor(Protocol):
+    """Predicts ratings for (user, item) pairs."""
+
+    def fit(self, train: Interactions) -> Predictor: ...
+
+    def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class Updatable(Protocol):
+    """Learns online from feedback (1 positive, 0 negative, NaN unknown)."""
+
+    def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None: ...
+
+
+class Recommender:
+    """Base class: constructor arguments are hyper-parameters, stored unchanged.
+
+    Learned state lives in attributes ending in ``_``; ``n_users_``/``n_items_`` are
+    set by :meth:`_start_fit`.
+
+    Examples
+    --------
+    >>> class Constant(Recommender):
+    ...     def __init__(self, value: float = 1.0):
+    ...         self.value = value
+    ...     def fit(self, train):
+    ...         self._start_fit(train)
+    ...         return self
+    ...     def score(self, users):
+    ...         users = self._check_users(users)
+    ...         return np.full((len(users), self.n_items_), self.value)
+    >>> Constant(2.0).get_params()
+    {'value': 2.0}
+    >>> Constant().score([0])
+    Traceback (most recent call last):
+    ...
+    receval.errors.NotFittedError: Constant is not fitted yet: call fit(train) first
+    """
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+
+    def get_params(self) -> dict[str, Any]:
+        """Hyper-parameters, as given to the constructor."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> Recommender:
+        """Change hyper-parameters (unknown names raise ``ConfigError``)."""
+        from receval.errors import ConfigError
+
+        valid = set(self._param_names())
+        for key, value in params.items():
+            if key not in valid:
+                raise ConfigError(f"{type(self).__name__} has no parameter {key!r}; valid: {sorted(valid)}")
+            setattr(self, key, value)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # helpers for subclasses ---------------------------------------------------
+    def _start_fit(self, train: Interactions) -> None:
+        from receval.errors import DataError
+
+        if not isinstance(train, Interactions):
+            raise DataError(f"fit expects receval.Interactions, got {type(train).__name__}")
+        if train.n_ratings == 0:
+            raise DataError(f"cannot fit {type(self).__name__} on empty training data")
+        self.n_users_ = train.n_users
+        self.n_items_ = train.n_items
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_items_"):
+            raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit(train) first")
+
+    def _check_users(self, users: np.ndarray) -> np.ndarray:
+        self._check_fitted()
+        users = np.asarray(users, dtype=np.int64).ravel()
+        if users.size and (users.min() < 0 or users.max() >= self.n_users_):
+            bad = users[(users < 0) | (users >= self.n_users_)][0]
+            raise ColdStartError(
+                f"user index {bad} is outside the {self.n_users_} users {type(self).__name__} was trained on"
+            )
+        return users
+
+    def _check_items(self, items: np.ndarray) -> np.ndarray:
+        self._check_fitted()
+        items = np.asarray(items, dtype=np.int64).ravel()
+        if items.size and (items.min() < 0 or items.max() >= self.n_items_):
+            bad = items[(items < 0) | (items >= self.n_items_)][0]
+            raise ColdStartError(
+                f"item index {bad} is outside the {self.n_items_} items {type(self).__name__} was trained on"
+            )
+        return items

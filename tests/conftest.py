@@ -1,0 +1,42 @@
+"""Shared fixtures: caches in a temporary folder, the real data sets when present."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+# Libraries that write caches on first use (matplotlib, surprise, ranx, numba, dask)
+# must not touch the home folder during tests.
+_CACHE = Path(tempfile.mkdtemp(prefix="receval-test-cache-"))
+for _var in ("MPLCONFIGDIR", "SURPRISE_DATA_FOLDER", "NUMBA_CACHE_DIR", "IR_DATASETS_HOME", "XDG_CACHE_HOME"):
+    os.environ.setdefault(_var, str(_CACHE / _var.lower()))
+os.environ.setdefault("MPLBACKEND", "Agg")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or a clean skip when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path}")
+    return path
+
+
+@pytest.fixture
+def ml100k_dir() -> Path:
+    return shared_path("ml-100k")
+
+
+@pytest.fixture
+def ml_latest_small_dir() -> Path:
+    return shared_path("ml-latest-small")
+
+
+@pytest.fixture
+def cm100k_dir() -> Path:
+    return shared_path("cm100k")
