@@ -1,0 +1,193 @@
+"""Algorithms by name: ``make("item-knn", k=50)``, parameters from ``key=value`` strings.
+
+Names: ``random``, ``popularity``, ``average``, ``global-mean``, ``biases``,
+``user-knn``, ``item-knn``, ``mf``, ``hkv``, plus ``surprise:<ClassName>`` and
+``implicit:<ClassName>`` for the adapters of :mod:`receval.recommenders.adapters`.
+
+Examples
+--------
+>>> make("popularity", threshold=3)
+MostPopular(count='positive', update_count='positive', threshold=3)
+>>> make("biases", **parse_params(["item_damping=5", "clip=false"]))
+Biases(item_damping=5.0, user_damping=10.0, clip=False)
+>>> make("biases", damping=3)
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: biases (Biases) has no parameter 'damping'; valid: item_damping, user_damping, clip
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import typing
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from receval.errors import ConfigError
+
+__all__ = ["make", "parse_params", "list_algorithms", "ALGORITHMS", "AlgorithmInfo"]
+
+ALGORITHMS: dict[str, str] = {
+    "random": "receval.recommenders.baselines:Random",
+    "popularity": "receval.recommenders.baselines:MostPopular",
+    "average": "receval.recommenders.baselines:Average",
+    "global-mean": "receval.recommenders.baselines:GlobalMean",
+    "biases": "receval.recommenders.baselines:Biases",
+    "user-knn": "receval.recommenders.knn:UserKNN",
+    "item-knn": "receval.recommenders.knn:ItemKNN",
+    "mf": "receval.recommenders.mf:BiasedMF",
+    "hkv": "receval.recommenders.als:HKV",
+}
+
+_ADAPTERS = {
+    "surprise": "receval.recommenders.adapters:SurpriseAdapter",
+    "implicit": "receval.recommenders.adapters:ImplicitAdapter",
+}
+
+
+@dataclass(frozen=True)
+class AlgorithmInfo:
+    """An algorithm name, its class, its parameters with defaults, and a summary."""
+
+    name: str
+    cls: type
+    params: dict[str, Any]
+    summary: str
+
+
+def _load(target: str) -> type:
+    module, cls = target.split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def _signature(cls: type) -> dict[str, inspect.Parameter]:
+    params = inspect.signature(cls.__init__).parameters
+    return {n: p for n, p in params.items() if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+
+
+def _coerce(name: str, key: str, value: Any, param: inspect.Parameter, hint: Any) -> Any:
+    """Convert a string value to the parameter's type (non-strings pass unchanged)."""
+    if not isinstance(value, str):
+        return value
+    choices = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
+    if choices:
+        if value not in choices:
+            raise ConfigError(f"{name}: {key}={value!r} is not one of {list(choices)}")
+        return value
+    default = param.default
+    kinds = [default] if default is not inspect.Parameter.empty and default is not None else []
+    if not kinds and hint is not None:
+        kinds = [t() for t in typing.get_args(hint) or (hint,) if t in (bool, int, float, str)]
+    target = type(kinds[0]) if kinds else None
+    if value.lower() in ("none", "null") and (default is None or "None" in str(hint)):
+        return None
+    try:
+        if target is bool:
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError(value)
+        if target is int:
+            return int(value)
+        if target is float:
+            return float(value)
+    except ValueError:
+        raise ConfigError(f"{name}: {key}={value!r} is not a valid {target.__name__}") from None
+    return _guess(value) if target is None else value
+
+
+def _guess(value: str) -> Any:
+    """A literal's most likely type, for parameters of other libraries' classes."""
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def parse_params(pairs: Iterable[str]) -> dict[str, Any]:
+    """``["k=50", "sim_options.name=pearson"]`` to a dict (values stay strings; dots nest).
+
+    >>> parse_params(["k=50", "sim_options.name=pearson", "sim_options.user_based=false"])
+    {'k': '50', 'sim_options': {'name': 'pearson', 'user_based': 'false'}}
+    """
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"parameter {pair!r} is not of the form key=value")
+        *parents, leaf = key.split(".")
+        node = out
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"parameter {key!r} conflicts with an earlier value of {part!r}")
+        node[leaf] = value.strip()
+    return out
+
+
+def _nested_guess(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _nested_guess(v) for k, v in value.items()}
+    return _guess(value) if isinstance(value, str) else value
+
+
+def make(name: str, **params: Any) -> Any:
+    """An unfitted recommender by name; string parameter values are converted.
+
+    ``surprise:<ClassName>`` / ``implicit:<ClassName>`` pass the parameters to that
+    class of the other library (values guessed as bool/int/float/str; dotted keys of
+    :func:`parse_params` make nested dicts such as surprise's ``sim_options``).
+    """
+    lib, sep, cls_name = name.partition(":")
+    if sep:
+        if lib not in _ADAPTERS:
+            raise ConfigError(f"unknown adapter prefix {lib!r} in {name!r}; use one of {sorted(_ADAPTERS)}")
+        adapter = _load(_ADAPTERS[lib])
+        return adapter(cls_name, **{k: _nested_guess(v) for k, v in params.items()})
+    if name not in ALGORITHMS:
+        raise ConfigError(
+            f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}, surprise:<Class>, implicit:<Class>"
+        )
+    cls = _load(ALGORITHMS[name])
+    sig = _signature(cls)
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except (NameError, TypeError):
+        hints = {}
+    label = f"{name} ({cls.__name__})"
+    kwargs = {}
+    for key, value in params.items():
+        if key not in sig:
+            raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}")
+        kwargs[key] = _coerce(label, key, value, sig[key], hints.get(key))
+    return cls(**kwargs)
+
+
+def list_algorithms(names: Sequence[str] | None = None) -> list[AlgorithmInfo]:
+    """The built-in algorithms with their parameters and defaults.
+
+    >>> [a.name for a in list_algorithms()][:3]
+    ['random', 'popularity', 'average']
+    >>> list_algorithms(["biases"])[0].params
+    {'item_damping': 25.0, 'user_damping': 10.0, 'clip': True}
+    """
+    out = []
+    for name in names or ALGORITHMS:
+        if name not in ALGORITHMS:
+            raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
+        cls = _load(ALGORITHMS[name])
+        params = {n: p.default for n, p in _signature(cls).items()}
+        summary = (inspect.getdoc(cls) or "").split("\n")[0]
+        out.append(AlgorithmInfo(name, cls, params, summary))
+    return out

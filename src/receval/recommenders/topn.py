@@ -1,0 +1,204 @@
+"""Top-N lists from any scorer: batched, training items excluded, seeded tie-breaking.
+
+:func:`recommend` turns a fitted model's ``score(users)`` into ranked lists, the
+shape the metrics take (an ``int64`` array of item indices padded with ``-1``).
+Memory stays bounded: users are scored in batches of at most ``batch_size`` rows.
+
+Ties are broken by a seeded, per-user order of the items: item ``i`` gets the key
+``(perm[i] + offset[u]) mod n_items``, where ``perm`` is a random permutation of the
+items drawn from ``seed`` and ``offset[u]`` a hash of ``(seed, u)``. Among equal
+scores the smaller key comes first, so lists are identical for a given seed whatever
+the batch size or the order of ``users``, and differ between users and seeds.
+
+An item whose score is ``NaN`` or ``-inf``, or that the ``exclude`` matrix marks for
+the user, is never recommended; when fewer than ``k`` items remain the row is padded
+with ``-1`` (score ``NaN``).
+
+Models that can do better than scoring every item (e.g. :class:`~receval.recommenders.als.HKV`
+through ``implicit``) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
+CSR matrix or ``None``; :func:`recommend` uses it and their own tie order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError, DataError, NotFittedError
+
+__all__ = ["recommend", "exclusion_matrix"]
+
+# Scores of one batch take at most this many float64 cells (64 MB).
+_BATCH_CELLS = 8_000_000
+
+
+def exclusion_matrix(exclude: Interactions | sp.spmatrix | sp.sparray | None, n_users: int, n_items: int):
+    """The users x items CSR of (user, item) pairs never to recommend, or ``None``.
+
+    >>> train = Interactions.from_arrays([0, 1], [1, 0], [5, 3])
+    >>> exclusion_matrix(train, 2, 2).toarray()
+    array([[False,  True],
+           [ True, False]])
+    """
+    if exclude is None:
+        return None
+    if isinstance(exclude, Interactions):
+        m = sp.csr_matrix(
+            (np.ones(exclude.n_ratings, dtype=bool), (exclude.users, exclude.items)),
+            shape=(exclude.n_users, exclude.n_items),
+        )
+    elif sp.issparse(exclude):
+        m = sp.csr_matrix(exclude, dtype=bool)
+    else:
+        raise ConfigError(
+            f"exclude must be None, Interactions or a sparse users x items matrix, got {type(exclude).__name__}"
+        )
+    if m.shape != (n_users, n_items):
+        raise DataError(
+            f"exclude covers {m.shape[0]} users x {m.shape[1]} items but the model was trained on "
+            f"{n_users} x {n_items}: build it over the training id space (split, don't re-index)"
+        )
+    m.sum_duplicates()
+    m.sort_indices()
+    return m
+
+
+def _mix64(values: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser: a fixed, well-mixed hash of uint64 values."""
+    z = values.astype(np.uint64)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _tie_keys(users: np.ndarray, n_items: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    perm = np.empty(n_items, dtype=np.int64)
+    perm[np.random.default_rng(seed).permutation(n_items)] = np.arange(n_items)
+    with np.errstate(over="ignore"):
+        mixed = _mix64(users.astype(np.uint64) + _mix64(np.array([seed], dtype=np.uint64))[0])
+    offsets = (mixed % np.uint64(n_items)).astype(np.int64)
+    return perm, offsets
+
+
+def _n_items(model: Any) -> int | None:
+    n = getattr(model, "n_items_", None)
+    return None if n is None else int(n)
+
+
+def _topk_batch(scores: np.ndarray, k: int, perm: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of each row of ``scores`` (-inf = not recommendable), ties by key."""
+    b, n = scores.shape
+    rows = np.arange(b)[:, None]
+    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    vals = scores[rows, part]
+    kth = vals.min(axis=1)
+    n_eq_sel = (vals == kth[:, None]).sum(axis=1)
+    n_eq_all = (scores == kth[:, None]).sum(axis=1)
+    # Rows where equal scores at the boundary were cut arbitrarily: choose by key.
+    for r in np.flatnonzero((n_eq_all > n_eq_sel) & np.isfinite(kth)):
+        keep = part[r][vals[r] > kth[r]]
+        tied = np.flatnonzero(scores[r] == kth[r])
+        tied_keys = (perm[tied] + offsets[r]) % n
+        take = tied[np.argsort(tied_keys, kind="stable")[: k - len(keep)]]
+        part[r] = np.concatenate([keep, take])
+        vals[r] = scores[r, part[r]]
+    keys = (perm[part] + offsets[:, None]) % n
+    order = np.lexsort((keys, -vals), axis=-1)
+    items = np.take_along_axis(part, order, axis=1).astype(np.int64)
+    vals = np.take_along_axis(vals, order, axis=1)
+    missing = ~(vals > -np.inf)
+    items[missing] = -1
+    vals[missing] = np.nan
+    return items, vals
+
+
+def recommend(
+    model: Any,
+    users: np.ndarray | list[int],
+    k: int,
+    *,
+    exclude: Interactions | sp.spmatrix | None = None,
+    seed: int = 0,
+    batch_size: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ranked top-``k`` item indices and scores for each user.
+
+    Parameters
+    ----------
+    model
+        A fitted scorer: ``score(users) -> (len(users), n_items)``, or a model with
+        ``recommend_topk(users, k, exclude)``.
+    users
+        User indices in the model's training id space.
+    k
+        List length; at most the number of items.
+    exclude
+        ``None`` (recommend anything), the training :class:`~receval.Interactions`
+        (each user's rated items are excluded — the usual protocol), or a sparse
+        users x items matrix whose stored entries are excluded.
+    seed
+        Seed of the tie-breaking order (see the module docstring).
+    batch_size
+        Users scored at once; by default as many as fit in about 64 MB of scores.
+
+    Returns
+    -------
+    items : ndarray of int64, shape (len(users), k)
+        Item indices, best first, padded with ``-1``.
+    scores : ndarray of float64, shape (len(users), k)
+        Their scores, ``NaN`` in the padding.
+
+    Examples
+    --------
+    >>> from receval.recommenders.baselines import MostPopular
+    >>> train = Interactions.from_arrays([0, 0, 1, 2, 2], [0, 1, 1, 2, 3], [5, 5, 5, 5, 1])
+    >>> model = MostPopular(threshold=4).fit(train)
+    >>> items, scores = recommend(model, [0, 1, 2], k=3, exclude=train)
+    >>> items.tolist()
+    [[2, 3, -1], [2, 0, 3], [1, 0, -1]]
+    >>> scores[1].tolist()
+    [1.0, 1.0, 0.0]
+    """
+    users = np.asarray(users, dtype=np.int64).ravel()
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ConfigError(f"k must be a positive integer, got {k!r}")
+    k = int(k)
+    n_items = _n_items(model)
+    if n_items is None and not hasattr(model, "score"):
+        raise ConfigError(f"{type(model).__name__} has no score(users) method: it cannot rank items")
+    if n_items is None:
+        if not users.size:
+            raise NotFittedError(f"{type(model).__name__} exposes no n_items_; fit it before recommending")
+        n_items = model.score(users[:1]).shape[1]
+    if k > n_items:
+        raise ConfigError(f"k={k} is larger than the catalogue of {n_items} items; use k <= {n_items}")
+    n_users = getattr(model, "n_users_", None)
+    if n_users is None:
+        n_users = int(users.max()) + 1 if users.size else 0
+    excl = exclusion_matrix(exclude, int(n_users), n_items)
+    if hasattr(model, "recommend_topk"):
+        items, scores = model.recommend_topk(users, k, excl)
+        return np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    if batch_size is None:
+        batch_size = max(1, _BATCH_CELLS // n_items)
+    elif batch_size < 1:
+        raise ConfigError(f"batch_size must be positive, got {batch_size}")
+    perm, offsets = _tie_keys(users, n_items, seed)
+    out_items = np.full((len(users), k), -1, dtype=np.int64)
+    out_scores = np.full((len(users), k), np.nan)
+    for start in range(0, len(users), batch_size):
+        stop = min(start + batch_size, len(users))
+        batch = users[start:stop]
+        s = np.array(model.score(batch), dtype=np.float64)
+        if s.shape != (len(batch), n_items):
+            raise DataError(f"{type(model).__name__}.score returned shape {s.shape}, expected {(len(batch), n_items)}")
+        s[np.isnan(s)] = -np.inf
+        if excl is not None:
+            sub = excl[batch]
+            s[np.repeat(np.arange(len(batch)), np.diff(sub.indptr)), sub.indices] = -np.inf
+        out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop])
+    return out_items, out_scores

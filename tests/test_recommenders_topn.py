@@ -1,0 +1,174 @@
+"""recommend(): exclusion, padding, ties, batching; baselines and the registry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from receval import Interactions
+from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
+from receval.recommenders import make, parse_params, recommend
+from receval.recommenders.baselines import Average, Biases, GlobalMean, MostPopular, Random
+
+
+def _random_data(seed: int, n_users: int = 30, n_items: int = 20, density: float = 0.3) -> Interactions:
+    rng = np.random.default_rng(seed)
+    mask = rng.random((n_users, n_items)) < density
+    mask[:, 0] = True  # every user and item present
+    mask[0, :] = True
+    u, i = np.nonzero(mask)
+    r = rng.integers(1, 6, size=len(u))
+    return Interactions.from_arrays(u, i, r)
+
+
+class Table:
+    """A plain scorer (not a Recommender) with fixed scores."""
+
+    def __init__(self, scores: np.ndarray):
+        self.scores = np.asarray(scores, dtype=float)
+        self.n_users_, self.n_items_ = self.scores.shape
+
+    def score(self, users):
+        return self.scores[np.asarray(users)]
+
+
+def _brute_force(scores: np.ndarray, excl: np.ndarray, k: int) -> list[list[float]]:
+    out = []
+    for row, ex in zip(scores, excl, strict=True):
+        vals = sorted((v for v, e in zip(row, ex, strict=True) if not e and np.isfinite(v)), reverse=True)[:k]
+        out.append(vals + [np.nan] * (k - len(vals)))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 6),
+    st.integers(1, 12),
+    st.integers(0, 10_000),
+    st.integers(1, 12),
+    st.booleans(),
+)
+def test_recommend_matches_brute_force(n_users, n_items, seed, k, coarse):
+    k = min(k, n_items)
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, 3, size=(n_users, n_items)).astype(float) if coarse else rng.random((n_users, n_items))
+    scores[rng.random(scores.shape) < 0.1] = np.nan
+    excl = rng.random((n_users, n_items)) < 0.3
+    items, vals = recommend(Table(scores), np.arange(n_users), k, exclude=sp.csr_matrix(excl), seed=seed)
+    np.testing.assert_array_equal(vals, np.array(_brute_force(scores, excl, k)))
+    for u in range(n_users):
+        got = items[u][items[u] >= 0]
+        assert len(set(got)) == len(got)  # no duplicates
+        assert not excl[u, got].any()  # nothing excluded
+        np.testing.assert_array_equal(scores[u, got], vals[u][: len(got)])
+        assert (items[u][len(got) :] == -1).all()  # padding only at the end
+
+
+def test_ties_deterministic_per_seed_and_independent_of_batching():
+    scores = np.zeros((50, 40))
+    scores[:, :5] = 1.0
+    model = Table(scores)
+    a, _ = recommend(model, np.arange(50), 10, seed=3)
+    b, _ = recommend(model, np.arange(50), 10, seed=3, batch_size=7)
+    c, _ = recommend(model, np.arange(50)[::-1], 10, seed=3)
+    d, _ = recommend(model, np.arange(50), 10, seed=4)
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(a, c[::-1])
+    assert not np.array_equal(a, d)
+    assert (np.sort(a[:, :5], axis=1) == np.arange(5)).all()  # higher scores first
+    assert len({tuple(row) for row in a}) > 1  # tie orders differ between users
+
+
+def test_training_items_excluded_and_padding():
+    train = _random_data(1)
+    model = MostPopular(count="any").fit(train)
+    items, scores = recommend(model, np.arange(train.n_users), train.n_items, exclude=train)
+    rated = train.to_csr().toarray() > 0
+    for u in range(train.n_users):
+        got = items[u][items[u] >= 0]
+        assert not rated[u, got].any()
+        assert len(got) == (~rated[u]).sum()
+        assert np.isnan(scores[u][len(got) :]).all()
+    full, _ = recommend(model, [0], 3)
+    np.testing.assert_array_equal(full[0], np.argsort(-model.counts_, kind="stable")[:3])
+
+
+def test_recommend_errors():
+    train = _random_data(2)
+    model = MostPopular().fit(train)
+    with pytest.raises(ConfigError, match="larger than the catalogue"):
+        recommend(model, [0], train.n_items + 1)
+    with pytest.raises(ConfigError, match="positive integer"):
+        recommend(model, [0], 0)
+    with pytest.raises(ColdStartError, match="outside"):
+        recommend(model, [train.n_users], 2)
+    with pytest.raises(DataError, match="exclude covers"):
+        recommend(model, [0], 2, exclude=sp.csr_matrix((3, 3)))
+    with pytest.raises(NotFittedError):
+        recommend(MostPopular(), [0], 2)
+
+
+def test_baselines_scores():
+    train = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 1, 2, 2], [5, 2, 4, 1, 1])
+    pop = MostPopular(threshold=4).fit(train)
+    np.testing.assert_array_equal(pop.score([0])[0], [1, 1, 0])
+    pop_any = MostPopular(count="any", update_count="any", threshold=4).fit(train)
+    np.testing.assert_array_equal(pop_any.score([0])[0], [1, 2, 2])
+    pop_any.update([0, 1], [0, 0], [0.0, np.nan])
+    np.testing.assert_array_equal(pop_any.score([0])[0], [2, 2, 2])
+    avg = Average(threshold=4).fit(train)
+    np.testing.assert_allclose(avg.score([2])[0], [2 / 3, 2 / 4, 1 / 4])
+    avg.update([0, 1, 2], [2, 2, 2], [1.0, np.nan, 1.0])
+    np.testing.assert_allclose(avg.score([0])[0], [2 / 3, 2 / 4, 3 / 6])
+    gm = GlobalMean().fit(train)
+    assert gm.predict([2], [0])[0] == pytest.approx(2.6)
+    r1 = Random(seed=5).fit(train).score([0, 1, 2])
+    r2 = Random(seed=5).fit(train).score([2])
+    np.testing.assert_array_equal(r1[2], r2[0])
+    assert not np.array_equal(Random(seed=6).fit(train).score([2]), r2)
+
+
+def test_biases_matches_closed_form():
+    data = _random_data(3)
+    model = Biases(item_damping=5, user_damping=3, clip=False).fit(data)
+    r = data.to_csr().toarray().astype(np.float64)
+    rated = r > 0
+    mu = r[rated].mean()
+    b_i = np.where(rated, r - mu, 0).sum(0) / (5 + rated.sum(0))
+    b_u = np.where(rated, r - mu - b_i[None, :], 0).sum(1) / (3 + rated.sum(1))
+    np.testing.assert_allclose(model.score([4])[0], mu + b_u[4] + b_i, rtol=1e-10)
+    clipped = Biases(item_damping=0, user_damping=0).fit(data).predict(data.users, data.items)
+    assert clipped.min() >= 1 and clipped.max() <= 5
+
+
+def test_baseline_bad_input():
+    train = _random_data(4)
+    with pytest.raises(NotFittedError):
+        Biases().predict([0], [0])
+    with pytest.raises(ColdStartError, match="item index 99"):
+        Biases().fit(train).predict([0], [99])
+    with pytest.raises(ConfigError, match="as many users as items"):
+        Biases().fit(train).predict([0, 1], [0])
+    with pytest.raises(ConfigError, match="count='some'"):
+        MostPopular(count="some").fit(train)
+    with pytest.raises(DataError, match="empty"):
+        Biases().fit(train.subset(np.zeros(train.n_ratings, dtype=bool)))
+
+
+def test_registry_parses_and_rejects():
+    m = make("popularity", **parse_params(["count=any", "threshold=3"]))
+    assert m.get_params() == {"count": "any", "update_count": "positive", "threshold": 3.0}
+    assert make("random", seed="7").seed == 7
+    with pytest.raises(ConfigError, match="unknown algorithm 'knn'"):
+        make("knn")
+    with pytest.raises(ConfigError, match="not one of"):
+        make("popularity", count="all")
+    with pytest.raises(ConfigError, match="not a valid float"):
+        make("biases", item_damping="lots")
+    with pytest.raises(ConfigError, match="key=value"):
+        parse_params(["k50"])
+    with pytest.raises(ConfigError, match="adapter prefix"):
+        make("lenskit:ItemKNN")
