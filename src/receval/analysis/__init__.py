@@ -1,0 +1,1 @@
+"""Analyses over data and results: significance, agreement, magic barrier and coherence, axioms."""
