@@ -1,0 +1,6 @@
+"""Data: the :class:`Interactions` model, loaders of known formats, dataset statistics."""
+
+from receval.data.interactions import Interactions, RatingScale
+from receval.data.loaders import FORMATS, load, load_user_features
+
+__all__ = ["FORMATS", "Interactions", "RatingScale", "load", "load_user_features"]

@@ -1,0 +1,708 @@
+"""Loaders for the rating data sets the field uses, and for generic CSV/TSV/Parquet files.
+
+:func:`load` reads a data set into :class:`~receval.data.interactions.Interactions`.
+Format names (shared by every command that reads data) are the keys of :data:`FORMATS`.
+
+Speed: the ratings file is read once by pandas' pyarrow CSV engine with explicit
+dtypes and checked with vectorised operations. That fast path cannot know line
+numbers, so only when it fails does a second, slower line-by-line scan find the first
+bad line and report it as ``file, line N, column C: problem`` (lines are 1-based and
+count the header, as an editor shows them).
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (folder / "r.csv").write_text("user,item,rating\\nann,x,4\\nbob,x,2\\nbob,y,5\\n")
+>>> data = load(folder / "r.csv", "csv")
+>>> data.n_users, data.n_items, data.scale
+(2, 2, RatingScale(low=2.0, high=5.0, step=1.0))
+>>> _ = (folder / "bad.csv").write_text("user,item,rating\\nann,x,4\\nbob,x,lots\\n")
+>>> load(folder / "bad.csv", "csv")
+Traceback (most recent call last):
+...
+receval.errors.DataError: .../bad.csv, line 3, column rating: rating 'lots' is not a number
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from receval.data.interactions import Interactions, RatingScale
+from receval.errors import DataError
+
+__all__ = ["FORMATS", "ML100K_GENRES", "load", "load_user_features", "parse_scale"]
+
+FORMATS: dict[str, str] = {
+    "movielens-100k": "MovieLens 100K folder: u.data (tab-separated), u.item (19 genre flags), u.genre, u.user",
+    "movielens-1m": "MovieLens 1M folder: ratings.dat and movies.dat ('::'-separated), users.dat",
+    "movielens-10m": "MovieLens 10M folder (ml-10M100K): ratings.dat and movies.dat ('::'-separated)",
+    "movielens-20m": "MovieLens 20M folder: ratings.csv and movies.csv",
+    "movielens-25m": "MovieLens 25M folder: ratings.csv and movies.csv",
+    "movielens-latest": "MovieLens latest or latest-small folder: ratings.csv and movies.csv",
+    "cm100k": "CM100k folder: ratings.txt (release) or data.txt (authors' copy); Known -> 'familiar'",
+    "csv": "comma-separated file with a header (default columns user,item,rating[,timestamp])",
+    "tsv": "tab-separated file with a header (default columns user,item,rating[,timestamp])",
+    "parquet": "Parquet file (default columns user,item,rating[,timestamp])",
+}
+"""Format name -> what PATH must be. The names every command accepts."""
+
+ML100K_GENRES: tuple[str, ...] = (
+    "unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary", "Drama",
+    "Fantasy", "Film-Noir", "Horror", "Musical", "Mystery", "Romance", "Sci-Fi", "Thriller", "War", "Western",
+)  # fmt: skip
+"""The 19 genres of MovieLens 100K in flag order (used when ``u.genre`` is absent)."""
+
+_NO_GENRE = "(no genres listed)"
+_ML_SCALE = RatingScale(1, 5, 1)
+_ML_HALF_SCALE = RatingScale(0.5, 5, 0.5)
+_CM_SCALE = RatingScale(1, 4, 1)
+_ROLES = ("user", "item", "rating", "timestamp", "familiar")
+
+
+# ---------------------------------------------------------------- public entry points
+def load(
+    path: str | Path,
+    format: str,
+    *,
+    user: str | None = None,
+    item: str | None = None,
+    rating: str | None = None,
+    timestamp: str | None = None,
+    extra: Sequence[str] = (),
+    scale: RatingScale | Sequence[float] | str | None = None,
+    sep: str | None = None,
+    familiar_only: bool = False,
+    ids_as_str: bool = False,
+) -> Interactions:
+    """Read a data set into :class:`Interactions`.
+
+    Parameters
+    ----------
+    path
+        The data set's folder for the multi-file formats (MovieLens, CM100k; its
+        ratings file, or a folder one level above it, is accepted too), or the file
+        for ``csv``/``tsv``/``parquet``.
+    format
+        One of :data:`FORMATS`.
+    user, item, rating, timestamp
+        Column names for the generic formats (defaults ``user``, ``item``, ``rating``,
+        and ``timestamp`` when such a column exists). Timestamps may be integers or
+        dates (converted to Unix seconds).
+    extra
+        Further per-row columns to keep (generic formats); a column named
+        ``familiar`` becomes a boolean flag (0/1, true/false).
+    scale
+        The rating scale: a :class:`RatingScale`, ``(low, high[, step])`` or a string
+        ``"low..high[:step]"``. Known formats have a declared scale (MovieLens
+        100K/1M 1..5 step 1; 10M/20M/25M/latest 0.5..5 step 0.5; CM100k 1..4 step 1);
+        generic files infer it from the data when not given. A rating off the scale
+        is an error naming its line.
+    sep
+        Field separator of a csv/tsv file (default ``,`` and tab).
+    familiar_only
+        Keep only the rows whose ``familiar`` flag is set (CM100k's "Familiar
+        CM100k"), re-indexing users and items to those that remain.
+    ids_as_str
+        Read user and item ids of generic files as text (keeps ``007`` distinct
+        from ``7``); by default integer-looking ids become integers.
+
+    Returns
+    -------
+    Interactions
+        Repeated (user, item) pairs are kept (see ``n_duplicates``). Item aspects
+        (MovieLens genres) cover the rated items only; ``n_items`` counts rated items.
+
+    Raises
+    ------
+    DataError
+        For an unknown format, a missing file or column, a malformed line (wrong
+        number of fields, non-numeric or off-scale rating), an empty file: the
+        message names the file, the line and the column.
+    """
+    path = Path(path)
+    fmt = check_format(format, path)
+    declared = parse_scale(scale)
+    generic_opts = {"user": user, "item": item, "rating": rating, "timestamp": timestamp, "sep": sep}
+    if fmt not in ("csv", "tsv", "parquet"):
+        given = [k for k, v in generic_opts.items() if v is not None] + (["extra"] if extra else [])
+        if given:
+            raise DataError(
+                f"options {given} apply only to the csv, tsv and parquet formats; {fmt} has a fixed layout",
+                path=path,
+            )
+    if fmt == "movielens-100k":
+        data = _load_ml100k(path, declared)
+    elif fmt in ("movielens-1m", "movielens-10m"):
+        data = _load_ml_dat(path, fmt, declared)
+    elif fmt.startswith("movielens-"):
+        data = _load_ml_csv(path, fmt, declared)
+    elif fmt == "cm100k":
+        data = _load_cm100k(path, declared)
+    else:
+        roles = {
+            "user": user or "user",
+            "item": item or "item",
+            "rating": rating or "rating",
+            "timestamp": timestamp,
+        }
+        data = _load_generic(path, fmt, roles, tuple(extra), declared, sep, ids_as_str)
+    if familiar_only:
+        if "familiar" not in data.extra:
+            raise DataError(
+                "familiar_only needs a 'familiar' flag, which this data does not have "
+                "(CM100k has it; for a generic file name the column with extra=['familiar'])",
+                path=path,
+            )
+        data = _compact(data, np.asarray(data.extra["familiar"], dtype=bool), f"{data.name} (familiar)")
+    return data
+
+
+def check_format(format: str, path: str | Path | None = None) -> str:
+    """The format name normalised (case, ``_``), or a :class:`DataError` listing the valid names.
+
+    >>> check_format("MovieLens_100K")
+    'movielens-100k'
+    >>> check_format("ml100k")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: unknown format 'ml100k'; use one of: movielens-100k, movielens-1m, ...
+    """
+    name = str(format).strip().lower().replace("_", "-")
+    if name not in FORMATS:
+        raise DataError(f"unknown format {format!r}; use one of: {', '.join(FORMATS)}", path=path)
+    return name
+
+
+def parse_scale(scale: RatingScale | Sequence[float] | str | None) -> RatingScale | None:
+    """A :class:`RatingScale` from ``(low, high[, step])`` or ``"low..high[:step]"`` (None stays None).
+
+    >>> parse_scale("0.5..5:0.5")
+    RatingScale(low=0.5, high=5.0, step=0.5)
+    >>> parse_scale((1, 4))
+    RatingScale(low=1.0, high=4.0, step=None)
+    """
+    if scale is None or isinstance(scale, RatingScale):
+        return scale
+    if isinstance(scale, str):
+        text = scale.strip()
+        step_text = None
+        if ":" in text:
+            text, step_text = text.split(":", 1)
+        parts = text.split("..") if ".." in text else text.split(",")
+        if step_text is None and len(parts) == 3:
+            parts, step_text = parts[:2], parts[2]
+        try:
+            values = [float(p) for p in parts] + ([float(step_text)] if step_text is not None else [])
+        except ValueError:
+            values = []
+        if len(values) not in (2, 3):
+            raise DataError(f"cannot read the rating scale {scale!r}; write it as LOW..HIGH or LOW..HIGH:STEP")
+        scale = values
+    values = [float(v) for v in scale]
+    if len(values) not in (2, 3):
+        raise DataError(f"a rating scale is (low, high) or (low, high, step), not {scale!r}")
+    return RatingScale(*values)
+
+
+def load_user_features(path: str | Path, format: str) -> pd.DataFrame:
+    """User demographics shipped with MovieLens 100K (``u.user``) and 1M (``users.dat``).
+
+    Returns a DataFrame with columns ``user``, ``age``, ``gender``, ``occupation``,
+    ``zip``. In 100K ``age`` is in years and ``occupation`` a name; in 1M both are
+    the codes its README lists (age brackets 1, 18, 25, 35, 45, 50, 56; occupations
+    0–20). Other formats ship no user features (:class:`DataError`).
+    """
+    path = Path(path)
+    fmt = check_format(format, path)
+    if fmt == "movielens-100k":
+        folder = _find_folder(path, "u.data", fmt)
+        rows = _read_small(folder / "u.user", "|", 5, "latin-1")
+        cols = ["user", "age", "gender", "occupation", "zip"]
+        frame = pd.DataFrame([r for _, r in rows], columns=cols)
+        ints = ["user", "age"]
+    elif fmt == "movielens-1m":
+        folder = _find_folder(path, "ratings.dat", fmt)
+        rows = _read_small(folder / "users.dat", "::", 5, None)
+        frame = pd.DataFrame([r for _, r in rows], columns=["user", "gender", "age", "occupation", "zip"])
+        frame = frame[["user", "age", "gender", "occupation", "zip"]]
+        ints = ["user", "age", "occupation"]
+    else:
+        raise DataError(f"format {fmt} ships no user features (movielens-100k and movielens-1m do)", path=path)
+    source = folder / ("u.user" if fmt == "movielens-100k" else "users.dat")
+    for col in ints:
+        num = pd.to_numeric(frame[col], errors="coerce")
+        if num.isna().any():
+            bad = int(np.flatnonzero(num.isna().to_numpy())[0])
+            raise DataError(f"{col} {frame[col].iloc[bad]!r} is not an integer", path=source, line=rows[bad][0])
+        frame[col] = num.astype(np.int64)
+    return frame
+
+
+# -------------------------------------------------------------- the ratings-file core
+@dataclass(frozen=True)
+class _Layout:
+    """How a delimited ratings file is laid out (shared by the fast read and the error scan)."""
+
+    sep: str
+    roles: dict[str, str]  # role (user, item, rating, timestamp, familiar) -> column name
+    names: tuple[str, ...] | None = None  # column names of a file without a header
+    dtypes: dict[str, str] = field(default_factory=dict)
+    scale: RatingScale | None = None  # None: inferred from the data
+    extra: tuple[str, ...] = ()
+
+
+def _load_ratings_file(path: Path, layout: _Layout, name: str) -> Interactions:
+    """Fast read + vectorised checks; on any failure the slow scan names the bad line."""
+    try:
+        frame = _fast_read(path, layout)
+        if frame.empty:
+            raise DataError("no ratings")
+        return _build(frame, layout, name)
+    except (ValueError, KeyError) as exc:  # DataError, pandas/pyarrow parse errors are ValueErrors
+        located = _scan(path, layout)
+        if located is not None:
+            raise located from exc
+        raise DataError(f"could not read the ratings: {exc}", path=path) from exc
+
+
+def _fast_read(path: Path, layout: _Layout) -> pd.DataFrame:
+    if layout.sep == "::":  # pyarrow reads one-char separators: '::' gives empty columns between fields
+        names = []
+        for j, col in enumerate(layout.names or ()):
+            names += [col] if j == 0 else [f"_gap{j}", col]
+        frame = pd.read_csv(path, sep=":", header=None, names=names, dtype=layout.dtypes, engine="pyarrow")
+        gaps = [c for c in names if c.startswith("_gap")]
+        if gaps and frame[gaps].notna().to_numpy().any():
+            raise DataError("a field is separated by a single ':'")
+        return frame.drop(columns=gaps)
+    if layout.names is not None:
+        return pd.read_csv(
+            path, sep=layout.sep, header=None, names=list(layout.names), dtype=layout.dtypes, engine="pyarrow"
+        )
+    return pd.read_csv(path, sep=layout.sep, dtype=layout.dtypes, engine="pyarrow")
+
+
+def _build(frame: pd.DataFrame, layout: _Layout, name: str) -> Interactions:
+    roles = layout.roles
+    missing = [c for c in roles.values() if c not in frame.columns]
+    if missing:
+        raise DataError(f"missing column(s) {missing}")
+    extra = list(layout.extra)
+    if "familiar" in roles:
+        frame["familiar"] = _as_flag(frame[roles["familiar"]])
+        extra.append("familiar")
+    for col in layout.extra:
+        if col == "familiar":
+            frame[col] = _as_flag(frame[col])
+    ts_col = roles.get("timestamp")
+    if ts_col is not None and not pd.api.types.is_numeric_dtype(frame[ts_col]):
+        stamps = pd.to_datetime(frame[ts_col], utc=True, errors="raise")  # ValueError -> scan
+        frame[ts_col] = (stamps - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(1, "s")
+    return Interactions.from_frame(
+        frame,
+        user=roles["user"],
+        item=roles["item"],
+        rating=roles["rating"],
+        timestamp=ts_col,
+        extra=extra,
+        scale=layout.scale,
+        name=name,
+    )
+
+
+def _as_flag(col: pd.Series) -> pd.Series:
+    if pd.api.types.is_bool_dtype(col):
+        return col
+    if pd.api.types.is_numeric_dtype(col):
+        if col.isna().any() or not col.isin([0, 1]).all():
+            raise DataError("a familiar/known flag is not 0 or 1")
+        return col.astype(bool)
+    lowered = col.astype(str).str.strip().str.lower()
+    mapping = {"0": False, "1": True, "false": False, "true": True}
+    if not lowered.isin(list(mapping)).all():
+        raise DataError("a familiar/known flag is not 0/1 or true/false")
+    return lowered.map(mapping).astype(bool)
+
+
+# ------------------------------------------------------------------ the error path
+def _records(path: Path, sep: str, encoding: str = "utf-8") -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every non-blank record, as the fast reader splits them."""
+    with open(path, encoding=encoding, errors="replace", newline="") as fh:
+        if len(sep) == 1:
+            reader = csv.reader(fh, delimiter=sep)
+            for fields in reader:
+                if fields and any(fields):
+                    yield reader.line_num, fields
+        else:
+            for number, line in enumerate(fh, start=1):
+                line = line.rstrip("\r\n")
+                if line.strip():
+                    yield number, line.split(sep)
+
+
+def _scan(path: Path, layout: _Layout) -> DataError | None:
+    """The first bad line of a ratings file as a DataError, or None when none is found."""
+    records = _records(path, layout.sep)
+    names = layout.names
+    first_line = 1
+    if names is None:
+        try:
+            first_line, header = next(records)
+        except StopIteration:
+            return DataError("the file is empty: a header and at least one rating are needed", path=path, line=1)
+        names = tuple(h.strip() for h in header)
+        missing = [c for c in layout.roles.values() if c not in names]
+        if missing:
+            role = next(r for r, c in layout.roles.items() if c == missing[0])
+            return DataError(
+                f"missing required column {missing[0]!r}; the header has {list(names)}; "
+                f"name the {role} column with {role}= (--{role} on the command line)",
+                path=path,
+                line=first_line,
+                column=missing[0],
+            )
+    index = {col: j for j, col in enumerate(names)}
+    count = 0
+    for number, fields in records:
+        count += 1
+        problem = _check_record(fields, names, index, layout)
+        if problem is not None:
+            column, message = problem
+            return DataError(message, path=path, line=number, column=column)
+    if count == 0:
+        where = first_line + 1 if layout.names is None else 1
+        return DataError("the file is empty: it has no ratings", path=path, line=where)
+    return None
+
+
+def _check_record(
+    fields: list[str], names: tuple[str, ...], index: dict[str, int], layout: _Layout
+) -> tuple[str | None, str] | None:
+    if len(fields) != len(names):
+        shown = layout.sep.join(names) if layout.sep != "\t" else "\\t".join(names)
+        return None, f"has {len(fields)} fields, expected {len(names)} ({shown})"
+    roles = layout.roles
+    for role in ("user", "item"):
+        col = roles[role]
+        if not fields[index[col]].strip():
+            return col, f"empty {role} id"
+    col = roles["rating"]
+    text = fields[index[col]].strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return col, f"rating {text!r} is not a number"
+    if not math.isfinite(value):
+        return col, f"rating {text!r} is not a finite number"
+    if layout.scale is not None and not layout.scale.contains([value]):
+        s = layout.scale
+        step = f" step {s.step:g}" if s.step else ""
+        return col, (
+            f"rating {text} is outside the declared scale {s.low:g}..{s.high:g}{step}; "
+            "fix the line or declare another scale (scale= / --scale)"
+        )
+    col = roles.get("timestamp")
+    if col is not None:
+        text = fields[index[col]].strip()
+        try:
+            float(text) if layout.dtypes.get(col) != "int64" else int(text)
+        except ValueError:
+            if layout.dtypes.get(col) == "int64" or not _is_date(text):
+                return col, f"timestamp {text!r} is neither an integer nor a date"
+    flags = [roles["familiar"]] if "familiar" in roles else [c for c in layout.extra if c == "familiar"]
+    for col in flags:
+        text = fields[index[col]].strip().lower()
+        if text not in ("0", "1", "true", "false"):
+            return col, f"flag {text!r} is not 0 or 1"
+    for col, dtype in layout.dtypes.items():
+        if dtype == "int64" and col not in (roles.get("timestamp"), roles.get("familiar")):
+            text = fields[index[col]].strip()
+            try:
+                int(text)
+            except ValueError:
+                return col, f"{col} {text!r} is not an integer id"
+    return None
+
+
+def _is_date(text: str) -> bool:
+    try:
+        pd.Timestamp(text)
+    except ValueError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------- formats
+def _find_folder(path: Path, ratings_name: str, fmt: str) -> Path:
+    """The folder holding ``ratings_name``: PATH itself, PATH's parent (a file given), or one level down."""
+    if not path.exists():
+        raise DataError(f"no such file or folder (format {fmt} expects the folder holding {ratings_name})", path=path)
+    if path.is_file():
+        return path.parent
+    if (path / ratings_name).is_file():
+        return path
+    below = sorted(p.parent for p in path.glob(f"*/{ratings_name}"))
+    if len(below) == 1:
+        return below[0]
+    raise DataError(
+        f"no {ratings_name} in this folder; format {fmt} expects the folder that holds {ratings_name} ({FORMATS[fmt]})",
+        path=path,
+    )
+
+
+def _ratings_path(path: Path, folder: Path, ratings_name: str) -> Path:
+    return path if path.is_file() else folder / ratings_name
+
+
+def _load_ml100k(path: Path, scale: RatingScale | None) -> Interactions:
+    folder = _find_folder(path, "u.data", "movielens-100k")
+    layout = _Layout(
+        sep="\t",
+        roles={"user": "user", "item": "item", "rating": "rating", "timestamp": "timestamp"},
+        names=("user", "item", "rating", "timestamp"),
+        dtypes={"user": "int64", "item": "int64", "rating": "float64", "timestamp": "int64"},
+        scale=scale or _ML_SCALE,
+    )
+    data = _load_ratings_file(_ratings_path(path, folder, "u.data"), layout, "movielens-100k")
+    if not (folder / "u.item").is_file():
+        return data
+    genres = _ml100k_genre_names(folder / "u.genre")
+    pairs = []
+    for number, fields in _read_small(folder / "u.item", "|", 5 + len(genres), "latin-1"):
+        movie = _int_field(fields[0], folder / "u.item", number, "movie id")
+        for name, flag in zip(genres, fields[5:], strict=True):
+            if flag.strip() not in ("0", "1"):
+                raise DataError(f"genre flag {flag!r} is not 0 or 1", path=folder / "u.item", line=number, column=name)
+            if flag.strip() == "1":
+                pairs.append((movie, name))
+    return _attach_aspects(data, pairs)
+
+
+def _ml100k_genre_names(path: Path) -> tuple[str, ...]:
+    if not path.is_file():
+        return ML100K_GENRES
+    names: dict[int, str] = {}
+    for number, fields in _read_small(path, "|", 2, "latin-1"):
+        names[_int_field(fields[1], path, number, "genre index")] = fields[0]
+    if sorted(names) != list(range(len(names))):
+        raise DataError(f"genre indices {sorted(names)} are not 0..{len(names) - 1}", path=path)
+    return tuple(names[j] for j in range(len(names)))
+
+
+def _load_ml_dat(path: Path, fmt: str, scale: RatingScale | None) -> Interactions:
+    folder = _find_folder(path, "ratings.dat", fmt)
+    layout = _Layout(
+        sep="::",
+        roles={"user": "user", "item": "item", "rating": "rating", "timestamp": "timestamp"},
+        names=("user", "item", "rating", "timestamp"),
+        dtypes={"user": "int64", "item": "int64", "rating": "float64", "timestamp": "int64"},
+        scale=scale or (_ML_SCALE if fmt == "movielens-1m" else _ML_HALF_SCALE),
+    )
+    data = _load_ratings_file(_ratings_path(path, folder, "ratings.dat"), layout, fmt)
+    movies = folder / "movies.dat"
+    if not movies.is_file():
+        return data
+    pairs = []
+    for number, fields in _read_small(movies, "::", 3, None, at_least=True):
+        movie = _int_field(fields[0], movies, number, "movie id")
+        pairs += [(movie, g) for g in fields[-1].split("|") if g and g != _NO_GENRE]
+    return _attach_aspects(data, pairs)
+
+
+def _load_ml_csv(path: Path, fmt: str, scale: RatingScale | None) -> Interactions:
+    folder = _find_folder(path, "ratings.csv", fmt)
+    layout = _Layout(
+        sep=",",
+        roles={"user": "userId", "item": "movieId", "rating": "rating", "timestamp": "timestamp"},
+        dtypes={"userId": "int64", "movieId": "int64", "rating": "float64", "timestamp": "int64"},
+        scale=scale or _ML_HALF_SCALE,
+    )
+    data = _load_ratings_file(_ratings_path(path, folder, "ratings.csv"), layout, fmt)
+    movies = folder / "movies.csv"
+    if not movies.is_file():
+        return data
+    records = _records(movies, ",")
+    next(records, None)  # header movieId,title,genres
+    pairs = []
+    for number, fields in records:
+        if len(fields) != 3:
+            raise DataError(f"has {len(fields)} fields, expected 3 (movieId,title,genres)", path=movies, line=number)
+        movie = _int_field(fields[0], movies, number, "movieId")
+        pairs += [(movie, g) for g in fields[2].split("|") if g and g != _NO_GENRE]
+    return _attach_aspects(data, pairs)
+
+
+def _load_cm100k(path: Path, scale: RatingScale | None) -> Interactions:
+    if path.is_file():
+        ratings = path
+    else:
+        if not path.exists():
+            raise DataError("no such file or folder (format cm100k expects the CM100k folder)", path=path)
+        candidates = [path / "data.txt", path / "ratings.txt", path / "release" / "ratings.txt"]
+        found = [c for c in candidates if c.is_file()]
+        if not found:
+            raise DataError(
+                "no data.txt (authors' copy) or ratings.txt (release) in this folder; "
+                "give the CM100k folder or its ratings file",
+                path=path,
+            )
+        ratings = found[0]
+    layout = _Layout(
+        sep="\t",
+        roles={"user": "user", "item": "item", "rating": "rating", "familiar": "known"},
+        names=("user", "item", "rating", "known"),
+        dtypes={"user": "int64", "item": "int64", "rating": "float64", "known": "int64"},
+        scale=scale or _CM_SCALE,
+    )
+    return _load_ratings_file(ratings, layout, "cm100k")
+
+
+def _load_generic(
+    path: Path,
+    fmt: str,
+    roles: dict[str, str | None],
+    extra: tuple[str, ...],
+    scale: RatingScale | None,
+    sep: str | None,
+    ids_as_str: bool,
+) -> Interactions:
+    if not path.is_file():
+        what = "a folder" if path.is_dir() else "no such file"
+        raise DataError(f"{what}: format {fmt} expects the path of one file", path=path)
+    name = path.stem
+    dtypes = {roles["rating"]: "float64"}
+    if ids_as_str:
+        dtypes.update({roles["user"]: "str", roles["item"]: "str"})
+    if fmt == "parquet":
+        return _load_parquet(path, roles, extra, scale, dtypes, name)
+    if sep is None:
+        sep = "," if fmt == "csv" else "\t"
+    sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+    if len(sep) != 1:
+        raise DataError(f"separator {sep!r} must be one character", path=path)
+    if roles["timestamp"] is None:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            header = next(csv.reader([fh.readline()], delimiter=sep), [])
+        if "timestamp" in (h.strip() for h in header):
+            roles = {**roles, "timestamp": "timestamp"}
+    layout = _Layout(
+        sep=sep,
+        roles={k: v for k, v in roles.items() if v is not None},
+        dtypes=dtypes,
+        scale=scale,
+        extra=extra,
+    )
+    return _load_ratings_file(path, layout, name)
+
+
+def _load_parquet(
+    path: Path,
+    roles: dict[str, str | None],
+    extra: tuple[str, ...],
+    scale: RatingScale | None,
+    dtypes: dict[str, str],
+    name: str,
+) -> Interactions:
+    import pyarrow.parquet as pq
+
+    try:
+        columns = pq.read_schema(path).names
+    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+        raise DataError(f"not a readable Parquet file: {exc}", path=path) from exc
+    if roles["timestamp"] is None and "timestamp" in columns:
+        roles = {**roles, "timestamp": "timestamp"}
+    wanted = [c for c in roles.values() if c is not None] + list(extra)
+    missing = [c for c in wanted if c not in columns]
+    if missing:
+        raise DataError(f"missing required column {missing[0]!r}; the file has {columns}", path=path, column=missing[0])
+    frame = pd.read_parquet(path, columns=list(dict.fromkeys(wanted)))
+    if frame.empty:
+        raise DataError("the file has no ratings", path=path)
+    for col, dtype in dtypes.items():
+        if dtype == "str":
+            frame[col] = frame[col].astype(str)
+    rating = frame[roles["rating"]]
+    num = pd.to_numeric(rating, errors="coerce")
+    bad = num.isna().to_numpy()
+    if not bad.any() and scale is not None:
+        bad = ~scale.valid_mask(num.to_numpy())
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        what = "is not a number" if pd.isna(num.iloc[row]) else "is outside the declared scale"
+        raise DataError(f"row {row + 1}: rating {rating.iloc[row]!r} {what}", path=path, column=roles["rating"])
+    frame[roles["rating"]] = num
+    layout = _Layout(sep=",", roles={k: v for k, v in roles.items() if v is not None}, scale=scale, extra=extra)
+    try:
+        return _build(frame, layout, name)
+    except (ValueError, KeyError) as exc:
+        raise DataError(str(exc), path=path) from exc
+
+
+# ---------------------------------------------------------------------- small files
+def _read_small(
+    path: Path, sep: str, n_fields: int, encoding: str | None, *, at_least: bool = False
+) -> list[tuple[int, list[str]]]:
+    """Lines of a small side file (items, users) split on ``sep``, checked for field count.
+
+    ``encoding=None`` tries UTF-8 and falls back to latin-1 (MovieLens 1M/10M differ).
+    """
+    if not path.is_file():
+        raise DataError("file not found", path=path)
+    raw = path.read_bytes()
+    if encoding is None:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = raw.decode("latin-1")
+    else:
+        text = raw.decode(encoding)
+    out = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        fields = line.split(sep)
+        if len(fields) < n_fields or (not at_least and len(fields) != n_fields):
+            expected = f"at least {n_fields}" if at_least else str(n_fields)
+            raise DataError(f"has {len(fields)} fields, expected {expected}", path=path, line=number)
+        out.append((number, fields))
+    return out
+
+
+def _int_field(text: str, path: Path, line: int, what: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise DataError(f"{what} {text!r} is not an integer", path=path, line=line) from None
+
+
+def _attach_aspects(data: Interactions, pairs: list[tuple[int, str]]) -> Interactions:
+    """Item aspects for the rated items (items listed but never rated stay out of the id space)."""
+    table = pd.DataFrame(pairs, columns=["item", "aspect"])
+    table = table[table["item"].isin(data.item_ids)]
+    if table.empty:
+        return data
+    return data.with_aspects(table)
+
+
+def _compact(data: Interactions, mask: np.ndarray, name: str) -> Interactions:
+    """The rows of ``mask`` with users and items re-indexed to those that remain."""
+    sub = data.subset(mask)
+    used_u, users = np.unique(sub.users, return_inverse=True)
+    used_i, items = np.unique(sub.items, return_inverse=True)
+    return replace(
+        sub,
+        users=users,
+        items=items,
+        user_ids=sub.user_ids[used_u],
+        item_ids=sub.item_ids[used_i],
+        aspects=None if sub.aspects is None else sub.aspects[used_i],
+        name=name,
+    )
