@@ -1,0 +1,38 @@
+"""Metrics: per-user kernels over ranked lists and truth, a registry of metric strings.
+
+Ranked lists are an int array ``rankings`` (n_users, k) of item indices padded with
+-1; the truth is a users x items CSR of ratings. Every metric returns one value per
+user (or one per run for system-level metrics); aggregation is separate and explicit.
+Modules: :mod:`~receval.metrics.error` (RMSE, MAE), :mod:`~receval.metrics.ranking`
+(precision, recall, nDCG, MAP, MRR, hit rate, anti-metrics, TP/FP/TN/FN),
+:mod:`~receval.metrics.beyond` (coverage, entropy, Gini, diversity, novelty,
+serendipity); other modules add metrics with :func:`register_metric`.
+
+Examples
+--------
+>>> from receval.metrics import parse_metric
+>>> str(parse_metric("ndcg@10(gain=exponential)"))
+'ndcg@10(gain=exponential)'
+"""
+
+from receval.metrics.registry import (
+    Metric,
+    MetricDefinition,
+    MetricInput,
+    available_metrics,
+    get_definition,
+    parse_metric,
+    parse_metric_list,
+    register_metric,
+)
+
+__all__ = [
+    "Metric",
+    "MetricDefinition",
+    "MetricInput",
+    "available_metrics",
+    "get_definition",
+    "parse_metric",
+    "parse_metric_list",
+    "register_metric",
+]

@@ -1,0 +1,319 @@
+"""Beyond-accuracy metrics (SPEC §3.3, seed 003): coverage, concentration, diversity, novelty, serendipity.
+
+Conventions:
+
+- ``coverage[@k]`` = |∪_u top-k(u)| / |I| over the whole item id space (system level).
+- ``entropy[@k]`` and ``gini[@k]`` describe the popularity of the recommended items:
+  p(i) = times item i appears in the top-k lists / all recommendations.
+  H = −Σ p log p (natural log; ``base=2`` for bits). Gini
+  G = 1/(n−1) Σ_j (2j − n − 1) p(i_j), items sorted by ascending p, over the whole
+  catalogue (``items=catalogue``, never-recommended items count with p = 0) or, as in
+  seed 003's code, only over the items that appear (``items=recommended``).
+  ``gini_train`` is G1 of the training ratings' item popularity and
+  ``matthew_effect@k`` = G2 − G1 (> 0: the recommender concentrates popularity).
+- ``diversity@k`` (intra-list) = 1 − Σ_{i≠j} s(i, j) / (½|R|(|R|−1)) with a pluggable
+  similarity ``similarity=aspect_jaccard`` (default), ``aspect_cosine``,
+  ``rating_cosine`` (cosine of the items' training rating vectors) or any name
+  registered with :func:`register_similarity`. Users with fewer than two items: NaN.
+  As in seed 003 the sum runs over unordered pairs.
+- ``novelty@k``: ``form=popularity`` mean number of training ratings of the
+  recommended items (lower = more novel), ``log_popularity`` mean log(1 + that)
+  (seed 003's book code), ``epc`` expected popularity complement mean(1 − pop(i)/|U|),
+  ``self_information`` mean −log2 p(i) with p(i) = (pop(i) + 1) / (|U| + 1) so that
+  never-rated items stay finite; |U| = users with a training rating.
+- ``serendipity@k`` = (1/k) Σ_{i ∈ top k, i positive} (1 − mean_{j ∈ profile(u)} s(i, j)):
+  relevant items that are unlike the user's training profile; users with an empty
+  training profile count unexpectedness 1.
+
+Examples
+--------
+>>> import numpy as np, scipy.sparse as sp
+>>> from receval.metrics.registry import MetricInput, parse_metric
+>>> truth = sp.csr_matrix((2, 4))
+>>> data = MetricInput(np.array([[0, 1], [0, 2]]), truth)
+>>> parse_metric("coverage").compute(data), round(parse_metric("entropy(base=2)").compute(data), 4)
+(0.75, 1.5)
+>>> parse_metric("gini(items=recommended)").compute(data)
+0.25
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from receval.errors import MetricError
+from receval.metrics.registry import MetricInput, register_metric
+
+__all__ = ["gini_index", "register_similarity", "pairwise_similarity", "SIMILARITIES"]
+
+SimilarityFn = Callable[[MetricInput, np.ndarray, np.ndarray], np.ndarray]
+SIMILARITIES: dict[str, SimilarityFn] = {}
+
+
+def register_similarity(name: str) -> Callable[[SimilarityFn], SimilarityFn]:
+    """Register ``fn(data, a, b) -> s`` giving s(a[j], b[j]) ∈ [0, 1] for item index arrays ``a``, ``b``.
+
+    >>> @register_similarity("same_item_example")
+    ... def _same(data, a, b):
+    ...     return (a == b).astype(float)
+    >>> pairwise_similarity(None, np.array([1, 2]), np.array([1, 3]), "same_item_example").tolist()
+    [1.0, 0.0]
+    >>> del SIMILARITIES["same_item_example"]
+    """
+
+    def decorator(fn: SimilarityFn) -> SimilarityFn:
+        SIMILARITIES[name] = fn
+        return fn
+
+    return decorator
+
+
+def pairwise_similarity(data: MetricInput, a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarray:
+    """s(a[j], b[j]) with the named similarity."""
+    if similarity not in SIMILARITIES:
+        raise MetricError(f"unknown similarity {similarity!r}; known: {', '.join(sorted(SIMILARITIES))}")
+    return np.asarray(SIMILARITIES[similarity](data, a, b), dtype=np.float64)
+
+
+def _aspect_codes(data: MetricInput) -> np.ndarray | sp.csr_matrix:
+    if data.aspects is None:
+        raise MetricError("aspect similarities need item aspects: pass aspects= (an item,aspect table)")
+    cached = getattr(data, "_aspect_codes", None)
+    if cached is None:
+        a = sp.csr_matrix(data.aspects)
+        if a.shape[1] <= 63:  # pack each item's aspects into one int64 bit mask
+            weights = np.left_shift(np.int64(1), np.arange(a.shape[1], dtype=np.int64))
+            dense = (a.toarray() > 0).astype(np.int64)
+            cached = dense @ weights
+        else:
+            cached = (a > 0).astype(np.float64).tocsr()
+        data._aspect_codes = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _aspect_overlap(data: MetricInput, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """|A∩B|, |A|, |B| of the aspect sets of items a and b."""
+    codes = _aspect_codes(data)
+    if isinstance(codes, np.ndarray):
+        ca, cb = codes[a], codes[b]
+        return np.bitwise_count(ca & cb), np.bitwise_count(ca), np.bitwise_count(cb)
+    inter = np.asarray(codes[a].multiply(codes[b]).sum(axis=1)).ravel()
+    size = np.asarray(codes.sum(axis=1)).ravel()
+    return inter, size[a], size[b]
+
+
+@register_similarity("aspect_jaccard")
+def aspect_jaccard(data: MetricInput, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|A∩B| / |A∪B| of the items' aspect sets (0 when both are empty)."""
+    inter, na, nb = (x.astype(np.float64) for x in _aspect_overlap(data, a, b))
+    union = na + nb - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+@register_similarity("aspect_cosine")
+def aspect_cosine(data: MetricInput, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """|A∩B| / sqrt(|A||B|) of the items' aspect sets (0 when one is empty)."""
+    inter, na, nb = (x.astype(np.float64) for x in _aspect_overlap(data, a, b))
+    den = np.sqrt(na * nb)
+    return np.divide(inter, den, out=np.zeros_like(inter), where=den > 0)
+
+
+@register_similarity("rating_cosine")
+def rating_cosine(data: MetricInput, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine of the items' training rating vectors (over all training users), clipped to [0, 1]."""
+    vectors = getattr(data, "_item_vectors", None)
+    if vectors is None:
+        if data.train_all is None:
+            raise MetricError("similarity rating_cosine needs training ratings: pass train=")
+        items = sp.csr_matrix(data.train_all.T, dtype=np.float64)
+        norms = np.sqrt(np.asarray(items.multiply(items).sum(axis=1)).ravel())
+        vectors = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ items
+        vectors = vectors.tocsr()
+        data._item_vectors = vectors  # type: ignore[attr-defined]
+    out = np.empty(len(a))
+    step = 1_000_000
+    for start in range(0, len(a), step):
+        sl = slice(start, start + step)
+        out[sl] = np.asarray(vectors[a[sl]].multiply(vectors[b[sl]]).sum(axis=1)).ravel()
+    return np.clip(out, 0.0, 1.0)
+
+
+# ------------------------------------------------------------------ concentration
+def _top(data: MetricInput, k: int | None) -> np.ndarray:
+    return data.rankings if k is None else data.rankings[:, :k]
+
+
+def _recommended_counts(data: MetricInput, k: int | None) -> np.ndarray:
+    top = _top(data, k)
+    return np.bincount(top[top >= 0], minlength=data.n_items).astype(np.float64)
+
+
+def gini_index(popularity: np.ndarray) -> float:
+    """Seed 003's Gini of a popularity vector: 1/(n−1) Σ_j (2j − n − 1) p_j, p ascending and summing to 1.
+
+    >>> gini_index(np.array([1.0, 1.0, 1.0])), gini_index(np.array([0.0, 0.0, 5.0]))
+    (0.0, 1.0)
+    """
+    p = np.sort(np.asarray(popularity, dtype=np.float64))
+    n, total = len(p), p.sum()
+    if n < 2 or total <= 0:
+        return float("nan")
+    j = np.arange(1, n + 1)
+    return float(((2 * j - n - 1) * (p / total)).sum() / (n - 1))
+
+
+@register_metric("coverage", kind="system", k="optional", description="Share of the catalogue recommended")
+def coverage(data: MetricInput, k: int | None) -> float:
+    """|∪_u top-k(u)| / |I|."""
+    return float(np.count_nonzero(_recommended_counts(data, k)) / data.n_items)
+
+
+@register_metric(
+    "entropy", kind="system", k="optional", defaults={"base": "e"}, description="Entropy of recommended popularity"
+)
+def entropy(data: MetricInput, k: int | None, base: str | float = "e") -> float:
+    """−Σ p(i) log p(i) over recommended items, p = share of all recommendations."""
+    counts = _recommended_counts(data, k)
+    p = counts[counts > 0] / counts.sum() if counts.sum() > 0 else np.array([])
+    h = float(-(p * np.log(p)).sum())
+    return h if base == "e" else h / float(np.log(float(base)))
+
+
+def _gini_of(counts: np.ndarray, items: str) -> float:
+    if items == "catalogue":
+        return gini_index(counts)
+    if items == "recommended":
+        return gini_index(counts[counts > 0])
+    raise MetricError(f"gini items must be 'catalogue' or 'recommended', got {items!r}")
+
+
+@register_metric(
+    "gini",
+    kind="system",
+    k="optional",
+    defaults={"items": "catalogue"},
+    description="Gini of recommended-item popularity (G2)",
+)
+def gini(data: MetricInput, k: int | None, items: str = "catalogue") -> float:
+    """G2: Gini index of how often each item is recommended."""
+    return _gini_of(_recommended_counts(data, k), items)
+
+
+@register_metric(
+    "gini_train",
+    kind="system",
+    k="none",
+    defaults={"items": "catalogue"},
+    needs_train=True,
+    description="Gini of training item popularity (G1)",
+)
+def gini_train(data: MetricInput, k: None, items: str = "catalogue") -> float:
+    """G1: Gini index of the training data's item popularity (number of ratings)."""
+    return _gini_of(data.item_popularity, items)
+
+
+@register_metric(
+    "matthew_effect",
+    kind="system",
+    k="optional",
+    defaults={"items": "catalogue"},
+    needs_train=True,
+    description="G2 − G1 (> 0: Matthew effect)",
+)
+def matthew_effect(data: MetricInput, k: int | None, items: str = "catalogue") -> float:
+    """Gini of the recommendations minus Gini of the training data."""
+    return gini(data, k, items) - gini_train(data, None, items)
+
+
+# --------------------------------------------------------------------- per list
+@register_metric(
+    "diversity",
+    defaults={"similarity": "aspect_jaccard"},
+    description="Intra-list diversity: 1 − mean pairwise similarity",
+)
+def diversity(data: MetricInput, k: int, similarity: str = "aspect_jaccard") -> np.ndarray:
+    """1 − Σ_{i<j} s(i, j) / (½|R|(|R|−1)) per user (NaN for lists shorter than 2)."""
+    top = _top(data, k)
+    n, width = top.shape
+    first, second = np.triu_indices(width, 1)
+    a, b = top[:, first].ravel(), top[:, second].ravel()
+    ok = (a >= 0) & (b >= 0)
+    sims = np.zeros(len(a))
+    sims[ok] = pairwise_similarity(data, a[ok], b[ok], similarity)
+    total = sims.reshape(n, len(first)).sum(axis=1)
+    length = (top >= 0).sum(axis=1)
+    pairs = length * (length - 1) / 2.0
+    mean = np.divide(total, pairs, out=np.zeros(n), where=pairs > 0)
+    return np.where(pairs > 0, 1.0 - mean, np.nan)
+
+
+@register_metric(
+    "novelty",
+    defaults={"form": "popularity"},
+    needs_train=True,
+    description="Novelty from training popularity of recommended items",
+)
+def novelty(data: MetricInput, k: int, form: str = "popularity") -> np.ndarray:
+    """Mean popularity-based novelty of each user's top k (see the module notes for ``form``)."""
+    pop = data.item_popularity
+    users = max(data.n_train_users, 1)
+    if form == "popularity":
+        per_item = pop
+    elif form == "log_popularity":
+        per_item = np.log1p(pop)
+    elif form == "epc":
+        per_item = 1.0 - pop / users
+    elif form == "self_information":
+        per_item = -np.log2((pop + 1.0) / (users + 1.0))
+    else:
+        raise MetricError(f"novelty form must be popularity, log_popularity, epc or self_information, got {form!r}")
+    top = _top(data, k)
+    valid = top >= 0
+    values = np.where(valid, per_item[np.where(valid, top, 0)], 0.0).sum(axis=1)
+    length = valid.sum(axis=1)
+    return np.divide(values, length, out=np.full(len(length), np.nan), where=length > 0)
+
+
+@register_metric(
+    "serendipity",
+    defaults={"similarity": "aspect_jaccard", "threshold": None},
+    needs_train=True,
+    description="Relevant and unexpected (dissimilar to the training profile) share of the top k",
+)
+def serendipity(
+    data: MetricInput, k: int, similarity: str = "aspect_jaccard", threshold: float | None = None
+) -> np.ndarray:
+    """(1/k) Σ_{positive i in top k} (1 − mean similarity of i to the user's training items)."""
+    if data.train is None:
+        raise MetricError("serendipity needs the users' training profiles: pass train=")
+    thr = data.threshold if threshold is None else float(threshold)
+    top = _top(data, k)
+    hits = data.positive_at(thr)[:, : top.shape[1]]
+    rows, cols = np.nonzero(hits)
+    profile = data.train
+    sizes = np.diff(profile.indptr)
+    unexpected = np.ones(len(rows))
+    # expand each relevant recommendation against its user's profile, in bounded chunks
+    pair_counts = sizes[rows]
+    bounds = np.concatenate(([0], np.cumsum(pair_counts)))
+    chunk = 2_000_000
+    start = 0
+    while start < len(rows):
+        stop = max(int(np.searchsorted(bounds, bounds[start] + chunk, side="right")) - 1, start + 1)
+        stop = min(stop, len(rows))
+        r, c = rows[start:stop], cols[start:stop]
+        counts = pair_counts[start:stop]
+        if counts.sum():
+            owner = np.repeat(np.arange(stop - start), counts)
+            offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+            b = profile.indices[np.repeat(profile.indptr[r], counts) + offsets]
+            a = np.repeat(top[r, c], counts)
+            sims = pairwise_similarity(data, a, b, similarity)
+            mean = np.bincount(owner, weights=sims, minlength=stop - start) / np.maximum(counts, 1)
+            unexpected[start:stop] = np.where(counts > 0, 1.0 - mean, 1.0)
+        start = stop
+    total = np.bincount(rows, weights=unexpected, minlength=data.n_users)
+    return total / float(k)

@@ -1,0 +1,319 @@
+"""Top-k accuracy metrics and the false-positive ("anti") metrics, vectorised over users.
+
+Conventions (each a parameter where implementations disagree):
+
+- A ranked item is **positive** (relevant) when its truth rating is ≥ ``threshold``
+  and **negative** when it is < ``negative_threshold`` (≤ ``threshold``; by default
+  equal, so every rated item is in exactly one class). Recommended items the user
+  did not rate are **unknown**: they count in the list length but never as TP or FP.
+  Every metric here also takes its own ``threshold=`` to override the global one.
+- ``precision@k`` divides by k (trec_eval ``P_k``, ranx); ``denominator=list`` divides
+  by the length of the (possibly shorter) list instead. ``agg=micro`` gives seed
+  003's Σ|R(u)∩T(u)| / Σ|R(u)| (and Σ|R(u)∩T(u)| / Σ|T(u)| for recall).
+- ``ndcg@k``: gain = rating (``gain=linear``, trec_eval), 2^rating − 1
+  (``gain=exponential``, ranx ``ndcg_burges``) or 1 (``gain=binary``) for positive
+  items, 0 otherwise; discount 1/log2(rank + 1); ideal DCG from the user's truth
+  ratings sorted descending (not from the list).
+- ``map@k``: AP@k = Σ_{i≤k, i positive} P@i / |positives| — trec_eval's ``map_cut``
+  and ranx divide by *all* the user's positives; ``denominator=min`` divides by
+  min(k, |positives|) instead.
+- ``mrr[@k]``: 1 / rank of the first positive (0 if none in the top k).
+- Users with no positive item in the truth: NaN (``empty_users="skip"``, left out of
+  the mean) or 0 (``"zero"``); the same rule applies to Fallout for users with no
+  negative item.
+
+Examples
+--------
+>>> import numpy as np, scipy.sparse as sp
+>>> from receval.metrics.registry import MetricInput, parse_metric
+>>> truth = sp.csr_matrix(np.array([[5.0, 0, 2, 4], [0, 3, 0, 1]]))
+>>> data = MetricInput(np.array([[0, 1, 2], [3, 1, -1]]), truth, threshold=3)
+>>> parse_metric("precision@3").per_user(data).round(4).tolist()
+[0.3333, 0.3333]
+>>> parse_metric("anti_precision@3").per_user(data).round(4).tolist()
+[0.3333, 0.3333]
+>>> parse_metric("recall@3").per_user(data).tolist(), parse_metric("fallout@3").per_user(data).tolist()
+([0.5, 1.0], [1.0, 1.0])
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from receval.errors import MetricError
+from receval.metrics.registry import Metric, MetricInput, count_rows, register_metric
+
+__all__ = ["dcg_gains", "ideal_dcg", "pr_curve"]
+
+_THRESHOLD = {"threshold": None}
+
+
+def _thr(data: MetricInput, threshold: float | None) -> float:
+    return data.threshold if threshold is None else float(threshold)
+
+
+def _hits(data: MetricInput, k: int | None, threshold: float | None) -> np.ndarray:
+    """Boolean (n_users, min(k, width)) of positive ranked items."""
+    pos = data.positive_at(_thr(data, threshold))
+    return pos if k is None else pos[:, :k]
+
+
+def _empty(values: np.ndarray, empty: np.ndarray, data: MetricInput) -> np.ndarray:
+    """Apply the empty-user policy to users flagged ``empty``."""
+    values = values.astype(np.float64, copy=False)
+    values[empty] = np.nan if data.empty_users == "skip" else 0.0
+    return values
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    den = np.asarray(den, dtype=np.float64)
+    return np.divide(num, den, out=np.zeros(np.shape(num), dtype=np.float64), where=den > 0)
+
+
+def _list_denominator(data: MetricInput, k: int, denominator: str) -> np.ndarray:
+    if denominator == "k":
+        return np.full(data.n_users, float(k))
+    if denominator == "list":
+        return np.minimum(data.list_length, k).astype(np.float64)
+    raise MetricError(f"denominator must be 'k' or 'list', got {denominator!r}")
+
+
+def _precision_parts(
+    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k"
+) -> tuple[np.ndarray, np.ndarray]:
+    num = _hits(data, k, threshold).sum(axis=1).astype(np.float64)
+    den = _list_denominator(data, k, denominator)
+    keep = _keep(data, threshold)
+    return num * keep, den * keep
+
+
+def _keep(data: MetricInput, threshold: float | None) -> np.ndarray:
+    """1 for users counted in micro sums (all, or only those with a positive under ``skip``)."""
+    if data.empty_users == "zero":
+        return np.ones(data.n_users)
+    return (data.n_positive_at(_thr(data, threshold)) > 0).astype(np.float64)
+
+
+@register_metric(
+    "precision",
+    defaults={**_THRESHOLD, "denominator": "k"},
+    micro=_precision_parts,
+    description="Positives in the top k / k",
+)
+def precision(data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k") -> np.ndarray:
+    """Positives in the top k divided by k (or by the list length)."""
+    num = _hits(data, k, threshold).sum(axis=1)
+    values = _safe_div(num, _list_denominator(data, k, denominator))
+    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
+
+
+def _recall_parts(data: MetricInput, k: int, threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    num = _hits(data, k, threshold).sum(axis=1).astype(np.float64)
+    return num, data.n_positive_at(_thr(data, threshold)).astype(np.float64)
+
+
+@register_metric("recall", defaults=_THRESHOLD, micro=_recall_parts, description="Positives in the top k / positives")
+def recall(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
+    """Positives in the top k divided by the user's positives in the truth."""
+    n_pos = data.n_positive_at(_thr(data, threshold))
+    values = _safe_div(_hits(data, k, threshold).sum(axis=1), n_pos)
+    return _empty(values, n_pos == 0, data)
+
+
+@register_metric("hit_rate", defaults=_THRESHOLD, description="1 if the top k holds a positive")
+def hit_rate(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
+    """1 when at least one positive is in the top k, else 0."""
+    values = _hits(data, k, threshold).any(axis=1).astype(np.float64)
+    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
+
+
+@register_metric("mrr", k="optional", defaults=_THRESHOLD, description="1 / rank of the first positive")
+def mrr(data: MetricInput, k: int | None, threshold: float | None = None) -> np.ndarray:
+    """Reciprocal rank of the first positive within the top k (0 when there is none)."""
+    hits = _hits(data, k, threshold)
+    first = hits.argmax(axis=1)
+    values = np.where(hits.any(axis=1), 1.0 / (first + 1.0), 0.0)
+    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
+
+
+@register_metric(
+    "map",
+    defaults={**_THRESHOLD, "denominator": "all"},
+    description="Average precision at k (trec_eval map_cut)",
+)
+def average_precision(
+    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "all"
+) -> np.ndarray:
+    """AP@k = Σ_{i≤k, positive} P@i / |positives| (``denominator=min``: min(k, |positives|))."""
+    hits = _hits(data, k, threshold)
+    n_pos = data.n_positive_at(_thr(data, threshold))
+    ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
+    total = (hits * (np.cumsum(hits, axis=1) / ranks)).sum(axis=1)
+    if denominator == "all":
+        den = n_pos
+    elif denominator == "min":
+        den = np.minimum(n_pos, k)
+    else:
+        raise MetricError(f"map denominator must be 'all' or 'min', got {denominator!r}")
+    return _empty(_safe_div(total, den), n_pos == 0, data)
+
+
+Gain = Literal["linear", "exponential", "binary"]
+
+
+def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain) -> np.ndarray:
+    """Gain of each rating: positive ones (≥ threshold) get r, 2^r − 1 or 1; the rest (and NaN) 0.
+
+    >>> dcg_gains(np.array([5.0, 2.0, np.nan]), 3, "exponential").tolist()
+    [31.0, 0.0, 0.0]
+    """
+    pos = ratings >= threshold
+    if gain == "linear":
+        values = ratings
+    elif gain == "exponential":
+        values = np.exp2(ratings) - 1.0
+    elif gain == "binary":
+        values = np.ones_like(ratings)
+    else:
+        raise MetricError(f"ndcg gain must be 'linear', 'exponential' or 'binary', got {gain!r}")
+    return np.where(pos, values, 0.0)
+
+
+def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain) -> np.ndarray:
+    """DCG@k of each user's truth ratings sorted in decreasing gain.
+
+    >>> ideal_dcg(sp.csr_matrix(np.array([[1.0, 3.0, 2.0]])), 2, 1, "linear").round(6).tolist()
+    [4.26186]
+    """
+    gains = dcg_gains(truth.data.astype(np.float64), threshold, gain)
+    counts = np.diff(truth.indptr)
+    rows = np.repeat(np.arange(truth.shape[0]), counts)
+    order = np.lexsort((-gains, rows))
+    rank = np.arange(len(gains)) - np.repeat(truth.indptr[:-1], counts)
+    keep = rank < k
+    weights = gains[order][keep] / np.log2(rank[keep] + 2.0)
+    return np.bincount(rows[keep], weights=weights, minlength=truth.shape[0])
+
+
+@register_metric(
+    "ndcg",
+    defaults={**_THRESHOLD, "gain": "linear"},
+    needs_grades=True,
+    description="Normalised discounted cumulative gain (trec_eval ndcg_cut)",
+)
+def ndcg(data: MetricInput, k: int, threshold: float | None = None, gain: Gain = "linear") -> np.ndarray:
+    """DCG@k / ideal DCG@k with log2(rank + 1) discount; gains per ``gain``."""
+    thr = _thr(data, threshold)
+    grades = data.grades[:, :k]
+    discount = 1.0 / np.log2(np.arange(2, grades.shape[1] + 2, dtype=np.float64))
+    dcg = dcg_gains(grades, thr, gain) @ discount
+    idcg = ideal_dcg(data.truth, k, thr, gain)
+    return _empty(_safe_div(dcg, idcg), idcg <= 0, data)
+
+
+# ------------------------------------------------------------------- anti-metrics
+def _negatives(data: MetricInput, k: int, negative_threshold: float | None) -> np.ndarray:
+    if negative_threshold is None or float(negative_threshold) == data.negative_threshold:
+        neg = data.negative
+    else:
+        neg = data.grades < float(negative_threshold)
+    return neg[:, :k]
+
+
+def _n_negative(data: MetricInput, negative_threshold: float | None) -> np.ndarray:
+    if negative_threshold is None or float(negative_threshold) == data.negative_threshold:
+        return data.n_negative
+    return count_rows(data.truth, data.truth.data < float(negative_threshold))
+
+
+_NEG = {"negative_threshold": None}
+
+
+def _anti_parts(
+    data: MetricInput, k: int, negative_threshold: float | None = None, denominator: str = "k"
+) -> tuple[np.ndarray, np.ndarray]:
+    return _negatives(data, k, negative_threshold).sum(axis=1).astype(np.float64), _list_denominator(
+        data, k, denominator
+    )
+
+
+@register_metric(
+    "anti_precision",
+    defaults={**_NEG, "denominator": "k"},
+    needs_negatives=True,
+    micro=_anti_parts,
+    description="Negatives (false positives) in the top k / k",
+)
+def anti_precision(
+    data: MetricInput, k: int, negative_threshold: float | None = None, denominator: str = "k"
+) -> np.ndarray:
+    """FP@k / k: recommended items the user rated below the negative threshold."""
+    num, den = _anti_parts(data, k, negative_threshold, denominator)
+    return _safe_div(num, den)
+
+
+def _fallout_parts(data: MetricInput, k: int, negative_threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    return _negatives(data, k, negative_threshold).sum(axis=1).astype(np.float64), _n_negative(
+        data, negative_threshold
+    ).astype(np.float64)
+
+
+@register_metric(
+    "fallout",
+    defaults=_NEG,
+    needs_negatives=True,
+    micro=_fallout_parts,
+    description="FP@k / negatives of the user (FP + TN)",
+)
+def fallout(data: MetricInput, k: int, negative_threshold: float | None = None) -> np.ndarray:
+    """FP@k divided by the user's negative items in the truth (users without any: empty policy)."""
+    num, den = _fallout_parts(data, k, negative_threshold)
+    return _empty(_safe_div(num, den), den == 0, data)
+
+
+def _count(name: str, description: str, needs_negatives: bool):
+    @register_metric(
+        name,
+        defaults={**_THRESHOLD, **_NEG},
+        needs_negatives=needs_negatives,
+        aggregations=("sum", "macro"),
+        description=description,
+    )
+    def count(data: MetricInput, k: int, threshold: float | None = None, negative_threshold=None) -> np.ndarray:
+        if name in ("tp", "fn"):
+            tp = _hits(data, k, threshold).sum(axis=1)
+            out = tp if name == "tp" else data.n_positive_at(_thr(data, threshold)) - tp
+        else:
+            fp = _negatives(data, k, negative_threshold).sum(axis=1)
+            out = fp if name == "fp" else _n_negative(data, negative_threshold) - fp
+        return out.astype(np.float64)
+
+    count.__doc__ = description
+    return count
+
+
+for _name, _description, _needs in (
+    ("tp", "True positives: positives in the top k", False),
+    ("fp", "False positives: negatives in the top k", True),
+    ("tn", "True negatives: negatives of the user not in the top k", True),
+    ("fn", "False negatives: positives of the user not in the top k", False),
+):
+    _count(_name, _description, _needs)
+
+
+def pr_curve(data: MetricInput, cutoffs: list[int] | np.ndarray, *, agg: str = "macro") -> dict[str, np.ndarray]:
+    """Precision and recall at each cutoff (a precision/recall curve over list lengths N).
+
+    >>> truth = sp.csr_matrix(np.array([[5.0, 0, 4]]))
+    >>> curve = pr_curve(MetricInput(np.array([[1, 0, 2]]), truth, threshold=4), [1, 2, 3])
+    >>> curve["precision"].round(3).tolist(), curve["recall"].tolist()
+    ([0.0, 0.5, 0.667], [0.0, 0.5, 1.0])
+    """
+    cutoffs = np.asarray(cutoffs, dtype=int)
+    out = {"cutoff": cutoffs}
+    for name in ("precision", "recall"):
+        out[name] = np.array([Metric.of(name, int(c), agg=agg).compute(data) for c in cutoffs])
+    return out
