@@ -1,8 +1,18 @@
-"""``receval data ...``: statistics of a data set and downloads of known ones."""
+"""``receval data ...``: statistics of a data set and downloads of known ones.
+
+Commands: ``receval data stats PATH --format FORMAT [--json]``, ``receval data fetch
+NAME [--cache DIR] [--sha256 HEX]`` and ``receval data list``.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
 
 data_app = typer.Typer(help="Inspect and fetch data sets.", no_args_is_help=True)
 
@@ -10,3 +20,124 @@ data_app = typer.Typer(help="Inspect and fetch data sets.", no_args_is_help=True
 def register(app: typer.Typer) -> None:
     """Attach the ``data`` command group to the main app."""
     app.add_typer(data_app, name="data")
+
+
+@data_app.command("stats")
+def stats_command(
+    path: Path = typer.Argument(..., help="The data set's folder (multi-file formats) or file."),
+    fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    familiar_only: bool = typer.Option(False, "--familiar-only", help="Only rows flagged familiar (CM100k)."),
+    scale: str | None = typer.Option(None, "--scale", help=SCALE_HELP),
+    sep: str | None = typer.Option(None, "--sep", help="Field separator of a csv/tsv file."),
+    user: str | None = typer.Option(None, "--user", help="User column of a csv/tsv/parquet file."),
+    item: str | None = typer.Option(None, "--item", help="Item column of a csv/tsv/parquet file."),
+    rating: str | None = typer.Option(None, "--rating", help="Rating column of a csv/tsv/parquet file."),
+    timestamp: str | None = typer.Option(None, "--timestamp", help="Timestamp column of a csv/tsv/parquet file."),
+) -> None:
+    """Users, items, ratings, density, rating histogram, popularity long tail, Gini, MAR/MNAR."""
+    from receval.data.stats import dataset_stats
+
+    data = load_data(
+        path, fmt, familiar_only, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp
+    )
+    stats = dataset_stats(data)
+    if as_json:
+        typer.echo(json.dumps(stats))
+    else:
+        _print_stats(stats, str(path))
+
+
+def _print_stats(stats: dict[str, Any], label: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{stats['name'] or label}", show_header=True)
+    table.add_column("statistic")
+    table.add_column("all", justify="right")
+    familiar = stats.get("familiar")
+    if familiar is not None:
+        table.add_column("familiar", justify="right")
+    rows = [
+        ("users", "n_users", "{:,}"),
+        ("items (rated)", "n_items", "{:,}"),
+        ("ratings", "n_ratings", "{:,}"),
+        ("density", "density", "{:.4%}"),
+        ("mean rating", "mean_rating", "{:.3f}"),
+        ("Gini of item popularity", "gini_item_popularity", "{:.3f}"),
+        ("share on top 10% items", "top10pct_item_share", "{:.1%}"),
+        ("repeated (user, item) rows", "n_duplicates", "{:,}"),
+    ]
+    for title, key, pattern in rows:
+        cells = [_fmt(stats.get(key), pattern)]
+        if familiar is not None:
+            cells.append(_fmt(familiar.get(key), pattern))
+        table.add_row(title, *cells)
+    for title, pick in (
+        ("popularity CV (uniform CV)", lambda s: f"{s['mar_mnar']['cv']:.3f} ({s['mar_mnar']['cv_uniform']:.3f})"),
+        ("MAR / MNAR", lambda s: s["mar_mnar"]["label"]),
+        ("most / least rated item", lambda s: f"{s['item_popularity'][0]:,} / {s['item_popularity'][-1]:,}"),
+        ("ratings per user min/median/max", _activity),
+    ):
+        cells = [pick(stats) if stats["n_ratings"] else "-"]
+        if familiar is not None:
+            cells.append(pick(familiar) if familiar["n_ratings"] else "-")
+        table.add_row(title, *cells)
+    if familiar is not None:
+        table.add_row("familiar rows", f"{stats['n_familiar']:,} ({stats['familiar_share']:.1%})", "")
+    scale = stats["scale"]
+    step = f" step {scale['step']:g}" if scale["step"] else ""
+    table.add_row("scale", f"{scale['low']:g}..{scale['high']:g}{step}", *([""] if familiar is not None else []))
+    if "n_aspects" in stats:
+        table.add_row("aspects", str(stats["n_aspects"]), *([""] if familiar is not None else []))
+    console.print(table)
+    hist = Table(title="ratings per value", show_header=True)
+    hist.add_column("rating")
+    hist.add_column("count", justify="right")
+    if familiar is not None:
+        hist.add_column("familiar", justify="right")
+    for value, count in stats["rating_counts"].items():
+        extra = [f"{familiar['rating_counts'].get(value, 0):,}"] if familiar is not None else []
+        hist.add_row(value, f"{count:,}", *extra)
+    console.print(hist)
+    console.print(f"MAR/MNAR rule: {stats['mar_mnar'].get('rule', '')}")
+
+
+def _activity(s: dict[str, Any]) -> str:
+    a = s["user_activity"]
+    return f"{a['min']:,} / {a['median']:g} / {a['max']:,}"
+
+
+def _fmt(value: Any, pattern: str) -> str:
+    return "-" if value is None else pattern.format(value)
+
+
+@data_app.command("fetch")
+def fetch_command(
+    name: str = typer.Argument(..., help="A known data set (see `receval data list`)."),
+    cache: Path | None = typer.Option(None, "--cache", help="Cache folder (default $RECEVAL_DATA or the user cache)."),
+    sha256: str | None = typer.Option(None, "--sha256", help="Expected SHA-256 of the download (overrides)."),
+) -> None:
+    """Download, verify and unpack a known data set; prints the folder to pass to --format."""
+    from receval.data.registry import DATASETS, fetch
+
+    folder = fetch(name, cache, sha256=sha256)
+    typer.echo(f"{folder}\t(load with --format {DATASETS[name].format})")
+
+
+@data_app.command("list")
+def list_command() -> None:
+    """The known data sets, their formats and whether a checksum is on record."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from receval.data.registry import DATASETS
+
+    table = Table(show_header=True)
+    for col in ("name", "format", "sha256", "description"):
+        table.add_column(col)
+    for d in DATASETS.values():
+        check = "by hand" if d.url is None else ("yes" if d.sha256 else "none (--sha256)")
+        table.add_row(d.name, d.format, check, d.description)
+    Console(width=160).print(table)
