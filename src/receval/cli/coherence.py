@@ -1,0 +1,246 @@
+"""``receval coherence``, ``receval barrier`` and ``receval coherence-split`` (seed 002)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+import pandas as pd
+import typer
+
+from receval.errors import ConfigError, DataError
+
+DataOpt = Annotated[Path, typer.Option("--data", help="Data file or folder.")]
+FormatOpt = Annotated[str, typer.Option("--format", help="Data format (movielens-100k, csv, tsv, parquet, ...).")]
+AspectsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--aspects",
+        help="Item attributes: a CSV/TSV with columns item,aspect (one row per pair; '|' separates several).",
+    ),
+]
+
+# the paper's configurations (Table 5): Pearson kNN with 50 neighbours, MF with 50 factors
+MODEL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "ib": ("item-knn", {"k": 50, "similarity": "pearson"}),
+    "ub": ("user-knn", {"k": 50, "similarity": "pearson"}),
+    "mf": ("mf", {"factors": 50}),
+}
+
+
+def _load(data: Path, format: str, aspects: Path | None):
+    from receval.data import load
+
+    inter = load(data, format)
+    if aspects is not None:
+        inter = inter.with_aspects(_read_aspects(aspects, inter))
+    return inter
+
+
+def _read_aspects(path: Path, inter) -> pd.DataFrame:
+    if not path.exists():
+        raise DataError("aspects file not found", path=path)
+    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+    table = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
+    missing = [c for c in ("item", "aspect") if c not in table.columns]
+    if missing:
+        raise DataError(f"needs columns item and aspect; it has {list(table.columns)}", path=path, column=missing[0])
+    table["aspect"] = table["aspect"].str.split("|")
+    table = table.explode("aspect")
+    table = table[table["aspect"].str.strip() != ""]
+    known = inter.item_index(table["item"].to_numpy(), strict=False) >= 0
+    table = table[known]  # attributes of items without ratings do not matter here
+    if table.empty:
+        raise DataError("no item of the aspects file is in the data set (compare the item ids)", path=path)
+    return table
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _key(user: Any) -> str:
+    return str(user.item() if isinstance(user, np.generic) else user)
+
+
+def coherence_command(
+    data: DataOpt,
+    format: FormatOpt,
+    aspects: AspectsOpt = None,
+    gamma: Annotated[str, typer.Option("--gamma", help="std|wstd|mean|wmean|entropy|kld|size")] = "wstd",
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres)."""
+    from receval.analysis.coherence import coherence
+
+    coh = coherence(_load(data, format, aspects), gamma)
+    summary = {k: _finite(v) if isinstance(v, float) else v for k, v in coh.summary().items()}
+    series = coh.to_series()
+    if json_out:
+        undefined = [_key(u) for u in coh.user_ids[~coh.defined]]
+        out = {"users": {_key(u): float(v) for u, v in series.items()}, **summary, "undefined_users": undefined}
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(
+        f"coherence ({gamma}) of {summary['n_users']} users; {summary['n_undefined']} without rated items "
+        f"with attributes (left out); {summary['n_unattributed_ratings']} ratings of items without attributes"
+    )
+    typer.echo(
+        f"mean {summary['mean']:.4f}  std {summary['std']:.4f}  min {summary['min']:.4f}  "
+        f"median {summary['median']:.4f}  max {summary['max']:.4f}"
+    )
+    ordered = series.sort_values(kind="stable")
+    typer.echo("least coherent users (difficult):")
+    for user, value in ordered.head(10).items():
+        typer.echo(f"  {_key(user)}\t{value:.4f}")
+    typer.echo("most coherent users (easy):")
+    for user, value in ordered.tail(10)[::-1].items():
+        typer.echo(f"  {_key(user)}\t{value:.4f}")
+
+
+def barrier_command(
+    data: DataOpt,
+    format: FormatOpt,
+    ddof: Annotated[int, typer.Option("--ddof", help="0: the paper's 1/m; 1: unbiased 1/(m-1).")] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap replicates for the CIs (0: none).")] = 1000,
+    confidence: Annotated[float, typer.Option("--confidence")] = 0.95,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    rmse: Annotated[
+        float | None, typer.Option("--rmse", help="An evaluation's RMSE to check against the barrier.")
+    ] = None,
+    predictions: Annotated[
+        Path | None,
+        typer.Option("--predictions", help="Predictions file (user,item,rating,prediction) to check per user."),
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Magic barrier (Algorithm 1 of Said & Bellogín 2018) from repeated ratings."""
+    from receval.analysis.barrier import check_overfitting, magic_barrier
+    from receval.data import load
+
+    if ddof not in (0, 1):
+        raise ConfigError(f"--ddof {ddof}: use 0 (the paper's 1/m) or 1 (unbiased)")
+    mb = magic_barrier(load(data, format), ddof=ddof, n_bootstrap=bootstrap, confidence=confidence, seed=seed)
+    checks = []
+    if rmse is not None:
+        checks.append(check_overfitting(rmse, mb))
+    if predictions is not None:
+        checks.append(check_overfitting(_per_user_rmse(predictions), mb))
+    if json_out:
+        users = mb.users
+        out = {
+            **{k: (_finite(v) if isinstance(v, float) else v) for k, v in mb.summary().items()},
+            "system_ci": [_finite(v) for v in mb.system_ci],
+            "users": {_key(u): float(b) for u, b in users["barrier"].items()},
+            "users_ci": {
+                _key(u): [_finite(lo), _finite(hi)]
+                for u, lo, hi in zip(users.index, users["ci_low"], users["ci_high"], strict=True)
+            },
+        }
+        if checks:
+            out["overfitting"] = [c.summary() for c in checks]
+        typer.echo(json.dumps(out))
+        return
+    lo, hi = mb.system_ci
+    ci = f" ({mb.confidence:.0%} CI {lo:.4f}..{hi:.4f})" if bootstrap else ""
+    typer.echo(f"magic barrier {mb.system:.4f}{ci}, ddof={mb.ddof}")
+    typer.echo(
+        f"{mb.n_pairs} pairs rated {mb.m_min}..{mb.m_max} times by {len(mb.users)} users; "
+        f"{mb.n_single} pairs rated once left out"
+    )
+    b = mb.users["barrier"]
+    typer.echo(f"per user: mean {b.mean():.4f}  median {b.median():.4f}  min {b.min():.4f}  max {b.max():.4f}")
+    for check in checks:
+        typer.echo(("WARNING overfitting: " if check.flagged else "ok: ") + check.message)
+
+
+def _per_user_rmse(path: Path) -> pd.Series:
+    if not path.exists():
+        raise DataError("predictions file not found", path=path)
+    frame = pd.read_csv(path, sep=None, engine="python")
+    missing = [c for c in ("user", "rating", "prediction") if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"needs columns user, rating, prediction (as `receval predict` writes); it has {list(frame.columns)}",
+            path=path,
+            column=missing[0],
+        )
+    err2 = (frame["prediction"].astype(float) - frame["rating"].astype(float)) ** 2
+    return np.sqrt(err2.groupby(frame["user"]).mean())
+
+
+def _parse_ps(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError as err:
+        raise ConfigError(f"--p {text!r}: give shares of difficult users like 0.1,0.5,0.9") from err
+
+
+def model_factories(names: list[str], seed: int) -> dict[str, Any]:
+    """Factories for ``--models``: ``ib``, ``ub``, ``mf`` (the paper's settings) or any algorithm name."""
+    from receval.recommenders import make
+
+    out = {}
+    for name in names:
+        algo, params = MODEL_ALIASES.get(name, (name, {}))
+        if algo == "mf":
+            params = {**params, "seed": seed}
+        make(algo, **params)  # fail early on unknown names or parameters
+
+        def factory(algo: str = algo, params: dict[str, Any] = params) -> Any:
+            return make(algo, **params)
+
+        out[name.upper() if name in MODEL_ALIASES else name] = factory
+    return out
+
+
+def coherence_split_command(
+    data: DataOpt,
+    format: FormatOpt,
+    aspects: AspectsOpt = None,
+    p: Annotated[str, typer.Option("--p", help="Shares of difficult users, comma-separated.")] = "0.1,0.5,0.9",
+    models: Annotated[str, typer.Option("--models", help="ib,ub,mf or algorithm names.")] = "ib,ub,mf",
+    folds: Annotated[int, typer.Option("--folds", help="Per-user k-fold cross-validation.")] = 5,
+    gamma: Annotated[str, typer.Option("--gamma")] = "wstd",
+    avg: Annotated[str, typer.Option("--avg", help="users (weighted by test users) or equal.")] = "users",
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for table.csv, rmse.csv, figure.png.")] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
+) -> None:
+    """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
+    from receval.analysis.partitions import coherence_split_experiment
+
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    if folds < 2:
+        raise ConfigError(f"--folds {folds}: cross-validation needs at least 2 folds")
+    factories = model_factories(names, seed)
+    inter = _load(data, format, aspects)
+    if inter.has_duplicates:
+        inter = inter.deduplicate("last")
+    result = coherence_split_experiment(inter, factories, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse)):
+            tmp = out / f".{name}.tmp"
+            frame.to_csv(tmp)
+            tmp.replace(out / name)
+        tmp = out / ".figure.tmp.png"
+        result.plot(tmp)
+        tmp.replace(out / "figure.png")
+    if json_out:
+        typer.echo(result.table.reset_index().to_json(orient="records"))
+        return
+    typer.echo(result.table6().to_string(index=False))
+    typer.echo(f"relative RMSE in % w.r.t. All-All; ▲ best, ▼ worst; coherence {gamma}, {folds}-fold per user")
+    if out is not None:
+        typer.echo(f"wrote {out / 'table.csv'}, {out / 'rmse.csv'}, {out / 'figure.png'}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``coherence``, ``barrier`` and ``coherence-split`` to the main app."""
+    app.command("coherence")(coherence_command)
+    app.command("barrier")(barrier_command)
+    app.command("coherence-split")(coherence_split_command)
