@@ -1,0 +1,316 @@
+"""User- and item-based k-nearest-neighbour collaborative filtering.
+
+Both models compute a dense similarity matrix between "x" entities (users for
+:class:`UserKNN`, items for :class:`ItemKNN`) from the ratings they share:
+
+``pearson``
+    Pearson correlation over the co-rated entries only, with the means taken over
+    those common entries (scikit-surprise's ``pearson``):
+    ``(n Σab − Σa Σb) / sqrt((n Σa² − (Σa)²)(n Σb² − (Σb)²))``, 0 when undefined.
+``cosine``
+    Cosine over the co-rated entries (norms over the common entries, as surprise).
+``adjusted-cosine``
+    Cosine over the co-rated entries of ratings centred by the mean of the *other*
+    entity (the user's mean for item-based, Sarwar et al. 2001; the item's mean for
+    user-based).
+
+A pair with fewer than ``min_support`` common entries has similarity 0; with
+``shrinkage`` λ > 0 similarities are multiplied by ``n / (n + λ)`` (n = common entries).
+The diagonal is 1.
+
+Rating prediction is scikit-surprise's ``KNNWithMeans``: among the entities that
+rated the target (its raters for user-based, the user's rated items for
+item-based), take the ``k`` most similar (ties: the earlier training row first),
+keep those with positive similarity, and predict
+``μ_x + Σ sim·(r − μ_neighbour) / Σ sim``; with fewer than ``min_k`` such neighbours
+the prediction is ``μ_x``. When the user or the item has no training rating the
+prediction is the global mean (as surprise). Predictions are clipped to the rating
+scale when ``clip``.
+
+Top-N scoring (``score``) uses a fixed neighbourhood per entity: its ``k`` most
+similar others with positive similarity (ties: the lower index). Item-based: ``score(u, i) = Σ_{j ∈ N_k(i) ∩ I_u}
+sim(i, j)·w_uj``; user-based: ``score(u, i) = Σ_{v ∈ N_k(u)} sim(u, v)·w_vi``, where
+``w`` is the rating (``centered=False``, default) or the rating minus the
+neighbour's mean (``centered=True``). Items no neighbour rated score 0.
+
+Memory: the similarity matrix is dense, ``n_x² × 8`` bytes (6,040 users: 290 MB);
+more than 40,000 entities raises :class:`~receval.errors.ConfigError`.
+
+Examples
+--------
+>>> from receval import Interactions
+>>> train = Interactions.from_arrays([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 2], [5, 4, 4, 3, 1, 2])
+>>> model = ItemKNN(k=2).fit(train)
+>>> float(model.similarity_[0, 1])
+1.0
+>>> model.predict([2], [1]).round(3).tolist()
+[1.167]
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import numba
+import numpy as np
+import scipy.sparse as sp
+
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError
+from receval.recommenders.base import Recommender
+from receval.recommenders.baselines import check_pairs
+from receval.recommenders.topn import _topk_batch
+
+__all__ = ["UserKNN", "ItemKNN"]
+
+_SIMILARITIES = ("pearson", "cosine", "adjusted-cosine")
+_MAX_ENTITIES = 40_000
+
+
+@numba.njit(parallel=True, cache=True)
+def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, shrinkage):  # pragma: no cover
+    n_x = len(x_ptr) - 1
+    sim = np.zeros((n_x, n_x))
+    n_chunks = min(n_x, 64)
+    for c in numba.prange(n_chunks):
+        freq = np.zeros(n_x)
+        prods = np.zeros(n_x)
+        si = np.zeros(n_x)
+        sj = np.zeros(n_x)
+        sqi = np.zeros(n_x)
+        sqj = np.zeros(n_x)
+        touched = np.empty(n_x, dtype=np.int64)
+        for xi in range(c, n_x, n_chunks):
+            n_touched = 0
+            for p in range(x_ptr[xi], x_ptr[xi + 1]):
+                y = x_idx[p]
+                ri = x_val[p]
+                for q in range(y_ptr[y], y_ptr[y + 1]):
+                    xj = y_idx[q]
+                    rj = y_val[q]
+                    if freq[xj] == 0:
+                        touched[n_touched] = xj
+                        n_touched += 1
+                    freq[xj] += 1
+                    prods[xj] += ri * rj
+                    sqi[xj] += ri * ri
+                    sqj[xj] += rj * rj
+                    si[xj] += ri
+                    sj[xj] += rj
+            for t in range(n_touched):
+                xj = touched[t]
+                n = freq[xj]
+                s = 0.0
+                if n >= min_support:
+                    if pearson:
+                        num = n * prods[xj] - si[xj] * sj[xj]
+                        den = np.sqrt((n * sqi[xj] - si[xj] ** 2) * (n * sqj[xj] - sj[xj] ** 2))
+                    else:
+                        num = prods[xj]
+                        den = np.sqrt(sqi[xj] * sqj[xj])
+                    if den != 0:
+                        s = num / den
+                    if shrinkage > 0:
+                        s *= n / (n + shrinkage)
+                sim[xi, xj] = s
+                freq[xj] = 0
+                prods[xj] = 0
+                si[xj] = 0
+                sj[xj] = 0
+                sqi[xj] = 0
+                sqj[xj] = 0
+            sim[xi, xi] = 1.0
+    return sim
+
+
+@numba.njit(parallel=True, cache=True)
+def _predict(xs, ys, sim, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k, global_mean):  # pragma: no cover
+    out = np.empty(len(xs))
+    for p in numba.prange(len(xs)):
+        x = xs[p]
+        y = ys[p]
+        if not (known_x[x] and known_y[y]):
+            out[p] = global_mean
+            continue
+        start = y_ptr[y]
+        cand = y_idx[start : y_ptr[y + 1]]
+        sims = np.empty(len(cand))
+        for j in range(len(cand)):
+            sims[j] = sim[x, cand[j]]
+        order = np.argsort(-sims, kind="mergesort")  # stable: ties keep training-row order
+        sum_sim = 0.0
+        sum_r = 0.0
+        actual_k = 0
+        for j in range(min(k, len(cand))):
+            s = sims[order[j]]
+            if s > 0:
+                sum_sim += s
+                sum_r += s * (y_val[start + order[j]] - means[cand[order[j]]])
+                actual_k += 1
+        if actual_k < min_k:
+            sum_r = 0.0
+        est = means[x]
+        if sum_sim != 0:
+            est += sum_r / sum_sim
+        out[p] = est
+    return out
+
+
+def _top_neighbours(sim: np.ndarray, k: int) -> sp.csr_matrix:
+    """Each row's k largest positive off-diagonal similarities (ties: lower index), sparse."""
+    n = sim.shape[0]
+    kk = min(k, n - 1)
+    if kk <= 0:
+        return sp.csr_matrix((n, n))
+    rows_out, cols_out, vals_out = [], [], []
+    block = max(1, 4_000_000 // n)
+    order = np.arange(n)
+    for start in range(0, n, block):
+        s = sim[start : start + block].copy()
+        rows = np.arange(len(s))
+        s[rows, rows + start] = -np.inf
+        s[s <= 0] = -np.inf
+        cols, vals = _topk_batch(s, kk, order, np.zeros(len(s), dtype=np.int64))
+        keep = cols >= 0
+        rows_out.append(np.broadcast_to(rows[:, None] + start, cols.shape)[keep])
+        cols_out.append(cols[keep])
+        vals_out.append(vals[keep])
+    return sp.csr_matrix((np.concatenate(vals_out), (np.concatenate(rows_out), np.concatenate(cols_out))), shape=(n, n))
+
+
+class _KNN(Recommender):
+    user_based: ClassVar[bool]
+
+    def __init__(
+        self,
+        k: int = 50,
+        similarity: Literal["pearson", "cosine", "adjusted-cosine"] = "pearson",
+        min_k: int = 1,
+        min_support: int = 1,
+        shrinkage: float = 0.0,
+        centered: bool = False,
+        clip: bool = True,
+    ):
+        self.k = k
+        self.similarity = similarity
+        self.min_k = min_k
+        self.min_support = min_support
+        self.shrinkage = shrinkage
+        self.centered = centered
+        self.clip = clip
+
+    def _validate(self) -> None:
+        if self.similarity not in _SIMILARITIES:
+            raise ConfigError(f"similarity={self.similarity!r} is not one of {list(_SIMILARITIES)}")
+        for name in ("k", "min_k", "min_support"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (name != "min_k"):
+                raise ConfigError(f"{name} must be an integer >= {int(name != 'min_k')}, got {value!r}")
+        if not self.shrinkage >= 0:
+            raise ConfigError(f"shrinkage must be >= 0, got {self.shrinkage!r}")
+
+    def fit(self, train: Interactions) -> _KNN:
+        self._validate()
+        self._start_fit(train)
+        n_x = self.n_users_ if self.user_based else self.n_items_
+        if n_x > _MAX_ENTITIES:
+            kind = "users" if self.user_based else "items"
+            raise ConfigError(
+                f"{type(self).__name__} keeps a dense {n_x} x {n_x} similarity matrix of {kind} "
+                f"({n_x * n_x * 8 / 1e9:.1f} GB); filter the data or use another algorithm"
+            )
+        ratings_csr = train.to_csr()  # raises DataError on repeated pairs
+        users, items = train.users.astype(np.int64), train.items.astype(np.int64)
+        r = train.ratings.astype(np.float64)
+        x, y = (users, items) if self.user_based else (items, users)
+        n_y = self.n_items_ if self.user_based else self.n_users_
+        x_count = np.bincount(x, minlength=n_x)
+        y_count = np.bincount(y, minlength=n_y)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.means_ = np.nan_to_num(np.bincount(x, weights=r, minlength=n_x) / x_count)
+            y_means = np.nan_to_num(np.bincount(y, weights=r, minlength=n_y) / y_count)
+        values = r - y_means[y] if self.similarity == "adjusted-cosine" else r
+        # Y-major lists keep training-row order (surprise's neighbour tie order).
+        y_order = np.argsort(y, kind="stable")
+        y_ptr = np.concatenate([[0], np.cumsum(y_count)])
+        x_order = np.argsort(x, kind="stable")
+        x_ptr = np.concatenate([[0], np.cumsum(x_count)])
+        self.similarity_ = _similarity(
+            x_ptr,
+            y[x_order],
+            values[x_order],
+            y_ptr,
+            x[y_order],
+            values[y_order],
+            self.similarity == "pearson",
+            int(self.min_support),
+            float(self.shrinkage),
+        )
+        self._y_ptr, self._y_idx, self._y_val = y_ptr, x[y_order], r[y_order]
+        self._known_x, self._known_y = x_count > 0, y_count > 0
+        self.global_mean_ = float(r.mean())
+        self.scale_ = train.scale
+        self.neighbours_ = _top_neighbours(self.similarity_, int(self.k))
+        weights = ratings_csr.astype(np.float64)
+        if self.centered:
+            centre = self.means_[users] if self.user_based else self.means_[items]
+            weights = sp.csr_matrix((r - centre, (users, items)), shape=ratings_csr.shape)
+        self._weights = weights.tocsr()
+        return self
+
+    def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans``."""
+        users, items = check_pairs(self, users, items)
+        xs, ys = (users, items) if self.user_based else (items, users)
+        est = _predict(
+            xs,
+            ys,
+            self.similarity_,
+            self._y_ptr,
+            self._y_idx,
+            self._y_val,
+            self.means_,
+            self._known_x,
+            self._known_y,
+            int(self.k),
+            int(self.min_k),
+            self.global_mean_,
+        )
+        return np.clip(est, self.scale_.low, self.scale_.high) if self.clip else est
+
+    def score(self, users: np.ndarray) -> np.ndarray:
+        """Top-N scores: similarity-weighted sums over the fixed k-neighbourhoods."""
+        users = self._check_users(users)
+        if self.user_based:
+            out = self.neighbours_[users] @ self._weights
+        else:
+            out = self._weights[users] @ self.neighbours_.T
+        return out.toarray()
+
+
+class UserKNN(_KNN):
+    """User-based kNN (similar users' ratings of the item); see the module docstring.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> train = Interactions.from_arrays([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 1, 2], [5, 3, 4, 2, 1, 4])
+    >>> UserKNN(k=5).fit(train).score([0]).round(2).tolist()
+    [[4.0, 2.0, 0.0]]
+    """
+
+    user_based = True
+
+
+class ItemKNN(_KNN):
+    """Item-based kNN (the user's ratings of similar items); see the module docstring.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> train = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 1, 1], [5, 3, 4, 2, 4])
+    >>> ItemKNN(k=5, similarity="cosine").fit(train).score([2]).round(3).tolist()
+    [[3.985, 0.0]]
+    """
+
+    user_based = False

@@ -1,0 +1,159 @@
+"""kNN: oracle tests against scikit-surprise's KNNWithMeans, brute-force similarities, top-N."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from receval import Interactions
+from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
+from receval.recommenders import make, recommend
+from receval.recommenders.knn import ItemKNN, UserKNN
+
+surprise = pytest.importorskip("surprise")
+
+
+def _generated(seed: int = 0, n_users: int = 250, n_items: int = 180) -> tuple[Interactions, Interactions]:
+    """Low-rank ratings 1..5 with popularity-biased exposure, split 80/20 by rows."""
+    rng = np.random.default_rng(seed)
+    uf, itf = rng.normal(size=(n_users, 3)), rng.normal(size=(n_items, 3))
+    pop = rng.pareto(1.5, n_items) + 0.5
+    mask = rng.random((n_users, n_items)) < np.minimum(0.6, 0.15 * pop / np.median(pop))[None, :]
+    u, i = np.nonzero(mask)
+    order = rng.permutation(len(u))  # rows in no particular order: exercises the tie order
+    u, i = u[order], i[order]
+    r = np.clip(np.round(3 + (uf[u] * itf[i]).sum(1) + rng.normal(0, 0.7, len(u))), 1, 5)
+    data = Interactions.from_arrays(u, i, r)
+    test = rng.random(len(u)) < 0.2
+    return data.subset(~test), data.subset(test)
+
+
+@pytest.fixture(scope="module")
+def split() -> tuple[Interactions, Interactions]:
+    return _generated()
+
+
+def _surprise_predictions(train: Interactions, test: Interactions, **options) -> np.ndarray:
+    df = train.to_frame(original_ids=False)[["user", "item", "rating"]]
+    reader = surprise.Reader(rating_scale=(train.scale.low, train.scale.high))
+    trainset = surprise.Dataset.load_from_df(df, reader).build_full_trainset()
+    k, min_k = options.pop("k"), options.pop("min_k", 1)
+    algo = surprise.KNNWithMeans(k=k, min_k=min_k, sim_options=options, verbose=False).fit(trainset)
+    return np.array([algo.predict(u, i).est for u, i in zip(test.users.tolist(), test.items.tolist(), strict=True)])
+
+
+@pytest.mark.parametrize("user_based", [False, True])
+def test_pearson_k50_equals_surprise_knn_with_means(split, user_based):
+    train, test = split
+    assert len(test) > 1500
+    ref = _surprise_predictions(train, test, k=50, name="pearson", user_based=user_based)
+    cls = UserKNN if user_based else ItemKNN
+    got = cls(k=50, similarity="pearson").fit(train).predict(test.users, test.items)
+    np.testing.assert_allclose(got, ref, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize(
+    ("user_based", "options"),
+    [
+        (False, {"k": 5, "min_k": 3, "name": "cosine", "min_support": 3}),
+        (True, {"k": 10, "min_k": 2, "name": "pearson", "min_support": 4}),
+    ],
+)
+def test_other_settings_equal_surprise(split, user_based, options):
+    train, test = split
+    ref = _surprise_predictions(train, test, user_based=user_based, **dict(options))
+    cls = UserKNN if user_based else ItemKNN
+    model = cls(k=options["k"], min_k=options["min_k"], similarity=options["name"], min_support=options["min_support"])
+    got = model.fit(train).predict(test.users, test.items)
+    np.testing.assert_allclose(got, ref, atol=1e-6, rtol=0)
+
+
+def _brute_similarity(dense: np.ndarray, kind: str, shrinkage: float, min_support: int) -> np.ndarray:
+    """Columns are the compared entities; 0 = unrated."""
+    rated = dense > 0
+    if kind == "adjusted-cosine":
+        row_mean = np.where(rated, dense, 0).sum(1) / np.maximum(rated.sum(1), 1)
+        dense = np.where(rated, dense - row_mean[:, None], 0)
+    n = dense.shape[1]
+    sim = np.eye(n)
+    for a in range(n):
+        for b in range(n):
+            if a == b:
+                continue
+            common = rated[:, a] & rated[:, b]
+            m = common.sum()
+            if m < min_support or m == 0:
+                continue
+            x, y = dense[common, a], dense[common, b]
+            if kind == "pearson":
+                x, y = x - x.mean(), y - y.mean()
+            den = np.sqrt((x * x).sum() * (y * y).sum())
+            s = (x * y).sum() / den if den > 1e-12 else 0.0
+            sim[a, b] = s * (m / (m + shrinkage) if shrinkage else 1.0)
+    return sim
+
+
+@pytest.mark.parametrize("kind", ["pearson", "cosine", "adjusted-cosine"])
+@pytest.mark.parametrize("user_based", [False, True])
+def test_similarities_equal_brute_force(kind, user_based):
+    train, _ = _generated(seed=3, n_users=40, n_items=30)
+    dense = train.to_csr().toarray().astype(np.float64)
+    if user_based:
+        dense = dense.T
+    cls = UserKNN if user_based else ItemKNN
+    model = cls(similarity=kind, shrinkage=2.5, min_support=2).fit(train)
+    np.testing.assert_allclose(model.similarity_, _brute_similarity(dense, kind, 2.5, 2), atol=1e-10)
+
+
+@pytest.mark.parametrize("centered", [False, True])
+def test_topn_scores_equal_brute_force(split, centered):
+    train, _ = split
+    dense = train.to_csr().toarray().astype(np.float64)
+    rated = dense > 0
+    for cls in (ItemKNN, UserKNN):
+        model = cls(k=7, centered=centered).fit(train)
+        sim = model.similarity_.copy()
+        np.fill_diagonal(sim, -np.inf)
+        nbrs = np.zeros_like(sim)
+        for x in range(len(sim)):
+            top = np.argsort(-sim[x], kind="stable")[:7]
+            top = top[sim[x, top] > 0]
+            nbrs[x, top] = sim[x, top]
+        axis = 1 if cls is UserKNN else 0
+        means = dense.sum(axis) / np.maximum(rated.sum(axis), 1)
+        w = dense - (np.expand_dims(means, axis) if centered else 0)
+        w = np.where(rated, w, 0)
+        expected = nbrs[:20] @ w if cls is UserKNN else w[:20] @ nbrs.T
+        np.testing.assert_allclose(model.score(np.arange(20)), expected, atol=1e-9)
+
+
+def test_topn_lists_exclude_training_items(split):
+    train, _ = split
+    model = make("item-knn", k=20, similarity="cosine").fit(train)
+    items, scores = recommend(model, np.arange(train.n_users), 10, exclude=train)
+    rated = train.to_csr().toarray() > 0
+    assert not rated[np.arange(train.n_users)[:, None], items].any()
+    assert (np.diff(scores, axis=1) <= 0).all()
+
+
+def test_cold_start_and_bad_input(split):
+    train, _ = split
+    model = ItemKNN()
+    with pytest.raises(NotFittedError):
+        model.predict([0], [0])
+    model.fit(train)
+    with pytest.raises(ColdStartError, match="user index"):
+        model.predict([train.n_users], [0])
+    with pytest.raises(ColdStartError, match="item index"):
+        model.predict([0], [-1])
+    # in the id space but without training ratings: the global mean (as surprise)
+    no_item = train.subset(train.items != 3)
+    fitted = ItemKNN().fit(no_item)
+    assert fitted.predict([0], [3])[0] == pytest.approx(float(no_item.ratings.astype(float).mean()))
+    with pytest.raises(ConfigError, match="similarity='jaccard'"):
+        ItemKNN(similarity="jaccard").fit(train)
+    with pytest.raises(ConfigError, match="k must be"):
+        UserKNN(k=0).fit(train)
+    duplicated = Interactions.from_arrays([0, 0], [1, 1], [3, 4])
+    with pytest.raises(DataError, match="deduplicate"):
+        UserKNN().fit(duplicated)
