@@ -1,0 +1,341 @@
+"""Evaluation dimensions (seed 003): metrics per user, item and time slice, with statistics per slice.
+
+- **User slices** group users (activity quantiles, new vs returning, demographics when
+  the data ships them); a per-user metric table is simply restricted to each group.
+- **Item slices** group items (popularity bins, average-rating bins, new items, one
+  group per aspect); **time slices** group test ratings by their timestamp
+  (weekday/weekend, part of the day, season). For both, the metrics are computed again
+  with the truth restricted to the slice — the lists stay as they are — so a slice's
+  precision counts the hits on that slice's items or moments.
+
+Group definitions (``n_bins`` = 4 by default):
+
+=====================  ==================================================================
+``activity``           quartiles of the users' training profile sizes (equal-size bins)
+``new_returning``      "new": first rating in the latest 20 % of the data's time span
+                       (no timestamps: no training rating); otherwise "returning"
+``age``                MovieLens brackets <18, 18-24, 25-34, 35-44, 45-49, 50-55, 56+
+``gender``,            the values of the user-feature table (``load_user_features``)
+``occupation``
+``popularity``         "unseen" (no training rating), then quartiles of training counts
+``avg_rating``         "unrated", then quartiles of the items' mean training rating
+``new_items``          "new": first rating in the latest 20 % of the time span
+                       (no timestamps: no training rating); otherwise "old"
+``aspect``             one group per aspect (an item may be in several)
+``weekday``            weekday / weekend (Saturday, Sunday; UTC)
+``hour``               night 0-5, morning 6-11, afternoon 12-17, evening 18-23 (UTC)
+``season``             winter (Dec-Feb), spring, summer, autumn (meteorological, north)
+=====================  ==================================================================
+
+Examples
+--------
+>>> import numpy as np, pandas as pd
+>>> per_user = pd.DataFrame({"user_index": [0, 1, 2, 3], "metric": "ndcg@10", "value": [0.1, 0.2, 0.3, 0.4]})
+>>> groups = {"light": np.array([True, True, False, False]), "heavy": np.array([False, False, True, True])}
+>>> slice_table(per_user, groups).groupby("group")["value"].mean().round(2).to_dict()
+{'heavy': 0.35, 'light': 0.15}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from receval.analysis.significance import bootstrap_ci, compare_systems
+from receval.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from receval.data.interactions import Interactions
+
+__all__ = [
+    "SLICERS",
+    "user_groups",
+    "item_groups",
+    "time_groups",
+    "slice_table",
+    "evaluate_slices",
+    "slice_summary",
+    "compare_slices",
+]
+
+SLICERS: dict[str, tuple[str, ...]] = {
+    "user": ("activity", "new_returning", "age", "gender", "occupation"),
+    "item": ("popularity", "avg_rating", "new_items", "aspect"),
+    "time": ("weekday", "hour", "season"),
+}
+_AGE_EDGES = [0, 18, 25, 35, 45, 50, 56, 200]
+_AGE_LABELS = ["<18", "18-24", "25-34", "35-44", "45-49", "50-55", "56+"]
+_NEW_FRACTION = 0.2
+
+
+def _quantile_groups(values: np.ndarray, eligible: np.ndarray, n_bins: int, what: str) -> dict[str, np.ndarray]:
+    """Equal-size bins of ``values`` over the eligible entries (ties broken by position)."""
+    out: dict[str, np.ndarray] = {}
+    idx = np.flatnonzero(eligible)
+    if len(idx) == 0:
+        return out
+    order = idx[np.argsort(values[idx], kind="stable")]
+    for b, chunk in enumerate(np.array_split(order, min(n_bins, len(order)))):
+        mask = np.zeros(len(values), dtype=bool)
+        mask[chunk] = True
+        lo, hi = values[chunk].min(), values[chunk].max()
+        out[f"q{b + 1} ({what} {lo:g}-{hi:g})"] = mask
+    return out
+
+
+def _first_seen(train: Interactions, test: Interactions, of: str) -> tuple[np.ndarray, float] | None:
+    if train.timestamps is None or test.timestamps is None:
+        return None
+    idx = np.concatenate([getattr(train, of), getattr(test, of)])
+    ts = np.concatenate([train.timestamps, test.timestamps])
+    n = train.n_users if of == "users" else train.n_items
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, idx, ts)
+    cut = ts.min() + (1 - _NEW_FRACTION) * (ts.max() - ts.min())
+    return first, float(cut)
+
+
+def user_groups(
+    name: str,
+    train: Interactions,
+    test: Interactions,
+    *,
+    user_features: pd.DataFrame | None = None,
+    n_bins: int = 4,
+) -> dict[str, np.ndarray]:
+    """Boolean masks over the user id space, one per group of the user slice ``name``.
+
+    >>> from receval import Interactions
+    >>> d = Interactions.from_arrays([0, 0, 0, 1, 2, 2], [0, 1, 2, 0, 1, 2], [5, 4, 3, 2, 5, 1])
+    >>> sorted(user_groups("activity", d, d, n_bins=2))
+    ['q1 (ratings 1-2)', 'q2 (ratings 3-3)']
+    """
+    n = train.n_users
+    if name == "activity":
+        counts = np.bincount(train.users, minlength=n).astype(float)
+        seen = np.zeros(n, dtype=bool)
+        seen[train.users] = True
+        seen[test.users] = True
+        return _quantile_groups(counts, seen, n_bins, "ratings")
+    if name == "new_returning":
+        first = _first_seen(train, test, "users")
+        if first is None:
+            new = np.bincount(train.users, minlength=n) == 0
+        else:
+            new = (first[0] >= first[1]) & (first[0] < np.iinfo(np.int64).max)
+        return {"new": new, "returning": ~new}
+    if name in ("age", "gender", "occupation"):
+        if user_features is None or name not in user_features.columns:
+            raise DataError(f"user slice {name!r} needs user features with a {name!r} column (MovieLens 100K/1M)")
+        feats = user_features.set_index(user_features["user"].astype(str))[name]
+        values = feats.reindex(pd.Index(train.user_ids.astype(str))).to_numpy()
+        if name == "age":
+            values = pd.cut(pd.to_numeric(values), _AGE_EDGES, right=False, labels=_AGE_LABELS).astype(object)
+            values = np.asarray(values)
+        labels = [v for v in pd.unique(values) if not pd.isna(v)]
+        return {str(v): np.asarray(values == v, dtype=bool) for v in sorted(labels, key=str)}
+    raise ConfigError(f"unknown user slice {name!r}; valid: {', '.join(SLICERS['user'])}")
+
+
+def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: int = 4) -> dict[str, np.ndarray]:
+    """Boolean masks over the item id space, one per group of the item slice ``name``.
+
+    >>> from receval import Interactions
+    >>> d = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 1, 0], [5, 4, 3, 2, 5])
+    >>> {k: v.tolist() for k, v in item_groups("popularity", d, d, n_bins=2).items()}
+    {'q1 (training ratings 2-2)': [False, True], 'q2 (training ratings 3-3)': [True, False]}
+    """
+    m = train.n_items
+    counts = np.bincount(train.items, minlength=m)
+    if name == "popularity":
+        groups = {"unseen": counts == 0} if np.any(counts == 0) else {}
+        return groups | _quantile_groups(counts.astype(float), counts > 0, n_bins, "training ratings")
+    if name == "avg_rating":
+        sums = np.bincount(train.items, weights=train.ratings, minlength=m)
+        mean = np.divide(sums, counts, out=np.zeros(m), where=counts > 0)
+        groups = {"unrated": counts == 0} if np.any(counts == 0) else {}
+        return groups | _quantile_groups(mean, counts > 0, n_bins, "mean rating")
+    if name == "new_items":
+        first = _first_seen(train, test, "items")
+        if first is None:
+            new = counts == 0
+        else:
+            new = (first[0] >= first[1]) & (first[0] < np.iinfo(np.int64).max)
+        return {"new": new, "old": ~new}
+    if name == "aspect":
+        if train.aspects is None:
+            raise DataError("item slice 'aspect' needs item aspects (e.g. MovieLens genres)")
+        a = train.aspects.tocsc()
+        out = {}
+        for j, aspect in enumerate(train.aspect_names):
+            mask = np.zeros(m, dtype=bool)
+            mask[a.indices[a.indptr[j] : a.indptr[j + 1]]] = True
+            out[str(aspect)] = mask
+        return out
+    raise ConfigError(f"unknown item slice {name!r}; valid: {', '.join(SLICERS['item'])}")
+
+
+def time_groups(name: str, test: Interactions) -> dict[str, np.ndarray]:
+    """Boolean masks over the test rows, one per group of the time slice ``name`` (UTC).
+
+    >>> from receval import Interactions
+    >>> t = Interactions.from_arrays([0, 0], [0, 1], [5, 4], timestamps=[0, 2 * 86400])  # Thu, Sat
+    >>> {k: v.tolist() for k, v in time_groups("weekday", t).items()}
+    {'weekday': [True, False], 'weekend': [False, True]}
+    """
+    if test.timestamps is None:
+        raise DataError(f"time slice {name!r} needs timestamps; this data set has none")
+    when = pd.to_datetime(test.timestamps, unit="s", utc=True)
+    if name == "weekday":
+        weekend = np.asarray(when.day_of_week >= 5)
+        return {"weekday": ~weekend, "weekend": weekend}
+    if name == "hour":
+        hour = np.asarray(when.hour)
+        bands = (("night", 0), ("morning", 6), ("afternoon", 12), ("evening", 18))
+        return {f"{label} {lo}-{lo + 5}": (hour >= lo) & (hour < lo + 6) for label, lo in bands}
+    if name == "season":
+        month = np.asarray(when.month)
+        seasons = {"winter": (12, 1, 2), "spring": (3, 4, 5), "summer": (6, 7, 8), "autumn": (9, 10, 11)}
+        return {s: np.isin(month, months) for s, months in seasons.items()}
+    raise ConfigError(f"unknown time slice {name!r}; valid: {', '.join(SLICERS['time'])}")
+
+
+def slice_table(
+    per_user: pd.DataFrame, groups: Mapping[str, np.ndarray], *, user_col: str = "user_index"
+) -> pd.DataFrame:
+    """Rows of a per-user table whose user is in each group, with a ``group`` column (groups may overlap)."""
+    if user_col not in per_user.columns:
+        raise DataError(f"per-user table lacks column {user_col!r}; it has {list(per_user.columns)}")
+    users = per_user[user_col].to_numpy()
+    frames = []
+    for label, mask in groups.items():
+        keep = np.asarray(mask, dtype=bool)[users]
+        if keep.any():
+            frames.append(per_user.loc[keep].assign(group=label))
+    if not frames:
+        return per_user.iloc[:0].assign(group=pd.Series(dtype=object))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _long(wide: pd.DataFrame, user_ids: np.ndarray) -> pd.DataFrame:
+    """Wide per-user frame (index = user index, metric columns, NaN = not evaluated) to long rows."""
+    frames = []
+    for metric in wide.columns:
+        col = wide[metric]
+        col = col[col.notna()]
+        idx = col.index.to_numpy()
+        frames.append(
+            pd.DataFrame(
+                {
+                    "user_index": idx.astype(np.int32),
+                    "user": user_ids[idx].astype(str),
+                    "metric": str(metric),
+                    "value": col.to_numpy(dtype=np.float64),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def evaluate_slices(
+    evaluate: Callable[[Interactions], pd.DataFrame],
+    train: Interactions,
+    test: Interactions,
+    slices: Mapping[str, Sequence[str]],
+    *,
+    user_features: pd.DataFrame | None = None,
+    n_bins: int = 4,
+) -> pd.DataFrame:
+    """Per-user metric values for every group of every requested slice.
+
+    ``evaluate(truth)`` must return the per-user metrics of the (fixed) recommendation
+    lists against ``truth`` (an :class:`Interactions` subset of ``test``): a frame
+    indexed by user index with one column per metric, NaN for users not evaluated.
+    User slices reuse the full evaluation; item and time slices call ``evaluate`` with
+    the truth restricted to the slice.
+
+    Returns a long table: ``dimension``, ``slice``, ``group``, ``user_index``, ``user``,
+    ``metric``, ``value``.
+    """
+    frames = []
+    full = None
+    for dim, names in slices.items():
+        for name in names:
+            if dim == "user":
+                if full is None:
+                    full = _long(evaluate(test), test.user_ids)
+                table = slice_table(full, user_groups(name, train, test, user_features=user_features, n_bins=n_bins))
+            elif dim in ("item", "time"):
+                groups = item_groups(name, train, test, n_bins=n_bins) if dim == "item" else time_groups(name, test)
+                parts = []
+                for label, mask in groups.items():
+                    rows = mask[test.items] if dim == "item" else mask
+                    if rows.any():
+                        parts.append(_long(evaluate(test.subset(rows)), test.user_ids).assign(group=label))
+                table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+            else:
+                raise ConfigError(f"unknown slice dimension {dim!r}; use user, item or time")
+            if len(table):
+                frames.append(table.assign(dimension=dim, slice=name))
+    cols = ["dimension", "slice", "group", "user_index", "user", "metric", "value"]
+    if not frames:
+        return pd.DataFrame(columns=cols)
+    return pd.concat(frames, ignore_index=True)[cols]
+
+
+def slice_summary(
+    table: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("dimension", "slice", "group", "metric"),
+    confidence: float = 0.95,
+    n_resamples: int = 2_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Mean, user count and bootstrap confidence interval of ``value`` per group.
+
+    >>> t = pd.DataFrame({"group": ["a"] * 50 + ["b"] * 50, "value": np.r_[np.zeros(50), np.ones(50)]})
+    >>> slice_summary(t, by=["group"])[["group", "n", "mean"]].to_dict("records")
+    [{'group': 'a', 'n': 50, 'mean': 0.0}, {'group': 'b', 'n': 50, 'mean': 1.0}]
+    """
+    rows = []
+    for key, grp in table.groupby(list(by), sort=True, observed=True):
+        vals = grp["value"].to_numpy(dtype=np.float64)
+        vals = vals[np.isfinite(vals)]
+        lo = hi = np.nan
+        if len(vals) >= 2:
+            lo, hi = bootstrap_ci(vals, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        keys = key if isinstance(key, tuple) else (key,)
+        rows.append(
+            dict(zip(by, keys, strict=True))
+            | {"n": len(vals), "mean": float(vals.mean()) if len(vals) else np.nan, "ci_low": lo, "ci_high": hi}
+        )
+    return pd.DataFrame(rows, columns=[*by, "n", "mean", "ci_low", "ci_high"])
+
+
+def compare_slices(
+    table: pd.DataFrame,
+    *,
+    system: str = "system",
+    by: Sequence[str] = ("dimension", "slice", "group", "metric"),
+    **kwargs: Any,
+) -> pd.DataFrame:
+    """:func:`~receval.analysis.significance.compare_systems` within every slice group.
+
+    ``table`` holds several systems' sliced per-user values (a ``system`` column plus
+    the columns of :func:`evaluate_slices`); ``kwargs`` go to ``compare_systems``
+    (baseline, test, correction, ...). The correction applies within each group.
+    """
+    frames = []
+    for key, grp in table.groupby(list(by), sort=True, observed=True):
+        if grp[system].nunique() < 2:
+            continue
+        res = compare_systems(grp, system=system, user="user_index", value="value", **kwargs)
+        keys = key if isinstance(key, tuple) else (key,)
+        frames.append(res.assign(**dict(zip(by, keys, strict=True))))
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    return out[[*by, *[c for c in out.columns if c not in by]]]

@@ -1,0 +1,134 @@
+"""``receval run CONFIG`` (run or resume an experiment grid) and ``receval results DIR``."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pandas as pd
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from receval.errors import ConfigError
+
+
+def _summary_table(frame: pd.DataFrame, title: str, max_metrics: int = 6) -> Table:
+    metrics = [c for c in frame.columns if c not in ("label", "n") and not c.endswith("_std")][:max_metrics]
+    table = Table(title=title, show_lines=False)
+    table.add_column("configuration", overflow="fold")
+    table.add_column("n", justify="right")
+    for m in metrics:
+        table.add_column(m, justify="right")
+    for _, row in frame.iterrows():
+        cells = [str(row["label"]), str(row["n"])]
+        for m in metrics:
+            mean, std = row[m], row.get(f"{m}_std")
+            cells.append(f"{mean:.4f}" + (f" ± {std:.4f}" if pd.notna(std) else ""))
+        table.add_row(*cells)
+    return table
+
+
+def run_command(
+    config: Path = typer.Argument(..., help="Experiment configuration (TOML)."),
+    out: Path | None = typer.Option(None, "--out", help="Output directory (default: the config's 'output')."),
+    executor: str = typer.Option("local", "--executor", help="local, dask or ray."),
+    jobs: int = typer.Option(1, "--jobs", "-j", help="Worker processes (local) or workers (Dask LocalCluster, Ray)."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", "--address", help="Dask scheduler or Ray cluster address (default: start one locally)."
+    ),
+    quick: bool = typer.Option(False, "--quick", help="Apply the config's [quick] overrides (smaller grid)."),
+    force: bool = typer.Option(False, "--force", help="Replace results of a different config in --out."),
+) -> int:
+    """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
+    from receval.experiment.runner import run_experiment, summarise
+
+    console = Console()
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+    state: dict[str, int] = {}
+
+    def on_start(todo: list, skipped: int, where: str) -> None:
+        console.print(f"{len(todo) + skipped} tasks, {skipped} already finished, {len(todo)} to run on {where}")
+        state["bar"] = progress.add_task("running", total=len(todo), failed=0)
+        state["failed"] = 0
+        progress.start()
+
+    def on_result(task, result) -> None:
+        mark = "[green]ok[/]" if result.status == "ok" else f"[red]failed[/] {result.error}"
+        progress.console.print(f"  {task.id}  {task.describe()}  {result.seconds:.2f}s  {mark}", highlight=False)
+        state["failed"] += result.status != "ok"
+        progress.update(state["bar"], advance=1, failed=state["failed"])
+
+    t0 = time.perf_counter()
+    try:
+        report = run_experiment(
+            config,
+            out=out,
+            executor=executor,
+            jobs=jobs,
+            scheduler=scheduler,
+            quick=quick,
+            force=force,
+            on_start=on_start,
+            on_result=on_result,
+        )
+    except KeyboardInterrupt:
+        progress.stop()
+        console.print("interrupted: finished tasks are saved; run the same command again to resume")
+        return 130
+    finally:
+        progress.stop()
+    summary = summarise(report.store)
+    if len(summary):
+        console.print(_summary_table(summary, f"{report.config.name}: mean ± std over seeds"))
+    console.print(
+        f"{report.ok} ok, {report.failed} failed, {report.skipped} skipped (already done) of {report.n_tasks} tasks "
+        f"in {time.perf_counter() - t0:.1f}s; results in {report.store.root}"
+    )
+    return 1 if report.failed else 0
+
+
+def results_command(
+    directory: Path = typer.Argument(..., help="An experiment's output directory."),
+    failed: bool = typer.Option(False, "--failed", help="List the failed tasks with their errors."),
+) -> int:
+    """List and summarise an experiment's results."""
+    from receval.experiment.runner import summarise
+    from receval.experiment.store import ResultStore
+
+    store = ResultStore(directory)
+    meta = store.meta()
+    if meta is None:
+        raise ConfigError(f"{str(directory)!r} is not a receval experiment directory (no experiment.json)")
+    console = Console()
+    tasks = store.read("tasks") if store.parts.exists() else pd.DataFrame(columns=["status"])
+    counts = tasks["status"].value_counts().to_dict() if len(tasks) else {}
+    console.print(
+        f"experiment {meta['name']!r} (config {meta['config_hash']}): {meta['n_tasks']} tasks, "
+        f"{counts.get('ok', 0)} ok, {counts.get('failed', 0)} failed, "
+        f"{meta['n_tasks'] - len(tasks)} not run"
+    )
+    console.print("tables: " + ", ".join(f"{p.name}" for p in sorted(store.root.glob("*.parquet"))))
+    if len(tasks) and counts.get("ok"):
+        console.print(_summary_table(summarise(store), "mean ± std over seeds"))
+    if failed:
+        for _, row in tasks[tasks["status"] != "ok"].iterrows():
+            console.print(f"  {row['task_id']}  {row['label']}: {row['error']}", highlight=False)
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``run`` and ``results`` to the main app."""
+    app.command("run")(run_command)
+    app.command("results")(results_command)

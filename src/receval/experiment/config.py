@@ -1,0 +1,479 @@
+"""Experiment configurations in TOML: schema, validation with line numbers, ``--quick`` overrides.
+
+A configuration names the data sets, the split, the recommenders with their parameter
+grids, the protocol, the metrics, the seeds, the slices and the output directory::
+
+    name = "quickstart"
+    seeds = [0, 1]                      # or a count: seeds = 5 means 0..4
+    metrics = ["ndcg@10", "precision@10"]
+    output = "results/quickstart"       # optional; --out overrides it
+
+    [datasets.toy]
+    generate = { n_users = 200, n_items = 300, seed = 1 }   # or path + format (+ filters)
+
+    [split]
+    method = "holdout"                  # holdout, per_user_holdout, temporal, leave_one_out, kfold
+    test_fraction = 0.2
+
+    [protocol]
+    name = "one-shot"
+    k = 10
+
+    [recommenders.pop]                  # a label; algorithm defaults to the label
+    algorithm = "popularity"
+    params = { threshold = [3, 4] }     # a list is a grid axis
+
+    [quick]                             # merged over the rest with --quick
+    seeds = [0]
+
+Errors are :class:`~receval.errors.ConfigError` with the file and line of the offending
+key (``tomllib`` reports no positions, so the key is located in the text).
+
+Examples
+--------
+>>> text = '''
+... seeds = 2
+... metrics = ["ndcg@10"]
+... [datasets.toy]
+... generate = { n_users = 50, n_items = 40 }
+... [protocol]
+... name = "one-shot"
+... [recommenders.random]
+... params = { seed = [0, 1] }
+... '''
+>>> cfg = parse_config(text, path="demo.toml")
+>>> cfg.seeds, cfg.recommenders["random"].algorithm, cfg.protocol.name
+((0, 1), 'random', 'one-shot')
+>>> parse_config(text.replace("seeds", "sedes"), path="demo.toml")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: demo.toml, line 2: unknown key 'sedes' at the top level; valid keys: datasets, ...
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from receval.errors import ConfigError, ReceValError
+
+__all__ = [
+    "DatasetSpec",
+    "ExperimentConfig",
+    "ProtocolSpec",
+    "RecommenderSpec",
+    "canonical_json",
+    "load_config",
+    "parse_config",
+    "SPLIT_METHODS",
+]
+
+SPLIT_METHODS = ("holdout", "per_user_holdout", "temporal", "leave_one_out", "kfold_per_user", "none")
+DATASET_FILTERS = {"familiar_only": bool, "min_user_ratings": int, "min_item_ratings": int}
+SLICE_DIMENSIONS = ("user", "item", "time")
+
+_TOP = {
+    "name": str,
+    "output": str,
+    "seeds": (list, int),
+    "metrics": list,
+    "datasets": dict,
+    "split": dict,
+    "protocol": dict,
+    "recommenders": dict,
+    "slices": dict,
+    "quick": dict,
+}
+_DATASET = {"path": str, "format": str, "options": dict, "filters": dict, "generate": dict}
+_RECOMMENDER = {"algorithm": str, "params": dict}
+_TOML_TYPES = {
+    str: "a string",
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    list: "an array",
+    dict: "a table",
+}
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no spaces) used for hashes and task ids.
+
+    >>> canonical_json({"b": [1, 2.5], "a": "x"})
+    '{"a":"x","b":[1,2.5]}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
+
+
+def _hash(value: Any, n: int = 16) -> str:
+    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:n]
+
+
+# ------------------------------------------------------------------ locations
+class _Locator:
+    """Finds the line of a dotted key path in TOML text (tables, dotted keys, inline tables)."""
+
+    _HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+    _KEY = re.compile(
+        r"""(?:^|[{,])\s*((?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|"[^"]*"|'[^']*'))*)\s*="""
+    )
+
+    def __init__(self, text: str) -> None:
+        self.lines: dict[tuple[str, ...], int] = {}
+        prefix: tuple[str, ...] = ()
+        for number, line in enumerate(text.splitlines(), start=1):
+            head = self._HEADER.match(line)
+            if head:
+                prefix = self._split(head.group(1))
+                self.lines.setdefault(prefix, number)
+                continue
+            self._scan(line, prefix, number)
+
+    @staticmethod
+    def _split(dotted: str) -> tuple[str, ...]:
+        return tuple(
+            part.strip().strip("\"'") for part in re.split(r"\.(?=(?:[^\"']*[\"'][^\"']*[\"'])*[^\"']*$)", dotted)
+        )
+
+    def _scan(self, line: str, prefix: tuple[str, ...], number: int) -> None:
+        # keys of inline tables nest under the key that opens them
+        stack = [prefix]
+        pos = 0
+        code = line.split("#", 1)[0] if '"' not in line and "'" not in line else line
+        while pos < len(code):
+            m = self._KEY.search(code, pos)
+            if m is None:
+                break
+            opened = code.count("{", 0, m.start(1)) - code.count("}", 0, m.start(1))
+            while len(stack) > opened + 1:
+                stack.pop()
+            path = stack[-1] + self._split(m.group(1))
+            self.lines.setdefault(path, number)
+            after = code[m.end() :].lstrip()
+            if after.startswith("{"):
+                stack.append(path)
+            pos = m.end()
+
+    def line(self, path: tuple[str, ...]) -> int | None:
+        """Line of ``path``, else of its closest parent that was seen."""
+        for cut in range(len(path), 0, -1):
+            if path[:cut] in self.lines:
+                return self.lines[path[:cut]]
+        return None
+
+
+# ------------------------------------------------------------------ specs
+@dataclass(frozen=True)
+class DatasetSpec:
+    """How to obtain one data set: a file/folder (``path`` + ``format``) or ``generate`` options."""
+
+    label: str
+    path: str | None = None
+    format: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    filters: Mapping[str, Any] = field(default_factory=dict)
+    generate: Mapping[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON-able description (part of every task id that uses this data set)."""
+        return {
+            "label": self.label,
+            "path": self.path,
+            "format": self.format,
+            "options": dict(self.options),
+            "filters": dict(self.filters),
+            "generate": None if self.generate is None else dict(self.generate),
+        }
+
+    @property
+    def key(self) -> str:
+        """Short hash identifying the data set's content recipe."""
+        return _hash(self.as_dict(), 12)
+
+
+@dataclass(frozen=True)
+class RecommenderSpec:
+    """One recommender entry: algorithm name and parameters (lists are grid axes)."""
+
+    label: str
+    algorithm: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """The protocol name and its options (lists are grid axes)."""
+
+    name: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """A validated experiment configuration (after ``--quick`` overrides, if any)."""
+
+    name: str
+    datasets: Mapping[str, DatasetSpec]
+    split: Mapping[str, Any]
+    protocol: ProtocolSpec
+    recommenders: Mapping[str, RecommenderSpec]
+    metrics: tuple[str, ...]
+    seeds: tuple[int, ...]
+    slices: Mapping[str, tuple[str, ...]]
+    output: str | None
+    source: str
+    effective: Mapping[str, Any]
+
+    @property
+    def hash(self) -> str:
+        """Hash of the effective configuration without ``output`` (the store's identity)."""
+        body = {k: v for k, v in self.effective.items() if k not in ("output", "quick")}
+        return _hash(body)
+
+
+# ------------------------------------------------------------------ parsing
+def load_config(path: str | Path, *, quick: bool = False) -> ExperimentConfig:
+    """Read and validate a TOML experiment configuration file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"configuration file {str(p)!r} does not exist")
+    return parse_config(p.read_text(encoding="utf-8"), path=str(p), quick=quick)
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+class _Checker:
+    def __init__(self, text: str, path: str) -> None:
+        self.loc = _Locator(text)
+        self.path = path
+
+    def fail(self, where: tuple[str, ...], message: str) -> ConfigError:
+        return ConfigError(message, path=self.path, line=self.loc.line(where))
+
+    def keys(self, table: Mapping[str, Any], schema: Mapping[str, Any], where: tuple[str, ...], what: str) -> None:
+        for key, value in table.items():
+            if key not in schema:
+                raise self.fail((*where, key), f"unknown key {key!r} {what}; valid keys: {', '.join(sorted(schema))}")
+            self.type(value, schema[key], (*where, key))
+
+    def type(self, value: Any, types: Any, where: tuple[str, ...]) -> None:
+        kinds = types if isinstance(types, tuple) else (types,)
+        ok = any(
+            isinstance(value, t) and not (t in (int, float) and isinstance(value, bool))
+            for t in (*kinds, *((int,) if float in kinds else ()))
+        )
+        if not ok:
+            want = " or ".join(_TOML_TYPES.get(t, t.__name__) for t in kinds)
+            raise self.fail(where, f"'{'.'.join(where)}' must be {want}, got {value!r}")
+
+
+def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> ExperimentConfig:
+    """Validate configuration text; see the module docstring for the layout."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        line = re.search(r"line (\d+)", str(err))
+        raise ConfigError(f"not valid TOML: {err}", path=path, line=int(line.group(1)) if line else None) from None
+    chk = _Checker(text, path)
+    chk.keys(raw, _TOP, (), "at the top level")
+    if quick and "quick" in raw:
+        quick_table = raw["quick"]
+        if "quick" in quick_table or "output" in quick_table:
+            raise chk.fail(("quick",), "[quick] may not set 'quick' or 'output'")
+        chk.keys(quick_table, _TOP, ("quick",), "in [quick]")
+        raw = _merge(raw, quick_table)
+    effective = {k: v for k, v in raw.items() if k != "quick"}
+
+    name = effective.get("name", Path(path).stem)
+    seeds_raw = effective.get("seeds", [0])
+    if isinstance(seeds_raw, int):
+        if seeds_raw < 1:
+            raise chk.fail(("seeds",), f"seeds = {seeds_raw}: give a positive count or a list of integers")
+        seeds = tuple(range(seeds_raw))
+    else:
+        for s in seeds_raw:
+            chk.type(s, int, ("seeds",))
+        seeds = tuple(seeds_raw)
+        if len(set(seeds)) != len(seeds):
+            raise chk.fail(("seeds",), f"seeds {list(seeds)} contain duplicates")
+
+    datasets = _datasets(chk, effective.get("datasets", {}))
+    split = _split(chk, effective.get("split", {"method": "holdout"}))
+    protocol = _protocol(chk, effective.get("protocol", {"name": "one-shot"}))
+    recommenders = _recommenders(chk, effective.get("recommenders", {}))
+    metrics = _metrics(chk, effective.get("metrics", []))
+    slices = _slices(chk, effective.get("slices", {}))
+    cfg = ExperimentConfig(
+        name=str(name),
+        datasets=datasets,
+        split=split,
+        protocol=protocol,
+        recommenders=recommenders,
+        metrics=metrics,
+        seeds=seeds,
+        slices=slices,
+        output=effective.get("output"),
+        source=path,
+        effective=effective,
+    )
+    from receval.experiment.protocols import get_protocol
+
+    try:
+        get_protocol(protocol.name).validate(cfg)
+    except ConfigError as err:
+        if err.path is None:
+            raise chk.fail(("protocol",), err.message) from None
+        raise
+    except ReceValError as err:
+        raise chk.fail(("protocol",), str(err)) from None
+    return cfg
+
+
+def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]:
+    out = {}
+    for label, entry in table.items():
+        where = ("datasets", label)
+        chk.type(entry, dict, where)
+        chk.keys(entry, _DATASET, where, f"in [datasets.{label}]")
+        if ("generate" in entry) == ("path" in entry):
+            raise chk.fail(where, f"[datasets.{label}] needs exactly one of 'path' (with 'format') or 'generate'")
+        if "path" in entry and "format" not in entry:
+            raise chk.fail(where, f"[datasets.{label}] has a path but no 'format' (e.g. format = \"movielens-100k\")")
+        filters = entry.get("filters", {})
+        chk.keys(filters, DATASET_FILTERS, (*where, "filters"), f"in datasets.{label}.filters")
+        for key in ("min_user_ratings", "min_item_ratings"):
+            if filters.get(key, 0) < 0:
+                raise chk.fail((*where, "filters", key), f"{key} must be >= 0")
+        out[label] = DatasetSpec(
+            label=label,
+            path=entry.get("path"),
+            format=entry.get("format"),
+            options=dict(entry.get("options", {})),
+            filters=dict(filters),
+            generate=None if "generate" not in entry else dict(entry["generate"]),
+        )
+    return out
+
+
+def _split(chk: _Checker, table: Mapping[str, Any]) -> dict[str, Any]:
+    chk.type(table, dict, ("split",))
+    method = table.get("method", "holdout")
+    chk.type(method, str, ("split", "method"))
+    if method not in SPLIT_METHODS:
+        raise chk.fail(("split", "method"), f"unknown split method {method!r}; use one of {', '.join(SPLIT_METHODS)}")
+    for key, value in table.items():
+        if key != "method":
+            chk.type(value, (str, int, float, bool), ("split", key))
+    return dict(table, method=method)
+
+
+def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
+    from receval.experiment.protocols import PROTOCOLS, get_protocol
+
+    chk.type(table, dict, ("protocol",))
+    name = table.get("name")
+    if name is None:
+        raise chk.fail(("protocol",), f"[protocol] needs a name; one of {', '.join(sorted(PROTOCOLS))}")
+    chk.type(name, str, ("protocol", "name"))
+    try:
+        proto = get_protocol(name)
+    except ConfigError as err:
+        raise chk.fail(("protocol", "name"), err.message) from None
+    options = {k: v for k, v in table.items() if k != "name"}
+    for key, value in options.items():
+        if key not in proto.options:
+            raise chk.fail(
+                ("protocol", key),
+                f"unknown option {key!r} of protocol {name!r}; valid: {', '.join(sorted(proto.options)) or 'none'}",
+            )
+        kind = proto.options[key][0]
+        for v in value if isinstance(value, list) and kind is not list else [value]:
+            chk.type(v, kind, ("protocol", key))
+        if isinstance(value, list) and kind is not list and not value:
+            raise chk.fail(("protocol", key), f"protocol option {key!r} is an empty grid: the grid has zero tasks")
+    return ProtocolSpec(name=name, options=options)
+
+
+def _recommenders(chk: _Checker, table: Mapping[str, Any]) -> dict[str, RecommenderSpec]:
+    from receval.recommenders.registry import ALGORITHMS
+
+    out = {}
+    for label, entry in table.items():
+        where = ("recommenders", label)
+        chk.type(entry, dict, where)
+        chk.keys(entry, _RECOMMENDER, where, f"in [recommenders.{label}]")
+        algorithm = entry.get("algorithm", label)
+        if algorithm not in ALGORITHMS and ":" not in algorithm:
+            raise chk.fail(
+                (*where, "algorithm") if "algorithm" in entry else where,
+                f"unknown algorithm {algorithm!r} in [recommenders.{label}]; known: {', '.join(ALGORITHMS)}",
+            )
+        params = dict(entry.get("params", {}))
+        for key, value in params.items():
+            if isinstance(value, list) and not value:
+                raise chk.fail((*where, "params", key), f"parameter {key!r} is an empty grid: the grid has zero tasks")
+        _check_params(chk, where, algorithm, params)
+        out[label] = RecommenderSpec(label=label, algorithm=algorithm, params=params)
+    return out
+
+
+def _check_params(chk: _Checker, where: tuple[str, ...], algorithm: str, params: Mapping[str, Any]) -> None:
+    """Build the model for the first value of every axis: unknown or ill-typed parameters fail now."""
+    from receval.recommenders.registry import make
+
+    first = {k: (v[0] if isinstance(v, list) else v) for k, v in params.items()}
+    try:
+        make(algorithm, **first)
+    except ConfigError as err:
+        bad = next((k for k in params if repr(k) in err.message or f"{k}=" in err.message), None)
+        raise chk.fail((*where, "params", bad) if bad else where, err.message) from None
+    except ImportError as err:  # the algorithm's module is not available in this installation
+        raise chk.fail(where, f"algorithm {algorithm!r} cannot be loaded: {err}") from None
+    except (TypeError, ValueError) as err:
+        raise chk.fail((*where, "params"), f"bad parameters for {algorithm!r}: {err}") from None
+
+
+def _metrics(chk: _Checker, values: list[Any]) -> tuple[str, ...]:
+    from receval.metrics.registry import parse_metric
+
+    out = []
+    for value in values:
+        chk.type(value, str, ("metrics",))
+        try:
+            out.append(str(parse_metric(value)))
+        except ReceValError as err:
+            raise chk.fail(("metrics",), str(err)) from None
+    if len(set(out)) != len(out):
+        raise chk.fail(("metrics",), f"metrics {out} contain duplicates")
+    return tuple(out)
+
+
+def _slices(chk: _Checker, table: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    from receval.analysis.slicing import SLICERS
+
+    chk.keys(table, dict.fromkeys(SLICE_DIMENSIONS, list), ("slices",), "in [slices]")
+    out = {}
+    for dim, names in table.items():
+        for name in names:
+            chk.type(name, str, ("slices", dim))
+            if name not in SLICERS[dim]:
+                raise chk.fail(
+                    ("slices", dim), f"unknown {dim} slice {name!r}; valid: {', '.join(sorted(SLICERS[dim]))}"
+                )
+        out[dim] = tuple(names)
+    return out

@@ -1,0 +1,158 @@
+"""Grid expansion: a configuration becomes a list of tasks with stable ids.
+
+A task is one point of data sets × folds × recommenders × parameter values × protocol
+option values × seeds. Its id is a hash of its canonical JSON, so the same task gets
+the same id in every run (that is how a resumed run recognises finished work), and
+any change to what a task computes changes its id.
+
+Examples
+--------
+>>> from receval.experiment.config import parse_config
+>>> cfg = parse_config('''
+... seeds = [0, 1]
+... metrics = ["ndcg@10"]
+... [datasets.toy]
+... generate = { n_users = 50, n_items = 40 }
+... [protocol]
+... name = "one-shot"
+... k = [5, 10]
+... [recommenders.random]
+... params = { seed = [0, 1, 2] }
+... ''')
+>>> tasks = expand(cfg)
+>>> len(tasks), len({t.id for t in tasks})
+(12, 12)
+>>> tasks[0].params, tasks[0].options["k"], tasks[0].seed
+({'seed': 0}, 5, 0)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from receval.errors import ConfigError
+from receval.experiment.config import ExperimentConfig, canonical_json
+from receval.experiment.protocols import get_protocol
+
+__all__ = ["Task", "expand", "grid_points"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work; ``id`` is the hash of every other field."""
+
+    id: str
+    dataset: str
+    dataset_key: str
+    split: Mapping[str, Any]
+    fold: int | None
+    recommender: str | None
+    algorithm: str | None
+    params: Mapping[str, Any]
+    protocol: str
+    options: Mapping[str, Any]
+    metrics: tuple[str, ...]
+    seed: int
+    slices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    varying: tuple[str, ...] = ()  # protocol options that vary in the grid (for labels; not hashed)
+
+    def describe(self) -> str:
+        """A short human-readable label: ``dataset/recommender(params) seed=s``."""
+        params = ",".join(f"{k}={v}" for k, v in self.params.items())
+        opts = ",".join(f"{k}={v}" for k, v in self.options.items() if k in self.varying)
+        parts = [self.dataset, f"{self.recommender}({params})" if self.recommender else self.protocol]
+        if opts:
+            parts.append(opts)
+        fold = f" fold={self.fold}" if self.fold is not None else ""
+        return "/".join(parts) + f" seed={self.seed}{fold}"
+
+
+def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """Cartesian product of a mapping whose list values are axes (keys in ``list_options`` stay whole).
+
+    >>> grid_points({"k": [1, 2], "sim": "cosine"})
+    [{'k': 1, 'sim': 'cosine'}, {'k': 2, 'sim': 'cosine'}]
+    >>> grid_points({"k": []})
+    []
+    """
+    keys = list(values)
+    axes = [values[k] if isinstance(values[k], list) and k not in list_options else [values[k]] for k in keys]
+    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
+
+
+def _task_id(body: Mapping[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
+
+
+def expand(cfg: ExperimentConfig) -> list[Task]:
+    """All tasks of a configuration, in a deterministic order; zero tasks is an error."""
+    proto = get_protocol(cfg.protocol.name)
+    list_options = tuple(k for k, (kind, _) in proto.options.items() if kind is list)
+    options = proto.defaults() | dict(cfg.protocol.options)
+    option_points = grid_points(options, list_options=list_options)
+    varying_options = tuple(k for k in options if isinstance(options[k], list) and k not in list_options)
+    split = dict(cfg.split)
+    folds: list[int | None] = [None]
+    if proto.uses_split and split.get("method") == "kfold_per_user":
+        folds = list(range(int(split.get("k", 5))))
+    if not proto.uses_split:
+        split = {"method": "none"}
+    recs: list[tuple[str | None, str | None, dict[str, Any]]] = [(None, None, {})]
+    if proto.uses_recommenders:
+        recs = [
+            (label, spec.algorithm, point)
+            for label, spec in cfg.recommenders.items()
+            for point in grid_points(dict(spec.params))
+        ]
+    tasks = []
+    for ds, fold, (label, algorithm, params), opts, seed in itertools.product(
+        cfg.datasets.values(), folds, recs, option_points, cfg.seeds
+    ):
+        body = {
+            "dataset": ds.label,
+            "dataset_key": ds.key,
+            "dataset_spec": ds.as_dict(),
+            "split": split,
+            "fold": fold,
+            "recommender": label,
+            "algorithm": algorithm,
+            "params": params,
+            "protocol": proto.name,
+            "options": opts,
+            "metrics": list(cfg.metrics),
+            "seed": seed,
+            "slices": {k: list(v) for k, v in cfg.slices.items()},
+        }
+        task = Task(
+            id=_task_id(body),
+            dataset=ds.label,
+            dataset_key=ds.key,
+            split=split,
+            fold=fold,
+            recommender=label,
+            algorithm=algorithm,
+            params=params,
+            protocol=proto.name,
+            options=opts,
+            metrics=tuple(cfg.metrics),
+            seed=seed,
+            slices=dict(cfg.slices),
+            varying=varying_options,
+        )
+        tasks.append(task)
+    if not tasks:
+        raise ConfigError(
+            f"the grid expands to zero tasks (datasets: {len(cfg.datasets)}, recommenders: "
+            f"{len(recs)} parameter points, seeds: {len(cfg.seeds)}); nothing to run",
+            path=cfg.source,
+        )
+    return tasks
+
+
+def task_record(task: Task) -> dict[str, Any]:
+    """The task as a JSON-able dict (stored with its results)."""
+    return asdict(task)

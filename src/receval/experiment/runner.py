@@ -1,0 +1,188 @@
+"""Running an experiment: validate, expand, claim the store, start workers, run, summarise.
+
+Everything that can be wrong with the input (the configuration, a grid of zero tasks,
+an output directory holding another configuration, an unreachable scheduler) is
+reported before any task runs. Tasks already finished in the store are skipped, so
+re-running the same command after an interruption completes the experiment.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from receval.experiment.config import ExperimentConfig, load_config
+from receval.experiment.datasets import prepare_dataset
+from receval.experiment.executors import TaskResult, make_executor
+from receval.experiment.grid import Task, expand
+from receval.experiment.protocols import TaskOutput
+from receval.experiment.store import ResultStore
+
+__all__ = ["RunReport", "run_experiment", "summarise", "versions"]
+
+_DEPENDENCIES = ("numpy", "scipy", "pandas", "pyarrow", "numba", "implicit", "joblib")
+_DEMOGRAPHIC = ("age", "gender", "occupation")
+
+
+def versions() -> dict[str, str]:
+    """receval, Python and the main dependencies' versions (recorded with every task)."""
+    out = {"python": platform.python_version()}
+    for name in ("receval", *_DEPENDENCIES):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+@dataclass
+class RunReport:
+    """What a run did: the store, how many tasks were skipped, ran, failed."""
+
+    store: ResultStore
+    config: ExperimentConfig
+    n_tasks: int
+    skipped: int
+    ok: int
+    failed: int
+    seconds: float
+
+
+def _record(task: Task, result: TaskResult, cfg: ExperimentConfig, vers: dict[str, str]) -> dict[str, Any]:
+    return {
+        "config_hash": cfg.hash,
+        "experiment": cfg.name,
+        "label": task.describe(),
+        "dataset": task.dataset,
+        "recommender": task.recommender,
+        "algorithm": task.algorithm,
+        "params": json.dumps(dict(task.params), sort_keys=True),
+        "protocol": task.protocol,
+        "options": json.dumps(dict(task.options), sort_keys=True),
+        "split": json.dumps(dict(task.split), sort_keys=True),
+        "fold": -1 if task.fold is None else task.fold,
+        "seed": task.seed,
+        "metrics": json.dumps(list(task.metrics)),
+        "status": result.status,
+        "error": result.error,
+        "traceback": result.traceback,
+        "started": pd.Timestamp(result.started, unit="s", tz="UTC"),
+        "seconds": result.seconds,
+        "peak_rss_mb": result.peak_rss_mb,
+        "worker": result.worker,
+        "receval_version": vers["receval"],
+        "versions": json.dumps(vers, sort_keys=True),
+    }
+
+
+def _tables(output: TaskOutput | None) -> dict[str, pd.DataFrame]:
+    if output is None:
+        return {}
+    tables = {
+        "aggregates": pd.DataFrame(
+            {"metric": list(output.aggregates), "value": [float(v) for v in output.aggregates.values()]}
+        )
+    }
+    if output.per_user is not None:
+        tables["per_user"] = output.per_user
+    tables.update(output.tables)
+    return tables
+
+
+def run_experiment(
+    config: str | Path | ExperimentConfig,
+    *,
+    out: str | Path | None = None,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    quick: bool = False,
+    force: bool = False,
+    processes: bool = True,
+    on_start: Callable[[list[Task], int, str], None] | None = None,
+    on_result: Callable[[Task, TaskResult], None] | None = None,
+) -> RunReport:
+    """Run (or resume) an experiment and return what happened.
+
+    ``on_start(todo, skipped, executor_description)`` and ``on_result(task, result)``
+    are hooks for progress displays. ``processes=False`` runs a Dask LocalCluster's
+    workers as threads.
+    """
+    t0 = time.perf_counter()
+    cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
+    tasks = expand(cfg)
+    root = Path(out) if out is not None else Path(cfg.output or Path("results") / cfg.name)
+    store = ResultStore(root)
+    vers = versions()
+    meta = {
+        "name": cfg.name,
+        "config_hash": cfg.hash,
+        "config": dict(cfg.effective),
+        "source": cfg.source,
+        "n_tasks": len(tasks),
+        "receval_version": vers["receval"],
+        "created": pd.Timestamp.now(tz="UTC").isoformat(),
+    }
+    store.check(meta, force=force)
+    ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
+    ex.start()
+    ok = failed = 0
+    try:
+        store.open(meta, force=force)
+        finished = store.finished_ids()
+        todo = [t for t in tasks if t.id not in finished]
+        by_id = {t.id: t for t in todo}
+        demographic = any(s in _DEMOGRAPHIC for s in cfg.slices.get("user", ()))
+        keys = {t.dataset_key for t in todo}
+        datasets = {
+            spec.key: prepare_dataset(spec, user_features=demographic)
+            for spec in cfg.datasets.values()
+            if spec.key in keys
+        }
+        if on_start is not None:
+            on_start(todo, len(tasks) - len(todo), ex.describe())
+        for result in ex.run(todo, datasets) if todo else ():
+            task = by_id[result.task_id]
+            store.write_task(task.id, _record(task, result, cfg, vers), _tables(result.output))
+            ok += result.status == "ok"
+            failed += result.status != "ok"
+            if on_result is not None:
+                on_result(task, result)
+    finally:
+        ex.close()
+        if store.parts.exists():
+            store.rebuild()
+    return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, time.perf_counter() - t0)
+
+
+def summarise(store: ResultStore) -> pd.DataFrame:
+    """Mean ± standard deviation over seeds and folds of every metric, per data set / recommender / parameters.
+
+    Returns a frame with one row per configuration and columns ``dataset``, ``label``,
+    ``n`` (finished tasks), then ``<metric>`` (mean) and ``<metric>_std``.
+    """
+    tasks = store.read("tasks")
+    agg = store.read("aggregates") if (store.root / "aggregates.parquet").exists() or len(tasks) else None
+    if agg is None or agg.empty:
+        return pd.DataFrame(columns=["dataset", "label", "n"])
+    tasks = tasks[tasks["status"] == "ok"].copy()
+    tasks["config"] = tasks["label"].str.replace(r" seed=\d+( fold=\d+)?$", "", regex=True)
+    merged = agg.merge(tasks[["task_id", "dataset", "config"]], on="task_id")
+    stats = merged.groupby(["config", "metric"], sort=False)["value"].agg(["mean", "std"]).unstack("metric")
+    metrics = list(dict.fromkeys(merged["metric"]))
+    out = pd.DataFrame(index=stats.index)
+    for m in metrics:
+        out[m] = stats[("mean", m)]
+        out[f"{m}_std"] = stats[("std", m)]
+    counts = tasks.groupby("config", sort=False).size()
+    out.insert(0, "n", counts.reindex(out.index).to_numpy())
+    out = out.reset_index().rename(columns={"config": "label"})
+    return out
