@@ -1,0 +1,217 @@
+"""Numba decide/update kernels of the online recommenders, one pair per family.
+
+The simulator's loop (:func:`receval.simulate._loop.run_rounds`) calls a family's
+``decide(st, s, cell, mask, u, step, n_avail) -> item`` and ``update(st, u, i, fb)``.
+``st`` is the family's tuple of state arrays (mutated in place), ``s`` the random
+state of :mod:`receval.recommenders.bandits._rng`. Shared simulator state:
+
+- ``cell`` (uint8, users x items): bit 0 = the pair is in the training data, bit 1 = it
+  has been recommended; an item is available to a user when ``cell & mask == 0``.
+- ``label`` (int8, users x items): held-out feedback, 1 positive, 0 negative, −1 unknown.
+- ``avail`` (per user): how many items are still available; 0 means the user dropped out.
+- ``counters``: [decisions, distinct pairs, TP, FP, unknown].
+
+Families: item policies (random, popularity, average, ε-greedy, UCB, Thompson sampling
+over one arm per item), the kNN bandit, and fixed score matrices (models refitted
+between calls). Ties in every argmax are broken uniformly at random.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from receval.recommenders.bandits._rng import beta, bounded, next_double
+
+# item-policy codes (params[0]) and score kinds (params[1])
+RANDOM, ARGMAX, THOMPSON = 0, 1, 2
+COUNT, MEAN, UCB = 0, 1, 2
+
+
+@njit(cache=True)
+def uniform_available(s, cell, mask, u, n_avail):
+    """A uniformly random available item of user ``u`` (rejection, then an exact scan)."""
+    n_items = cell.shape[1]
+    if n_avail * 8 >= n_items:
+        for _ in range(64):
+            i = bounded(s, n_items)
+            if cell[u, i] & mask == 0:
+                return i
+    k = bounded(s, n_avail)
+    for i in range(n_items):
+        if cell[u, i] & mask == 0:
+            if k == 0:
+                return i
+            k -= 1
+    return -1
+
+
+# ------------------------------------------------------------------ item policies
+@njit(cache=True)
+def item_decide(st, s, cell, mask, u, step, n_avail):
+    a, b, p = st
+    policy = int(p[0])
+    if policy == RANDOM:
+        return uniform_available(s, cell, mask, u, n_avail)
+    if policy == ARGMAX and p[2] > 0.0:
+        eps = p[2] / (1.0 + p[3] * step)
+        if next_double(s) < eps:
+            return uniform_available(s, cell, mask, u, n_avail)
+    kind = int(p[1])
+    delta = p[4]
+    prior = p[5]
+    off = p[6]
+    log_t = np.log(max(p[8], 1.0))
+    best = -np.inf
+    bi = -1
+    ties = 0
+    for i in range(cell.shape[1]):
+        if cell[u, i] & mask:
+            continue
+        if policy == THOMPSON:
+            v = beta(s, a[i] + off, b[i] + off)
+        elif kind == COUNT:
+            v = a[i]
+        else:
+            n = a[i] + b[i]
+            v = a[i] / n if n > 0.0 else 0.0
+            if kind == UCB:
+                pulls = n - prior
+                v = np.inf if pulls <= 0.0 else v + delta * np.sqrt(log_t / pulls)
+        if v > best:
+            best = v
+            bi = i
+            ties = 1
+        elif v == best:
+            ties += 1
+            if bounded(s, ties) == 0:
+                bi = i
+    return bi
+
+
+@njit(cache=True)
+def item_update(st, u, i, fb):
+    a, b, p = st
+    if fb == 1:
+        a[i] += 1.0
+        p[8] += 1.0
+    elif fb == 0 or p[7] > 0.0:
+        b[i] += 1.0
+        p[8] += 1.0
+
+
+# ------------------------------------------------------------------ kNN bandit
+@njit(cache=True)
+def knn_decide(st, s, cell, mask, u, step, n_avail):
+    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x = st
+    n_users = liked.shape[0]
+    k = min(int(p[0]), n_users - 1)
+    a0 = p[1]
+    b0 = p[2]
+    for j in range(k):
+        nn_idx[j] = -1
+        nn_x[j] = -1.0
+    for v in range(n_users):
+        if v == u:
+            continue
+        c = co[u, v]
+        x = beta(s, a0 + c, b0 + n_liked[v] - c)
+        if x > nn_x[k - 1]:
+            j = k - 1
+            while j > 0 and nn_x[j - 1] < x:
+                nn_x[j] = nn_x[j - 1]
+                nn_idx[j] = nn_idx[j - 1]
+                j -= 1
+            nn_x[j] = x
+            nn_idx[j] = v
+    nt = 0
+    for j in range(k):
+        v = nn_idx[j]
+        if v < 0:
+            continue
+        x = nn_x[j]
+        for q in range(n_liked[v]):
+            i = liked_list[v, q]
+            if cell[u, i] & mask:
+                continue
+            if mark[i] == 0:
+                mark[i] = 1
+                score[i] = 0.0
+                touched[nt] = i
+                nt += 1
+            score[i] += x
+    if nt == 0:
+        return uniform_available(s, cell, mask, u, n_avail)
+    best = -np.inf
+    bi = -1
+    ties = 0
+    for q in range(nt):
+        i = touched[q]
+        mark[i] = 0
+        v = score[i]
+        if v > best:
+            best = v
+            bi = i
+            ties = 1
+        elif v == best:
+            ties += 1
+            if bounded(s, ties) == 0:
+                bi = i
+    return bi
+
+
+@njit(cache=True)
+def knn_update(st, u, i, fb):
+    liked, liked_list, n_liked, co = st[0], st[1], st[2], st[3]
+    if fb != 1 or liked[u, i]:
+        return
+    for v in range(liked.shape[0]):
+        if liked[v, i] and v != u:
+            co[u, v] += 1
+            co[v, u] += 1
+    liked[u, i] = 1
+    liked_list[u, n_liked[u]] = i
+    n_liked[u] += 1
+
+
+# ------------------------------------------------------------------ fixed scores
+@njit(cache=True)
+def score_decide(scores, s, cell, mask, u, step, n_avail):
+    best = -np.inf
+    bi = -1
+    ties = 0
+    for i in range(cell.shape[1]):
+        if cell[u, i] & mask:
+            continue
+        v = scores[u, i]
+        if v > best or bi < 0:
+            best = v
+            bi = i
+            ties = 1
+        elif v == best:
+            ties += 1
+            if bounded(s, ties) == 0:
+                bi = i
+    return bi
+
+
+def dummy_item_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Placeholder item-policy state (the loop's arguments have fixed types)."""
+    return np.zeros(0), np.zeros(0), np.zeros(9)
+
+
+def dummy_knn_state() -> tuple:
+    """Placeholder kNN-bandit state."""
+    z8 = np.zeros((0, 0), np.uint8)
+    return (
+        z8,
+        np.zeros((0, 0), np.int32),
+        np.zeros(0, np.int64),
+        np.zeros((0, 0), np.int32),
+        np.zeros(3),
+        np.zeros(0),
+        np.zeros(0, np.uint8),
+        np.zeros(0, np.int64),
+        np.zeros(1, np.int64),
+        np.zeros(1),
+    )

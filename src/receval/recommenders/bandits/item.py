@@ -1,0 +1,278 @@
+"""Non-personalised online recommenders: random, popularity, average and the item bandit.
+
+All keep two counts per item, ``a_`` (successes plus the prior α⁰) and ``b_``
+(failures plus β⁰), initialised from the training ratings binarised at ``threshold``,
+and learn from feedback through :meth:`update` (1 positive, 0 negative, NaN unknown).
+The cyclic simulator (:func:`receval.simulate.simulate`) drives the same counts from
+its numba kernels, so after a simulation the model holds the learned state.
+
+=================  ==========================================================
+``OnlineRandom``    a uniformly random available item
+``OnlinePopularity`` argmax of positive ratings so far (``count="any"``: every
+                    training rating counts, as CycloRec does; feedback adds positives)
+``OnlineAverage``   argmax of the smoothed mean σᵢ = (aᵢ + 1)/(nᵢ + 2); unknown
+                    feedback is not a rating and is ignored
+``ItemBandit``      one arm per item shared by all users; ε-greedy (ε may decay as
+                    ε/(1 + decay·step)), UCB (μ̂ᵢ + δ·√(ln t / nᵢ), arms never pulled
+                    first) or Thompson sampling (argmax of Beta(aᵢ + o, bᵢ + o) draws,
+                    o = ``draw_offset``: 0 textbook, 1 CycloRec)
+=================  ==========================================================
+
+``unknown="failure"`` counts feedback absent from the test data as a failure (the
+standard item bandit); ``"ignore"`` leaves the counts alone (the "ignore missing"
+bandit). For UCB, nᵢ counts item i's observations (training ratings and counted
+feedback, without the prior) and t their total over all items.
+
+Examples
+--------
+>>> from receval import Interactions
+>>> train = Interactions.from_arrays([0, 1, 1, 2], [0, 0, 1, 1], [5, 4, 1, 2])
+>>> bandit = ItemBandit("egreedy", epsilon=0.0, threshold=4).fit(train)
+>>> bandit.a_.tolist(), bandit.b_.tolist()
+([3.0, 1.0], [1.0, 3.0])
+>>> bandit.update([2], [1], [float("nan")])
+>>> bandit.b_.tolist()
+[1.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError
+from receval.recommenders.bandits import _kernels as K
+from receval.recommenders.base import Recommender
+
+__all__ = ["OnlineRandom", "OnlinePopularity", "OnlineAverage", "ItemBandit"]
+
+_POLICIES = {"egreedy": K.ARGMAX, "ucb": K.ARGMAX, "thompson": K.THOMPSON}
+
+
+def _check_threshold(model: Recommender, train: Interactions) -> float:
+    if model.threshold is None:
+        raise ConfigError(
+            f"{type(model).__name__} needs a relevance threshold to binarise ratings: pass threshold=λ "
+            "(simulate() sets it from its own threshold)"
+        )
+    train._check_threshold(model.threshold)
+    return float(model.threshold)
+
+
+def feedback_codes(feedback: np.ndarray) -> np.ndarray:
+    """Protocol feedback (1, 0, NaN) to the kernels' int8 codes (1, 0, −1)."""
+    fb = np.asarray(feedback, dtype=np.float64).ravel()
+    out = np.where(np.isnan(fb), -1, np.where(fb > 0.5, 1, 0)).astype(np.int8)
+    return out
+
+
+class _ItemCounts(Recommender):
+    """Shared state and protocol methods of the non-personalised online models."""
+
+    _policy = K.ARGMAX
+    _kind = K.MEAN
+
+    def _priors(self) -> tuple[float, float]:
+        return 0.0, 0.0
+
+    def _unknown_fails(self) -> bool:
+        return False
+
+    def _train_counts(self, train: Interactions, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = train.n_items
+        a = np.bincount(train.items[pos], minlength=n).astype(np.float64)
+        b = np.bincount(train.items[~pos], minlength=n).astype(np.float64)
+        return a, b
+
+    def fit(self, train: Interactions) -> _ItemCounts:
+        """Counts of the training ratings (binarised at ``threshold``) plus the prior."""
+        self._start_fit(train)
+        pos = train.positive_mask(_check_threshold(self, train))
+        a, b = self._train_counts(train, pos)
+        a0, b0 = self._priors()
+        self.a_ = a + a0
+        self.b_ = b + b0
+        self.params_ = self._kernel_params(float((a + b).sum()))
+        return self
+
+    def _kernel_params(self, total: float) -> np.ndarray:
+        a0, b0 = self._priors()
+        p = np.zeros(9)
+        p[0] = self._policy
+        p[1] = self._kind
+        p[5] = a0 + b0
+        p[7] = 1.0 if self._unknown_fails() else 0.0
+        p[8] = total
+        return p
+
+    def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays the simulator's kernels read and update in place."""
+        self._check_fitted()
+        return self.a_, self.b_, self.params_
+
+    def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
+        """Learn from feedback: 1 a success, 0 a failure, NaN unknown (see ``unknown``)."""
+        users = self._check_users(users)
+        items = self._check_items(items)
+        codes = feedback_codes(feedback)
+        if not len(users) == len(items) == len(codes):
+            raise ConfigError(f"update got {len(users)} users, {len(items)} items and {len(codes)} feedback values")
+        state = self.kernel_state()
+        for u, i, f in zip(users, items, codes, strict=True):
+            K.item_update(state, u, i, f)
+
+    def _expected(self) -> np.ndarray:
+        n = self.a_ + self.b_
+        return np.divide(self.a_, n, out=np.zeros_like(n), where=n > 0)
+
+    def score(self, users: np.ndarray) -> np.ndarray:
+        """Current item scores for each user (the same row for every user)."""
+        users = self._check_users(users)
+        return np.broadcast_to(self._scores(), (len(users), self.n_items_)).copy()
+
+
+class OnlineRandom(_ItemCounts):
+    """A uniformly random available item (scores: seeded uniform draws).
+
+    >>> from receval import Interactions
+    >>> m = OnlineRandom(threshold=4).fit(Interactions.from_arrays([0, 1], [0, 1], [5, 2]))
+    >>> m.score([0, 1]).shape
+    (2, 2)
+    """
+
+    _policy = K.RANDOM
+
+    def __init__(self, threshold: float | None = None, seed: int = 0):
+        self.threshold = threshold
+        self.seed = seed
+
+    def _scores(self) -> np.ndarray:
+        return np.random.default_rng(self.seed).random(self.n_items_)
+
+
+class OnlinePopularity(_ItemCounts):
+    """Most popular: argmax of the positive ratings so far.
+
+    ``count="any"`` counts every training rating whatever its value (CycloRec's
+    popularity); feedback adds positives in both modes.
+    """
+
+    _kind = K.COUNT
+
+    def __init__(self, count: str = "positive", threshold: float | None = None):
+        self.count = count
+        self.threshold = threshold
+
+    def _train_counts(self, train: Interactions, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.count not in ("positive", "any"):
+            raise ConfigError(f"count={self.count!r} is not one of 'positive', 'any'")
+        a, b = super()._train_counts(train, pos)
+        return (a + b, np.zeros_like(b)) if self.count == "any" else (a, b)
+
+    def _scores(self) -> np.ndarray:
+        return self.a_.copy()
+
+
+class OnlineAverage(_ItemCounts):
+    """Best smoothed mean σᵢ = (aᵢ + 1)/(nᵢ + 2) of the binarised ratings so far."""
+
+    _kind = K.MEAN
+
+    def __init__(self, threshold: float | None = None):
+        self.threshold = threshold
+
+    def _priors(self) -> tuple[float, float]:
+        return 1.0, 1.0
+
+    def _scores(self) -> np.ndarray:
+        return self._expected()
+
+
+class ItemBandit(_ItemCounts):
+    """Item bandit with ε-greedy, UCB or Thompson sampling (see the module docs).
+
+    Parameters
+    ----------
+    policy : "egreedy", "ucb" or "thompson"
+    epsilon, epsilon_decay
+        ε-greedy exploration rate ε/(1 + decay·step), step = decisions so far.
+    delta
+        UCB exploration weight δ.
+    alpha0, beta0
+        Prior successes / failures of every arm.
+    unknown : "failure" or "ignore"
+        What feedback absent from the test data does to the counts.
+    draw_offset
+        Thompson sampling draws Beta(a + o, b + o): 0 textbook, 1 CycloRec.
+    threshold
+        Ratings ≥ threshold are successes (set by the simulator).
+    seed
+        For the draws of :meth:`score` (the simulator uses its own seed).
+    """
+
+    def __init__(
+        self,
+        policy: str = "egreedy",
+        epsilon: float = 0.1,
+        epsilon_decay: float = 0.0,
+        delta: float = 1.0,
+        alpha0: float = 1.0,
+        beta0: float = 1.0,
+        unknown: str = "failure",
+        draw_offset: float = 0.0,
+        threshold: float | None = None,
+        seed: int = 0,
+    ):
+        self.policy = policy
+        self.epsilon = epsilon
+        self.epsilon_decay = epsilon_decay
+        self.delta = delta
+        self.alpha0 = alpha0
+        self.beta0 = beta0
+        self.unknown = unknown
+        self.draw_offset = draw_offset
+        self.threshold = threshold
+        self.seed = seed
+
+    def _priors(self) -> tuple[float, float]:
+        return float(self.alpha0), float(self.beta0)
+
+    def _unknown_fails(self) -> bool:
+        return self.unknown == "failure"
+
+    def fit(self, train: Interactions) -> ItemBandit:
+        if self.policy not in _POLICIES:
+            raise ConfigError(f"policy={self.policy!r} is not one of {sorted(_POLICIES)}")
+        if self.unknown not in ("failure", "ignore"):
+            raise ConfigError(f"unknown={self.unknown!r} is not one of 'failure', 'ignore'")
+        if self.alpha0 < 0 or self.beta0 < 0:
+            raise ConfigError(f"priors must be non-negative, got alpha0={self.alpha0}, beta0={self.beta0}")
+        if not 0.0 <= self.epsilon <= 1.0 or self.epsilon_decay < 0:
+            raise ConfigError(
+                f"epsilon={self.epsilon} must lie in [0, 1] and epsilon_decay={self.epsilon_decay} be non-negative"
+            )
+        if self.policy == "thompson" and min(self.alpha0, self.beta0) + self.draw_offset <= 0:
+            raise ConfigError(
+                f"Thompson sampling draws Beta(a + {self.draw_offset:g}, b + {self.draw_offset:g}), which needs "
+                f"positive parameters: raise alpha0/beta0 (now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
+            )
+        self._policy = _POLICIES[self.policy]
+        self._kind = K.UCB if self.policy == "ucb" else K.MEAN
+        super().fit(train)
+        self.params_[2] = self.epsilon if self.policy == "egreedy" else 0.0
+        self.params_[3] = self.epsilon_decay
+        self.params_[4] = self.delta
+        self.params_[6] = self.draw_offset
+        return self
+
+    def _scores(self) -> np.ndarray:
+        if self.policy == "thompson":
+            rng = np.random.default_rng(self.seed)
+            return rng.beta(self.a_ + self.draw_offset, self.b_ + self.draw_offset)
+        mean = self._expected()
+        if self.policy == "ucb":
+            pulls = self.a_ + self.b_ - self.params_[5]
+            log_t = np.log(max(self.params_[8], 1.0))
+            bonus = self.delta * np.sqrt(log_t / np.where(pulls > 0, pulls, 1.0))
+            return np.where(pulls > 0, mean + bonus, np.inf)
+        return mean

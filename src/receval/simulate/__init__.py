@@ -1,0 +1,10 @@
+"""Cyclic (interactive) simulation: :func:`simulate` returns a :class:`Trajectory`.
+
+>>> from receval.simulate import simulate, Trajectory, METRICS
+>>> METRICS[:4]
+('precision', 'recall', 'antiprecision', 'fallout')
+"""
+
+from receval.simulate.core import METRICS, Trajectory, simulate
+
+__all__ = ["METRICS", "Trajectory", "simulate"]
