@@ -117,6 +117,14 @@ class _AspectStats:
     ratings_nonnegative: bool
 
 
+def _row_pattern(data: Interactions) -> sp.csr_matrix:
+    """Users x items CSR whose data is the row number + 1 (so its order gives the permutation)."""
+    rows = np.arange(1, data.n_ratings + 1, dtype=np.float64)
+    pattern = sp.csr_matrix((rows, (data.users, data.items)), shape=(data.n_users, data.n_items))
+    pattern.sort_indices()
+    return pattern
+
+
 def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
     if data.aspects is None or data.aspects.shape[1] == 0:
         raise DataError(
@@ -125,24 +133,24 @@ def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
         )
     if data.n_ratings == 0:
         raise DataError("coherence needs training ratings; the data set is empty")
-    if data.has_duplicates:
+    pattern = _row_pattern(data)
+    if pattern.nnz != data.n_ratings:  # the CSR build summed repeated pairs: reduce them first
         data = data.deduplicate(keep)
-    n_u, n_i = data.n_users, data.n_items
+        pattern = _row_pattern(data)
+    n_u = data.n_users
     a = data.aspects.astype(np.float64).tocsr()
     a.data[:] = 1.0
     r = data.ratings.astype(np.float64)
-    # one CSR pattern for all products; data = row number + 1 gives the permutation
-    pattern = sp.csr_matrix((np.arange(1, len(r) + 1, dtype=np.float64), (data.users, data.items)), shape=(n_u, n_i))
-    pattern.sort_indices()
     perm = pattern.data.astype(np.int64) - 1
     r = r[perm]
     users = np.repeat(np.arange(n_u), np.diff(pattern.indptr))
     has_attr = np.diff(a.indptr) > 0
     attributed = has_attr[pattern.indices]
     n_attributed = np.bincount(users, weights=attributed, minlength=n_u).astype(np.int64)
-    cnt = np.bincount(users, minlength=n_u)
-    user_mean = np.bincount(users, weights=r, minlength=n_u) / np.maximum(cnt, 1)
-    dev = r - user_mean[users]  # centring per user keeps the variance free of cancellation
+    # centring on one of the user's own ratings keeps the sums small (little cancellation
+    # in the variance) and exact for ratings on a grid
+    ref = r[np.minimum(pattern.indptr[:-1], len(r) - 1)]
+    dev = r - ref[users]
 
     def sums(values: np.ndarray) -> tuple[sp.csr_matrix, float]:
         # shift to >= 1 so no (user, attribute) sum is exactly 0 and dropped from the pattern
@@ -167,10 +175,10 @@ def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
     d2 = s_dev2.data - k2 * n
     raw = s_raw.data - k3 * n
     rows = np.repeat(np.arange(n_u), np.diff(n_mat.indptr))
-    mean = user_mean[rows] + d1 / n
-    with np.errstate(invalid="ignore", divide="ignore"):
-        var = np.where(n > 1, (d2 - d1 * d1 / n) / np.maximum(n - 1, 1), 0.0)
-    var = np.maximum(var, 0.0)
+    mean = ref[rows] + d1 / n
+    ss = d2 - d1 * d1 / n
+    ss[ss <= 16 * np.finfo(float).eps * d2] = 0.0  # rounding residue of a constant group
+    var = np.where(n > 1, ss / np.maximum(n - 1, 1), 0.0)
     return _AspectStats(
         rows=rows,
         cols=n_mat.indices.astype(np.int64),

@@ -11,10 +11,12 @@ import numpy as np
 import pandas as pd
 import typer
 
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
 from receval.errors import ConfigError, DataError
 
-DataOpt = Annotated[Path, typer.Option("--data", help="Data file or folder.")]
-FormatOpt = Annotated[str, typer.Option("--format", help="Data format (movielens-100k, csv, tsv, parquet, ...).")]
+DataOpt = Annotated[Path, typer.Option("--data", help="The data set's folder (multi-file formats) or file.")]
+FormatOpt = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
+ScaleOpt = Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)]
 AspectsOpt = Annotated[
     Path | None,
     typer.Option(
@@ -31,10 +33,8 @@ MODEL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def _load(data: Path, format: str, aspects: Path | None):
-    from receval.data import load
-
-    inter = load(data, format)
+def _load(data: Path, format: str, aspects: Path | None, scale: str | None):
+    inter = load_data(data, format, scale=scale)
     if aspects is not None:
         inter = inter.with_aspects(_read_aspects(aspects, inter))
     return inter
@@ -71,12 +71,13 @@ def coherence_command(
     format: FormatOpt,
     aspects: AspectsOpt = None,
     gamma: Annotated[str, typer.Option("--gamma", help="std|wstd|mean|wmean|entropy|kld|size")] = "wstd",
+    scale: ScaleOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres)."""
     from receval.analysis.coherence import coherence
 
-    coh = coherence(_load(data, format, aspects), gamma)
+    coh = coherence(_load(data, format, aspects, scale), gamma)
     summary = {k: _finite(v) if isinstance(v, float) else v for k, v in coh.summary().items()}
     series = coh.to_series()
     if json_out:
@@ -115,15 +116,17 @@ def barrier_command(
         Path | None,
         typer.Option("--predictions", help="Predictions file (user,item,rating,prediction) to check per user."),
     ] = None,
+    scale: ScaleOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Magic barrier (Algorithm 1 of Said & Bellogín 2018) from repeated ratings."""
     from receval.analysis.barrier import check_overfitting, magic_barrier
-    from receval.data import load
 
     if ddof not in (0, 1):
         raise ConfigError(f"--ddof {ddof}: use 0 (the paper's 1/m) or 1 (unbiased)")
-    mb = magic_barrier(load(data, format), ddof=ddof, n_bootstrap=bootstrap, confidence=confidence, seed=seed)
+    mb = magic_barrier(
+        load_data(data, format, scale=scale), ddof=ddof, n_bootstrap=bootstrap, confidence=confidence, seed=seed
+    )
     checks = []
     if rmse is not None:
         checks.append(check_overfitting(rmse, mb))
@@ -208,6 +211,7 @@ def coherence_split_command(
     avg: Annotated[str, typer.Option("--avg", help="users (weighted by test users) or equal.")] = "users",
     out: Annotated[Path | None, typer.Option("--out", help="Folder for table.csv, rmse.csv, figure.png.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
+    scale: ScaleOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
     """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
@@ -217,7 +221,7 @@ def coherence_split_command(
     if folds < 2:
         raise ConfigError(f"--folds {folds}: cross-validation needs at least 2 folds")
     factories = model_factories(names, seed)
-    inter = _load(data, format, aspects)
+    inter = _load(data, format, aspects, scale)
     if inter.has_duplicates:
         inter = inter.deduplicate("last")
     result = coherence_split_experiment(inter, factories, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
