@@ -65,6 +65,7 @@ import scipy.sparse as sp
 from numba import njit
 
 from receval.errors import MetricError
+from receval.metrics.registry import MetricInput, register_metric
 
 __all__ = [
     "ab_ndcg",
@@ -165,15 +166,32 @@ def _finish(values: np.ndarray, defined: np.ndarray, empty: str) -> np.ndarray:
     return out.astype(np.float64)
 
 
+def _ix(a: np.ndarray) -> np.ndarray:
+    """Index arrays as int64, so each kernel compiles once whatever scipy's index dtype."""
+    return np.asarray(a, dtype=np.int64)
+
+
 def _discount(n: int) -> np.ndarray:
     return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
 
 
 # ------------------------------------------------------------- binary kernels
 @njit(cache=True, nogil=True)
+def _find(indices: np.ndarray, lo: int, hi: int, item: int) -> int:
+    """Position of ``item`` in the sorted ``indices[lo:hi]``, or -1."""
+    end = hi
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if indices[mid] < item:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo if lo < end and indices[lo] == item else -1
+
+
+@njit(cache=True, nogil=True)
 def _contains(indices: np.ndarray, lo: int, hi: int, item: int) -> bool:
-    pos = lo + np.searchsorted(indices[lo:hi], item)
-    return pos < hi and indices[pos] == item
+    return _find(indices, lo, hi, item) >= 0
 
 
 @njit(cache=True, nogil=True)
@@ -251,7 +269,14 @@ def _ia(rankings, truth, aspects, k, threshold, alpha, ideal_depth):
     if ideal_depth is None:  # the whole ideal ranking of every relevant item
         ideal_depth = max(1, int(np.diff(rel.indptr).max(initial=0)))
     run, ideal, ns, pairs = _ia_kernel(
-        r, rel.indptr, rel.indices, aspects.indptr, aspects.indices, aspects.shape[1], alpha, ideal_depth
+        r,
+        _ix(rel.indptr),
+        _ix(rel.indices),
+        _ix(aspects.indptr),
+        _ix(aspects.indices),
+        aspects.shape[1],
+        alpha,
+        ideal_depth,
     )
     return r, k, rel, aspects, run, ideal, ns, pairs
 
@@ -457,7 +482,9 @@ def _coverage(rankings, truth, aspects, k, threshold, denominator, relevant_only
     rel = _relevant(truth, threshold)
     user_aspects = (rel @ aspects).toarray() > 0
     target = user_aspects if denominator == "relevant" else np.ones_like(user_aspects)
-    covered = _first_full(r, rel.indptr, rel.indices, aspects.indptr, aspects.indices, target, bool(relevant_only))
+    covered = _first_full(
+        r, _ix(rel.indptr), _ix(rel.indices), _ix(aspects.indptr), _ix(aspects.indices), target, bool(relevant_only)
+    )
     size = target.sum(axis=1).astype(np.float64)
     return covered, size, user_aspects.any(axis=1)
 
@@ -633,8 +660,8 @@ def _ab_kernel(
             it = rankings[u, j]
             if it < 0:
                 continue
-            pos = lo + np.searchsorted(t_indices[lo:hi], it)
-            p = beta * t_data[pos] / rmax if (pos < hi and t_indices[pos] == it) else alpha
+            pos = _find(t_indices, lo, hi, it)
+            p = beta * t_data[pos] / rmax if pos >= 0 else alpha
             miss = 1.0
             for q in range(a_indptr[it], a_indptr[it + 1]):
                 a = a_indices[q]
@@ -657,10 +684,8 @@ def _ab_kernel(
             for t in range(xlo, xhi):
                 it = x_indices[t]
                 s = item_sig[it]
-                if s >= 0:
-                    pos = lo + np.searchsorted(t_indices[lo:hi], it)
-                    if not (pos < hi and t_indices[pos] == it):
-                        avail[s] -= 1
+                if s >= 0 and not _contains(t_indices, lo, hi, it):
+                    avail[s] -= 1
         for j in range(k):
             best = -1
             best_g = 0.0
@@ -721,7 +746,7 @@ def _signatures(aspects: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndar
         item_sig[i] = g
     counts = np.bincount(item_sig[item_sig >= 0], minlength=len(groups)).astype(np.int64)
     sig_indptr = np.concatenate(([0], np.cumsum([len(m) for m in members], dtype=np.int64)))
-    sig_aspects = np.concatenate(members).astype(np.int32) if members else np.zeros(0, dtype=np.int32)
+    sig_aspects = np.concatenate(members).astype(np.int64) if members else np.zeros(0, dtype=np.int64)
     return item_sig, sig_indptr, sig_aspects, counts
 
 
@@ -805,13 +830,13 @@ def ab_ndcg(
     excl = train if train is not None else sp.csr_matrix(truth.shape)
     run, best = _ab_kernel(
         r,
-        truth.indptr,
-        truth.indices,
+        _ix(truth.indptr),
+        _ix(truth.indices),
         truth.data.astype(np.float64),
-        excl.indptr,
-        excl.indices,
-        aspects.indptr,
-        aspects.indices,
+        _ix(excl.indptr),
+        _ix(excl.indices),
+        _ix(aspects.indptr),
+        _ix(aspects.indices),
         gam,
         alpha,
         beta,
@@ -826,3 +851,38 @@ def ab_ndcg(
     dcg, idcg = run @ d, best @ d
     defined = (gam.sum(axis=1) > 0) & (idcg > 0)
     return _finish(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=defined), defined, empty)
+
+
+# ------------------------------------------------------------------ registry
+def _register(name: str, fn, k: Literal["required", "optional"] = "required", **defaults: object) -> None:
+    """Expose ``fn`` as the metric string ``name@k(...)``; threshold/empty come from the evaluation."""
+    extra = {} if name == "ab_ndcg" else {"threshold": None}
+
+    def metric(data: MetricInput, k: int | None, threshold: float | None = None, **params: object) -> np.ndarray:
+        if name == "ab_ndcg":
+            if params.get("rmax") is None:
+                params["rmax"] = data.rating_max
+        else:
+            params["threshold"] = data.threshold if threshold is None else threshold
+        return fn(data.rankings, data.truth, data.aspects, data.train, k=k, empty=data.empty_users, **params)
+
+    register_metric(
+        name,
+        k=k,
+        defaults={**extra, **defaults},
+        needs_aspects=True,
+        description=(fn.__doc__ or "").strip().split("\n")[0],
+    )(metric)
+
+
+_register("ab_ndcg", ab_ndcg, alpha=0.005, beta=0.5, rmax=None, gamma="train", ideal="truth+unrated")
+_register("alpha_ndcg", alpha_ndcg, alpha=0.5)
+_register("err_ia", err_ia, alpha=0.5)
+_register("nerr_ia", nerr_ia, alpha=0.5)
+_register("nrbp", nrbp, k="optional", alpha=0.5, beta=0.5)
+_register("nnrbp", nnrbp, k="optional", alpha=0.5, beta=0.5)
+_register("p_ia", p_ia)
+_register("s_recall", s_recall, denominator="relevant", relevant_only=True)
+_register("s_rr", s_rr, denominator="relevant", relevant_only=True)
+_register("rbu", rbu, p=0.8, e=0.03, alpha=0.5)
+_register("eu", eu, p=0.8, e=0.03, alpha=0.5)
