@@ -10,6 +10,7 @@ grids, the protocol, the metrics, the seeds, the slices and the output directory
 
     [datasets.toy]
     generate = { n_users = 200, n_items = 300, seed = 1 }   # or path + format (+ filters)
+    threshold = 4                       # optional: this data set's relevance threshold λ
 
     [split]
     method = "holdout"                  # holdout, per_user_holdout, temporal, leave_one_out, kfold
@@ -91,7 +92,7 @@ _TOP = {
     "slices": dict,
     "quick": dict,
 }
-_DATASET = {"path": str, "format": str, "options": dict, "filters": dict, "generate": dict}
+_DATASET = {"path": str, "format": str, "options": dict, "filters": dict, "generate": dict, "threshold": float}
 _RECOMMENDER = {"algorithm": str, "params": dict}
 _TOML_TYPES = {
     str: "a string",
@@ -180,6 +181,7 @@ class DatasetSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     filters: Mapping[str, Any] = field(default_factory=dict)
     generate: Mapping[str, Any] | None = None
+    threshold: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON-able description (part of every task id that uses this data set)."""
@@ -190,6 +192,7 @@ class DatasetSpec:
             "options": dict(self.options),
             "filters": dict(self.filters),
             "generate": None if self.generate is None else dict(self.generate),
+            "threshold": self.threshold,
         }
 
     @property
@@ -315,8 +318,11 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
     datasets = _datasets(chk, effective.get("datasets", {}))
     split = _split(chk, effective.get("split", {"method": "holdout"}))
     protocol = _protocol(chk, effective.get("protocol", {"name": "one-shot"}))
-    recommenders = _recommenders(chk, effective.get("recommenders", {}))
-    metrics = _metrics(chk, effective.get("metrics", []))
+    from receval.experiment.protocols import get_protocol
+
+    proto = get_protocol(protocol.name)
+    recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
+    metrics = _metrics(chk, effective.get("metrics", []), proto)
     slices = _slices(chk, effective.get("slices", {}))
     cfg = ExperimentConfig(
         name=str(name),
@@ -331,10 +337,8 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
         source=path,
         effective=effective,
     )
-    from receval.experiment.protocols import get_protocol
-
     try:
-        get_protocol(protocol.name).validate(cfg)
+        proto.validate(cfg)
     except ConfigError as err:
         if err.path is None:
             raise chk.fail(("protocol",), err.message) from None
@@ -366,6 +370,7 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
             options=dict(entry.get("options", {})),
             filters=dict(filters),
             generate=None if "generate" not in entry else dict(entry["generate"]),
+            threshold=None if "threshold" not in entry else float(entry["threshold"]),
         )
     return out
 
@@ -409,37 +414,44 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
     return ProtocolSpec(name=name, options=options)
 
 
-def _recommenders(chk: _Checker, table: Mapping[str, Any]) -> dict[str, RecommenderSpec]:
-    from receval.recommenders.registry import ALGORITHMS
-
+def _recommenders(
+    chk: _Checker, table: Mapping[str, Any], proto: Any, options: Mapping[str, Any]
+) -> dict[str, RecommenderSpec]:
     out = {}
     for label, entry in table.items():
         where = ("recommenders", label)
         chk.type(entry, dict, where)
         chk.keys(entry, _RECOMMENDER, where, f"in [recommenders.{label}]")
         algorithm = entry.get("algorithm", label)
-        if algorithm not in ALGORITHMS and ":" not in algorithm:
-            raise chk.fail(
-                (*where, "algorithm") if "algorithm" in entry else where,
-                f"unknown algorithm {algorithm!r} in [recommenders.{label}]; known: {', '.join(ALGORITHMS)}",
-            )
         params = dict(entry.get("params", {}))
         for key, value in params.items():
             if isinstance(value, list) and not value:
                 raise chk.fail((*where, "params", key), f"parameter {key!r} is an empty grid: the grid has zero tasks")
-        _check_params(chk, where, algorithm, params)
+        if proto.factory is not None:
+            _check_params(chk, where, "algorithm" in entry, algorithm, params, proto, options)
         out[label] = RecommenderSpec(label=label, algorithm=algorithm, params=params)
     return out
 
 
-def _check_params(chk: _Checker, where: tuple[str, ...], algorithm: str, params: Mapping[str, Any]) -> None:
-    """Build the model for the first value of every axis: unknown or ill-typed parameters fail now."""
-    from receval.recommenders.registry import make
-
+def _check_params(
+    chk: _Checker,
+    where: tuple[str, ...],
+    explicit: bool,
+    algorithm: str,
+    params: Mapping[str, Any],
+    proto: Any,
+    options: Mapping[str, Any],
+) -> None:
+    """Build the model for the first value of every axis: unknown names or parameters fail now."""
     first = {k: (v[0] if isinstance(v, list) else v) for k, v in params.items()}
+    opts = proto.defaults() | {k: (v[0] if isinstance(v, list) else v) for k, v in options.items()}
     try:
-        make(algorithm, **first)
+        proto.factory(algorithm, first, opts)
     except ConfigError as err:
+        if "unknown algorithm" in err.message:
+            raise chk.fail(
+                (*where, "algorithm") if explicit else where, f"[recommenders.{where[1]}]: {err.message}"
+            ) from None
         bad = next((k for k in params if repr(k) in err.message or f"{k}=" in err.message), None)
         raise chk.fail((*where, "params", bad) if bad else where, err.message) from None
     except ImportError as err:  # the algorithm's module is not available in this installation
@@ -448,12 +460,18 @@ def _check_params(chk: _Checker, where: tuple[str, ...], algorithm: str, params:
         raise chk.fail((*where, "params"), f"bad parameters for {algorithm!r}: {err}") from None
 
 
-def _metrics(chk: _Checker, values: list[Any]) -> tuple[str, ...]:
+def _metrics(chk: _Checker, values: list[Any], proto: Any) -> tuple[str, ...]:
     from receval.metrics.registry import parse_metric
 
     out = []
     for value in values:
         chk.type(value, str, ("metrics",))
+        if proto.metric_names is not None:
+            known = list(proto.metric_names())
+            if value not in known:
+                raise chk.fail(("metrics",), f"protocol {proto.name!r} reports no metric {value!r}; known: {known}")
+            out.append(value)
+            continue
         try:
             out.append(str(parse_metric(value)))
         except ReceValError as err:

@@ -112,6 +112,8 @@ def expand(cfg: ExperimentConfig) -> list[Task]:
     for ds, fold, (label, algorithm, params), opts, seed in itertools.product(
         cfg.datasets.values(), folds, recs, option_points, cfg.seeds
     ):
+        if ds.threshold is not None and "threshold" in opts:  # the data set's own λ wins
+            opts = opts | {"threshold": ds.threshold}
         body = {
             "dataset": ds.label,
             "dataset_key": ds.key,

@@ -21,7 +21,7 @@ receval.errors.ConfigError: unknown protocol 'oneshot'; known: ...one-shot...
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,17 @@ if TYPE_CHECKING:
     from receval.experiment.config import ExperimentConfig
     from receval.experiment.grid import Task
 
-__all__ = ["PROTOCOLS", "Protocol", "PreparedDataset", "TaskOutput", "get_protocol", "register_protocol", "split_for"]
+__all__ = [
+    "PROTOCOLS",
+    "PreparedDataset",
+    "Protocol",
+    "TaskOutput",
+    "get_protocol",
+    "long_per_user",
+    "make_model",
+    "register_protocol",
+    "split_for",
+]
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,14 @@ class TaskOutput:
 
 
 Runner = Callable[["Task", PreparedDataset], TaskOutput]
+Factory = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any]
+
+
+def _make_offline(algorithm: str, params: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
+    """``receval.recommenders.make`` (protocol options do not matter)."""
+    from receval.recommenders.registry import make
+
+    return make(algorithm, **params)
 
 
 @dataclass(frozen=True)
@@ -75,6 +93,8 @@ class Protocol:
     uses_split: bool = True
     needs_metrics: bool = True
     description: str = ""
+    factory: Factory | None = None
+    metric_names: Callable[[], Sequence[str]] | None = None
 
     def defaults(self) -> dict[str, Any]:
         """The option defaults."""
@@ -102,8 +122,16 @@ def register_protocol(
     uses_split: bool = True,
     needs_metrics: bool = True,
     description: str = "",
+    factory: Factory | None = _make_offline,
+    metric_names: Callable[[], Sequence[str]] | None = None,
 ) -> Callable[[Runner], Runner]:
-    """Decorator adding ``run(task, dataset) -> TaskOutput`` to the registry under ``name``."""
+    """Decorator adding ``run(task, dataset) -> TaskOutput`` to the registry under ``name``.
+
+    ``factory(algorithm, params, options)`` builds a model (used to validate the
+    recommenders of a configuration before any work; default
+    :func:`receval.recommenders.make`). ``metric_names()`` lists the metric names the
+    protocol reports, when it does not take metric strings of the metric registry.
+    """
 
     def decorator(fn: Runner) -> Runner:
         PROTOCOLS[name] = Protocol(
@@ -114,6 +142,8 @@ def register_protocol(
             uses_split=uses_split,
             needs_metrics=needs_metrics,
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
+            factory=factory,
+            metric_names=metric_names,
         )
         return fn
 
@@ -160,11 +190,10 @@ def split_for(task: Task, data: Interactions) -> tuple[Interactions, Interaction
     return folds[task.fold or 0]
 
 
-def _model(task: Task) -> Any:
-    from receval.recommenders.registry import make
-
+def make_model(task: Task) -> Any:
+    """The task's model from its protocol's factory, seeded with the task's seed unless the grid fixes one."""
     params = dict(task.params)
-    model = make(task.algorithm, **params)
+    model = get_protocol(task.protocol).factory(task.algorithm, params, task.options)
     # a stochastic model takes the task's seed unless the grid fixes it
     if "seed" not in params and "seed" in getattr(model, "get_params", dict)():
         model.set_params(seed=task.seed)
@@ -199,7 +228,7 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
 
     train, test = split_for(task, dataset.data)
     opts = task.options
-    model = _model(task).fit(train)
+    model = make_model(task).fit(train)
     users = np.unique(test.users)
     items, _ = recommend(model, users, int(opts["k"]), exclude=train if opts["exclude_train"] else None, seed=task.seed)
     rankings = _full_rankings(items, users, test.n_users)
