@@ -16,7 +16,8 @@ with ``-1`` (score ``NaN``).
 
 Models that can do better than scoring every item (e.g. :class:`~receval.recommenders.als.HKV`
 through ``implicit``) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
-CSR matrix or ``None``; :func:`recommend` uses it and their own tie order.
+CSR matrix or ``None``; :func:`recommend` uses it and their own tie order (the method
+may return ``NotImplemented`` to fall back to scoring).
 """
 
 from __future__ import annotations
@@ -181,8 +182,10 @@ def recommend(
         n_users = int(users.max()) + 1 if users.size else 0
     excl = exclusion_matrix(exclude, int(n_users), n_items)
     if hasattr(model, "recommend_topk"):
-        items, scores = model.recommend_topk(users, k, excl)
-        return np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+        shortcut = model.recommend_topk(users, k, excl)
+        if shortcut is not NotImplemented:
+            items, scores = shortcut
+            return np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64)
     if batch_size is None:
         batch_size = max(1, _BATCH_CELLS // n_items)
     elif batch_size < 1:
