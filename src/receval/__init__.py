@@ -16,10 +16,11 @@ from importlib.metadata import PackageNotFoundError, version
 
 from receval.data.interactions import Interactions, RatingScale
 from receval.errors import ReceValError
+from receval.evaluate import EvaluationResult, evaluate
 
 try:
     __version__ = version("receval")
 except PackageNotFoundError:  # running from a source tree without installing
     __version__ = "0.0.0+unknown"
 
-__all__ = ["Interactions", "RatingScale", "ReceValError", "__version__"]
+__all__ = ["EvaluationResult", "Interactions", "RatingScale", "ReceValError", "__version__", "evaluate"]

@@ -23,7 +23,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-COMMAND_MODULES: tuple[str, ...] = ("receval.cli.data", "receval.cli.coherence", "receval.cli.run")
+COMMAND_MODULES: tuple[str, ...] = (
+    "receval.cli.data",
+    "receval.cli.coherence",
+    "receval.cli.run",
+    "receval.cli.evaluate",
+    "receval.cli.recommend",
+)
 
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)

@@ -170,6 +170,7 @@ def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain) -> np.ndarray:
     >>> dcg_gains(np.array([5.0, 2.0, np.nan]), 3, "exponential").tolist()
     [31.0, 0.0, 0.0]
     """
+    ratings = np.asarray(ratings, dtype=np.float64)
     pos = ratings >= threshold
     if gain == "linear":
         values = ratings

@@ -273,7 +273,7 @@ class MetricInput:
 
     @cached_property
     def grades(self) -> np.ndarray:
-        """Float (n_users, n): the truth rating of each ranked item, NaN if unrated or padding."""
+        """Float32 (n_users, n): the truth rating of each ranked item, NaN if unrated or padding."""
         return lookup(self.truth, self.rankings)
 
     @cached_property
@@ -320,30 +320,35 @@ class MetricInput:
         return int(np.count_nonzero(np.diff(self.train_all.indptr)))
 
 
-def lookup(matrix: sp.csr_matrix, columns: np.ndarray) -> np.ndarray:
-    """Values ``matrix[row, columns[row, j]]`` for each row, NaN where absent or ``columns < 0``.
+def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21) -> np.ndarray:
+    """Values ``matrix[row, columns[row, j]]`` as float32, NaN where absent or ``columns < 0``.
 
-    Vectorised: one ``searchsorted`` over the flattened (row, column) keys, which is
-    valid because the CSR has sorted indices.
+    Rows are processed in chunks: each chunk's sparse rows are scattered into a
+    reused dense buffer of about ``budget`` cells, gathered with one ``take`` and
+    cleared again — memory-bound and several times faster than a global search.
 
     >>> m = sp.csr_matrix(np.array([[1.0, 0, 3], [0, 0, 2]]))
     >>> lookup(m, np.array([[2, 1], [2, -1]])).tolist()
     [[3.0, nan], [2.0, nan]]
     """
     n_rows, width = columns.shape
-    if not matrix.has_sorted_indices:
-        matrix = matrix.sorted_indices()
-    n_cols = np.int64(matrix.shape[1])
-    row_of = np.repeat(np.arange(matrix.shape[0], dtype=np.int64), np.diff(matrix.indptr))
-    keys = row_of * n_cols + matrix.indices
-    cols = columns.astype(np.int64, copy=False)
-    query = np.arange(n_rows, dtype=np.int64)[:, None] * n_cols + cols
-    pos = np.searchsorted(keys, query.ravel())
-    pos = np.minimum(pos, max(len(keys) - 1, 0)).reshape(n_rows, width)
-    out = np.full((n_rows, width), np.nan)
-    if len(keys):
-        hit = (keys[pos] == query) & (cols >= 0)
-        out[hit] = matrix.data[pos[hit]]
+    n_cols = max(int(matrix.shape[1]), 1)
+    out = np.empty((n_rows, width), dtype=np.float32)
+    step = max(1, min(n_rows, budget // n_cols))
+    dense = np.full(step * n_cols, np.nan, dtype=np.float32)
+    indptr, indices, data = matrix.indptr, matrix.indices, matrix.data.astype(np.float32, copy=False)
+    local_row = np.repeat(np.arange(n_rows, dtype=np.int64) % step, np.diff(indptr))
+    flat = local_row * n_cols + indices
+    offsets = np.arange(step, dtype=np.int64)[:, None] * n_cols
+    invalid = columns < 0
+    safe = np.where(invalid, 0, columns)
+    for start in range(0, n_rows, step):
+        stop = min(start + step, n_rows)
+        cells = flat[indptr[start] : indptr[stop]]
+        dense[cells] = data[indptr[start] : indptr[stop]]
+        np.take(dense, offsets[: stop - start] + safe[start:stop], out=out[start:stop])
+        dense[cells] = np.nan
+    out[invalid] = np.nan
     return out
 
 

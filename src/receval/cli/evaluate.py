@@ -1,0 +1,153 @@
+"""``receval evaluate``: trec_eval for recommenders (one-shot evaluation of files).
+
+Files are CSV, TSV (``.tsv``, ``.tab``) or Parquet (``.parquet``, ``.pq``) by
+extension: truth ``user,item[,rating]``, recommendations ``user,item,score`` or
+``user,item,rank``, predictions ``user,item,rating,prediction`` (for RMSE/MAE),
+training data ``user,item[,rating]``, aspects ``item,aspect``. Ids are read as text
+in every file so that they match across files.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from receval.cli import main
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "t.csv").write_text("user,item,rating\\n1,a,5\\n1,b,2\\n")
+>>> _ = (d / "r.csv").write_text("user,item,score\\n1,b,0.9\\n1,a,0.1\\n")
+>>> main(["evaluate", "--truth", str(d / "t.csv"), "--recs", str(d / "r.csv"), "--metrics", "mrr,precision@2",
+...       "--threshold", "4", "--json"])
+{"mrr": 0.5, "precision@2": 0.5}
+0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+
+from receval.errors import DataError
+
+__all__ = ["read_table", "register"]
+
+_TEXT = (".csv", ".tsv", ".tab", ".txt")
+_PARQUET = (".parquet", ".pq")
+
+
+def read_table(path: Path, what: str, required: tuple[str, ...]) -> pd.DataFrame:
+    """Read a CSV/TSV/Parquet table with ``user``/``item`` ids as text; check the required columns."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{what} file not found", path=path)
+    suffix = path.suffix.lower()
+    id_cols = {"user": str, "item": str}
+    if suffix in _PARQUET:
+        frame = pd.read_parquet(path)
+        frame = frame.astype({c: str for c in id_cols if c in frame.columns})
+    elif suffix in _TEXT:
+        sep = "," if suffix == ".csv" else "\t"
+        frame = pd.read_csv(path, sep=sep, dtype=id_cols, keep_default_na=False, na_values=[""])
+    else:
+        raise DataError(
+            f"cannot tell the format of the {what} file from its extension {suffix!r}; use .csv, .tsv or .parquet",
+            path=path,
+        )
+    missing = [c for c in required if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"the {what} file needs columns {', '.join(required)}; it has {list(frame.columns)}",
+            path=path,
+            column=missing[0],
+        )
+    return frame
+
+
+def _write_table(frame: pd.DataFrame, path: Path) -> None:
+    """Write by extension to a temporary name, then rename (never a partial file)."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    suffix = path.suffix.lower()
+    if suffix in _PARQUET:
+        frame.to_parquet(tmp, index=False)
+    elif suffix in _TEXT:
+        frame.to_csv(tmp, sep="," if suffix == ".csv" else "\t", index=False)
+    else:
+        raise DataError(f"cannot tell the output format from the extension {suffix!r}; use .csv, .tsv or .parquet")
+    os.replace(tmp, path)
+
+
+def _clean(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def evaluate_command(
+    truth: Annotated[Path, typer.Option("--truth", help="Held-out ratings: user,item[,rating].")],
+    metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings, e.g. ndcg@10,mrr.")],
+    recs: Annotated[Path | None, typer.Option("--recs", help="Recommendations: user,item,score or rank.")] = None,
+    predictions: Annotated[
+        Path | None, typer.Option("--predictions", help="Rating predictions: user,item,rating,prediction.")
+    ] = None,
+    threshold: Annotated[float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1).")] = None,
+    negative_threshold: Annotated[
+        float | None, typer.Option("--negative-threshold", help="Negative: rating < λ- (default λ).")
+    ] = None,
+    train: Annotated[Path | None, typer.Option("--train", help="Training ratings: user,item[,rating].")] = None,
+    aspects: Annotated[Path | None, typer.Option("--aspects", help="Item aspects: item,aspect.")] = None,
+    empty_users: Annotated[
+        str, typer.Option("--empty-users", help="Users with no positive item: skip or zero.")
+    ] = "skip",
+    per_user: Annotated[
+        Path | None, typer.Option("--per-user", help="Write the per-user table here (.csv/.tsv/.parquet).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print {metric: value} as JSON.")] = False,
+) -> None:
+    """Evaluate recommendation lists and/or rating predictions against held-out truth."""
+    from receval.evaluate import evaluate
+
+    if (recs is None) == (predictions is None):
+        raise DataError("give exactly one of --recs FILE or --predictions FILE")
+    truth_frame = read_table(truth, "truth", ("user", "item"))
+    recs_frame = read_table(recs, "recommendations", ("user", "item")) if recs is not None else None
+    pred_frame = (
+        read_table(predictions, "predictions", ("user", "item", "rating", "prediction"))
+        if predictions is not None
+        else None
+    )
+    train_frame = read_table(train, "train", ("user", "item")) if train is not None else None
+    aspect_frame = read_table(aspects, "aspects", ("item", "aspect")) if aspects is not None else None
+    result = evaluate(
+        recs_frame,
+        truth_frame,
+        metrics,
+        train=train_frame,
+        threshold=threshold,
+        negative_threshold=negative_threshold,
+        aspects=aspect_frame,
+        predictions=pred_frame,
+        empty_users=empty_users,  # type: ignore[arg-type]
+    )
+    if per_user is not None:
+        _write_table(result.per_user, per_user)
+    if as_json:
+        typer.echo(json.dumps({name: _clean(value) for name, value in result.summary.items()}))
+        return
+    conv = result.conventions
+    typer.echo(
+        f"users evaluated: {conv['users_evaluated']}  threshold: {conv['threshold']:g}  "
+        f"negative threshold: {conv['negative_threshold']:g}  empty users: {conv['empty_users']}"
+    )
+    width = max(len(name) for name in result.summary)
+    for name, value in result.summary.items():
+        agg = conv["aggregation"][name]  # type: ignore[index]
+        scored = conv["users_scored"].get(name)  # type: ignore[union-attr]
+        note = f"{agg}" + (f", {scored} users" if scored is not None else "")
+        typer.echo(f"{name:<{width}}  {value:.6f}  ({note})")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``evaluate`` to the main app."""
+    app.command("evaluate")(evaluate_command)

@@ -1,0 +1,500 @@
+"""One-shot evaluation: recommendation lists (or rating predictions) × truth × metrics.
+
+:func:`evaluate` turns what users hold — DataFrames with original ids, or an item
+index matrix from :func:`receval.recommenders.recommend` — into the metric kernels'
+form (a rankings matrix padded with -1 and a truth CSR, aligned on the same users)
+with vectorised factorising and sorting only, then computes every metric and
+returns an :class:`EvaluationResult`.
+
+Conventions (also written into ``EvaluationResult.conventions``):
+
+- Evaluated users: those with at least one rating in the truth. A truth user with
+  no recommendations gets an empty list (every accuracy metric 0). Users in the
+  recommendations that are absent from the truth cannot be scored: a warning, and
+  they are dropped (``unknown_users="error"`` raises instead).
+- Ranking from scores: descending score, ties kept in input order; from ranks:
+  ascending rank. Duplicate (user, item) rows and NaN scores are errors.
+- ``threshold`` (λ, default 1 — trec_eval's ``relevance_level``): positive means
+  rating ≥ λ. ``negative_threshold`` (default λ): negative means rating < it. Anti-
+  metrics (fallout, anti_precision, fp, tn) need one of them given explicitly.
+- ``empty_users``: users with no positive (fallout: no negative) item are left out
+  of the mean (``"skip"``, NaN in ``per_user``) or scored 0 (``"zero"``).
+
+Examples
+--------
+>>> import pandas as pd
+>>> truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "y"], "rating": [5, 2, 4]})
+>>> recs = pd.DataFrame({"user": ["a", "a", "b"], "item": ["y", "x", "z"], "score": [0.9, 0.5, 0.7]})
+>>> res = evaluate(recs, truth, ["precision@2", "recall@2", "ndcg@2", "mrr"], threshold=4)
+>>> {name: round(value, 4) for name, value in res.summary.items()}
+{'precision@2': 0.25, 'recall@2': 0.5, 'ndcg@2': 0.3155, 'mrr': 0.25}
+>>> res.per_user["mrr"].tolist()
+[0.5, 0.0]
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from receval.data.interactions import Interactions
+from receval.errors import MetricError
+from receval.metrics.registry import Metric, MetricInput, parse_metric
+
+__all__ = ["EvaluationResult", "evaluate", "to_rankings"]
+
+
+@dataclass
+class EvaluationResult:
+    """What :func:`evaluate` returns.
+
+    Attributes
+    ----------
+    per_user : DataFrame
+        Column ``user`` (original ids) and one column per per-user metric, named by
+        the metric string as given (NaN = the user is not scored by that metric).
+    summary : dict
+        ``{metric string: aggregated value}`` in the order given.
+    conventions : dict
+        Thresholds, empty-user policy, tie-break, aggregation of each metric, the
+        number of users scored by each metric and of users dropped.
+    """
+
+    per_user: pd.DataFrame
+    summary: dict[str, float]
+    conventions: dict[str, object] = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The summary as a one-column DataFrame indexed by metric string."""
+        return pd.DataFrame({"value": self.summary}).rename_axis("metric")
+
+    def __repr__(self) -> str:
+        lines = [f"<EvaluationResult: {len(self.per_user)} users>"]
+        lines += [f"  {name}: {value:.6g}" for name, value in self.summary.items()]
+        return "\n".join(lines)
+
+
+def evaluate(
+    recommendations: pd.DataFrame | np.ndarray | None,
+    truth: Interactions | pd.DataFrame,
+    metrics: Sequence[str | Metric] | str,
+    *,
+    train: Interactions | pd.DataFrame | None = None,
+    threshold: float | None = None,
+    negative_threshold: float | None = None,
+    aspects: pd.DataFrame | None = None,
+    predictions: pd.DataFrame | None = None,
+    empty_users: Literal["skip", "zero"] = "skip",
+    users: Sequence | np.ndarray | None = None,
+    unknown_users: Literal["warn", "error"] = "warn",
+) -> EvaluationResult:
+    """Evaluate recommendation lists and/or rating predictions against held-out truth.
+
+    Parameters
+    ----------
+    recommendations
+        A DataFrame with columns ``user``, ``item`` and ``score`` (higher first) or
+        ``rank`` (1 first), original ids; or an int matrix of item indices (into the
+        truth's item id space, padded with -1), one row per user of ``users`` (user
+        indices of the truth; by default every user of the truth's id space); or
+        ``None`` when only error metrics are asked.
+    truth
+        :class:`~receval.Interactions` or a DataFrame ``user, item[, rating]``
+        (without ``rating`` every truth item has rating 1 and graded metrics refuse).
+    metrics
+        Metric strings (``"ndcg@10"``, ``"fallout@10(negative_threshold=3)"``) or
+        :class:`~receval.metrics.Metric` objects; a single string may list several
+        separated by commas.
+    train
+        Training ratings (popularity, profiles, G1) in the same original ids.
+    threshold, negative_threshold
+        Positive: rating ≥ ``threshold`` (default 1); negative: rating <
+        ``negative_threshold`` (default ``threshold``).
+    aspects
+        Item aspects, a DataFrame ``item, aspect``; by default the truth's or the
+        training data's aspects when they are :class:`Interactions` with aspects.
+    predictions
+        A DataFrame ``user, item, prediction[, rating]`` for RMSE/MAE (the rating is
+        looked up in the truth when absent).
+    empty_users
+        Policy for users with no positive item: ``"skip"`` or ``"zero"``.
+    unknown_users
+        Users of the recommendations absent from the truth: ``"warn"`` and drop, or ``"error"``.
+    """
+    specs = _parse_metrics(metrics)
+    if empty_users not in ("skip", "zero"):
+        raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
+    if unknown_users not in ("warn", "error"):
+        raise MetricError(f"unknown_users must be 'warn' or 'error', got {unknown_users!r}")
+    graded = not (isinstance(truth, pd.DataFrame) and "rating" not in truth.columns)
+    truth_data = truth if isinstance(truth, Interactions) else _frame_to_interactions(truth, "truth")
+    thr, neg_thr = _thresholds(specs, threshold, negative_threshold, graded)
+
+    all_items = truth_data.item_ids
+    rec_users = rec_items = order_values = None
+    n_dropped = 0
+    if isinstance(recommendations, pd.DataFrame):
+        rec_users, rec_items, order_values, raw_items, n_dropped = _map_recommendations(
+            recommendations, truth_data, unknown_users
+        )
+        unknown = rec_items < 0
+        if unknown.any():  # recommended items the truth never saw: unknown, but part of the catalogue
+            codes, new_ids = pd.factorize(raw_items[unknown])
+            rec_items[unknown] = len(all_items) + codes
+            all_items = _extend(all_items, np.asarray(new_ids))
+    train_data = None
+    if train is not None:
+        train_data = train if isinstance(train, Interactions) else _frame_to_interactions(train, "train")
+        new = train_data.item_ids[_index_of(all_items, train_data.item_ids) < 0]
+        all_items = _extend(all_items, new)
+    n_items = len(all_items)
+
+    truth_csr = _csr(truth_data, n_items)
+    eval_users = np.flatnonzero(np.diff(truth_csr.indptr) > 0)
+    truth_eval = truth_csr[eval_users]
+    width = _needed_width(specs)
+
+    rankings = np.full((len(eval_users), 0), -1, dtype=np.int32)
+    if isinstance(recommendations, pd.DataFrame):
+        rankings = to_rankings(rec_users, rec_items, order_values, truth_data.n_users, width)[eval_users]
+    elif recommendations is not None:
+        rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, n_items)
+    _check_duplicates(rankings, eval_users, truth_data, all_items)
+
+    train_csr = train_all = None
+    if train_data is not None:
+        train_all, train_user_ids = _train_matrix(train_data, all_items)
+        rows = _index_of(train_user_ids, truth_data.user_ids[eval_users])
+        train_csr = _rows_or_empty(train_all, rows)
+    aspect_matrix = _aspects(aspects, truth_data, train_data, all_items)
+    pred = _predictions(predictions, truth_data, truth_csr, eval_users) if predictions is not None else None
+
+    data = MetricInput(
+        rankings,
+        truth_eval,
+        threshold=thr,
+        negative_threshold=neg_thr,
+        train=train_csr,
+        train_all=train_all,
+        aspects=aspect_matrix,
+        rating_max=float(truth_data.scale.high),
+        predictions=pred,
+        empty_users=empty_users,
+        graded=graded,
+    )
+    _check_needs(specs, data, graded)
+    per_user = {"user": truth_data.user_ids[eval_users]}
+    summary: dict[str, float] = {}
+    scored: dict[str, int] = {}
+    for label, spec in specs:
+        values = None
+        if spec.kind != "system":
+            values = spec.per_user(data)
+            per_user[label] = values
+            scored[label] = int(np.count_nonzero(~np.isnan(values)))
+        summary[label] = spec.compute(data, values)
+    conventions = {
+        "threshold": thr,
+        "negative_threshold": neg_thr,
+        "empty_users": empty_users,
+        "tie_break": "descending score, ties in input order" if _has(recommendations, "score") else "ascending rank",
+        "aggregation": {label: spec.aggregation for label, spec in specs},
+        "users_evaluated": len(eval_users),
+        "users_scored": scored,
+        "users_dropped_not_in_truth": n_dropped,
+    }
+    return EvaluationResult(pd.DataFrame(per_user), summary, conventions)
+
+
+# ----------------------------------------------------------------- conversion
+def to_rankings(
+    users: np.ndarray, items: np.ndarray, order: np.ndarray, n_users: int, width: int | None = None
+) -> np.ndarray:
+    """An (n_users, width) item matrix padded with -1 from flat (user, item, order) rows.
+
+    ``order`` sorts ascending within a user (pass ``-score`` or ``rank``); ties keep
+    the input order. Already sorted input skips the sort.
+
+    >>> to_rankings(np.array([1, 0, 1]), np.array([7, 8, 9]), np.array([2.0, 1.0, 1.0]), 3).tolist()
+    [[8, -1], [9, 7], [-1, -1]]
+    """
+    users = np.asarray(users)
+    n = len(users)
+    if n == 0:
+        return np.full((n_users, 0 if width is None else width), -1, dtype=np.int32)
+    du = np.diff(users)
+    ordered = bool(np.all((du > 0) | ((du == 0) & (np.diff(order) >= 0))))
+    if not ordered:
+        perm = np.lexsort((order, users))
+        users, items = users[perm], items[perm]
+    counts = np.bincount(users, minlength=n_users)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    position = np.arange(n) - np.repeat(starts, counts)
+    full = int(counts.max())
+    width = full if width is None else min(width, full)
+    out = np.full((n_users, width), -1, dtype=np.int32)
+    keep = position < width
+    out[users[keep], position[keep]] = items[keep]
+    return out
+
+
+def _has(recommendations: object, column: str) -> bool:
+    return isinstance(recommendations, pd.DataFrame) and column in recommendations.columns
+
+
+def _parse_metrics(metrics: Sequence[str | Metric] | str) -> list[tuple[str, Metric]]:
+    from receval.metrics.registry import parse_metric_list
+
+    if isinstance(metrics, str):
+        metrics = parse_metric_list(metrics)
+    if not metrics:
+        raise MetricError("no metrics asked; give e.g. metrics=['ndcg@10', 'recall@10']")
+    out, seen = [], set()
+    for m in metrics:
+        spec = parse_metric(m)
+        label = m.strip() if isinstance(m, str) else str(spec)
+        if label not in seen:
+            seen.add(label)
+            out.append((label, spec))
+    return out
+
+
+def _thresholds(specs, threshold, negative_threshold, graded) -> tuple[float, float]:
+    thr = 1.0 if threshold is None else float(threshold)
+    neg = thr if negative_threshold is None else float(negative_threshold)
+    if neg > thr:
+        raise MetricError(
+            f"negative_threshold {neg:g} is above threshold {thr:g}: an item would be both positive and negative; "
+            "give negative_threshold ≤ threshold"
+        )
+    for label, spec in specs:
+        if spec.definition.needs_negatives:
+            if not graded:
+                raise MetricError(f"metric {label!r} needs negative ratings, but the truth has no rating column")
+            if threshold is None and negative_threshold is None and spec.params.get("negative_threshold") is None:
+                raise MetricError(
+                    f"metric {label!r} counts negatives: give threshold= (and optionally negative_threshold=), "
+                    "e.g. threshold=4 on a 1-5 scale, so that ratings below it are negative"
+                )
+    return thr, neg
+
+
+def _frame_to_interactions(frame: pd.DataFrame, what: str) -> Interactions:
+    if not isinstance(frame, pd.DataFrame):
+        raise MetricError(f"{what} must be an Interactions or a DataFrame, got {type(frame).__name__}")
+    for col in ("user", "item"):
+        if col not in frame.columns:
+            raise MetricError(f"{what} needs columns 'user' and 'item'; it has {list(frame.columns)}", column=col)
+    return Interactions.from_frame(frame, rating="rating" if "rating" in frame.columns else None, name=what)
+
+
+def _index_of(space: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Positions of ``values`` in the array of unique ids ``space`` (-1 when absent)."""
+    if space.dtype.kind in "iu" and values.dtype.kind in "iu" and len(space):
+        low, high = int(space.min()), int(space.max())
+        if high - low <= max(10 * len(space), 1 << 20):  # dense table: one gather instead of hashing
+            table = np.full(high - low + 1, -1, dtype=np.int64)
+            table[space - low] = np.arange(len(space))
+            inside = (values >= low) & (values <= high)
+            out = np.full(len(values), -1, dtype=np.int64)
+            out[inside] = table[values[inside] - low]
+            return out
+    try:
+        return pd.Index(space).get_indexer(values).astype(np.int64)
+    except (TypeError, ValueError):
+        return pd.Index(space.astype(str)).get_indexer(values.astype(str)).astype(np.int64)
+
+
+def _extend(space: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """``space`` followed by ``new`` ids, keeping a numeric dtype when both are numeric."""
+    if not len(new):
+        return space
+    if space.dtype.kind in "iuf" and new.dtype.kind in "iuf":
+        return np.concatenate([space, new])
+    return np.concatenate([space.astype(object), new.astype(object)])
+
+
+def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users: str):
+    missing = [c for c in ("user", "item") if c not in recs.columns]
+    if missing:
+        raise MetricError(f"recommendations need columns user, item and score or rank; missing {missing}")
+    if "score" in recs.columns:
+        values = pd.to_numeric(recs["score"], errors="coerce").to_numpy(dtype=np.float64)
+        bad = np.isnan(values)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise MetricError(
+                f"score of user {recs['user'].iloc[j]!r}, item {recs['item'].iloc[j]!r} (row {j}) is missing or not "
+                "a number; drop the row or give it a score",
+                column="score",
+            )
+        order = -values
+    elif "rank" in recs.columns:
+        order = pd.to_numeric(recs["rank"], errors="coerce").to_numpy(dtype=np.float64)
+        if np.isnan(order).any():
+            j = int(np.flatnonzero(np.isnan(order))[0])
+            raise MetricError(f"rank of row {j} is missing or not a number", column="rank")
+    else:
+        raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {list(recs.columns)}")
+    users = _index_of(truth.user_ids, recs["user"].to_numpy())
+    raw_items = recs["item"].to_numpy()
+    unknown = users < 0
+    n_dropped = 0
+    if unknown.any():
+        bad_ids = pd.unique(recs["user"].to_numpy()[unknown])
+        n_dropped = len(bad_ids)
+        message = f"{n_dropped} user(s) of the recommendations have no truth (e.g. {bad_ids[0]!r}) and cannot be scored"
+        if unknown_users == "error":
+            raise MetricError(message + "; evaluate only users of the test set")
+        warnings.warn(message + "; they are left out", UserWarning, stacklevel=3)
+        keep = ~unknown
+        users, order, raw_items = users[keep], order[keep], raw_items[keep]
+    return users, _index_of(truth.item_ids, raw_items), order, raw_items, n_dropped
+
+
+def _needed_width(specs: list[tuple[str, Metric]]) -> int | None:
+    ks = [spec.k for _, spec in specs if spec.kind != "error"]
+    if not ks or any(k is None for k in ks):
+        return None
+    return max(ks)
+
+
+def _matrix_input(matrix, users, truth: Interactions, eval_users, width, n_items) -> np.ndarray:
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2 or matrix.dtype.kind not in "iu":
+        raise MetricError(
+            f"a recommendation matrix must be a 2-D int array of item indices, got {matrix.dtype} {matrix.shape}"
+        )
+    if users is None:
+        if matrix.shape[0] != truth.n_users:
+            raise MetricError(
+                f"the recommendation matrix has {matrix.shape[0]} rows but the truth has {truth.n_users} users; "
+                "pass users= (the truth user index of each row)"
+            )
+        users = np.arange(truth.n_users)
+    users = np.asarray(users)
+    if len(users) != matrix.shape[0]:
+        raise MetricError(f"users has {len(users)} entries for {matrix.shape[0]} rows of recommendations")
+    if matrix.size and (matrix.max() >= n_items or matrix.min() < -1):
+        raise MetricError(f"item indices must lie in -1..{n_items - 1} (-1 = padding)")
+    if width is not None:
+        matrix = matrix[:, :width]
+    full = np.full((truth.n_users, matrix.shape[1]), -1, dtype=np.int32)
+    full[users] = matrix
+    return full[eval_users]
+
+
+def _check_duplicates(rankings: np.ndarray, eval_users, truth: Interactions, all_items) -> None:
+    if rankings.shape[1] < 2:
+        return
+    s = np.sort(rankings, axis=1)
+    dup = (s[:, 1:] == s[:, :-1]) & (s[:, 1:] >= 0)
+    if dup.any():
+        row, col = np.argwhere(dup)[0]
+        raise MetricError(
+            f"user {truth.user_ids[eval_users[row]]!r} is recommended item {all_items[s[row, col]]!r} more than once; "
+            "each item may appear once per list (deduplicate the recommendations)"
+        )
+
+
+def _csr(data: Interactions, n_items: int) -> sp.csr_matrix:
+    m = data.to_csr()
+    if m.shape[1] < n_items:
+        m = sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], n_items))
+    return m
+
+
+def _train_matrix(train: Interactions, all_items: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+    if train.has_duplicates:
+        train = train.deduplicate("last")
+    item_map = _index_of(all_items, train.item_ids)
+    m = sp.csr_matrix(
+        (train.ratings.astype(np.float64), (train.users, item_map[train.items])), shape=(train.n_users, len(all_items))
+    )
+    m.sort_indices()
+    return m, train.user_ids
+
+
+def _rows_or_empty(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """Rows of ``matrix`` (an empty row where ``rows < 0``)."""
+    present = rows >= 0
+    picked = matrix[np.where(present, rows, 0)]
+    return sp.diags(present.astype(np.float64)) @ picked if not present.all() else picked
+
+
+def _aspects(aspects, truth: Interactions, train: Interactions | None, all_items) -> sp.csr_matrix | None:
+    if aspects is not None:
+        if not isinstance(aspects, pd.DataFrame) or not {"item", "aspect"} <= set(aspects.columns):
+            raise MetricError("aspects must be a DataFrame with columns 'item' and 'aspect'")
+        rows = _index_of(all_items, aspects["item"].to_numpy())
+        keep = rows >= 0
+        codes, _ = pd.factorize(aspects["aspect"].astype(str).to_numpy()[keep], sort=True)
+        m = sp.csr_matrix(
+            (np.ones(int(keep.sum())), (rows[keep], codes)),
+            shape=(len(all_items), max(int(codes.max(initial=-1)) + 1, 1)),
+        )
+        m.data[:] = 1.0
+        return m
+    for source in (truth, train):
+        if source is not None and source.aspects is not None:
+            rows = _index_of(all_items, source.item_ids)
+            a = source.aspects.tocoo()
+            return sp.csr_matrix((a.data, (rows[a.row], a.col)), shape=(len(all_items), a.shape[1]))
+    return None
+
+
+def _predictions(frame: pd.DataFrame, truth: Interactions, truth_csr, eval_users) -> tuple:
+    missing = [c for c in ("user", "item", "prediction") if c not in frame.columns]
+    if missing:
+        raise MetricError(f"predictions need columns user, item, prediction[, rating]; missing {missing}")
+    pred = pd.to_numeric(frame["prediction"], errors="coerce").to_numpy(dtype=np.float64)
+    if np.isnan(pred).any():
+        j = int(np.flatnonzero(np.isnan(pred))[0])
+        raise MetricError(f"prediction of row {j} is missing or not a number", column="prediction")
+    users = _index_of(truth.user_ids, frame["user"].to_numpy())
+    row_of_user = np.full(truth.n_users, -1)
+    row_of_user[eval_users] = np.arange(len(eval_users))
+    rows = np.where(users >= 0, row_of_user[np.maximum(users, 0)], -1)
+    if (rows < 0).any():
+        j = int(np.flatnonzero(rows < 0)[0])
+        raise MetricError(f"prediction for user {frame['user'].iloc[j]!r} (row {j}): the user has no truth ratings")
+    if "rating" in frame.columns:
+        ratings = pd.to_numeric(frame["rating"], errors="coerce").to_numpy(dtype=np.float64)
+    else:
+        items = _index_of(truth.item_ids, frame["item"].to_numpy())
+        ratings = np.full(len(frame), np.nan)
+        ok = items >= 0
+        from receval.metrics.registry import lookup
+
+        ratings[ok] = lookup(truth_csr[users[ok]], items[ok, None]).ravel()
+    if np.isnan(ratings).any():
+        j = int(np.flatnonzero(np.isnan(ratings))[0])
+        raise MetricError(
+            f"no true rating for the prediction of user {frame['user'].iloc[j]!r}, item {frame['item'].iloc[j]!r} "
+            f"(row {j}); give a rating column or predict only test pairs"
+        )
+    return rows, ratings, pred
+
+
+def _check_needs(specs: list[tuple[str, Metric]], data: MetricInput, graded: bool) -> None:
+    for label, spec in specs:
+        d = spec.definition
+        if d.needs_grades and not graded and spec.params.get("gain", "linear") != "binary":
+            raise MetricError(
+                f"metric {label!r} needs graded truth but the truth has no rating column; "
+                f"add ratings or use {spec.name}@{spec.k}(gain=binary)"
+            )
+        if d.needs_train and data.train_all is None:
+            raise MetricError(f"metric {label!r} needs training data: pass train= (or --train FILE)")
+        if d.needs_aspects and data.aspects is None:
+            raise MetricError(f"metric {label!r} needs item aspects: pass aspects= (or --aspects FILE)")
+        if d.needs_predictions and data.predictions is None:
+            raise MetricError(f"metric {label!r} needs rating predictions: pass predictions= (or --predictions FILE)")
+        if spec.kind != "error" and data.rankings.shape[1] == 0 and data.predictions is not None:
+            raise MetricError(f"metric {label!r} needs recommendation lists; only predictions were given")
