@@ -3,5 +3,6 @@
 from receval.data.interactions import Interactions, RatingScale
 from receval.data.loaders import FORMATS, load, load_user_features
 from receval.data.stats import dataset_stats
+from receval.data.synthetic import generate
 
-__all__ = ["FORMATS", "Interactions", "RatingScale", "dataset_stats", "load", "load_user_features"]
+__all__ = ["FORMATS", "Interactions", "RatingScale", "dataset_stats", "generate", "load", "load_user_features"]
