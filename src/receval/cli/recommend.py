@@ -1,0 +1,194 @@
+"""``receval recommend``, ``receval predict`` and ``receval algorithms``.
+
+Train a model from a ratings file and write what ``receval evaluate`` reads:
+ranked lists (``user,item,score,rank``) or rating predictions
+(``user,item,rating,prediction``), tab-separated, with the files' original ids.
+Outputs are written to a temporary file and renamed, so a failed run never leaves a
+partial result.
+
+Test rows whose user or item is not in the training file cannot be predicted by a
+model trained on it: by default that is an error; ``--unknown global-mean`` predicts
+the training mean for them instead and ``--unknown drop`` leaves them out.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated, Literal
+
+import numpy as np
+import pandas as pd
+import typer
+
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError, DataError
+
+_EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+
+TrainOpt = Annotated[Path, typer.Option("--train", help="Training ratings (CSV, TSV or Parquet; user,item,rating).")]
+AlgorithmOpt = Annotated[
+    str, typer.Option("--algorithm", "-a", help="Algorithm name (see `receval algorithms`), e.g. item-knn.")
+]
+ParamOpt = Annotated[
+    list[str] | None,
+    typer.Option("--param", "-p", help="Hyper-parameter key=value (repeatable), e.g. --param k=50."),
+]
+FormatOpt = Annotated[
+    str | None, typer.Option("--format", "-f", help=FORMAT_HELP + " Default: from the file extension.")
+]
+ScaleOpt = Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file (tab-separated).")]
+
+
+def _format(path: Path, fmt: str | None) -> str:
+    if fmt is not None:
+        return fmt
+    if path.is_dir():
+        raise ConfigError(f"{path} is a folder: give its --format (e.g. movielens-100k)")
+    try:
+        return _EXTENSIONS[path.suffix.lower()]
+    except KeyError:
+        raise ConfigError(
+            f"cannot tell the format of {path.name} from its extension; pass --format csv, tsv or parquet"
+        ) from None
+
+
+def _train_model(train: Interactions, algorithm: str, params: list[str] | None, seed: int | None):
+    from receval.recommenders import make, parse_params
+
+    parsed = parse_params(params or [])
+    if seed is not None and "seed" not in parsed:
+        from receval.recommenders.registry import ALGORITHMS
+
+        if algorithm in ALGORITHMS and "seed" in make(algorithm).get_params():
+            parsed["seed"] = str(seed)
+    return make(algorithm, **parsed).fit(train)
+
+
+def write_table(frame: pd.DataFrame, out: Path) -> None:
+    """Write ``frame`` as TSV to ``out`` atomically (temporary file in the same folder, then rename)."""
+    out = Path(out)
+    if not out.parent.exists():
+        raise DataError("the output folder does not exist", path=out.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", newline="") as handle:
+            frame.to_csv(handle, sep="\t", index=False, float_format="%.6g")
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def recommend_command(
+    train: TrainOpt,
+    algorithm: AlgorithmOpt,
+    out: OutOpt,
+    param: ParamOpt = None,
+    k: Annotated[int, typer.Option("--k", help="List length.")] = 100,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of the model (if it has one) and of tie-breaking.")
+    ] = None,
+    include_train: Annotated[
+        bool, typer.Option("--include-train", help="Also recommend items the user rated in training.")
+    ] = False,
+    format: FormatOpt = None,
+    scale: ScaleOpt = None,
+) -> None:
+    """Train on --train and write each training user's top-k list (user, item, score, rank)."""
+    from receval.recommenders import recommend
+
+    data = load_data(train, _format(train, format), scale=scale)
+    model = _train_model(data, algorithm, param, seed)
+    users = np.unique(data.users)
+    items, scores = recommend(model, users, k, exclude=None if include_train else data, seed=seed or 0)
+    valid = items >= 0
+    rows, ranks = np.nonzero(valid)
+    frame = pd.DataFrame(
+        {
+            "user": data.user_ids[users[rows]],
+            "item": data.item_ids[items[valid]],
+            "score": scores[valid],
+            "rank": ranks + 1,
+        }
+    )
+    write_table(frame, out)
+    typer.echo(f"wrote {len(frame)} recommendations for {len(users)} users to {out}")
+
+
+def predict_command(
+    train: TrainOpt,
+    test: Annotated[Path, typer.Option("--test", help="Test ratings to predict (same columns as --train).")],
+    algorithm: AlgorithmOpt,
+    out: OutOpt,
+    param: ParamOpt = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the model (if it has one).")] = None,
+    unknown: Annotated[
+        str, typer.Option("--unknown", help="Test users/items absent from --train: error, global-mean or drop.")
+    ] = "error",
+    format: FormatOpt = None,
+    scale: ScaleOpt = None,
+) -> None:
+    """Train on --train and predict every rating of --test (user, item, rating, prediction)."""
+    policy = _unknown_policy(unknown)
+    data = load_data(train, _format(train, format), scale=scale)
+    truth = load_data(test, _format(test, format), scale=scale)
+    model = _train_model(data, algorithm, param, seed)
+    if not hasattr(model, "predict"):
+        raise ConfigError(f"{algorithm} ranks items but does not predict ratings; use `receval recommend`")
+    u = data.user_index(truth.user_ids[truth.users], strict=False)
+    i = data.item_index(truth.item_ids[truth.items], strict=False)
+    known = (u >= 0) & (i >= 0)
+    if not known.all() and policy == "error":
+        bad = int(np.flatnonzero(~known)[0])
+        raise DataError(
+            f"{int((~known).sum())} test rows have a user or item absent from the training file (first: user "
+            f"{_plain(truth.user_ids[truth.users[bad]])!r}, item {_plain(truth.item_ids[truth.items[bad]])!r}); pass "
+            "--unknown global-mean to predict the training mean for them or --unknown drop to leave them out",
+            path=test,
+        )
+    prediction = np.full(len(truth), float(np.mean(data.ratings, dtype=np.float64)))
+    prediction[known] = model.predict(u[known], i[known])
+    keep = known if policy == "drop" else np.ones(len(truth), dtype=bool)
+    frame = pd.DataFrame(
+        {
+            "user": truth.user_ids[truth.users][keep],
+            "item": truth.item_ids[truth.items][keep],
+            "rating": truth.ratings[keep].astype(np.float64),
+            "prediction": prediction[keep],
+        }
+    )
+    write_table(frame, out)
+    typer.echo(f"wrote {len(frame)} predictions to {out}")
+
+
+def _plain(value: object) -> object:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _unknown_policy(value: str) -> Literal["error", "global-mean", "drop"]:
+    if value not in ("error", "global-mean", "drop"):
+        raise ConfigError(f"--unknown {value!r} is not one of error, global-mean, drop")
+    return value  # type: ignore[return-value]
+
+
+def algorithms_command() -> None:
+    """List the algorithms with their parameters and defaults."""
+    from receval.recommenders import list_algorithms
+
+    for info in list_algorithms():
+        typer.echo(f"{info.name:<12} {info.summary}")
+        for key, default in info.params.items():
+            typer.echo(f"    {key}={default}")
+    typer.echo("surprise:<Class>  any scikit-surprise algorithm, e.g. surprise:SVD (parameters go to the class)")
+    typer.echo("implicit:<Class>  any implicit CPU model, e.g. implicit:BayesianPersonalizedRanking")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``recommend``, ``predict`` and ``algorithms`` to the main app."""
+    app.command("recommend")(recommend_command)
+    app.command("predict")(predict_command)
+    app.command("algorithms")(algorithms_command)
