@@ -4,6 +4,10 @@ Importing this module registers them in :data:`receval.experiment.protocols.PROT
 
 - ``cyclic``: :func:`receval.simulate.simulate` on the task's split; the aggregates
   are the metrics at the last round, the whole trajectory goes to ``trajectories``.
+- ``coherence-split``: :func:`receval.analysis.partitions.coherence_split_experiment`
+  for one recommender (it runs its own per-user k-fold); the aggregates are the five
+  models' relative RMSE per ``p`` (``All-Easy(p=0.1)`` ...), the tables
+  ``coherence`` (the paper's Table 6 rows) and ``coherence_rmse`` (absolute RMSE).
 
 Examples
 --------
@@ -75,3 +79,50 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
         aggregates={m: final[m] for m in wanted},
         tables={"trajectories": traj.table.reset_index(drop=True)},
     )
+
+
+@register_protocol(
+    "coherence-split",
+    options={
+        "ps": (list, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]),
+        "folds": (int, 5),
+        "gamma": (str, "wstd"),
+        "avg": (str, "users"),
+    },
+    uses_split=False,
+    needs_metrics=False,
+    metric_names=tuple,
+    description="easy vs difficult users by coherence: RMSE of the five training/test models (seed 002)",
+)
+def coherence_split(task: Task, dataset: PreparedDataset) -> TaskOutput:
+    """The five-model experiment for the task's recommender; relative RMSE per p as aggregates."""
+    from receval.analysis.partitions import coherence_split_experiment
+
+    data = dataset.data.deduplicate("last") if dataset.data.has_duplicates else dataset.data
+    label = task.recommender or task.algorithm or "model"
+    opts = task.options
+    result = coherence_split_experiment(
+        data,
+        {label: lambda: make_model(task)},
+        [float(p) for p in opts["ps"]],
+        folds=int(opts["folds"]),
+        gamma=str(opts["gamma"]),
+        avg=str(opts["avg"]),  # type: ignore[arg-type]
+        seed=task.seed,
+    )
+    table = result.table.reset_index()
+    aggregates = {}
+    for _, row in table.iterrows():
+        for model in ("All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy", "Avg", "base_error", "rating_ratio"):
+            aggregates[f"{model}(p={row['p']:g})"] = float(row[model])
+    return TaskOutput(
+        aggregates=aggregates,
+        tables={"coherence": _plain(table), "coherence_rmse": _plain(result.rmse.reset_index())},
+    )
+
+
+def _plain(frame: Any) -> Any:
+    """Columns with string names (Parquet needs them) and the recommender column as text."""
+    frame = frame.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    return frame

@@ -223,7 +223,12 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
     description="train on the split's training part, rank k items per test user, evaluate on the test part",
 )
 def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """One-shot evaluation: split, fit, recommend top-k for every test user, evaluate."""
+    """One-shot evaluation: split, fit, recommend top-k for every test user, evaluate.
+
+    Error metrics (RMSE, MAE) use the model's ``predict`` on the test pairs.
+    """
+    from receval.evaluate import evaluate
+    from receval.metrics.registry import parse_metric
     from receval.recommenders import recommend
 
     train, test = split_for(task, dataset.data)
@@ -231,35 +236,39 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     model = make_model(task).fit(train)
     users = np.unique(test.users)
     items, _ = recommend(model, users, int(opts["k"]), exclude=train if opts["exclude_train"] else None, seed=task.seed)
-    rankings = _full_rankings(items, users, test.n_users)
-
-    def evaluate(truth: Interactions) -> Any:
-        import receval
-
-        return receval.evaluate(
-            rankings, truth, list(task.metrics), train=train, model=model, threshold=opts["threshold"]
+    predictions = None
+    if any(parse_metric(m).kind == "error" for m in task.metrics):
+        predictions = pd.DataFrame(
+            {
+                "user": test.user_ids[test.users],
+                "item": test.item_ids[test.items],
+                "prediction": np.asarray(model.predict(test.users, test.items), dtype=np.float64),
+            }
         )
 
-    result = evaluate(test)
+    def run(truth: Interactions) -> Any:
+        preds = predictions
+        if preds is not None and len(truth) != len(test):  # a slice: only its pairs
+            keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
+            preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
+        return evaluate(
+            items, truth, list(task.metrics), train=train, threshold=opts["threshold"], users=users, predictions=preds
+        )
+
+    def wide(truth: Interactions) -> pd.DataFrame:
+        per_user = run(truth).per_user
+        index = truth.user_index(per_user["user"].to_numpy())
+        return per_user.drop(columns="user").set_index(pd.Index(index, name="user_index"))
+
+    result = run(test)
+    per_user = result.per_user
+    index = test.user_index(per_user["user"].to_numpy())
     out = TaskOutput(
         aggregates={str(k): float(v) for k, v in result.summary.items()},
-        per_user=long_per_user(result.per_user.iloc[users], users, dataset.data.user_ids),
+        per_user=long_per_user(per_user.drop(columns="user"), index, dataset.data.user_ids),
     )
     if task.slices:
         from receval.analysis.slicing import evaluate_slices
 
-        out.tables["slices"] = evaluate_slices(
-            lambda truth: evaluate(truth).per_user,
-            train,
-            test,
-            task.slices,
-            user_features=dataset.user_features,
-        )
+        out.tables["slices"] = evaluate_slices(wide, train, test, task.slices, user_features=dataset.user_features)
     return out
-
-
-def _full_rankings(items: np.ndarray, users: np.ndarray, n_users: int) -> np.ndarray:
-    """Rankings for every user of the id space (rows of users without test data padded with -1)."""
-    full = np.full((n_users, items.shape[1]), -1, dtype=items.dtype)
-    full[users] = items
-    return full
