@@ -8,8 +8,7 @@ from scipy import stats
 
 from receval.analysis.barrier import magic_barrier
 from receval.analysis.coherence import coherence_barrier_correlation
-
-synthetic = pytest.importorskip("receval.data.synthetic")
+from receval.data import synthetic
 
 M = 5
 
@@ -64,3 +63,17 @@ def test_correlation_table_weighted_std_ahead_of_random(truth):
     assert abs(table.loc["wstd", "spearman"]) > abs(table.loc["random", "spearman"]) + 0.2
     assert abs(table.loc["wstd", "pearson"]) > abs(table.loc["random", "pearson"]) + 0.2
     assert abs(table.loc["wstd", "spearman"]) >= abs(table.loc["std", "spearman"])
+
+
+def test_overfitting_check_on_an_evaluate_result(truth):
+    """A predictor that knows each row's realised rating beats the barrier: flagged."""
+    from receval import evaluate
+    from receval.analysis.barrier import check_overfitting
+
+    barrier = magic_barrier(truth.data, ddof=1, n_bootstrap=0)
+    test = truth.data.deduplicate("last").to_frame()
+    cheat = test.assign(prediction=test["rating"] + 0.1)
+    honest = test.assign(prediction=truth.data.deduplicate("last").ratings.mean())
+    flagged = check_overfitting(evaluate(None, test, ["rmse"], predictions=cheat), barrier)
+    assert flagged.flagged and flagged.n_users == 300 and flagged.rmse == pytest.approx(0.1, rel=1e-4)
+    assert not check_overfitting(evaluate(None, test, ["rmse"], predictions=honest), barrier).flagged

@@ -372,13 +372,14 @@ def check_overfitting(
 def _per_user_rmse(rmse: Any) -> pd.Series:
     per_user = getattr(rmse, "per_user", None)
     if isinstance(per_user, pd.DataFrame):
-        if "rmse" not in per_user.columns:
+        col = next((c for c in per_user.columns if str(c).lower() == "rmse"), None)
+        if col is None:
             raise DataError(
                 f"the evaluation result has no per-user 'rmse' column (columns: {list(per_user.columns)}); "
                 "evaluate with metrics including 'rmse'"
             )
         frame = per_user.set_index("user") if "user" in per_user.columns else per_user
-        series = frame["rmse"]
+        series = frame[col]
     elif isinstance(rmse, pd.Series | Mapping):
         series = pd.Series(rmse)
     else:

@@ -160,9 +160,8 @@ def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
         out.sort_indices()
         return out, shift
 
-    counts = pattern.copy()
-    counts.data = np.ones_like(r)
-    n_mat = counts @ a
+    pattern.data = np.ones_like(r)
+    n_mat = pattern @ a
     n_mat.sort_indices()
     n = n_mat.data
     s_dev, k1 = sums(dev)
