@@ -648,6 +648,9 @@ def _ab_kernel(
     n_users, k = rankings.shape
     n_aspects = gamma.shape[1]
     n_sig = sig_count.shape[0]
+    max_len = 0
+    for s in range(n_sig):
+        max_len = max(max_len, sig_indptr[s + 1] - sig_indptr[s])
     run = np.zeros((n_users, k))
     ideal = np.zeros((n_users, k))
     rem = np.empty(n_aspects)
@@ -703,7 +706,12 @@ def _ab_kernel(
                     best_g = g
                     best = c
                     best_p = p
-            if use_unrated:
+            # an unrated group gains at most alpha * (its size) * max(rem): skip the scan when
+            # no group can beat the best truth item (ties go to truth items anyway)
+            top = 0.0
+            for a in range(n_aspects):
+                top = max(top, rem[a])
+            if use_unrated and alpha * max_len * top > best_g:
                 for s in range(n_sig):
                     if avail[s] <= 0:
                         continue

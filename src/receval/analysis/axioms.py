@@ -1,0 +1,217 @@
+"""The eight axioms of Parapar & Radlinski (RecSys 2021) as executable checks.
+
+Each axiom is a constructive test: a small world (items with aspects, one user's truth
+ratings and training ratings) and a pair of rankings of which the axiom says the first
+is better; for TopHeav / TopHeavComp a family of pairs indexed by n, of which one must
+go the stated way. :func:`check_axioms` evaluates any metric on every pair and reports
+satisfied / violated with the witnessing example.
+
+A metric is either a callable ``metric(rankings, truth, aspects, train) -> per-user
+values`` (the two rankings of a pair are two users with identical truth and train
+rows) evaluated at the full list length, or a registry string without cutoff, e.g.
+``"alpha_ndcg(alpha=0.5)"`` (the cutoff is set to the list length).
+
+Constructions (ratings 0..``rmax``; "non-relevant" = rated ``nonrel_rating``, 0 by
+default as in the paper's i^0; relevance threshold 1 for binary metrics; γ from the
+training ratings, which rate separate profile items, never the listed ones):
+
+- Pri: same aspect, ratings 5 and 3: [5, 3] beats [3, 5].
+- Deep: two same-aspect (5, 3) pairs on two aspects of equal preference; swapping the
+  top pair into order beats swapping the bottom pair: [5a, 3a, 3b, 5b] beats [3a, 5a, 5b, 3b].
+- NonPriSatAsp: after three items of aspect a, an item of aspect b rated 4 placed before
+  one of aspect a rated 5 beats the reverse (a and b equally preferred).
+- TopHeav: for some n ≤ ``max_n``: one relevant item (rating 5) then 2n−1 non-relevant
+  beats n non-relevant then n relevant. Relevant items each carry their own aspect and
+  the aspects are equally preferred, so redundancy does not decide it.
+- TopHeavComp: for some m ≤ ``max_n`` the reverse holds.
+- AspRel: two items rated 4, the user prefers aspect a (γ = 0.75 vs 0.25): a first wins.
+- MoreAsp: after one item of aspect a, two items rated 4 of aspects a and b (equally
+  preferred): b first wins.
+- MissOverNon: an unrated item of a preferred aspect before a rated non-relevant item
+  of the same aspect beats the reverse.
+
+Examples
+--------
+>>> from receval.metrics.aspects import ab_ndcg
+>>> table = check_axioms(lambda r, t, a, tr: ab_ndcg(r, t, a, tr, k=r.shape[1], rmax=5))
+>>> bool(table["satisfied"].all())
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from receval.errors import ConfigError
+
+__all__ = ["AXIOMS", "check_axioms", "axiom_table", "metric_callable"]
+
+AXIOMS = ("Pri", "Deep", "NonPriSatAsp", "TopHeav", "TopHeavComp", "AspRel", "MoreAsp", "MissOverNon")
+MetricFn = Callable[[np.ndarray, sp.csr_matrix, sp.csr_matrix, sp.csr_matrix], np.ndarray]
+
+
+@dataclass
+class _World:
+    """Items (aspect sets), one user's truth ratings (None = unrated) and training profile."""
+
+    item_aspects: list[list[int]]
+    truth: dict[int, float]
+    profile: list[tuple[list[int], float]]  # training items: (aspects, rating)
+    n_aspects: int
+
+    def build(self, n_rows: int) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
+        n_listed = len(self.item_aspects)
+        sets = self.item_aspects + [a for a, _ in self.profile]
+        rows = [i for i, s in enumerate(sets) for _ in s]
+        cols = [a for s in sets for a in s]
+        aspects = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(sets), self.n_aspects))
+        t_items = sorted(self.truth)
+        truth = sp.csr_matrix(
+            (
+                np.tile([self.truth[i] for i in t_items], n_rows),
+                np.tile(t_items, n_rows),
+                np.arange(n_rows + 1) * len(t_items),
+            ),
+            shape=(n_rows, len(sets)),
+        )
+        p_items = list(range(n_listed, len(sets)))
+        train = sp.csr_matrix(
+            (
+                np.tile([r for _, r in self.profile], n_rows),
+                np.tile(p_items, n_rows),
+                np.arange(n_rows + 1) * len(p_items),
+            ),
+            shape=(n_rows, len(sets)),
+        )
+        return truth, aspects, train
+
+
+def metric_callable(text: str, **input_options: object) -> MetricFn:
+    """A registry metric string without cutoff (``"ndcg"``, ``"alpha_ndcg(alpha=0.3)"``) as a
+    callable evaluated at the full list length (threshold 1, rating_max 5 unless given).
+
+    >>> fn = metric_callable("precision")
+    >>> import numpy as np, scipy.sparse as sp
+    >>> fn(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 0.0]])), None, None).tolist()
+    [0.5]
+    """
+    from receval.metrics.registry import MetricInput, parse_metric
+
+    name, _, params = text.partition("(")
+    if "@" in name:
+        raise ConfigError(f"give the metric without a cutoff (the list length is used): {text!r}")
+    options = {"threshold": 1.0, "rating_max": 5.0, **input_options}
+
+    def fn(rankings, truth, aspects, train):
+        metric = parse_metric(f"{name}@{rankings.shape[1]}" + (f"({params}" if params else ""))
+        data = MetricInput(rankings, truth, aspects=aspects, train=train, **options)  # type: ignore[arg-type]
+        return metric.per_user(data)
+
+    return fn
+
+
+def _pair(metric: MetricFn, world: _World, better: list[int | None], worse: list[int | None]):
+    truth, aspects, train = world.build(2)
+    r = np.array([[-1 if i is None else i for i in better], [-1 if i is None else i for i in worse]])
+    v = np.asarray(metric(r, truth, aspects, train), dtype=float)
+    return float(v[0]), float(v[1])
+
+
+def _describe(world: _World, ranking: list[int]) -> str:
+    def one(i: int) -> str:
+        r = world.truth.get(i)
+        return f"{'+'.join('a' + str(a) for a in world.item_aspects[i])}:{'?' if r is None else f'{r:g}'}"
+
+    return "[" + ", ".join(one(i) for i in ranking) + "]"
+
+
+def _pairs(nonrel: float) -> dict[str, tuple[_World, list[int], list[int]]]:
+    even = [([0], 5.0), ([1], 5.0)]
+    out = {}
+    w = _World([[0], [0]], {0: 5.0, 1: 3.0}, even, 2)
+    out["Pri"] = (w, [0, 1], [1, 0])
+    w = _World([[0], [0], [1], [1]], {0: 5.0, 1: 3.0, 2: 5.0, 3: 3.0}, even, 2)
+    out["Deep"] = (w, [0, 1, 3, 2], [1, 0, 2, 3])
+    w = _World([[0], [0], [0], [0], [1]], {0: 5.0, 1: 5.0, 2: 5.0, 3: 5.0, 4: 4.0}, even, 2)
+    out["NonPriSatAsp"] = (w, [0, 1, 2, 4, 3], [0, 1, 2, 3, 4])
+    w = _World([[0], [1]], {0: 4.0, 1: 4.0}, [([0], 5.0)] * 3 + [([1], 5.0)], 2)
+    out["AspRel"] = (w, [0, 1], [1, 0])
+    w = _World([[0], [0], [1]], {0: 4.0, 1: 4.0, 2: 4.0}, even, 2)
+    out["MoreAsp"] = (w, [0, 2, 1], [0, 1, 2])
+    w = _World([[0], [0]], {1: nonrel}, even, 2)
+    out["MissOverNon"] = (w, [0, 1], [1, 0])
+    return out
+
+
+def _top_heaviness(n: int, nonrel: float) -> tuple[_World, list[int], list[int]]:
+    """2n positions: item j < 2n relevant (own aspect j), item 2n + j non-relevant."""
+    n_aspects = 2 * n
+    items = [[j] for j in range(2 * n)] + [[j] for j in range(2 * n)]
+    truth = {j: 5.0 for j in range(2 * n)} | {2 * n + j: nonrel for j in range(2 * n)}
+    profile = [([j], 5.0) for j in range(n_aspects)]
+    world = _World(items, truth, profile, n_aspects)
+    top = [0] + [2 * n + j for j in range(1, 2 * n)]
+    bottom = [2 * n + j for j in range(n)] + list(range(n, 2 * n))
+    return world, top, bottom
+
+
+def check_axioms(
+    metric: MetricFn | str, *, nonrel_rating: float = 0.0, max_n: int = 10, tolerance: float = 1e-12
+) -> pd.DataFrame:
+    """Evaluate ``metric`` on the constructive pairs of the eight axioms.
+
+    Returns one row per axiom: ``satisfied`` (bool), the values of the preferred and the
+    other ranking of the witnessing pair (for TopHeav/TopHeavComp: the first n that
+    satisfies it, else the n = ``max_n`` pair), ``n`` (TopHeav/TopHeavComp) and
+    ``witness`` (the two rankings as ``aspects:rating``, ``?`` = unrated). Strict
+    inequality beyond ``tolerance`` is required: a tie violates the axiom.
+    """
+    fn = metric_callable(metric) if isinstance(metric, str) else metric
+    if max_n < 1:
+        raise ConfigError(f"max_n must be at least 1, got {max_n}")
+    rows = []
+    pairs = _pairs(nonrel_rating)
+    for axiom in AXIOMS:
+        if axiom in ("TopHeav", "TopHeavComp"):
+            found = None
+            for n in range(1, max_n + 1):
+                world, top, bottom = _top_heaviness(n, nonrel_rating)
+                better, worse = (top, bottom) if axiom == "TopHeav" else (bottom, top)
+                b, w = _pair(fn, world, better, worse)
+                found = (n, world, better, worse, b, w)
+                if b > w + tolerance:
+                    break
+            n, world, better, worse, b, w = found  # type: ignore[misc]
+        else:
+            n = None
+            world, better, worse = pairs[axiom]
+            b, w = _pair(fn, world, better, worse)
+        rows.append(
+            {
+                "axiom": axiom,
+                "satisfied": bool(b > w + tolerance),
+                "better": b,
+                "worse": w,
+                "n": n,
+                "witness": f"{_describe(world, better)} > {_describe(world, worse)}",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def axiom_table(metrics: Mapping[str, MetricFn | str], **options: object) -> pd.DataFrame:
+    """Metrics x axioms table of ✓ (satisfied) / ✗ (violated).
+
+    >>> axiom_table({"precision": "precision"}).loc["precision", "Pri"]
+    '✗'
+    """
+    out = {}
+    for name, metric in metrics.items():
+        res = check_axioms(metric, **options)  # type: ignore[arg-type]
+        out[name] = ["✓" if s else "✗" for s in res["satisfied"]]
+    return pd.DataFrame.from_dict(out, orient="index", columns=list(AXIOMS))
