@@ -1,0 +1,290 @@
+"""Seeded train/test splits over one id space.
+
+Every function returns :class:`~receval.data.interactions.Interactions` built with
+:meth:`~receval.data.interactions.Interactions.subset`, so user and item indices of the
+training part are valid in the test part (same ``user_ids``, ``item_ids``, scale,
+aspects and extra columns).
+
+**Repeated ratings stay together.** The unit of every split is the (user, item) pair,
+not the row: all ratings of a pair go to the same side (otherwise a model would be
+tested on a pair it was trained on, and the magic-barrier estimate, which needs every
+rating of a pair, would be torn apart). Fractions count pairs; a pair's time is its
+*first* rating's timestamp.
+
+**Rounding.** A fraction ``f`` of ``n`` pairs is ``floor(f * n + 1/2)`` pairs (half up).
+
+Examples
+--------
+>>> from receval.data.synthetic import generate
+>>> data = generate(n_users=50, n_items=40, n_ratings=600, seed=0)
+>>> train, test = holdout(data, test_fraction=0.2, seed=0)
+>>> len(train), len(test), train.n_items == test.n_items == 40
+(480, 120, True)
+>>> [len(te) for _, te in kfold_per_user(data, k=5, seed=0)]
+[120, 120, 120, 120, 120]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError, DataError
+
+__all__ = [
+    "holdout",
+    "kfold_per_user",
+    "leave_one_out",
+    "per_user_holdout",
+    "temporal",
+    "train_validation_test",
+]
+
+Seed = int | np.random.Generator
+
+
+@dataclass(frozen=True, eq=False)
+class _Pairs:
+    """Rows grouped by (user, item): ``group[row]``; per group its user and first time."""
+
+    group: np.ndarray
+    user: np.ndarray
+    time: np.ndarray | None
+
+    @property
+    def n(self) -> int:
+        return len(self.user)
+
+
+def _pairs(data: Interactions) -> _Pairs:
+    if data.n_ratings == 0:
+        raise DataError(f"{_label(data)}has no ratings to split")
+    keys = data.users.astype(np.int64) * data.n_items + data.items
+    order = np.argsort(keys, kind="stable")
+    sk = keys[order]
+    first = np.r_[True, sk[1:] != sk[:-1]]
+    group = np.empty(len(keys), dtype=np.int64)
+    group[order] = np.cumsum(first) - 1
+    starts = np.flatnonzero(first)
+    time = None if data.timestamps is None else np.minimum.reduceat(data.timestamps[order], starts)
+    return _Pairs(group=group, user=data.users[order][first].astype(np.int64), time=time)
+
+
+def _label(data: Interactions) -> str:
+    return f"data set {data.name!r} " if data.name else "the data "
+
+
+def _rng(seed: Seed) -> np.random.Generator:
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def _fraction(value: float, label: str = "test_fraction") -> float:
+    if not isinstance(value, int | float | np.floating) or not 0 < value < 1:
+        raise ConfigError(f"{label} must be strictly between 0 and 1, got {value!r}")
+    return float(value)
+
+
+def _share(n: np.ndarray | int, fraction: float) -> np.ndarray:
+    return np.floor(np.asarray(n) * fraction + 0.5).astype(np.int64)
+
+
+def _split(data: Interactions, pairs: _Pairs, test_groups: np.ndarray) -> tuple[Interactions, Interactions]:
+    test_rows = test_groups[pairs.group]
+    return data.subset(~test_rows), data.subset(test_rows)
+
+
+def _rank_within_user(pairs: _Pairs, key: np.ndarray | None, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """Per group: its 0-based rank among its user's groups (by ``key``, ties at random),
+    and the user's number of groups. ``key=None`` ranks in random order."""
+    tiebreak = rng.permutation(pairs.n)
+    order = np.lexsort((tiebreak, pairs.user) if key is None else (tiebreak, key, pairs.user))
+    sizes = np.bincount(pairs.user)
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    rank = np.empty(pairs.n, dtype=np.int64)
+    rank[order] = np.arange(pairs.n) - starts[pairs.user[order]]
+    return rank, sizes[pairs.user]
+
+
+def _check_min_train(min_train: int) -> int:
+    if not isinstance(min_train, int | np.integer) or min_train < 0:
+        raise ConfigError(f"min_train must be an integer >= 0, got {min_train!r}")
+    return int(min_train)
+
+
+def _need_timestamps(data: Interactions, what: str) -> None:
+    if data.timestamps is None:
+        raise DataError(
+            f"{_label(data)}has no timestamps, which {what} needs; load it with a timestamp column "
+            "or use a random split"
+        )
+
+
+def holdout(data: Interactions, test_fraction: float = 0.2, seed: Seed = 0) -> tuple[Interactions, Interactions]:
+    """Random holdout: a fraction of all (user, item) pairs, drawn uniformly, is the test set.
+
+    >>> from receval.data.synthetic import generate
+    >>> train, test = holdout(generate(20, 30, 100, reratings=2, seed=1), 0.25, seed=0)
+    >>> len(train), len(test)  # 75 and 25 pairs, two ratings each
+    (150, 50)
+    """
+    f = _fraction(test_fraction)
+    pairs = _pairs(data)
+    test = np.zeros(pairs.n, dtype=bool)
+    test[_rng(seed).permutation(pairs.n)[: _share(pairs.n, f)]] = True
+    return _split(data, pairs, test)
+
+
+def per_user_holdout(
+    data: Interactions, test_fraction: float = 0.2, seed: Seed = 0, min_train: int = 1
+) -> tuple[Interactions, Interactions]:
+    """Per-user random holdout: each user's pairs are split by ``test_fraction``.
+
+    A user with ``n`` pairs gets ``min(floor(f n + 1/2), max(n - min_train, 0))`` test
+    pairs, so at least ``min_train`` pairs stay in training (users with too few pairs
+    stay entirely in training).
+
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(10, 40, 200, seed=2)
+    >>> train, test = per_user_holdout(data, 0.2, seed=0)
+    >>> import numpy as np
+    >>> bool(np.all(np.bincount(test.users) == np.floor(np.bincount(data.users) * 0.2 + 0.5)))
+    True
+    """
+    f = _fraction(test_fraction)
+    min_train = _check_min_train(min_train)
+    pairs = _pairs(data)
+    rank, size = _rank_within_user(pairs, None, _rng(seed))
+    n_test = np.minimum(_share(size, f), np.maximum(size - min_train, 0))
+    return _split(data, pairs, rank < n_test)
+
+
+def temporal(
+    data: Interactions,
+    test_fraction: float = 0.2,
+    per_user: bool = False,
+    seed: Seed = 0,
+    min_train: int = 1,
+) -> tuple[Interactions, Interactions]:
+    """Temporal split: the latest pairs (by their first rating's time) are the test set.
+
+    ``per_user=False`` takes the globally latest ``test_fraction`` of the pairs (a
+    global cut); ``per_user=True`` the latest fraction of each user's pairs (at least
+    ``min_train`` kept for training, as in :func:`per_user_holdout`). Pairs with the
+    same time at the cut are ordered at random with ``seed``. Raises
+    :class:`~receval.errors.DataError` when the data has no timestamps.
+
+    >>> from receval.data.synthetic import generate
+    >>> train, test = temporal(generate(30, 30, 300, seed=3), 0.2)
+    >>> bool(train.timestamps.max() <= test.timestamps.min()), len(test)
+    (True, 60)
+    """
+    f = _fraction(test_fraction)
+    min_train = _check_min_train(min_train)
+    _need_timestamps(data, "a temporal split")
+    pairs = _pairs(data)
+    rng = _rng(seed)
+    if per_user:
+        rank, size = _rank_within_user(pairs, pairs.time, rng)
+        n_test = np.minimum(_share(size, f), np.maximum(size - min_train, 0))
+        test = rank >= size - n_test
+    else:
+        order = np.lexsort((rng.permutation(pairs.n), pairs.time))
+        test = np.zeros(pairs.n, dtype=bool)
+        n_test = int(_share(pairs.n, f))
+        test[order[pairs.n - n_test :]] = True
+    return _split(data, pairs, test)
+
+
+def leave_one_out(
+    data: Interactions, mode: Literal["last", "random"] = "last", seed: Seed = 0
+) -> tuple[Interactions, Interactions]:
+    """One test pair per user with at least two pairs: the latest one or a random one.
+
+    ``mode="last"`` takes the pair rated last (first-rating time; ties at random with
+    ``seed``) and needs timestamps; users with a single pair stay in training.
+
+    >>> from receval.data.synthetic import generate
+    >>> import numpy as np
+    >>> train, test = leave_one_out(generate(15, 20, 100, seed=4), "random", seed=0)
+    >>> bool(np.all(np.bincount(test.users, minlength=15) == 1)), len(train)
+    (True, 85)
+    """
+    if mode not in ("last", "random"):
+        raise ConfigError(f"unknown leave-one-out mode {mode!r}; use 'last' or 'random'")
+    if mode == "last":
+        _need_timestamps(data, "leave_one_out(mode='last')")
+    pairs = _pairs(data)
+    rank, size = _rank_within_user(pairs, pairs.time if mode == "last" else None, _rng(seed))
+    return _split(data, pairs, (size >= 2) & (rank == size - 1))
+
+
+def kfold_per_user(data: Interactions, k: int = 5, seed: Seed = 0) -> list[tuple[Interactions, Interactions]]:
+    """Per-user k-fold cross-validation (Said & Bellogín 2018 use 5 folds on each user's ratings).
+
+    Each user's pairs are shuffled and dealt to the k folds in turn; the dealing runs
+    on from one user to the next (users in random order), so every fold holds
+    ``floor(n/k)`` or ``ceil(n/k)`` of each user's ``n`` pairs, fold sizes differ by at
+    most one pair overall, and every pair is tested exactly once. Policy for users with
+    fewer than ``k`` pairs: they are in the test part of ``n`` folds (one pair each)
+    and entirely in training in the others; they are not dropped. Fold ``j`` is
+    ``(train_j, test_j)`` with ``train_j`` = all pairs not in fold ``j``.
+
+    >>> from receval.data.synthetic import generate
+    >>> folds = kfold_per_user(generate(10, 30, 120, seed=5), k=3, seed=0)
+    >>> [(len(tr), len(te)) for tr, te in folds]
+    [(80, 40), (80, 40), (80, 40)]
+    """
+    if not isinstance(k, int | np.integer) or isinstance(k, bool) or k < 2:
+        raise ConfigError(f"k must be an integer >= 2, got {k!r}")
+    pairs = _pairs(data)
+    rng = _rng(seed)
+    rank, _ = _rank_within_user(pairs, None, rng)
+    # deal the users' pairs as one round-robin over the users in random order, so fold
+    # sizes differ by at most one both per user and overall
+    visit = rng.permutation(data.n_users)
+    sizes = np.bincount(pairs.user, minlength=data.n_users)[visit]
+    offset = np.empty(data.n_users, dtype=np.int64)
+    offset[visit] = np.r_[0, np.cumsum(sizes)[:-1]] % k
+    fold = (rank + offset[pairs.user]) % k
+    return [_split(data, pairs, fold == j) for j in range(k)]
+
+
+def train_validation_test(
+    data: Interactions,
+    validation_fraction: float = 0.1,
+    test_fraction: float = 0.2,
+    method: Literal["random", "per_user", "temporal"] = "random",
+    seed: Seed = 0,
+) -> tuple[Interactions, Interactions, Interactions]:
+    """Three-way split: the test part first, then validation out of the remainder.
+
+    ``method`` picks :func:`holdout`, :func:`per_user_holdout` or :func:`temporal`
+    (global cut; validation is then the latest pairs before the test period). The
+    validation share of the remainder is ``validation_fraction / (1 - test_fraction)``,
+    so both fractions are of all pairs.
+
+    >>> from receval.data.synthetic import generate
+    >>> parts = train_validation_test(generate(20, 30, 200, seed=6), 0.1, 0.2, seed=0)
+    >>> [len(p) for p in parts]
+    [140, 20, 40]
+    """
+    v = _fraction(validation_fraction, "validation_fraction")
+    t = _fraction(test_fraction)
+    if v + t >= 1:
+        raise ConfigError(
+            f"validation_fraction + test_fraction = {v + t:g} leaves no training data; keep their sum below 1"
+        )
+    methods = {
+        "random": holdout,
+        "per_user": per_user_holdout,
+        "temporal": temporal,
+    }
+    if method not in methods:
+        raise ConfigError(f"unknown method {method!r}; use one of {', '.join(methods)}")
+    rng = _rng(seed)
+    rest, test = methods[method](data, t, seed=rng)
+    train, validation = methods[method](rest, v / (1 - t), seed=rng)
+    return train, validation, test
