@@ -1,0 +1,341 @@
+"""Meta-evaluation of metrics (Parapar & Radlinski 2021, §5): how a metric behaves, not a system.
+
+Three experiments, each for any list of registry metric strings (``"ab_ndcg@10"``,
+``"alpha_ndcg@10"``, ``"ndcg@10"`` …) on one truth/train/aspect setting:
+
+- :func:`swap_correlation` — rank correlation with the ideal ordering under progressive
+  swaps. Each user's reference list is their top-k truth items by rating (ties: item
+  index). Level s of ``mode="bottom-to-top"`` swaps the pairs (1, k), (2, k−1), …, s
+  pairs in all (the bottom items climb to the top); ``mode="redundant"`` makes the
+  same swaps among the positions held by items of the list's most frequent (most
+  redundant) aspect only, so which positions carry that aspect does not change. No
+  level is better than the previous one in rating order; the score is Kendall's τ
+  between the levels' order and the metric's per-user values (τ-b, averaged over users
+  with at least k truth items; 1 = the metric sees every degradation).
+- :func:`discriminative_power` — the systems and their distorted copies (each list
+  position replaced, with probability = strength, by a random catalogue item not in the
+  list, seeded), paired tests between every pair of runs (paired t-test and paired
+  randomisation test from :mod:`receval.analysis.significance`, over the users both
+  score), the share of pairs separated at p < ``level``.
+- :func:`incompleteness` — remove a fraction x of the truth ratings (uniformly, seeded),
+  rank the systems by each metric with full and reduced truth, Kendall's τ between the
+  two rankings (scipy's τ-b), averaged over seeds.
+
+:func:`plot_metaeval` draws the three figures (matplotlib, Agg backend).
+
+Examples
+--------
+>>> import numpy as np, scipy.sparse as sp
+>>> rng = np.random.default_rng(0)
+>>> truth = sp.random(30, 40, density=0.5, random_state=0, format="csr")
+>>> truth.data = rng.integers(1, 6, truth.nnz).astype(float)
+>>> aspects = sp.csr_matrix((rng.random((40, 4)) < 0.4).astype(float))
+>>> table, curves = swap_correlation(["alpha_ndcg@5", "ndcg@5"], truth, aspects, k=5)
+>>> t = table.set_index(["metric", "mode"])["tau"]
+>>> bool(t["ndcg@5", "bottom-to-top"] > 0), bool(t["ndcg@5", "redundant"] > 0)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+from scipy import stats
+
+from receval.analysis.significance import paired_ttest, permutation_test
+from receval.errors import ConfigError
+from receval.metrics.registry import MetricInput, parse_metric
+
+__all__ = ["per_user", "swap_correlation", "discriminative_power", "incompleteness", "plot_metaeval", "distort"]
+
+
+def per_user(
+    metric: str,
+    rankings: np.ndarray,
+    truth: sp.csr_matrix,
+    aspects: sp.csr_matrix | None,
+    train: sp.csr_matrix | None = None,
+    *,
+    threshold: float = 1.0,
+    rating_max: float | None = None,
+) -> np.ndarray:
+    """Per-user values of a registry metric string (NaN = user not scored)."""
+    data = MetricInput(rankings, truth, aspects=aspects, train=train, threshold=threshold, rating_max=rating_max)
+    return parse_metric(metric).per_user(data)
+
+
+def _reference_lists(truth: sp.csr_matrix, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of users with ≥ k truth items and their top-k truth items by rating (ties: item index)."""
+    counts = np.diff(truth.indptr)
+    users = np.flatnonzero(counts >= k)
+    lists = np.empty((len(users), k), dtype=np.int64)
+    for row, u in enumerate(users):
+        sl = slice(truth.indptr[u], truth.indptr[u + 1])
+        items, ratings = truth.indices[sl], truth.data[sl]
+        order = np.lexsort((items, -ratings))
+        lists[row] = items[order[:k]]
+    return users, lists
+
+
+def _levels(lists: np.ndarray, aspects: sp.csr_matrix, mode: str, n_levels: int) -> list[np.ndarray]:
+    k = lists.shape[1]
+    out = [lists.copy()]
+    if mode == "bottom-to-top":
+        cur = lists.copy()
+        for s in range(n_levels):
+            cur = cur.copy()
+            cur[:, [s, k - 1 - s]] = cur[:, [k - 1 - s, s]]
+            out.append(cur)
+        return out
+    # redundant: the same bottom-to-top swaps, restricted to the positions of the items
+    # with the list's most frequent aspect (the positions that aspect occupies stay put)
+    dense = aspects[lists.ravel()].toarray().reshape(lists.shape[0], k, -1) > 0
+    top_aspect = dense.sum(axis=1).argmax(axis=1)
+    has = dense[np.arange(lists.shape[0]), :, top_aspect]  # (users, k)
+    cur = lists.copy()
+    for s in range(n_levels):
+        cur = cur.copy()
+        for row in range(lists.shape[0]):
+            pos = np.flatnonzero(has[row])
+            if s < len(pos) // 2:
+                a, b = pos[s], pos[len(pos) - 1 - s]
+                cur[row, [a, b]] = cur[row, [b, a]]
+        out.append(cur)
+    return out
+
+
+def swap_correlation(
+    metrics: Sequence[str],
+    truth: sp.csr_matrix,
+    aspects: sp.csr_matrix,
+    train: sp.csr_matrix | None = None,
+    *,
+    k: int = 10,
+    modes: Sequence[Literal["bottom-to-top", "redundant"]] = ("bottom-to-top", "redundant"),
+    threshold: float = 1.0,
+    rating_max: float | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Kendall τ between degradation level and metric value, per metric and mode.
+
+    Returns ``(table, curves)``: ``table`` has columns metric, mode, tau, users;
+    ``curves`` has metric, mode, level, value (mean over users) for plotting.
+    """
+    truth = sp.csr_matrix(truth)
+    users, lists = _reference_lists(truth, k)
+    if len(users) == 0:
+        raise ConfigError(f"no user has {k} truth items; lower k for the swap experiment")
+    sub_truth = truth[users]
+    sub_train = None if train is None else sp.csr_matrix(train)[users]
+    rows, curves = [], []
+    for mode in modes:
+        if mode not in ("bottom-to-top", "redundant"):
+            raise ConfigError(f"unknown swap mode {mode!r}; use 'bottom-to-top' or 'redundant'")
+        n_levels = k // 2
+        levels = _levels(lists, aspects, mode, n_levels)
+        for metric in metrics:
+            values = np.stack(
+                [
+                    per_user(metric, lv, sub_truth, aspects, sub_train, threshold=threshold, rating_max=rating_max)
+                    for lv in levels
+                ],
+                axis=1,
+            )
+            taus = []
+            target = -np.arange(len(levels), dtype=float)
+            for v in values:
+                if np.isnan(v).any():
+                    continue
+                tau = stats.kendalltau(target, v).statistic if np.ptp(v) > 0 else 0.0
+                taus.append(tau)
+            rows.append(
+                {"metric": metric, "mode": mode, "tau": float(np.mean(taus)) if taus else np.nan, "users": len(taus)}
+            )
+            for lv, mean in enumerate(np.nanmean(values, axis=0)):
+                curves.append({"metric": metric, "mode": mode, "level": lv, "value": float(mean)})
+    return pd.DataFrame(rows), pd.DataFrame(curves)
+
+
+def distort(rankings: np.ndarray, n_items: int, strength: float, seed: int | np.random.Generator = 0) -> np.ndarray:
+    """Replace each listed item, with probability ``strength``, by a random item not in the list.
+
+    >>> distort(np.array([[0, 1, 2]]), 10, 0.0).tolist()
+    [[0, 1, 2]]
+    >>> out = distort(np.array([[0, 1, 2]]), 10, 1.0, seed=1)
+    >>> sorted(set(out[0]) & {0, 1, 2}), len(set(out[0]))
+    ([], 3)
+    """
+    if not 0.0 <= strength <= 1.0:
+        raise ConfigError(f"distortion strength must lie in [0, 1], got {strength}")
+    rng = np.random.default_rng(seed)
+    out = np.array(rankings, dtype=np.int64, copy=True)
+    replace = (rng.random(out.shape) < strength) & (out >= 0)
+    for row in np.flatnonzero(replace.any(axis=1)):
+        taken = set(out[row][out[row] >= 0].tolist())
+        for j in np.flatnonzero(replace[row]):
+            while True:
+                cand = int(rng.integers(n_items))
+                if cand not in taken:
+                    break
+            taken.add(cand)
+            out[row, j] = cand
+    return out
+
+
+def discriminative_power(
+    metrics: Sequence[str],
+    systems: Mapping[str, np.ndarray],
+    truth: sp.csr_matrix,
+    aspects: sp.csr_matrix,
+    train: sp.csr_matrix | None = None,
+    *,
+    strengths: Sequence[float] = (0.0, 0.2, 0.5),
+    level: float = 0.05,
+    n_resamples: int = 1_000,
+    threshold: float = 1.0,
+    rating_max: float | None = None,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Share of pairs of runs (system x distortion strength) separated at p < ``level``.
+
+    Returns one row per (metric, test) with ``pairs``, ``significant`` and ``share``.
+    """
+    if len(systems) * len(strengths) < 2:
+        raise ConfigError("discriminative power needs at least two runs (systems x strengths)")
+    runs = {}
+    for s_i, (name, rankings) in enumerate(systems.items()):
+        for d_i, d in enumerate(strengths):
+            runs[f"{name}@{d:g}"] = distort(rankings, truth.shape[1], d, seed=[seed, s_i, d_i]) if d > 0 else rankings
+    rows = []
+    for metric in metrics:
+        values = {
+            name: per_user(metric, r, truth, aspects, train, threshold=threshold, rating_max=rating_max)
+            for name, r in runs.items()
+        }
+        counts = {"t-test": 0, "permutation": 0}
+        pairs = list(itertools.combinations(runs, 2))
+        for p_i, (a, b) in enumerate(pairs):
+            ok = ~np.isnan(values[a]) & ~np.isnan(values[b])
+            x, y = values[a][ok], values[b][ok]
+            if len(x) < 2 or np.all(x == y):
+                continue
+            counts["t-test"] += paired_ttest(x, y).pvalue < level
+            counts["permutation"] += permutation_test(x, y, n_resamples=n_resamples, seed=[seed, p_i]).pvalue < level
+        for test, n_sig in counts.items():
+            rows.append(
+                {"metric": metric, "test": test, "pairs": len(pairs), "significant": n_sig, "share": n_sig / len(pairs)}
+            )
+    return pd.DataFrame(rows)
+
+
+def incompleteness(
+    metrics: Sequence[str],
+    systems: Mapping[str, np.ndarray],
+    truth: sp.csr_matrix,
+    aspects: sp.csr_matrix,
+    train: sp.csr_matrix | None = None,
+    *,
+    fractions: Sequence[float] = (0.1, 0.3, 0.5, 0.7, 0.9),
+    seeds: Sequence[int] = (0, 1, 2),
+    threshold: float = 1.0,
+    rating_max: float | None = None,
+) -> pd.DataFrame:
+    """Kendall τ between system rankings with full and with reduced truth.
+
+    Returns one row per (metric, fraction) with the mean and standard deviation of τ
+    over ``seeds``.
+    """
+    if len(systems) < 2:
+        raise ConfigError("robustness to incompleteness ranks systems: give at least two")
+    truth = sp.csr_matrix(truth)
+    names = list(systems)
+
+    def means(t: sp.csr_matrix, metric: str) -> np.ndarray:
+        return np.array(
+            [
+                np.nanmean(per_user(metric, systems[n], t, aspects, train, threshold=threshold, rating_max=rating_max))
+                for n in names
+            ]
+        )
+
+    full = {m: means(truth, m) for m in metrics}
+    rows = []
+    for x in fractions:
+        if not 0.0 < x < 1.0:
+            raise ConfigError(f"fractions of judgments to remove must lie in (0, 1), got {x}")
+        taus: dict[str, list[float]] = {m: [] for m in metrics}
+        for s in seeds:
+            keep = np.random.default_rng([s, int(round(x * 1000))]).random(truth.nnz) >= x
+            reduced = truth.copy()
+            reduced.data = np.where(keep, reduced.data, np.nan)
+            reduced = _drop_nan(reduced)
+            for m in metrics:
+                taus[m].append(float(stats.kendalltau(full[m], means(reduced, m)).statistic))
+        for m in metrics:
+            rows.append(
+                {"metric": m, "fraction": x, "tau": float(np.nanmean(taus[m])), "tau_std": float(np.nanstd(taus[m]))}
+            )
+    return pd.DataFrame(rows)
+
+
+def _drop_nan(m: sp.csr_matrix) -> sp.csr_matrix:
+    keep = ~np.isnan(m.data)
+    indptr = np.concatenate(([0], np.cumsum(keep, dtype=np.int64)))[m.indptr]
+    return sp.csr_matrix((m.data[keep], m.indices[keep], indptr), shape=m.shape)
+
+
+def plot_metaeval(
+    curves: pd.DataFrame | None, power: pd.DataFrame | None, robustness: pd.DataFrame | None, out_dir: str | Path
+) -> list[Path]:
+    """Write swap curves, discriminative power and incompleteness figures as PNG; returns the paths."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    if curves is not None and len(curves):
+        modes = list(dict.fromkeys(curves["mode"]))
+        fig, axes = plt.subplots(1, len(modes), figsize=(5 * len(modes), 4), squeeze=False)
+        for ax, mode in zip(axes[0], modes, strict=True):
+            for metric, g in curves[curves["mode"] == mode].groupby("metric", sort=False):
+                v = g["value"].to_numpy()
+                ax.plot(g["level"], v / v[0] if v[0] else v, marker="o", label=metric)
+            ax.set(title=f"swaps: {mode}", xlabel="swap level", ylabel="value / value of the ideal list")
+            ax.legend(fontsize=7)
+        paths.append(_save(fig, out / "swap_curves.png"))
+    if power is not None and len(power):
+        table = power.pivot(index="metric", columns="test", values="share").reindex(
+            list(dict.fromkeys(power["metric"]))
+        )
+        fig, ax = plt.subplots(figsize=(7, 4))
+        table.plot.bar(ax=ax)
+        ax.set(ylabel="share of run pairs with p < 0.05", title="discriminative power")
+        ax.tick_params(axis="x", labelrotation=30)
+        paths.append(_save(fig, out / "discriminative_power.png"))
+    if robustness is not None and len(robustness):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for metric, g in robustness.groupby("metric", sort=False):
+            ax.errorbar(g["fraction"] * 100, g["tau"], yerr=g["tau_std"], marker="o", capsize=3, label=metric)
+        ax.set(xlabel="% of judgments removed", ylabel="Kendall τ with the full-truth ranking", title="incompleteness")
+        ax.legend(fontsize=7)
+        paths.append(_save(fig, out / "incompleteness.png"))
+    return paths
+
+
+def _save(fig, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=120)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
