@@ -25,10 +25,12 @@ app = typer.Typer(
 
 COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.data",
+    "receval.cli.demo",
     "receval.cli.coherence",
     "receval.cli.run",
     "receval.cli.evaluate",
     "receval.cli.recommend",
+    "receval.cli.metaeval",
 )
 
 for _name in COMMAND_MODULES:
