@@ -16,6 +16,7 @@ from receval.analysis.partitions import (
 from receval.data.interactions import Interactions
 from receval.data.synthetic import generate
 from receval.errors import ConfigError, DataError
+from receval.split import kfold_per_user
 
 
 def test_difficult_users_least_coherent_share():
@@ -61,7 +62,6 @@ def _factories():
 
 
 def test_five_model_experiment(generated, tmp_path):
-    split = pytest.importorskip("receval.split")
     ps = (0.2, 0.5, 0.8)
     res = coherence_split_experiment(generated, _factories(), ps, folds=3, seed=1)
     table = res.table
@@ -79,7 +79,7 @@ def test_five_model_experiment(generated, tmp_path):
     from receval.recommenders import make
 
     sse = n = 0
-    for train, test in split.kfold_per_user(generated, k=3, seed=1):
+    for train, test in kfold_per_user(generated, k=3, seed=1):
         pred = make("biases").fit(train).predict(test.users, test.items)
         sse += np.sum((pred - test.ratings) ** 2)
         n += len(test)
@@ -111,7 +111,6 @@ def test_five_model_experiment(generated, tmp_path):
 
 
 def test_experiment_input_errors(generated):
-    pytest.importorskip("receval.split")
     with pytest.raises(ConfigError, match="strictly between"):
         coherence_split_experiment(generated, _factories(), (0.5, 1.0))
     with pytest.raises(ConfigError, match="gamma"):

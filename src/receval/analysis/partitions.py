@@ -189,7 +189,8 @@ class CoherenceSplitResult:
             twin.plot(ps, sub["rating_ratio"].to_numpy(), color="grey", linewidth=2, label="rating ratio")
             twin.set_ylim(0, 1)
             twin.set_ylabel("rating ratio")
-            ax.legend(fontsize=7, loc="upper right")
+            handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+            ax.legend(handles=handles, fontsize=7, loc="upper right")
         fig.tight_layout()
         if path is not None:
             fig.savefig(path, dpi=120)
