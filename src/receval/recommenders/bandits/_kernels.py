@@ -47,9 +47,37 @@ def uniform_available(s, cell, mask, u, n_avail):
 
 
 # ------------------------------------------------------------------ item policies
+# state: a (successes + α⁰), b (failures + β⁰), p (parameters, see ItemBandit), and the
+# per-item keys m, w kept current by item_update so that a decision is one tight scan:
+# score = m + c·w with c = δ·√(ln t) for UCB (w = 1/√pulls) and 0 otherwise.
+@njit(cache=True)
+def item_key(st, i):
+    a, b, p, m, w = st
+    kind = int(p[1])
+    if kind == COUNT:
+        m[i] = a[i]
+        return
+    n = a[i] + b[i]
+    m[i] = a[i] / n if n > 0.0 else 0.0
+    if kind == UCB:
+        pulls = n - p[5]
+        if pulls <= 0.0:
+            m[i] = np.inf
+            w[i] = 0.0
+        else:
+            w[i] = 1.0 / np.sqrt(pulls)
+
+
+@njit(cache=True)
+def item_keys(st):
+    """Recompute every item's keys (after fit)."""
+    for i in range(st[0].shape[0]):
+        item_key(st, i)
+
+
 @njit(cache=True)
 def item_decide(st, s, cell, mask, u, step, n_avail):
-    a, b, p = st
+    a, b, p, m, w = st
     policy = int(p[0])
     if policy == RANDOM:
         return uniform_available(s, cell, mask, u, n_avail)
@@ -57,27 +85,25 @@ def item_decide(st, s, cell, mask, u, step, n_avail):
         eps = p[2] / (1.0 + p[3] * step)
         if next_double(s) < eps:
             return uniform_available(s, cell, mask, u, n_avail)
-    kind = int(p[1])
-    delta = p[4]
-    prior = p[5]
-    off = p[6]
-    log_t = np.log(max(p[8], 1.0))
     best = -np.inf
     bi = -1
     ties = 0
-    for i in range(cell.shape[1]):
-        if cell[u, i] & mask:
-            continue
-        if policy == THOMPSON:
+    if policy == THOMPSON:
+        off = p[6]
+        for i in range(cell.shape[1]):
+            if cell[u, i] & mask:
+                continue
             v = beta(s, a[i] + off, b[i] + off)
-        elif kind == COUNT:
-            v = a[i]
-        else:
-            n = a[i] + b[i]
-            v = a[i] / n if n > 0.0 else 0.0
-            if kind == UCB:
-                pulls = n - prior
-                v = np.inf if pulls <= 0.0 else v + delta * np.sqrt(log_t / pulls)
+            if v > best:
+                best = v
+                bi = i
+        return bi
+    c = p[4] * np.sqrt(np.log(max(p[8], 1.0))) if int(p[1]) == UCB else 0.0
+    row = cell[u]
+    for i in range(row.shape[0]):
+        if row[i] & mask:
+            continue
+        v = m[i] + c * w[i]
         if v > best:
             best = v
             bi = i
@@ -91,13 +117,16 @@ def item_decide(st, s, cell, mask, u, step, n_avail):
 
 @njit(cache=True)
 def item_update(st, u, i, fb):
-    a, b, p = st
+    a, b, p = st[0], st[1], st[2]
     if fb == 1:
         a[i] += 1.0
         p[8] += 1.0
     elif fb == 0 or p[7] > 0.0:
         b[i] += 1.0
         p[8] += 1.0
+    else:
+        return
+    item_key(st, i)
 
 
 # ------------------------------------------------------------------ kNN bandit
@@ -197,7 +226,7 @@ def score_decide(scores, s, cell, mask, u, step, n_avail):
 
 def dummy_item_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Placeholder item-policy state (the loop's arguments have fixed types)."""
-    return np.zeros(0), np.zeros(0), np.zeros(9)
+    return np.zeros(0), np.zeros(0), np.zeros(9), np.zeros(0), np.zeros(0)
 
 
 def dummy_knn_state() -> tuple:

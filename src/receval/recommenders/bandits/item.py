@@ -93,6 +93,8 @@ class _ItemCounts(Recommender):
         self.a_ = a + a0
         self.b_ = b + b0
         self.params_ = self._kernel_params(float((a + b).sum()))
+        self.keys_ = (np.zeros(train.n_items), np.zeros(train.n_items))
+        K.item_keys(self.kernel_state())
         return self
 
     def _kernel_params(self, total: float) -> np.ndarray:
@@ -105,10 +107,10 @@ class _ItemCounts(Recommender):
         p[8] = total
         return p
 
-    def kernel_state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def kernel_state(self) -> tuple[np.ndarray, ...]:
         """The arrays the simulator's kernels read and update in place."""
         self._check_fitted()
-        return self.a_, self.b_, self.params_
+        return self.a_, self.b_, self.params_, *self.keys_
 
     def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
         """Learn from feedback: 1 a success, 0 a failure, NaN unknown (see ``unknown``)."""
