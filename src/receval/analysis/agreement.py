@@ -1,0 +1,163 @@
+"""Do two metrics rank systems alike? Kendall's τ between quality rankings.
+
+At a round t, the systems (algorithms) are ranked by quality under each metric:
+Recall and Precision higher is better, Fallout and AntiPrecision lower is better (a
+false-positive metric measures failure). Kendall's τ (scipy's τ-b, which handles ties)
+between two such quality rankings is +1 when the metrics order the systems identically
+from best to worst — they *agree* — and −1 when the orders are exactly opposite.
+
+Sign convention: papers that correlate the raw metric values (e.g. Mena-Maldonado et
+al. 2020) report the opposite sign: a positive correlation between raw Recall and
+raw Fallout means the metrics *disagree* on which system is better. Here
+τ(Recall, Fallout) = −τ_raw(Recall, Fallout).
+
+Trajectories of different lengths (runs that stopped when every user was exhausted)
+are compared at round t with their last row carried forward: cumulative metrics no
+longer change after a run ends.
+
+Examples
+--------
+>>> import pandas as pd
+>>> tables = {
+...     "a": pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.3], "fallout": [0.0, 0.1]}),
+...     "b": pd.DataFrame({"round": [1, 2], "recall": [0.2, 0.2], "fallout": [0.1, 0.2]}),
+...     "c": pd.DataFrame({"round": [1, 2], "recall": [0.0, 0.1], "fallout": [0.2, 0.3]}),
+... }
+>>> kendall_tau(tables, "recall", "fallout")  # a best and c worst under both
+1.0
+>>> quality_ranks(tables, "fallout", t=1)
+{'a': 1.0, 'b': 2.0, 'c': 3.0}
+>>> tau_curve(tables, "recall", "fallout")["tau"].round(3).tolist()  # round 1: b, a, c vs a, b, c
+[0.333, 1.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from receval.errors import MetricError
+
+__all__ = [
+    "HIGHER_IS_BETTER",
+    "metric_values",
+    "quality_ranks",
+    "kendall_tau",
+    "kendall_agreement",
+    "tau_curve",
+    "ranks_over_time",
+]
+
+HIGHER_IS_BETTER = {
+    "precision": True,
+    "recall": True,
+    "antiprecision": False,
+    "fallout": False,
+    "recall_norm": True,
+    "fallout_norm": False,
+    "discovered": True,
+}
+
+
+def _table(traj: Any) -> pd.DataFrame:
+    return traj.table if hasattr(traj, "table") else traj
+
+
+def _aligned(trajectories: Mapping[str, Any], metric: str) -> pd.DataFrame:
+    """Rounds x systems values of ``metric``, each run's last row carried forward."""
+    if metric not in HIGHER_IS_BETTER:
+        raise MetricError(f"unknown metric {metric!r} for agreement; use one of {', '.join(HIGHER_IS_BETTER)}")
+    if len(trajectories) == 0:
+        raise MetricError("no trajectories to compare")
+    cols = {}
+    for name, traj in trajectories.items():
+        table = _table(traj)
+        if metric not in table.columns or "round" not in table.columns:
+            raise MetricError(f"trajectory {name!r} has no {metric!r} or 'round' column")
+        cols[name] = pd.Series(table[metric].to_numpy(dtype=np.float64), index=table["round"].to_numpy())
+    last = max(int(c.index.max()) for c in cols.values())
+    index = pd.RangeIndex(1, last + 1, name="round")
+    return pd.DataFrame({name: c.reindex(index).ffill() for name, c in cols.items()}, index=index)
+
+
+def metric_values(trajectories: Mapping[str, Any], metric: str, t: int | None = None) -> pd.Series:
+    """Each system's value of ``metric`` at round ``t`` (default: the last round of the longest run)."""
+    frame = _aligned(trajectories, metric)
+    last = len(frame)
+    t = last if t is None else int(t)
+    if not 1 <= t <= last:
+        raise MetricError(f"round t={t} is outside 1..{last}")
+    return frame.loc[t].rename(metric)
+
+
+def _quality(values: pd.Series | np.ndarray, metric: str) -> np.ndarray:
+    v = np.asarray(values, dtype=np.float64)
+    return v if HIGHER_IS_BETTER[metric] else -v
+
+
+def _tau(a: np.ndarray, b: np.ndarray) -> float:
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 2 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
+        return float("nan")
+    return float(stats.kendalltau(a[ok], b[ok]).statistic)
+
+
+def quality_ranks(trajectories: Mapping[str, Any], metric: str, t: int | None = None) -> dict[str, float]:
+    """Rank of each system under ``metric`` at round ``t``: 1 = best (ties share the mean rank)."""
+    values = metric_values(trajectories, metric, t)
+    ranks = stats.rankdata(-_quality(values, metric), method="average", nan_policy="omit")
+    return dict(zip(values.index, ranks.astype(float).tolist(), strict=True))
+
+
+def kendall_tau(trajectories: Mapping[str, Any], metric_a: str, metric_b: str, t: int | None = None) -> float:
+    """Kendall's τ-b between the quality rankings under two metrics at round ``t``.
+
+    NaN when fewer than two systems have both values or one ranking is all ties.
+    """
+    a = _quality(metric_values(trajectories, metric_a, t), metric_a)
+    b = _quality(metric_values(trajectories, metric_b, t), metric_b)
+    return _tau(a, b)
+
+
+def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = None) -> dict[str, float]:
+    """τ(Recall, Fallout) and τ(Precision, AntiPrecision) quality agreement.
+
+    ``final`` is either a table with one row per system and metric columns (e.g. each
+    system's :meth:`~receval.simulate.Trajectory.final`) or a mapping of system names
+    to trajectories (then at round ``t``, default the last).
+
+    >>> final = pd.DataFrame({"recall": [0.3, 0.2], "fallout": [0.1, 0.2],
+    ...                       "precision": [0.5, 0.4], "antiprecision": [0.4, 0.3]}, index=["a", "b"])
+    >>> kendall_agreement(final)
+    {'recall_fallout': 1.0, 'precision_antiprecision': -1.0}
+    """
+    pairs = {"recall_fallout": ("recall", "fallout"), "precision_antiprecision": ("precision", "antiprecision")}
+    if isinstance(final, pd.DataFrame):
+        for col in ("recall", "fallout", "precision", "antiprecision"):
+            if col not in final.columns:
+                raise MetricError(f"the table of final values has no {col!r} column")
+        return {k: _tau(_quality(final[a], a), _quality(final[b], b)) for k, (a, b) in pairs.items()}
+    return {k: kendall_tau(final, a, b, t) for k, (a, b) in pairs.items()}
+
+
+def tau_curve(trajectories: Mapping[str, Any], metric_a: str, metric_b: str) -> pd.DataFrame:
+    """τ between the two quality rankings at every round (columns ``round``, ``tau``)."""
+    a = _quality(_aligned(trajectories, metric_a).to_numpy(), metric_a)
+    b = _quality(_aligned(trajectories, metric_b).to_numpy(), metric_b)
+    taus = [_tau(a[r], b[r]) for r in range(len(a))]
+    return pd.DataFrame({"round": np.arange(1, len(a) + 1), "tau": taus})
+
+
+def ranks_over_time(trajectories: Mapping[str, Any], metric: str) -> pd.DataFrame:
+    """Each system's quality rank under ``metric`` at every round (rows rounds, columns systems).
+
+    The data of the thesis' ranking figures.
+    """
+    frame = _aligned(trajectories, metric)
+    q = _quality(frame.to_numpy(), metric)
+    ranks = stats.rankdata(-q, axis=1, method="average", nan_policy="omit")
+    return pd.DataFrame(ranks, index=frame.index, columns=frame.columns)
