@@ -171,6 +171,8 @@ def test_bad_input_raises_clear_errors():
         am.s_recall(r, truth, a, k=0)
     with pytest.raises(MetricError, match="needs an item→aspect table"):
         am.p_ia(r, truth, None)
+    with pytest.raises(MetricError, match="no aspect to any item"):
+        am.alpha_ndcg(r, truth, sp.csr_matrix((2, 3)))
     with pytest.raises(MetricError, match="denominator"):
         am.s_recall(r, truth, a, denominator="query")
 

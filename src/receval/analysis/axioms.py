@@ -49,7 +49,7 @@ import scipy.sparse as sp
 
 from receval.errors import ConfigError
 
-__all__ = ["AXIOMS", "check_axioms", "axiom_table", "metric_callable"]
+__all__ = ["AXIOMS", "check_axioms", "axiom_table", "metric_callable", "standard_metrics", "markdown"]
 
 AXIOMS = ("Pri", "Deep", "NonPriSatAsp", "TopHeav", "TopHeavComp", "AspRel", "MoreAsp", "MissOverNon")
 MetricFn = Callable[[np.ndarray, sp.csr_matrix, sp.csr_matrix, sp.csr_matrix], np.ndarray]
@@ -215,3 +215,27 @@ def axiom_table(metrics: Mapping[str, MetricFn | str], **options: object) -> pd.
         res = check_axioms(metric, **options)  # type: ignore[arg-type]
         out[name] = ["✓" if s else "✗" for s in res["satisfied"]]
     return pd.DataFrame.from_dict(out, orient="index", columns=list(AXIOMS))
+
+
+def standard_metrics(threshold: float = 1.0) -> dict[str, MetricFn]:
+    """The metrics of the documented table: αβ-nDCG (defaults, r_max 5) and the baselines,
+    whose relevance threshold is ``threshold``."""
+    from receval.metrics.aspects import ab_ndcg
+
+    def ab(rankings, truth, aspects, train):
+        return ab_ndcg(rankings, truth, aspects, train, k=rankings.shape[1], rmax=5)
+
+    names = ["alpha_ndcg", "nerr_ia", "nnrbp", "p_ia", "s_recall", "s_rr", "rbu", "eu", "ndcg", "precision"]
+    return {"ab_ndcg": ab, **{n: metric_callable(n, threshold=threshold) for n in names}}
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A metrics x axioms table as GitHub markdown.
+
+    >>> print(markdown(axiom_table({"precision": "precision"})).splitlines()[2])
+    | precision | ✗ | ✗ | ✗ | ✗ | ✓ | ✗ | ✗ | ✗ |
+    """
+    head = "| metric | " + " | ".join(table.columns) + " |"
+    rule = "|---" * (len(table.columns) + 1) + "|"
+    rows = ["| " + str(name) + " | " + " | ".join(map(str, row)) + " |" for name, row in table.iterrows()]
+    return "\n".join([head, rule, *rows])

@@ -187,6 +187,16 @@ def distort(rankings: np.ndarray, n_items: int, strength: float, seed: int | np.
     return out
 
 
+def _runs(systems: Mapping[str, np.ndarray], strengths: Sequence[float], n_items: int, seed: int) -> dict:
+    """Each system at each distortion strength (strength 0 = the system itself)."""
+    runs = {}
+    for s_i, (name, rankings) in enumerate(systems.items()):
+        for d_i, d in enumerate(strengths):
+            label = name if d == 0 else f"{name}@{d:g}"
+            runs[label] = distort(rankings, n_items, d, seed=[seed, s_i, d_i]) if d > 0 else rankings
+    return runs
+
+
 def discriminative_power(
     metrics: Sequence[str],
     systems: Mapping[str, np.ndarray],
@@ -205,12 +215,9 @@ def discriminative_power(
 
     Returns one row per (metric, test) with ``pairs``, ``significant`` and ``share``.
     """
-    if len(systems) * len(strengths) < 2:
+    runs = _runs(systems, strengths, truth.shape[1], seed)
+    if len(runs) < 2:
         raise ConfigError("discriminative power needs at least two runs (systems x strengths)")
-    runs = {}
-    for s_i, (name, rankings) in enumerate(systems.items()):
-        for d_i, d in enumerate(strengths):
-            runs[f"{name}@{d:g}"] = distort(rankings, truth.shape[1], d, seed=[seed, s_i, d_i]) if d > 0 else rankings
     rows = []
     for metric in metrics:
         values = {
@@ -242,18 +249,23 @@ def incompleteness(
     *,
     fractions: Sequence[float] = (0.1, 0.3, 0.5, 0.7, 0.9),
     seeds: Sequence[int] = (0, 1, 2),
+    strengths: Sequence[float] = (0.0,),
     threshold: float = 1.0,
     rating_max: float | None = None,
 ) -> pd.DataFrame:
     """Kendall τ between system rankings with full and with reduced truth.
 
-    Returns one row per (metric, fraction) with the mean and standard deviation of τ
-    over ``seeds``.
+    The ranked runs are the systems and, for each strength > 0 in ``strengths``, their
+    distorted copies (as in :func:`discriminative_power`, seeded by the first seed), so
+    that runs of close quality make the ranking harder to keep. Returns one row per
+    (metric, fraction) with the mean and standard deviation of τ over ``seeds``.
     """
-    if len(systems) < 2:
-        raise ConfigError("robustness to incompleteness ranks systems: give at least two")
+    runs = _runs(systems, strengths, truth.shape[1], seeds[0] if len(seeds) else 0)
+    if len(runs) < 2:
+        raise ConfigError("robustness to incompleteness ranks runs: give at least two systems or strengths")
     truth = sp.csr_matrix(truth)
-    names = list(systems)
+    systems = runs
+    names = list(runs)
 
     def means(t: sp.csr_matrix, metric: str) -> np.ndarray:
         return np.array(

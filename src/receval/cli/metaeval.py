@@ -124,6 +124,7 @@ def metaeval_command(
         loaded.aspects,
         train_csr,
         fractions=_floats(fractions, "fractions"),
+        strengths=_floats(strengths, "strengths"),
         seeds=list(range(seed, seed + seeds)),
         **common,
     )

@@ -113,6 +113,11 @@ def _prepare(
         raise MetricError("aspect table entries must be 0/1 (an item has the aspect or not)")
     aspects = aspects.copy()
     aspects.eliminate_zeros()
+    if aspects.nnz == 0:
+        raise MetricError(
+            "the aspect table gives no aspect to any item of the evaluation: check that its item ids "
+            "are those of the truth/recommendations (an empty table would make every user unscorable)"
+        )
     aspects.data[:] = 1.0
     r = np.asarray(rankings)
     if r.ndim != 2 or r.dtype.kind not in "iu":
