@@ -69,56 +69,52 @@ _MAX_ENTITIES = 40_000
 
 @numba.njit(parallel=True, cache=True)
 def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, shrinkage):  # pragma: no cover
+    """Dense similarities; Y-lists sorted by x, so each pair is accumulated once (xj > xi)."""
     n_x = len(x_ptr) - 1
     sim = np.zeros((n_x, n_x))
     n_chunks = min(n_x, 64)
     for c in numba.prange(n_chunks):
-        freq = np.zeros(n_x)
-        prods = np.zeros(n_x)
-        si = np.zeros(n_x)
-        sj = np.zeros(n_x)
-        sqi = np.zeros(n_x)
-        sqj = np.zeros(n_x)
+        # per candidate xj: count, Σ ri·rj, Σ ri, Σ rj, Σ ri², Σ rj² (one cache line per xj)
+        acc = np.zeros((n_x, 6))
         touched = np.empty(n_x, dtype=np.int64)
         for xi in range(c, n_x, n_chunks):
             n_touched = 0
             for p in range(x_ptr[xi], x_ptr[xi + 1]):
                 y = x_idx[p]
                 ri = x_val[p]
-                for q in range(y_ptr[y], y_ptr[y + 1]):
+                lo = y_ptr[y]
+                first = lo + np.searchsorted(y_idx[lo : y_ptr[y + 1]], xi, side="right")
+                for q in range(first, y_ptr[y + 1]):
                     xj = y_idx[q]
                     rj = y_val[q]
-                    if freq[xj] == 0:
+                    if acc[xj, 0] == 0:
                         touched[n_touched] = xj
                         n_touched += 1
-                    freq[xj] += 1
-                    prods[xj] += ri * rj
-                    sqi[xj] += ri * ri
-                    sqj[xj] += rj * rj
-                    si[xj] += ri
-                    sj[xj] += rj
+                    acc[xj, 0] += 1
+                    acc[xj, 1] += ri * rj
+                    acc[xj, 2] += ri
+                    acc[xj, 3] += rj
+                    acc[xj, 4] += ri * ri
+                    acc[xj, 5] += rj * rj
             for t in range(n_touched):
                 xj = touched[t]
-                n = freq[xj]
+                n = acc[xj, 0]
                 s = 0.0
                 if n >= min_support:
                     if pearson:
-                        num = n * prods[xj] - si[xj] * sj[xj]
-                        den = np.sqrt((n * sqi[xj] - si[xj] ** 2) * (n * sqj[xj] - sj[xj] ** 2))
+                        num = n * acc[xj, 1] - acc[xj, 2] * acc[xj, 3]
+                        den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
                     else:
-                        num = prods[xj]
-                        den = np.sqrt(sqi[xj] * sqj[xj])
+                        num = acc[xj, 1]
+                        den = np.sqrt(acc[xj, 4] * acc[xj, 5])
                     if den != 0:
                         s = num / den
                     if shrinkage > 0:
                         s *= n / (n + shrinkage)
                 sim[xi, xj] = s
-                freq[xj] = 0
-                prods[xj] = 0
-                si[xj] = 0
-                sj[xj] = 0
-                sqi[xj] = 0
-                sqj[xj] = 0
+                sim[xj, xi] = s
+                for f in range(6):
+                    acc[xj, f] = 0.0
             sim[xi, xi] = 1.0
     return sim
 
@@ -230,18 +226,20 @@ class _KNN(Recommender):
             self.means_ = np.nan_to_num(np.bincount(x, weights=r, minlength=n_x) / x_count)
             y_means = np.nan_to_num(np.bincount(y, weights=r, minlength=n_y) / y_count)
         values = r - y_means[y] if self.similarity == "adjusted-cosine" else r
-        # Y-major lists keep training-row order (surprise's neighbour tie order).
+        # Y-major lists in training-row order give surprise's neighbour tie order (predict);
+        # the similarity kernel wants them sorted by x.
         y_order = np.argsort(y, kind="stable")
         y_ptr = np.concatenate([[0], np.cumsum(y_count)])
         x_order = np.argsort(x, kind="stable")
         x_ptr = np.concatenate([[0], np.cumsum(x_count)])
+        yx_order = np.lexsort((x, y))
         self.similarity_ = _similarity(
             x_ptr,
             y[x_order],
             values[x_order],
             y_ptr,
-            x[y_order],
-            values[y_order],
+            x[yx_order],
+            values[yx_order],
             self.similarity == "pearson",
             int(self.min_support),
             float(self.shrinkage),
