@@ -37,7 +37,9 @@ def write_ml100k(folder: Path, *, genre_file: bool = True) -> Path:
 def write_ml_dat(folder: Path, *, half: bool, encoding: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     r = ("4.5", "0.5") if half else ("5", "1")
-    (folder / "ratings.dat").write_text(f"1::1193::{r[0]}::978300760\n1::661::3::978302109\n7::1193::{r[1]}::978301968\n")
+    (folder / "ratings.dat").write_text(
+        f"1::1193::{r[0]}::978300760\n1::661::3::978302109\n7::1193::{r[1]}::978301968\n"
+    )
     movies = (
         "1193::One Flew Over the Cuckoo's Nest (1975)::Drama\n"
         "661::James and the Giant Peach (1996)::Animation|Children's|Musical\n"
@@ -218,9 +220,7 @@ def test_generic_familiar_column(tmp_path):
 
 
 def test_parquet(tmp_path):
-    frame = pd.DataFrame(
-        {"u": ["x", "y", "y"], "i": [3, 1, 3], "r": [1.0, 2.5, 5.0], "timestamp": [1, 2, 3]}
-    )
+    frame = pd.DataFrame({"u": ["x", "y", "y"], "i": [3, 1, 3], "r": [1.0, 2.5, 5.0], "timestamp": [1, 2, 3]})
     frame.to_parquet(tmp_path / "r.parquet")
     data = load(tmp_path / "r.parquet", "parquet", user="u", item="i", rating="r")
     assert data.user_ids.tolist() == ["x", "y"] and data.item_ids.tolist() == [1, 3]
@@ -244,7 +244,7 @@ def test_parse_scale():
     assert parse_scale("1..5:1") == RatingScale(1, 5, 1)
     assert parse_scale("0.5,5,0.5") == RatingScale(0.5, 5, 0.5)
     assert parse_scale([1, 4, 1]) == RatingScale(1, 4, 1)
-    with pytest.raises(DataError, match="LOW..HIGH"):
+    with pytest.raises(DataError, match=r"LOW\.\.HIGH"):
         parse_scale("one to five")
 
 
@@ -319,15 +319,15 @@ def test_bad_side_files_name_their_line(tmp_path):
 
 
 def test_unknown_format_missing_paths_and_misplaced_options(tmp_path):
-    with pytest.raises(DataError, match="unknown format 'excel'; use one of: movielens-100k, .*parquet"):
+    with pytest.raises(DataError, match=r"unknown format 'excel'; use one of: movielens-100k, .*parquet"):
         load(tmp_path, "excel")
-    with pytest.raises(DataError, match="no u.data in this folder"):
+    with pytest.raises(DataError, match=r"no u\.data in this folder"):
         load(tmp_path, "movielens-100k")
     with pytest.raises(DataError, match="no such file or folder"):
         load(tmp_path / "nope", "movielens-1m")
     with pytest.raises(DataError, match="expects the path of one file"):
         load(tmp_path, "csv")
-    with pytest.raises(DataError, match="no data.txt"):
+    with pytest.raises(DataError, match=r"no data\.txt"):
         load(tmp_path, "cm100k")
     folder = write_ml100k(tmp_path / "ml")
     with pytest.raises(DataError, match=r"options \['user'\] apply only to the csv"):

@@ -201,6 +201,9 @@ def fetch(name: str, cache_dir: str | Path | None = None, *, sha256: str | None 
     target = cache / name
     fname = entry.url.rsplit("/", 1)[-1]
     downloader = _copy_local if entry.url.startswith("file://") else None
+    logger = pooch.get_logger()  # its handler holds the stderr of import time: keep it quiet, errors are raised
+    level = logger.level
+    logger.setLevel("WARNING")
     try:
         downloaded = Path(
             pooch.retrieve(
@@ -212,6 +215,8 @@ def fetch(name: str, cache_dir: str | Path | None = None, *, sha256: str | None 
         raise DataError(f"download of {name} failed verification: {exc}") from exc
     except OSError as exc:
         raise DataError(f"download of {name} from {entry.url} failed: {exc}") from exc
+    finally:
+        logger.setLevel(level)
     if entry.md5 is not None and sha256 is None:
         got = _digest(downloaded, "md5")
         if got != entry.md5:

@@ -95,7 +95,7 @@ def _rating_counts(data: Interactions) -> dict[str, int]:
     if len(values) <= _HISTOGRAM_BINS:
         return {f"{v:g}": int(n) for v, n in zip(values, counts, strict=True)}
     # a continuous scale with many distinct values: equal-width bins [a, b)
-    edges = np.linspace(scale.low, scale.high, _HISTOGRAM_BINS + 1)
+    edges = np.linspace(min(scale.low, values[0]), max(scale.high, values[-1]), _HISTOGRAM_BINS + 1)
     counts, _ = np.histogram(r, bins=edges)
     return {f"[{a:g}, {b:g})": int(n) for a, b, n in zip(edges[:-1], edges[1:], counts, strict=True)}
 
