@@ -80,7 +80,7 @@ def test_genre_affinity_shapes_ratings():
     genre[single] = d.aspects.indices[d.aspects.indptr[:-1][single]]
     rows = genre[d.items] >= 0
     prefs = t._preferences
-    a = prefs.user_vectors[d.users[rows], genre[d.items[rows]]]
+    a = prefs.affinity[d.users[rows], genre[d.items[rows]]]
     resid = t.true_ratings[rows]
     corr = np.corrcoef(a, resid)[0, 1]
     assert corr > 0.3

@@ -21,7 +21,8 @@ The generative model (every draw from one seeded :class:`numpy.random.Generator`
    ``b_i / 0.5 + N(0, 1)`` (so popular items tend to be better liked, as in MovieLens).
    ``exposure="mar"`` means exponent 0: uniform over items (like CM100k). Each user's
    items are the first distinct items of an i.i.d. sequence from ``w`` (successive
-   sampling without replacement), so no users x items matrix is ever built.
+   sampling without replacement, drawn in a compiled loop with an alias table), so no
+   users x items matrix is ever built.
 4. **Ratings.** Each observed pair is rated ``reratings`` times (increasing
    timestamps); each rating is ``μ_ui + σ_u · ε`` with independent ``ε ~ N(0, 1)``, then
    rounded to the scale step (``low + step · floor((x - low) / step + 1/2)``) and clipped
@@ -31,8 +32,9 @@ The generative model (every draw from one seeded :class:`numpy.random.Generator`
 5. **Timestamps.** User ``u`` starts at a uniform time in 2000-01-01 + 3 years and stays
    active a log-normal duration (median 30 days); ratings are uniform in that window.
    A re-rating comes 1..180 days (uniform) after the previous rating of the pair.
-   Rows are ordered by user, then item, then re-rating (not by time: sort by
-   ``timestamps`` for a log order; splits never depend on row order).
+   Rows are grouped by user, in random order within a user, a pair's re-ratings
+   adjacent (not by time: sort by ``timestamps`` for a log order; splits never depend
+   on row order).
 
 Because rounding and clipping change the noise, :class:`SyntheticData` reports both the
 declared ``σ_u`` and exact quantities of the observed-rating distribution
@@ -81,45 +83,57 @@ _T0 = 946_684_800  # 2000-01-01T00:00:00Z
 _SPAN = 3 * 365 * 86_400
 _DAY = 86_400
 _HEAD = 0.06  # flat head of the popularity power law, as a share of the items
+_BLOCK = 1 << 20  # pairs per block when drawing ratings and timestamps
 _DENSE_CELLS = 1 << 22  # users x items cells sampled densely per block
 
 
 @dataclass(frozen=True, eq=False)
 class _Preferences:
-    """The latent model: ``μ = low + (high - low) · sigmoid(c + b_u + b_i + U_u · V_i)``."""
+    """The latent model: ``μ = low + (high - low) · sigmoid(c + b_u + b_i + p_u · q_i + a_u · g_i)``."""
 
     offset: float
     user_bias: np.ndarray
     item_bias: np.ndarray
-    user_vectors: np.ndarray  # factors followed by genre affinities
-    item_vectors: np.ndarray  # factors followed by normalised genre indicators
+    user_factors: np.ndarray
+    item_factors: np.ndarray
+    affinity: np.ndarray  # users x genres
+    genres: np.ndarray  # items x 3 genre indices, padded with -1
     low: float
     high: float
 
     def __call__(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         return _true_values(
-            np.ascontiguousarray(users, dtype=np.int64),
-            np.ascontiguousarray(items, dtype=np.int64),
+            np.ascontiguousarray(users, dtype=np.int32),
+            np.ascontiguousarray(items, dtype=np.int32),
             self.offset,
             self.user_bias,
             self.item_bias,
-            self.user_vectors,
-            self.item_vectors,
+            self.user_factors,
+            self.item_factors,
+            self.affinity,
+            self.genres,
             self.low,
             self.high,
         )
 
 
 @numba.njit(cache=True, nogil=True)
-def _true_values(users, items, offset, user_bias, item_bias, user_vectors, item_vectors, low, high):
-    # a fused loop: gathering the factor rows with numpy would move ~30 floats per row twice
+def _true_values(users, items, offset, user_bias, item_bias, p, q, affinity, genres, low, high):
+    # one fused loop: gathering factor rows with numpy would copy them for every row
     out = np.empty(len(users), dtype=np.float64)
-    width = user_vectors.shape[1]
     for j in range(len(users)):
         u, i = users[j], items[j]
         z = offset + user_bias[u] + item_bias[i]
-        for f in range(width):
-            z += user_vectors[u, f] * item_vectors[i, f]
+        for f in range(p.shape[1]):
+            z += p[u, f] * q[i, f]
+        taste = 0.0
+        n = 0
+        for g in genres[i]:
+            if g >= 0:
+                taste += affinity[u, g]
+                n += 1
+        if n:
+            z += taste / n
         out[j] = low + (high - low) / (1.0 + np.exp(-z))
     return out
 
@@ -405,8 +419,8 @@ def generate_with_truth(
     # exposure: which pairs are observed
     if complete:
         item_p = np.full(n_items, 1.0 / n_items)
-        users = np.repeat(np.arange(n_users, dtype=np.int64), n_items)
-        items = np.tile(np.arange(n_items, dtype=np.int64), n_users)
+        users = np.repeat(np.arange(n_users, dtype=np.int32), n_items)
+        items = np.tile(np.arange(n_items, dtype=np.int32), n_users)
     else:
         quality = prefs.item_bias / 0.5 + rng.standard_normal(n_items)
         rank = np.empty(n_items, dtype=np.float64)
@@ -415,8 +429,8 @@ def generate_with_truth(
         item_p /= item_p.sum()
         activity = rng.lognormal(0.0, act_sigma, size=n_users) if act_sigma > 0 else np.ones(n_users)
         counts = _allocate(n_pairs, activity, n_items, rng)
-        keys = _sample_pairs(counts, item_p, n_items, rng)
-        users, items = np.divmod(keys, n_items)
+        users = np.repeat(np.arange(n_users, dtype=np.int32), counts)
+        items = _sample_items(counts, item_p, rng)
     n_obs = len(users)
 
     # familiar flag (per pair), true values, timestamps, ratings
@@ -424,16 +438,20 @@ def generate_with_truth(
     mu = prefs(users, items)
     start = rng.integers(_T0, _T0 + _SPAN, size=n_users)
     duration = rng.lognormal(np.log(30 * _DAY), 1.5, size=n_users)
-    first = start[users] + np.floor(duration[users] * rng.random(n_obs)).astype(np.int64)
-    ts = [first]
-    for _ in range(reratings - 1):
-        ts.append(ts[-1] + rng.integers(_DAY, 180 * _DAY, size=n_obs, endpoint=True))
-    # rows: by user, then item, then re-rating round (a pair's m rows are adjacent)
-    timestamps = np.stack(ts, axis=1).ravel()
-    all_users = np.repeat(users, reratings)
-    all_items = np.repeat(items, reratings)
-    all_mu = np.repeat(mu, reratings)
-    ratings = _round_clip(all_mu + user_noise[all_users] * rng.standard_normal(len(all_mu)), scale)
+    # rows: by user, a pair's m rows adjacent in time order; filled in blocks to bound memory
+    n_rows = n_obs * reratings
+    timestamps = np.empty(n_rows, dtype=np.int64)
+    ratings = np.empty(n_rows, dtype=np.float32)
+    for a in range(0, n_obs, _BLOCK):
+        u = users[a : a + _BLOCK]
+        t = start[u] + np.floor(duration[u] * rng.random(len(u))).astype(np.int64)
+        for r in range(reratings):
+            if r:
+                t += rng.integers(_DAY, 180 * _DAY, size=len(u), endpoint=True)
+            rows = slice(a * reratings + r, (a + len(u)) * reratings, reratings)
+            timestamps[rows] = t
+            ratings[rows] = _round_clip(mu[a : a + _BLOCK] + user_noise[u] * rng.standard_normal(len(u)), scale)
+    all_users, all_items, all_mu = (x if reratings == 1 else np.repeat(x, reratings) for x in (users, items, mu))
     extra = {} if familiar is None else {"familiar": np.repeat(familiar, reratings)}
     aspects, aspect_names = _aspect_table(genres, n_items, n_aspects)
     label = name if name is not None else ("synthetic-complete" if complete else f"synthetic-{exposure}")
@@ -579,17 +597,14 @@ def _preference_model(
     p = rng.normal(0.0, factor_sd, size=(n_users, n_factors))
     q = rng.normal(0.0, factor_sd, size=(n_items, n_factors))
     affinity = rng.normal(0.0, 0.7, size=(n_users, n_aspects))
-    g = np.zeros((n_items, n_aspects))
-    if n_aspects:
-        per_item = (genres >= 0).sum(axis=1)
-        rows, cols = np.nonzero(genres >= 0)
-        g[rows, genres[rows, cols]] = 1.0 / per_item[rows]
     return _Preferences(
         offset=0.4,
         user_bias=user_bias,
         item_bias=item_bias,
-        user_vectors=np.ascontiguousarray(np.hstack([p, affinity])),
-        item_vectors=np.ascontiguousarray(np.hstack([q, g])),
+        user_factors=p,
+        item_factors=q,
+        affinity=affinity,
+        genres=np.ascontiguousarray(genres, dtype=np.int64),
         low=low,
         high=high,
     )
@@ -611,67 +626,78 @@ def _allocate(total: int, weights: np.ndarray, cap: int, rng: np.random.Generato
     return counts
 
 
-def _sample_pairs(counts: np.ndarray, p: np.ndarray, n_items: int, rng: np.random.Generator) -> np.ndarray:
-    """Sorted keys ``user * n_items + item``: for each user the first ``counts[u]`` distinct
-    items of an i.i.d. sequence drawn from ``p`` (successive sampling without replacement).
+def _sample_items(counts: np.ndarray, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Items of each user (rows grouped by user, ``counts[u]`` each): the first
+    ``counts[u]`` distinct items of an i.i.d. sequence drawn from ``p`` (successive
+    sampling without replacement), in draw order.
 
-    Draws are made in rounds (each user draws exactly its deficit, so the accepted items
-    are the first distinct values of one i.i.d. sequence); users whose remaining work
-    would take many rounds (nearly all items, or a heavily skewed ``p``) are finished
-    densely with Gumbel top-k over the items they do not have yet, which is the same
-    conditional distribution.
+    A compiled loop draws with Walker's alias table and rejects repeats; users wanting
+    more than half the items, or whose rejections run long under a very skewed ``p``,
+    are finished with Gumbel top-k over the items they do not have yet, which is the
+    same conditional distribution.
     """
-    n_users = len(counts)
+    n_items = len(p)
+    starts = np.r_[0, np.cumsum(counts)].astype(np.int64)
     dense = counts > n_items // 2
-    deficit = np.where(dense, counts, 0)
-    todo = np.where(dense, 0, counts)
-    accepted = np.empty(0, dtype=np.int64)
-    extra = np.empty(0, dtype=np.int64)
-    first_round = True
-    for _ in range(200):
-        active = np.flatnonzero(todo)
-        if not len(active) or (not first_round and len(active) * n_items <= _DENSE_CELLS):
-            break
-        cand = np.repeat(active, todo[active]) * n_items + rng.choice(n_items, size=int(todo.sum()), p=p)
-        cand = _sorted_unique(cand)
-        if first_round:
-            accepted, first_round = cand, False
-        else:
-            cand = cand[~(_member(cand, accepted) | _member(cand, extra))]
-            extra = np.sort(np.concatenate([extra, cand]), kind="stable")
-        todo -= np.bincount(cand // n_items, minlength=n_users)
-    deficit += todo
-    keys = [accepted, extra]
-    finish = np.flatnonzero(deficit)
-    if len(finish):
-        taken = np.sort(np.concatenate([accepted, extra]), kind="stable")
-        log_p = np.log(p)
-        per_block = max(1, _DENSE_CELLS // n_items)
-        for start in range(0, len(finish), per_block):
-            block = finish[start : start + per_block]
-            scores = log_p[None, :] + rng.gumbel(size=(len(block), n_items))
-            lo = np.searchsorted(taken, block * n_items)
-            hi = np.searchsorted(taken, (block + 1) * n_items)
-            have = taken[np.concatenate([np.arange(a, b) for a, b in zip(lo, hi, strict=True)]).astype(np.int64)]
-            scores[np.searchsorted(block, have // n_items), have % n_items] = -np.inf
-            need = deficit[block]
-            top = np.argpartition(-scores, int(need.max()) - 1, axis=1)[:, : need.max()]
-            top = np.take_along_axis(top, np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1), axis=1)
-            pick = np.arange(top.shape[1])[None, :] < need[:, None]
-            keys.append(np.repeat(block, need) * n_items + top[pick])
-    return np.sort(np.concatenate(keys), kind="stable")
+    out = np.empty(int(starts[-1]), dtype=np.int32)
+    prob, alias = _alias_table(p)
+    got = _draw_distinct(np.where(dense, 0, counts), starts, prob, alias, out, rng)
+    finish = np.flatnonzero(got < counts)
+    log_p = np.log(p)
+    per_block = max(1, _DENSE_CELLS // n_items)
+    for first in range(0, len(finish), per_block):
+        block = finish[first : first + per_block]
+        scores = log_p[None, :] + rng.gumbel(size=(len(block), n_items))
+        for row, u in enumerate(block):  # rule out the items the user already has
+            scores[row, out[starts[u] : starts[u] + got[u]]] = -np.inf
+        need = counts[block] - got[block]
+        top = np.argpartition(-scores, int(need.max()) - 1, axis=1)[:, : need.max()]
+        top = np.take_along_axis(top, np.argsort(-np.take_along_axis(scores, top, axis=1), axis=1), axis=1)
+        for row, u in enumerate(block):
+            out[starts[u] + got[u] : starts[u + 1]] = top[row, : need[row]]
+    return out
 
 
-def _sorted_unique(values: np.ndarray) -> np.ndarray:
-    values = np.sort(values)
-    return values[np.r_[True, values[1:] != values[:-1]]] if len(values) else values
+def _alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker/Vose alias table: draw ``j`` uniform, keep it with ``prob[j]``, else ``alias[j]``."""
+    n = len(p)
+    scaled = p * n
+    prob = np.ones(n)
+    alias = np.arange(n)
+    small = list(np.flatnonzero(scaled < 1))
+    large = list(np.flatnonzero(scaled >= 1))
+    while small and large:
+        s, g = small.pop(), large.pop()
+        prob[s], alias[s] = scaled[s], g
+        scaled[g] -= 1 - scaled[s]
+        (small if scaled[g] < 1 else large).append(g)
+    return prob, alias
 
 
-def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    if not len(sorted_keys):
-        return np.zeros(len(values), dtype=bool)
-    pos = np.minimum(np.searchsorted(sorted_keys, values), len(sorted_keys) - 1)
-    return sorted_keys[pos] == values
+@numba.njit(cache=True)
+def _draw_distinct(counts, starts, prob, alias, out, rng):
+    n_items = len(prob)
+    seen = np.zeros(n_items, dtype=np.bool_)
+    got = np.zeros(len(counts), dtype=np.int64)
+    for u in range(len(counts)):
+        c = counts[u]
+        base = starts[u]
+        k = 0
+        limit = 50 * c + 1000  # beyond this, the rest is drawn densely
+        draws = 0
+        while k < c and draws < limit:
+            j = min(int(rng.random() * n_items), n_items - 1)
+            if rng.random() >= prob[j]:
+                j = alias[j]
+            draws += 1
+            if not seen[j]:
+                seen[j] = True
+                out[base + k] = j
+                k += 1
+        for t in range(k):
+            seen[out[base + t]] = False
+        got[u] = k
+    return got
 
 
 def _familiar(items: np.ndarray, n_items: int, fraction: float, rng: np.random.Generator) -> np.ndarray:
