@@ -105,3 +105,15 @@ def test_check_overfitting_per_user_and_result_object():
     assert not check_overfitting(mb.system * 1.1, mb).flagged
     with pytest.raises(DataError, match="same users"):
         check_overfitting(pd.Series({"nobody": 1.0}), mb)
+
+
+def test_per_user_intervals_in_blocks(monkeypatch):
+    import receval.analysis.barrier as barrier
+
+    data, sigma = _rerated(n_users=40, pairs_per_user=15)
+    monkeypatch.setattr(barrier, "_BOOT_CELLS", 7 * 200)  # blocks of 7 users
+    users = magic_barrier(data, ddof=1, n_bootstrap=200, seed=1).users
+    assert ((users["ci_low"] <= users["barrier"]) & (users["barrier"] <= users["ci_high"])).all()
+    assert (users["ci_high"] - users["ci_low"] > 0).all()
+    cover = (users["ci_low"] <= sigma.loc[users.index]) & (sigma.loc[users.index] <= users["ci_high"])
+    assert cover.mean() > 0.75

@@ -29,6 +29,7 @@ from receval.errors import DataError
 
 __all__ = ["MagicBarrier", "OverfittingCheck", "pair_statistics", "magic_barrier", "check_overfitting"]
 
+_BOOT_CELLS = 16_000_000  # bootstrap replicate values held at once (128 MB)
 _NO_RERATINGS = (
     "the magic barrier needs repeated ratings of the same (user, item) pair (m >= 2), "
     "and {what}. Alternatives: user coherence (receval.analysis.coherence, `receval coherence`) "
@@ -253,15 +254,28 @@ def _bootstrap_system(
 def _bootstrap_users(
     var: np.ndarray, user_pos: np.ndarray, n_per_user: np.ndarray, n_boot: int, alpha: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile intervals per user, resampling each user's own pairs (pairs are sorted by user)."""
-    starts = np.r_[0, np.cumsum(n_per_user)[:-1]]
-    size = n_per_user[user_pos]
-    first = starts[user_pos]
-    reps = np.empty((n_boot, len(n_per_user)))
-    for b in range(n_boot):
-        draw = first + (rng.random(len(var)) * size).astype(np.int64)
-        reps[b] = np.sqrt(np.bincount(user_pos, weights=var[draw], minlength=len(n_per_user)) / n_per_user)
-    return np.quantile(reps, alpha, axis=0), np.quantile(reps, 1 - alpha, axis=0)
+    """Percentile intervals per user, resampling each user's own pairs (pairs are sorted by user).
+
+    Users are processed in blocks so the replicate matrix stays under ``_BOOT_CELLS`` values.
+    """
+    n_users = len(n_per_user)
+    starts = np.r_[0, np.cumsum(n_per_user)]
+    lo, hi = np.empty(n_users), np.empty(n_users)
+    block = max(1, _BOOT_CELLS // n_boot)
+    for first_user in range(0, n_users, block):
+        last_user = min(n_users, first_user + block)
+        a, b = starts[first_user], starts[last_user]
+        pos = user_pos[a:b] - first_user
+        size = n_per_user[user_pos[a:b]]
+        first = starts[user_pos[a:b]]
+        reps = np.empty((n_boot, last_user - first_user))
+        for r in range(n_boot):
+            draw = first + (rng.random(b - a) * size).astype(np.int64)
+            reps[r] = np.bincount(pos, weights=var[draw], minlength=last_user - first_user)
+        reps = np.sqrt(reps / n_per_user[first_user:last_user])
+        lo[first_user:last_user] = np.quantile(reps, alpha, axis=0)
+        hi[first_user:last_user] = np.quantile(reps, 1 - alpha, axis=0)
+    return lo, hi
 
 
 @dataclass(frozen=True)
