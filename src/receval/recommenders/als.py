@@ -11,7 +11,9 @@ its tie order.
 OpenBLAS's thread pool slows implicit down (and implicit warns about it): model
 construction and fitting run under ``threadpoolctl.threadpool_limits(1, "blas")``;
 implicit's own threads are ``num_threads`` (0 = all cores). Factors are float32 as
-in implicit, so a seed gives the same model whatever the thread count.
+in implicit, so a seed gives the same model whatever the thread count. Users
+without training interactions keep near-zero factors from implicit's solver: their
+scores carry no information.
 
 Examples
 --------

@@ -8,6 +8,8 @@ Examples
 --------
 >>> make("popularity", threshold=3)
 MostPopular(count='positive', update_count='positive', threshold=3)
+>>> make("item-knn", **parse_params(["k=20", "similarity=cosine"])).get_params()["k"]
+20
 >>> make("biases", **parse_params(["item_damping=5", "clip=false"]))
 Biases(item_damping=5.0, user_damping=10.0, clip=False)
 >>> make("biases", damping=3)
