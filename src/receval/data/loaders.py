@@ -344,15 +344,22 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """int32 codes into the sorted unique ids (the same result as ``pandas.factorize(sort=True)``).
 
     Integer ids spanning a compact range (as in every MovieLens release) take a
-    lookup table in one compiled pass, several times faster than hashing on 25M rows;
-    other ids go through pandas.
+    lookup table (a compiled pass for large files), several times faster than hashing
+    on 25M rows; other ids go through pandas.
     """
     if pd.api.types.is_integer_dtype(values.dtype) and len(values):
         ids = values.to_numpy(dtype=np.int64)
         low, high = int(ids.min()), int(ids.max())
-        if high - low < max(4 * len(ids), 1 << 20):
-            codes, present = _dense_codes(ids, low, high - low + 1)
-            return codes, np.flatnonzero(present) + low
+        span = high - low + 1
+        if span <= max(4 * len(ids), 1 << 20):
+            if len(ids) >= _COMPILED_FROM:
+                codes, present = _dense_codes(ids, low, span)
+                return codes, np.flatnonzero(present) + low
+            offsets = ids - low
+            present = np.zeros(span, dtype=bool)
+            present[offsets] = True
+            lookup = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+            return lookup[offsets], np.flatnonzero(present) + low
     try:
         codes, uniques = pd.factorize(values, sort=True)
     except TypeError:  # ids of mixed types (numbers and text) in one column: compare them as text
@@ -391,6 +398,7 @@ def _dense_codes_py(ids: np.ndarray, low: int, span: int) -> tuple[np.ndarray, n
 
 
 _dense_codes_kernel = None
+_COMPILED_FROM = 1 << 20  # rows; below, numpy is as fast as the compiled loop and needs no compilation
 
 
 def _as_flag(col: pd.Series) -> pd.Series:
