@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.evaluate",
     "receval.cli.recommend",
     "receval.cli.metaeval",
+    "receval.cli.simulate",
 )
 
 for _name in COMMAND_MODULES:

@@ -5,6 +5,6 @@
 ('precision', 'recall', 'antiprecision', 'fallout')
 """
 
-from receval.simulate.core import METRICS, Trajectory, simulate
+from receval.simulate.core import METRICS, Trajectory, default_threshold, simulate, simulate_many
 
-__all__ = ["METRICS", "Trajectory", "simulate"]
+__all__ = ["METRICS", "Trajectory", "default_threshold", "simulate", "simulate_many"]

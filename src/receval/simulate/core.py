@@ -61,7 +61,7 @@ from receval.recommenders.bandits.item import _ItemCounts
 from receval.recommenders.bandits.knn import KNNBandit
 from receval.simulate._loop import COLUMNS, run_rounds
 
-__all__ = ["simulate", "Trajectory", "METRICS"]
+__all__ = ["simulate", "simulate_many", "default_threshold", "Trajectory", "METRICS"]
 
 METRICS = ("precision", "recall", "antiprecision", "fallout", "discovered", "recall_norm", "fallout_norm")
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
@@ -337,3 +337,55 @@ def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame
         df["recall_norm"] = np.where(df["oracle_tp"] > 0, df["tp"] / df["oracle_tp"].clip(lower=1), nan)
         df["fallout_norm"] = np.where(df["oracle_fp"] > 0, df["fp"] / df["oracle_fp"].clip(lower=1), nan)
     return df
+
+
+def default_threshold(data: Interactions) -> float:
+    """The smallest scale value above the scale's midpoint (4 on 1–5, 3 on 1–4); the midpoint when continuous.
+
+    >>> from receval import Interactions
+    >>> default_threshold(Interactions.from_arrays([0, 0], [0, 1], [1, 5]))
+    4.0
+    """
+    scale = data.scale
+    mid = (scale.low + scale.high) / 2
+    if scale.step is None:
+        return float(mid)
+    values = scale.values()
+    return float(values[values > mid][0]) if (values > mid).any() else float(scale.high)
+
+
+def simulate_many(
+    algorithms: list[str] | tuple[str, ...],
+    train: Interactions,
+    test: Interactions,
+    *,
+    params: dict[str, dict[str, Any]] | None = None,
+    preset: str = "standard",
+    **options: Any,
+) -> dict[str, Trajectory]:
+    """:func:`simulate` for several named algorithms with the same options and seed.
+
+    ``params`` maps an algorithm name to its parameters (strings are converted); a
+    ``refit_every`` entry there overrides the option for that algorithm.
+
+    >>> from receval import Interactions
+    >>> data = Interactions.from_arrays([0, 1, 0, 0, 1, 1], [0, 1, 1, 2, 0, 2], [5, 5, 4, 1, 2, 5])
+    >>> runs = simulate_many(["random", "popularity"], data.subset([0, 1]), data.subset([2, 3, 4, 5]),
+    ...                      rounds=2, threshold=4, params={"popularity": {"count": "any"}})
+    >>> sorted(runs), runs["popularity"].model.count
+    (['popularity', 'random'], 'any')
+    """
+    params = params or {}
+    unknown_names = set(params) - set(algorithms)
+    if unknown_names:
+        raise ConfigError(f"parameters given for {sorted(unknown_names)}, which are not among {list(algorithms)}")
+    out = {}
+    for name in algorithms:
+        kwargs = dict(params.get(name, {}))
+        opts = dict(options)
+        if "refit_every" in kwargs:
+            opts["refit_every"] = int(kwargs.pop("refit_every"))
+        model = make_online(name, preset=preset, **kwargs)
+        out[name] = simulate(model, train, test, preset=preset, **opts)
+        out[name].algorithm = name
+    return out

@@ -1,0 +1,148 @@
+"""``receval simulate``: cyclic (interactive) simulation of several algorithms.
+
+``receval simulate --data PATH --format FORMAT [--familiar-only] [--preset P]
+[--test-fraction F] [--threshold λ] [--algorithms LIST] [--param NAME:key=value ...]
+[--rounds N] [--seed S] [--out DIR] [--json]``
+
+The data are split by a seeded random holdout (:func:`receval.split.holdout`); every
+algorithm runs with the same split and seed. ``--json`` prints ``{"final": {algorithm:
+{metric: value}}, "kendall_tau": {"recall_fallout": x, "precision_antiprecision": y}}``
+at the last round (τ between quality rankings: +1 the metrics agree). With ``--out``:
+``trajectories.parquet`` and ``.csv`` (one row per algorithm and round), ``final.csv``,
+``tau.csv`` (τ per round), ``ranks.csv``, ``curves.png`` (normalised Recall and
+Fallout) and ``ranks.png`` (each algorithm's rank by Recall and by Fallout).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import typer
+
+from receval.cli.common import FORMAT_HELP, load_data
+from receval.errors import ConfigError
+
+DEFAULT_ALGORITHMS = (
+    "random",
+    "popularity",
+    "average",
+    "item-bandit-egreedy",
+    "item-bandit-ts",
+    "im-item-bandit-egreedy",
+    "im-item-bandit-ts",
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``simulate`` command to the main app."""
+    app.command("simulate")(simulate_command)
+
+
+def parse_algorithm_params(pairs: list[str]) -> dict[str, dict[str, str]]:
+    """``["item-bandit-egreedy:epsilon=0.2"]`` to ``{"item-bandit-egreedy": {"epsilon": "0.2"}}``.
+
+    >>> parse_algorithm_params(["knn-bandit:k=5", "knn-bandit:alpha0=2"])
+    {'knn-bandit': {'k': '5', 'alpha0': '2'}}
+    """
+    out: dict[str, dict[str, str]] = {}
+    for pair in pairs:
+        name, sep, rest = pair.partition(":")
+        key, eq, value = rest.partition("=")
+        if not sep or not eq or not name.strip() or not key.strip():
+            raise ConfigError(
+                f"--param {pair!r} is not of the form NAME:key=value (e.g. item-bandit-egreedy:epsilon=0.1)"
+            )
+        out.setdefault(name.strip(), {})[key.strip()] = value.strip()
+    return out
+
+
+def _clean(value: float) -> float | None:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def simulate_command(
+    data: Path = typer.Option(..., "--data", help="The data set's folder (multi-file formats) or file."),
+    fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
+    familiar_only: bool = typer.Option(False, "--familiar-only", help="Only rows flagged familiar (CM100k)."),
+    preset: str = typer.Option("standard", "--preset", help="standard (textbook) or cyclorec (CycloRec's semantics)."),
+    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of ratings held out as feedback."),
+    threshold: float | None = typer.Option(
+        None, "--threshold", help="λ: ratings ≥ λ are positive (default: the first scale value above the midpoint)."
+    ),
+    algorithms: str = typer.Option(",".join(DEFAULT_ALGORITHMS), "--algorithms", help="Comma-separated names."),
+    param: list[str] = typer.Option([], "--param", help="NAME:key=value, e.g. item-bandit-egreedy:epsilon=0.1."),
+    rounds: int = typer.Option(500, "--rounds", help="Number of rounds."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split and of every run."),
+    order: str = typer.Option("random", "--order", help="random or uniform-with-replacement."),
+    updates: str = typer.Option("sequential", "--updates", help="sequential or batched."),
+    refit_every: int = typer.Option(10, "--refit-every", help="Rounds between refits of user-knn/item-knn/hkv."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for trajectories, tables and PNG figures."),
+    as_json: bool = typer.Option(False, "--json", help="Print the final metrics and Kendall's τ as JSON."),
+) -> None:
+    """Recommend, read feedback, learn, repeat: Precision/Recall/AntiPrecision/Fallout per round."""
+    from receval.analysis.agreement import kendall_agreement
+    from receval.simulate import default_threshold, simulate_many
+    from receval.split import holdout
+
+    names = [a.strip() for a in algorithms.split(",") if a.strip()]
+    if not names:
+        raise ConfigError("--algorithms is empty; give comma-separated names such as random,popularity")
+    params = parse_algorithm_params(param)
+    ratings = load_data(data, fmt, familiar_only)
+    lam = default_threshold(ratings) if threshold is None else threshold
+    train, test = holdout(ratings, test_fraction, seed=seed)
+    runs = simulate_many(
+        names, train, test, params=params, preset=preset, rounds=rounds, threshold=lam, seed=seed, order=order,
+        updates=updates, refit_every=refit_every,
+    )  # fmt: skip
+    final = pd.DataFrame({name: run.final() for name, run in runs.items()}).T
+    taus = kendall_agreement(runs)
+    if out is not None:
+        _write(out, runs, final)
+    if as_json:
+        payload = {
+            "final": {n: {m: _clean(v) for m, v in row.items()} for n, row in final.to_dict("index").items()},
+            "kendall_tau": {k: _clean(v) for k, v in taus.items()},
+        }
+        typer.echo(json.dumps(payload))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"after {rounds} rounds (λ = {lam:g}, preset {preset})", title_justify="left")
+    table.add_column("algorithm")
+    for col in final.columns:
+        table.add_column(col, justify="right")
+    for name, row in final.iterrows():
+        table.add_row(str(name), *(f"{v:.4f}" for v in row))
+    console = Console()
+    console.print(table)
+    console.print(
+        f"Kendall τ (quality rankings, +1 = agree): Recall/Fallout {taus['recall_fallout']:.3f}, "
+        f"Precision/AntiPrecision {taus['precision_antiprecision']:.3f}"
+    )
+
+
+def _write(out: Path, runs: dict, final: pd.DataFrame) -> None:
+    from receval.analysis.agreement import ranks_over_time, tau_curve
+    from receval.atomic import write_frame
+    from receval.report.cyclic import plot_curves, plot_ranks
+
+    out.mkdir(parents=True, exist_ok=True)
+    tables = pd.concat([run.table.assign(algorithm=name) for name, run in runs.items()], ignore_index=True)
+    write_frame(out / "trajectories.parquet", tables)
+    write_frame(out / "trajectories.csv", tables)
+    write_frame(out / "final.csv", final.rename_axis("algorithm"), index=True)
+    curve = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
+    curve["precision_antiprecision"] = tau_curve(runs, "precision", "antiprecision")["tau"]
+    write_frame(out / "tau.csv", curve)
+    ranks = pd.concat(
+        {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "antiprecision")}, axis=1
+    )
+    ranks.columns = [f"{m}:{a}" for m, a in ranks.columns]
+    write_frame(out / "ranks.csv", ranks, index=True)
+    plot_curves(runs, out / "curves.png")
+    plot_ranks(runs, out / "ranks.png")

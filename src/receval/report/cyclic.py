@@ -1,0 +1,79 @@
+"""Figures of cyclic simulations: normalised Recall/Fallout curves and ranking plots.
+
+Both take a mapping of algorithm names to :class:`~receval.simulate.Trajectory` (or
+trajectory tables) and write a PNG atomically.
+
+Examples
+--------
+>>> import pandas as pd, tempfile, pathlib
+>>> t = pd.DataFrame({"round": [1, 2], "recall_norm": [0.1, 0.2], "fallout_norm": [0.2, 0.1],
+...                   "recall": [0.1, 0.2], "fallout": [0.2, 0.3]})
+>>> out = pathlib.Path(tempfile.mkdtemp())
+>>> plot_curves({"a": t, "b": t * 1.0}, out / "curves.png").exists()
+True
+>>> plot_ranks({"a": t, "b": t * 1.0}, out / "ranks.png").exists()
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from receval.analysis.agreement import ranks_over_time
+from receval.atomic import atomic_write
+
+__all__ = ["plot_curves", "plot_ranks"]
+
+
+def _figure(ncols: int):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt, *plt.subplots(1, ncols, figsize=(6 * ncols, 4.5), squeeze=False)
+
+
+def _table(traj: Any):
+    return traj.table if hasattr(traj, "table") else traj
+
+
+def plot_curves(
+    trajectories: Mapping[str, Any], path: str | Path, metrics: tuple[str, ...] = ("recall_norm", "fallout_norm")
+) -> Path:
+    """One panel per metric (default the normalised Recall and Fallout), one line per algorithm."""
+    plt, fig, axes = _figure(len(metrics))
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for name, traj in trajectories.items():
+            table = _table(traj)
+            ax.plot(table["round"], table[metric], label=name)
+        ax.set_xlabel("round t")
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    fig.tight_layout()
+    out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110))
+    plt.close(fig)
+    return out
+
+
+def plot_ranks(
+    trajectories: Mapping[str, Any], path: str | Path, metrics: tuple[str, ...] = ("recall", "fallout")
+) -> Path:
+    """Each algorithm's quality rank (1 = best) under each metric over the rounds."""
+    plt, fig, axes = _figure(len(metrics))
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        ranks = ranks_over_time(trajectories, metric)
+        for name in ranks.columns:
+            ax.plot(ranks.index, ranks[name], label=name)
+        ax.set_xlabel("round t")
+        ax.set_ylabel(f"rank by {metric} (1 = best)")
+        ax.invert_yaxis()
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    fig.tight_layout()
+    out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110))
+    plt.close(fig)
+    return out
