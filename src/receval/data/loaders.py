@@ -452,11 +452,11 @@ def _scan(path: Path, layout: _Layout) -> DataError | None:
                 line=first_line,
                 column=missing[0],
             )
-    index = {col: j for j, col in enumerate(names)}
+    check = _RecordChecker(names, layout)
     count = 0
     for number, fields in records:
         count += 1
-        problem = _check_record(fields, names, index, layout)
+        problem = check(fields)
         if problem is not None:
             column, message = problem
             return DataError(message, path=path, line=number, column=column)
@@ -466,53 +466,74 @@ def _scan(path: Path, layout: _Layout) -> DataError | None:
     return None
 
 
-def _check_record(
-    fields: list[str], names: tuple[str, ...], index: dict[str, int], layout: _Layout
-) -> tuple[str | None, str] | None:
-    if len(fields) != len(names):
-        shown = layout.sep.join(names) if layout.sep != "\t" else "\\t".join(names)
-        return None, f"has {len(fields)} fields, expected {len(names)} ({shown})"
-    roles = layout.roles
-    for role in ("user", "item"):
-        col = roles[role]
-        if not fields[index[col]].strip():
-            return col, f"empty {role} id"
-    col = roles["rating"]
-    text = fields[index[col]].strip()
-    try:
-        value = float(text)
-    except ValueError:
-        return col, f"rating {text!r} is not a number"
-    if not math.isfinite(value):
-        return col, f"rating {text!r} is not a finite number"
-    if layout.scale is not None and not layout.scale.contains([value]):
-        s = layout.scale
-        step = f" step {s.step:g}" if s.step else ""
-        return col, (
-            f"rating {text} is outside the declared scale {s.low:g}..{s.high:g}{step}; "
-            "fix the line or declare another scale (scale= / --scale)"
-        )
-    col = roles.get("timestamp")
-    if col is not None:
-        text = fields[index[col]].strip()
-        try:
-            float(text) if layout.dtypes.get(col) != "int64" else int(text)
-        except ValueError:
-            if layout.dtypes.get(col) == "int64" or not _is_date(text):
-                return col, f"timestamp {text!r} is neither an integer nor a date"
-    flags = [roles["familiar"]] if "familiar" in roles else [c for c in layout.extra if c == "familiar"]
-    for col in flags:
-        text = fields[index[col]].strip().lower()
-        if text not in ("0", "1", "true", "false"):
-            return col, f"flag {text!r} is not 0 or 1"
-    for col, dtype in layout.dtypes.items():
-        if dtype == "int64" and col not in (roles.get("timestamp"), roles.get("familiar")):
-            text = fields[index[col]].strip()
+class _RecordChecker:
+    """Checks one record's fields; pure Python with a per-value cache (the scan may see 25M lines)."""
+
+    def __init__(self, names: tuple[str, ...], layout: _Layout) -> None:
+        self.n = len(names)
+        self.shown = (layout.sep if layout.sep != "\t" else "\\t").join(names)
+        index = {col: j for j, col in enumerate(names)}
+        roles = layout.roles
+        self.ids = [(index[roles[r]], roles[r], r) for r in ("user", "item")]
+        self.rating = (index[roles["rating"]], roles["rating"])
+        self.scale = layout.scale
+        self.on_scale: dict[str, bool] = {}
+        ts = roles.get("timestamp")
+        self.timestamp = None if ts is None else (index[ts], ts, layout.dtypes.get(ts) == "int64")
+        flags = [roles["familiar"]] if "familiar" in roles else [c for c in layout.extra if c == "familiar"]
+        self.flags = [(index[c], c) for c in flags]
+        skip = (ts, roles.get("familiar"))
+        self.int_ids = [(index[c], c) for c, d in layout.dtypes.items() if d == "int64" and c not in skip]
+
+    def __call__(self, fields: list[str]) -> tuple[str | None, str] | None:
+        if len(fields) != self.n:
+            return None, f"has {len(fields)} fields, expected {self.n} ({self.shown})"
+        for j, col, role in self.ids:
+            if not fields[j].strip():
+                return col, f"empty {role} id"
+        j, col = self.rating
+        text = fields[j].strip()
+        ok = self.on_scale.get(text)
+        if ok is None:
+            problem = self._rating_problem(text)
+            if problem is not None:
+                return col, problem
+            self.on_scale[text] = True
+        if self.timestamp is not None:
+            j, col, integer = self.timestamp
+            text = fields[j].strip()
+            try:
+                int(text) if integer else float(text)
+            except ValueError:
+                if integer or not _is_date(text):
+                    return col, f"timestamp {text!r} is neither an integer nor a date"
+        for j, col in self.flags:
+            text = fields[j].strip().lower()
+            if text not in ("0", "1", "true", "false"):
+                return col, f"flag {text!r} is not 0 or 1"
+        for j, col in self.int_ids:
+            text = fields[j].strip()
             try:
                 int(text)
             except ValueError:
                 return col, f"{col} {text!r} is not an integer id"
-    return None
+        return None
+
+    def _rating_problem(self, text: str) -> str | None:
+        try:
+            value = float(text)
+        except ValueError:
+            return f"rating {text!r} is not a number"
+        if not math.isfinite(value):
+            return f"rating {text!r} is not a finite number"
+        s = self.scale
+        if s is not None and not s.contains([value]):
+            step = f" step {s.step:g}" if s.step else ""
+            return (
+                f"rating {text} is outside the declared scale {s.low:g}..{s.high:g}{step}; "
+                "fix the line or declare another scale (scale= / --scale)"
+            )
+        return None
 
 
 def _is_date(text: str) -> bool:
