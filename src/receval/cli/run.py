@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import typer
@@ -12,6 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from receval.errors import ConfigError
+
+
+def _console() -> Console:
+    """A console; wide when the output is not a terminal (logs, pipes) so tables stay readable."""
+    console = Console()
+    return console if console.is_terminal else Console(width=160)
 
 
 def _summary_table(frame: pd.DataFrame, title: str, max_metrics: int = 6) -> Table:
@@ -44,7 +51,7 @@ def run_command(
     """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
     from receval.experiment.runner import run_experiment, summarise
 
-    console = Console()
+    console = _console()
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -64,7 +71,7 @@ def run_command(
         state["failed"] = 0
         progress.start()
 
-    def on_result(task, result) -> None:
+    def on_result(task: Any, result: Any) -> None:
         mark = "[green]ok[/]" if result.status == "ok" else f"[red]failed[/] {result.error}"
         progress.console.print(f"  {task.id}  {task.describe()}  {result.seconds:.2f}s  {mark}", highlight=False)
         state["failed"] += result.status != "ok"
@@ -111,7 +118,7 @@ def results_command(
     meta = store.meta()
     if meta is None:
         raise ConfigError(f"{str(directory)!r} is not a receval experiment directory (no experiment.json)")
-    console = Console()
+    console = _console()
     tasks = store.read("tasks") if store.parts.exists() else pd.DataFrame(columns=["status"])
     counts = tasks["status"].value_counts().to_dict() if len(tasks) else {}
     console.print(

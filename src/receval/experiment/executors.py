@@ -203,7 +203,7 @@ class _Dask(_Executor):
             ) from None
         if self.scheduler:
             try:
-                self.client = Client(self.scheduler, timeout="10s", set_as_default=False)
+                self.client = Client(self.scheduler, timeout="5s", set_as_default=False)
             except (OSError, TimeoutError) as err:
                 raise ConfigError(
                     f"cannot reach the Dask scheduler at {self.scheduler!r}: {err}; check the address "
@@ -226,9 +226,10 @@ class _Dask(_Executor):
         futures = [
             self.client.submit(run_task, t, refs[t.dataset_key], key=f"receval-{t.id}", pure=False) for t in tasks
         ]
-        for fut in as_completed(futures):
-            yield fut.result()
-            fut.release()
+        with self.client.as_current():  # as_completed looks up the current client
+            for fut in as_completed(futures):
+                yield fut.result()
+                fut.release()
 
     def close(self) -> None:
         if self.client is not None:

@@ -225,7 +225,8 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
 def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """One-shot evaluation: split, fit, recommend top-k for every test user, evaluate.
 
-    Error metrics (RMSE, MAE) use the model's ``predict`` on the test pairs.
+    Error metrics (RMSE, MAE) use the model's ``predict`` on the test pairs; for models
+    without ``predict`` (pure rankers) they are NaN.
     """
     from receval.evaluate import evaluate
     from receval.metrics.registry import parse_metric
@@ -236,8 +237,12 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     model = make_model(task).fit(train)
     users = np.unique(test.users)
     items, _ = recommend(model, users, int(opts["k"]), exclude=train if opts["exclude_train"] else None, seed=task.seed)
+    metrics = list(task.metrics)
     predictions = None
-    if any(parse_metric(m).kind == "error" for m in task.metrics):
+    errors = [m for m in metrics if parse_metric(m).kind == "error"]
+    if errors and not hasattr(model, "predict"):  # a pure ranker: error metrics do not apply
+        metrics = [m for m in metrics if m not in errors]
+    elif errors:
         predictions = pd.DataFrame(
             {
                 "user": test.user_ids[test.users],
@@ -251,9 +256,7 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         if preds is not None and len(truth) != len(test):  # a slice: only its pairs
             keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
             preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
-        return evaluate(
-            items, truth, list(task.metrics), train=train, threshold=opts["threshold"], users=users, predictions=preds
-        )
+        return evaluate(items, truth, metrics, train=train, threshold=opts["threshold"], users=users, predictions=preds)
 
     def wide(truth: Interactions) -> pd.DataFrame:
         per_user = run(truth).per_user
@@ -263,8 +266,9 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     result = run(test)
     per_user = result.per_user
     index = test.user_index(per_user["user"].to_numpy())
+    summary = {m: float(result.summary.get(m, np.nan)) for m in task.metrics}  # NaN: the metric does not apply
     out = TaskOutput(
-        aggregates={str(k): float(v) for k, v in result.summary.items()},
+        aggregates=summary,
         per_user=long_per_user(per_user.drop(columns="user"), index, dataset.data.user_ids),
     )
     if task.slices:

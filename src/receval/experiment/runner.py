@@ -176,13 +176,13 @@ def summarise(store: ResultStore) -> pd.DataFrame:
     tasks = tasks[tasks["status"] == "ok"].copy()
     tasks["config"] = tasks["label"].str.replace(r" seed=\d+( fold=\d+)?$", "", regex=True)
     merged = agg.merge(tasks[["task_id", "dataset", "config"]], on="task_id")
-    stats = merged.groupby(["config", "metric"], sort=False)["value"].agg(["mean", "std"]).unstack("metric")
+    stats = merged.groupby(["config", "metric"], sort=True)["value"].agg(["mean", "std"]).unstack("metric")
     metrics = list(dict.fromkeys(merged["metric"]))
     out = pd.DataFrame(index=stats.index)
     for m in metrics:
         out[m] = stats[("mean", m)]
         out[f"{m}_std"] = stats[("std", m)]
-    counts = tasks.groupby("config", sort=False).size()
+    counts = tasks.groupby("config", sort=True).size()
     out.insert(0, "n", counts.reindex(out.index).to_numpy())
     out = out.reset_index().rename(columns={"config": "label"})
     return out

@@ -117,6 +117,8 @@ class ResultStore:
             self.clear()
         self.root.mkdir(parents=True, exist_ok=True)
         self.parts.mkdir(exist_ok=True)
+        for stale in [*self.parts.glob(".*.tmp-*"), *self.root.glob(".*.tmp-*")]:  # left by a killed run
+            stale.unlink(missing_ok=True)
         if self.meta() is None:
             _atomic_text(json.dumps(dict(meta), indent=2, sort_keys=True, default=str), self.meta_path)
 
