@@ -288,6 +288,8 @@ def _thresholds(specs, threshold, negative_threshold, graded) -> tuple[float, fl
 def _frame_to_interactions(frame: pd.DataFrame, what: str) -> Interactions:
     if not isinstance(frame, pd.DataFrame):
         raise MetricError(f"{what} must be an Interactions or a DataFrame, got {type(frame).__name__}")
+    if frame.empty:
+        raise MetricError(f"the {what} has no rows: there is nothing to evaluate against")
     for col in ("user", "item"):
         if col not in frame.columns:
             raise MetricError(f"{what} needs columns 'user' and 'item'; it has {list(frame.columns)}", column=col)

@@ -162,7 +162,8 @@ def gini_index(popularity: np.ndarray) -> float:
     if n < 2 or total <= 0:
         return float("nan")
     j = np.arange(1, n + 1)
-    return float(((2 * j - n - 1) * (p / total)).sum() / (n - 1))
+    # weight the raw values and normalise once: exact for counts, so a uniform vector gives 0
+    return float(np.clip(((2 * j - n - 1) * p).sum() / (total * (n - 1)), 0.0, 1.0))
 
 
 @register_metric("coverage", kind="system", k="optional", description="Share of the catalogue recommended")
