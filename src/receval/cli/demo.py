@@ -151,14 +151,15 @@ def _cyclic(train, test, threshold: float, rounds: int, seed: int) -> tuple[pd.D
 
 
 def _table(frame: pd.DataFrame, title: str):
+    """Metrics as rows and systems as columns: there are more metrics than systems."""
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
-    table.add_column("")
-    for col in frame.columns:
-        table.add_column(str(col), justify="right")
-    for name, row in frame.iterrows():
-        table.add_row(str(name), *(f"{v:.4f}" if isinstance(v, float) else str(v) for v in row))
+    table.add_column("metric", no_wrap=True)
+    for system in frame.index:
+        table.add_column(str(system), justify="right")
+    for metric in frame.columns:
+        table.add_row(str(metric), *(f"{v:.4f}" for v in frame[metric].astype(float)))
     return table
 
 

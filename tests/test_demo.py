@@ -1,0 +1,23 @@
+import json
+
+from receval.cli import main
+
+
+def test_demo_json_and_files(tmp_path, capsys):
+    args = ["demo", "--users", "80", "--items", "120", "--ratings", "2500", "--rounds", "10", "--seed", "3"]
+    assert main([*args, "--json", "--out", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["stats"]["n_users"] <= 80
+    one_shot = out["one_shot"]
+    assert set(one_shot) == {"random", "popularity", "average", "item-knn", "user-knn", "mf", "hkv"}
+    for system in one_shot.values():
+        for metric, value in system.items():
+            assert 0.0 <= value <= 1.0, metric
+    # every rating predictor is scored, and the biases model beats the global mean on this data
+    assert out["rmse"]["biases"]["rmse"] < out["rmse"]["global-mean"]["rmse"]
+    assert -1.0 <= out["kendall_tau"]["recall_fallout"] <= 1.0
+    assert {p.name for p in tmp_path.iterdir()} == {"one_shot.csv", "rmse.csv", "cyclic.csv", "summary.json"}
+    # same seed, same numbers
+    assert main([*args, "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["one_shot"] == one_shot
