@@ -49,6 +49,8 @@ def test_density_and_other_scales():
     assert d.scale.contains(d.ratings)
     steps = (d.ratings - 0) / 5
     assert np.allclose(steps, np.round(steps))
+    odd = generate(50, 40, 300, scale=RatingScale(1, 5, 1.5), seed=2)
+    assert set(np.unique(odd.ratings).tolist()) <= {1.0, 2.5, 4.0}
     c = generate(50, 40, 300, scale=RatingScale(1, 10), seed=2)
     assert c.scale.step is None and c.ratings.min() >= 1 and c.ratings.max() <= 10
     assert len(np.unique(c.ratings)) > 250  # real-valued
