@@ -69,7 +69,8 @@ _MAX_ENTITIES = 40_000
 
 @numba.njit(parallel=True, cache=True)
 def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, shrinkage):  # pragma: no cover
-    """Dense similarities; Y-lists sorted by x, so each pair is accumulated once (xj > xi)."""
+    """Dense similarities; Y-lists sorted by x, so each pair is accumulated once (xj > xi)
+    into the upper triangle, then mirrored."""
     n_x = len(x_ptr) - 1
     sim = np.zeros((n_x, n_x))
     n_chunks = min(n_x, 64)
@@ -112,11 +113,24 @@ def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, 
                     if shrinkage > 0:
                         s *= n / (n + shrinkage)
                 sim[xi, xj] = s
-                sim[xj, xi] = s
                 for f in range(6):
                     acc[xj, f] = 0.0
             sim[xi, xi] = 1.0
+    _mirror_upper(sim)
     return sim
+
+
+@numba.njit(parallel=True, cache=True)
+def _mirror_upper(sim):  # pragma: no cover
+    """Copy the upper triangle onto the lower one, tile by tile (cache-friendly)."""
+    n = sim.shape[0]
+    tile = 64
+    n_tiles = (n + tile - 1) // tile
+    for bi in numba.prange(n_tiles):
+        for bj in range(bi + 1):
+            for i in range(bi * tile, min(n, (bi + 1) * tile)):
+                for j in range(bj * tile, min(i, (bj + 1) * tile)):
+                    sim[i, j] = sim[j, i]
 
 
 @numba.njit(parallel=True, cache=True)
