@@ -313,13 +313,16 @@ def plot_metaeval(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
+    names = [m for f in (curves, power, robustness) if f is not None for m in f["metric"]]
+    cmap = plt.get_cmap("tab20")
+    style = {m: {"color": cmap(i % 20), "marker": "os^vD"[i % 5]} for i, m in enumerate(dict.fromkeys(names))}
     if curves is not None and len(curves):
         modes = list(dict.fromkeys(curves["mode"]))
         fig, axes = plt.subplots(1, len(modes), figsize=(5 * len(modes), 4), squeeze=False)
         for ax, mode in zip(axes[0], modes, strict=True):
             for metric, g in curves[curves["mode"] == mode].groupby("metric", sort=False):
                 v = g["value"].to_numpy()
-                ax.plot(g["level"], v / v[0] if v[0] else v, marker="o", label=metric)
+                ax.plot(g["level"], v / v[0] if v[0] else v, label=metric, **style[metric])
             ax.set(title=f"swaps: {mode}", xlabel="swap level", ylabel="value / value of the ideal list")
             ax.legend(fontsize=7)
         paths.append(_save(fig, out / "swap_curves.png"))
@@ -329,13 +332,14 @@ def plot_metaeval(
         )
         fig, ax = plt.subplots(figsize=(7, 4))
         table.plot.bar(ax=ax)
-        ax.set(ylabel="share of run pairs with p < 0.05", title="discriminative power")
+        ax.set(ylabel="share of run pairs with p < 0.05", title="discriminative power", ylim=(0, 1.25))
+        ax.legend(title="test", loc="upper right", ncol=2, fontsize=8)
         ax.tick_params(axis="x", labelrotation=30)
         paths.append(_save(fig, out / "discriminative_power.png"))
     if robustness is not None and len(robustness):
         fig, ax = plt.subplots(figsize=(6, 4))
         for metric, g in robustness.groupby("metric", sort=False):
-            ax.errorbar(g["fraction"] * 100, g["tau"], yerr=g["tau_std"], marker="o", capsize=3, label=metric)
+            ax.errorbar(g["fraction"] * 100, g["tau"], yerr=g["tau_std"], capsize=3, label=metric, **style[metric])
         ax.set(xlabel="% of judgments removed", ylabel="Kendall τ with the full-truth ranking", title="incompleteness")
         ax.legend(fontsize=7)
         paths.append(_save(fig, out / "incompleteness.png"))
