@@ -99,13 +99,22 @@ def _split(data: Interactions, pairs: _Pairs, test_groups: np.ndarray) -> tuple[
 def _rank_within_user(pairs: _Pairs, key: np.ndarray | None, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """Per group: its 0-based rank among its user's groups (by ``key``, ties at random),
     and the user's number of groups. ``key=None`` ranks in random order."""
-    tiebreak = rng.permutation(pairs.n)
-    order = np.lexsort((tiebreak, pairs.user) if key is None else (tiebreak, key, pairs.user))
+    position = rng.permutation(pairs.n) if key is None else _rank_by(key, rng)
+    order = np.argsort(pairs.user * pairs.n + position)  # unique keys: no tie, any sort is deterministic
     sizes = np.bincount(pairs.user)
     starts = np.r_[0, np.cumsum(sizes)[:-1]]
     rank = np.empty(pairs.n, dtype=np.int64)
     rank[order] = np.arange(pairs.n) - starts[pairs.user[order]]
     return rank, sizes[pairs.user]
+
+
+def _rank_by(key: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """0-based rank of each entry by ``key``, equal keys in random order."""
+    shuffled = rng.permutation(len(key))
+    order = shuffled[np.argsort(key[shuffled], kind="stable")]
+    rank = np.empty(len(key), dtype=np.int64)
+    rank[order] = np.arange(len(key))
+    return rank
 
 
 def _check_min_train(min_train: int) -> int:
@@ -191,10 +200,7 @@ def temporal(
         n_test = np.minimum(_share(size, f), np.maximum(size - min_train, 0))
         test = rank >= size - n_test
     else:
-        order = np.lexsort((rng.permutation(pairs.n), pairs.time))
-        test = np.zeros(pairs.n, dtype=bool)
-        n_test = int(_share(pairs.n, f))
-        test[order[pairs.n - n_test :]] = True
+        test = _rank_by(pairs.time, rng) >= pairs.n - _share(pairs.n, f)
     return _split(data, pairs, test)
 
 
