@@ -210,3 +210,36 @@ def test_metric_strings_reach_the_kernels():
     )
     own = parse_metric("alpha_ndcg@3(threshold=1)").per_user(data)[0]
     assert own == pytest.approx(am.alpha_ndcg(r, truth, a, k=3, threshold=1)[0])
+
+
+def test_receval_evaluate_cli_with_aspect_file(tmp_path, capsys):
+    import json
+
+    from receval.cli import main
+
+    (tmp_path / "t.csv").write_text("user,item,rating\n1,a,5\n1,b,2\n1,c,4\n2,a,3\n2,c,5\n")
+    (tmp_path / "r.csv").write_text("user,item,score\n1,b,0.9\n1,a,0.5\n1,c,0.1\n2,c,0.9\n2,b,0.3\n")
+    (tmp_path / "tr.csv").write_text("user,item,rating\n1,d,4\n2,d,5\n2,b,1\n")
+    (tmp_path / "a.csv").write_text("item,aspect\na,x\nb,y\nc,x\nc,y\nd,x\n")
+    args = ["evaluate", "--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--json"]
+    metrics = "ab_ndcg@3(alpha=0.005,beta=0.5,rmax=5,gamma=truth),alpha_ndcg@3(alpha=0.5),s_recall@3"
+    assert (
+        main([*args, "--aspects", str(tmp_path / "a.csv"), "--train", str(tmp_path / "tr.csv"), "--metrics", metrics])
+        == 0
+    )
+    got = json.loads(capsys.readouterr().out)
+    # items a, b, c, d -> 0..3; aspects x, y -> 0, 1; users 1, 2 -> rows 0, 1
+    a = csr([[1, 0], [0, 1], [1, 1], [1, 0]])
+    truth = csr([[5, 2, 4, 0], [3, 0, 5, 0]])
+    truth.eliminate_zeros()
+    r = np.array([[1, 0, 2], [2, 1, -1]])
+    train = csr([[0, 0, 0, 4], [0, 1, 0, 5]])  # excluded from the unrated candidates of the ideal
+    train.eliminate_zeros()
+    ab = am.ab_ndcg(r, truth, a, train, k=3, rmax=5, gamma="truth")
+    assert ab.mean() != pytest.approx(am.ab_ndcg(r, truth, a, k=3, rmax=5, gamma="truth").mean())
+    assert got["ab_ndcg@3(alpha=0.005,beta=0.5,rmax=5,gamma=truth)"] == pytest.approx(ab.mean())
+    assert got["alpha_ndcg@3(alpha=0.5)"] == pytest.approx(am.alpha_ndcg(r, truth, a, k=3).mean())
+    # an aspect file naming only unknown items is an error, not a silent NaN
+    (tmp_path / "bad.csv").write_text("item,aspect\nzz,x\n")
+    assert main([*args, "--aspects", str(tmp_path / "bad.csv"), "--metrics", "alpha_ndcg@3"]) == 2
+    assert "no aspect to any item" in capsys.readouterr().err
