@@ -126,3 +126,86 @@ def _plain(frame: Any) -> Any:
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     return frame
+
+
+@register_protocol(
+    "metaeval",
+    options={
+        "k": (int, 10),
+        "threshold": (float, 4.0),
+        "systems": (list, ["random", "popularity", "biases", "item-knn"]),
+        "experiments": (list, ["swap", "discriminative", "incompleteness"]),
+        "strengths": (list, [0.0, 0.2, 0.5]),
+        "fractions": (list, [0.1, 0.3, 0.5, 0.7, 0.9]),
+        "n_resamples": (int, 1000),
+    },
+    uses_recommenders=False,
+    factory=None,
+    description="meta-evaluation of metrics: swap correlation, discriminative power, robustness to incompleteness",
+)
+def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
+    """The three meta-evaluation experiments of :mod:`receval.analysis.metaeval` for the config's metrics.
+
+    The systems are the ``systems`` algorithms (default parameters) trained on the
+    task's training part, ranking ``k`` items for every test user; the truth is the
+    test part, the aspects the data set's.
+    """
+    import numpy as np
+
+    from receval.analysis import metaeval as me
+    from receval.errors import ConfigError
+    from receval.recommenders import make, recommend
+
+    train, test = split_for(task, dataset.data)
+    if dataset.data.aspects is None:
+        raise ConfigError(f"data set {task.dataset!r} has no item aspects; the meta-evaluation needs them")
+    opts = task.options
+    k = int(opts["k"])
+    users = np.unique(test.users)
+    truth = test.to_csr()[users]
+    train_rows = train.to_csr()[users]
+    systems = {}
+    for name in opts["systems"]:
+        model = make(str(name))
+        if "seed" in model.get_params():
+            model.set_params(seed=task.seed)
+        systems[str(name)] = recommend(model.fit(train), users, k, exclude=train, seed=task.seed)[0]
+    common = {"threshold": float(opts["threshold"]), "rating_max": float(dataset.data.scale.high)}
+    metrics = list(task.metrics)
+    tables = {}
+    aggregates: dict[str, float] = {}
+    if "swap" in opts["experiments"]:
+        table, curves = me.swap_correlation(metrics, truth, dataset.data.aspects, train_rows, k=k, **common)
+        tables["metaeval_swap"], tables["metaeval_swap_curves"] = table, curves
+        aggregates |= {f"swap_tau[{r.metric},{r.mode}]": float(r.tau) for r in table.itertuples()}
+    if "discriminative" in opts["experiments"]:
+        table = me.discriminative_power(
+            metrics,
+            systems,
+            truth,
+            dataset.data.aspects,
+            train_rows,
+            strengths=[float(s) for s in opts["strengths"]],
+            n_resamples=int(opts["n_resamples"]),
+            seed=task.seed,
+            **common,
+        )
+        tables["metaeval_discriminative"] = table
+        aggregates |= {f"discriminative[{r.metric},{r.test}]": float(r.share) for r in table.itertuples()}
+    if "incompleteness" in opts["experiments"]:
+        table = me.incompleteness(
+            metrics,
+            systems,
+            truth,
+            dataset.data.aspects,
+            train_rows,
+            fractions=[float(x) for x in opts["fractions"]],
+            seeds=[task.seed],
+            **common,
+        )
+        tables["metaeval_incompleteness"] = table
+        tau = next(c for c in table.columns if "tau" in c and "std" not in c)
+        aggregates |= {
+            f"incompleteness_tau[{r['metric']},{r['fraction']:g}]": float(r[tau]) for _, r in table.iterrows()
+        }
+    return TaskOutput(aggregates=aggregates, tables={name: _plain(t) for name, t in tables.items()})
