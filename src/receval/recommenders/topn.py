@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import scipy.sparse as sp
 
@@ -90,31 +91,80 @@ def _n_items(model: Any) -> int | None:
     return None if n is None else int(n)
 
 
+@numba.njit(inline="always")
+def _worse(s_a, key_a, s_b, key_b):  # pragma: no cover
+    return s_a < s_b or (s_a == s_b and key_a > key_b)
+
+
+@numba.njit(parallel=True, cache=True)
+def _topk_kernel(scores, k, perm, offsets, out_items, out_scores):  # pragma: no cover
+    """Per row, a size-k heap whose root is the worst kept item; then sorted best first."""
+    n = scores.shape[1]
+    for r in numba.prange(scores.shape[0]):
+        hs = np.empty(k)
+        hk = np.empty(k, dtype=np.int64)
+        hi = np.empty(k, dtype=np.int64)
+        size = 0
+        off = offsets[r]
+        for i in range(n):
+            v = scores[r, i]
+            if not v > -np.inf:  # -inf or NaN: not recommendable
+                continue
+            key = (perm[i] + off) % n
+            if size < k:
+                pos = size
+                size += 1
+                while pos > 0:  # sift up
+                    parent = (pos - 1) // 2
+                    if _worse(v, key, hs[parent], hk[parent]):
+                        hs[pos], hk[pos], hi[pos] = hs[parent], hk[parent], hi[parent]
+                        pos = parent
+                    else:
+                        break
+                hs[pos], hk[pos], hi[pos] = v, key, i
+            elif _worse(hs[0], hk[0], v, key):
+                pos = 0
+                while True:  # sift down from the root
+                    child = 2 * pos + 1
+                    if child >= size:
+                        break
+                    if child + 1 < size and _worse(hs[child + 1], hk[child + 1], hs[child], hk[child]):
+                        child += 1
+                    if _worse(hs[child], hk[child], v, key):
+                        hs[pos], hk[pos], hi[pos] = hs[child], hk[child], hi[child]
+                        pos = child
+                    else:
+                        break
+                hs[pos], hk[pos], hi[pos] = v, key, i
+        # pop the worst repeatedly: fills the row from the back
+        for last in range(size - 1, -1, -1):
+            out_scores[r, last] = hs[0]
+            out_items[r, last] = hi[0]
+            v, key, item = hs[last], hk[last], hi[last]
+            pos = 0
+            while True:
+                child = 2 * pos + 1
+                if child >= last:
+                    break
+                if child + 1 < last and _worse(hs[child + 1], hk[child + 1], hs[child], hk[child]):
+                    child += 1
+                if _worse(hs[child], hk[child], v, key):
+                    hs[pos], hk[pos], hi[pos] = hs[child], hk[child], hi[child]
+                    pos = child
+                else:
+                    break
+            hs[pos], hk[pos], hi[pos] = v, key, item
+        for j in range(size, k):
+            out_items[r, j] = -1
+            out_scores[r, j] = np.nan
+
+
 def _topk_batch(scores: np.ndarray, k: int, perm: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k of each row of ``scores`` (-inf = not recommendable), ties by key."""
-    b, n = scores.shape
-    rows = np.arange(b)[:, None]
-    part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-    vals = scores[rows, part]
-    kth = vals.min(axis=1)
-    n_eq_sel = (vals == kth[:, None]).sum(axis=1)
-    n_eq_all = (scores == kth[:, None]).sum(axis=1)
-    # Rows where equal scores at the boundary were cut arbitrarily: choose by key.
-    for r in np.flatnonzero((n_eq_all > n_eq_sel) & np.isfinite(kth)):
-        keep = part[r][vals[r] > kth[r]]
-        tied = np.flatnonzero(scores[r] == kth[r])
-        tied_keys = (perm[tied] + offsets[r]) % n
-        take = tied[np.argsort(tied_keys, kind="stable")[: k - len(keep)]]
-        part[r] = np.concatenate([keep, take])
-        vals[r] = scores[r, part[r]]
-    keys = (perm[part] + offsets[:, None]) % n
-    order = np.lexsort((keys, -vals), axis=-1)
-    items = np.take_along_axis(part, order, axis=1).astype(np.int64)
-    vals = np.take_along_axis(vals, order, axis=1)
-    missing = ~(vals > -np.inf)
-    items[missing] = -1
-    vals[missing] = np.nan
-    return items, vals
+    """Top-k of each row of ``scores`` (-inf or NaN = not recommendable), ties by key."""
+    items = np.empty((scores.shape[0], k), dtype=np.int64)
+    values = np.empty((scores.shape[0], k))
+    _topk_kernel(np.ascontiguousarray(scores, dtype=np.float64), k, perm, offsets, items, values)
+    return items, values
 
 
 def recommend(
