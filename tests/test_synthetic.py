@@ -89,8 +89,13 @@ def test_genre_affinity_shapes_ratings():
 
 
 def test_mnar_more_concentrated_than_mar():
+    from receval.data.stats import dataset_stats
+
     mnar = generate(943, 1682, 100_000, exposure="mnar", seed=0)
     mar = generate(943, 1682, 100_000, exposure="mar", seed=0)
+    sn, sa = dataset_stats(mnar), dataset_stats(mar)
+    assert (sn["mar_mnar"]["label"], sa["mar_mnar"]["label"]) == ("MNAR", "MAR")
+    assert sn["gini_item_popularity"] == pytest.approx(gini(np.bincount(mnar.items)), abs=1e-9)
     pn = np.bincount(mnar.items, minlength=mnar.n_items)
     pa = np.bincount(mar.items, minlength=mar.n_items)
     assert gini(pn) > 0.55 and gini(pa) < 0.15
@@ -203,6 +208,19 @@ def test_familiar_flag():
     f = r.extra["familiar"].reshape(300, 2)
     assert np.all(f[:, 0] == f[:, 1])  # flag belongs to the pair
     assert "familiar" not in generate(20, 20, 50).extra
+
+
+def test_familiar_subset_of_mar_data_is_mnar():
+    # CM100k-like: MAR overall, the familiar subset popularity-biased (stats helper's diagnostic)
+    from receval.data.stats import dataset_stats, mar_mnar
+
+    d = generate(1054, 1084, 103_584, exposure="mar", familiar_fraction=0.112, scale=RatingScale(1, 4, 1), seed=0)
+    assert dataset_stats(d)["mar_mnar"]["label"] == "MAR"
+    fam = d.subset(d.extra["familiar"])
+    assert fam.n_ratings == 11_601
+    assert dataset_stats(fam)["mar_mnar"]["label"] == "MNAR"
+    counts = np.bincount(fam.items, minlength=d.n_items)
+    assert 0.9 < mar_mnar(counts[counts > 0])["cv"] < 1.8
 
 
 @pytest.mark.parametrize(
