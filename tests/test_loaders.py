@@ -364,6 +364,32 @@ def test_first_bad_line_is_the_physical_line(tmp_path, rows, bad_at, blanks):
     assert lines[info.value.line - 1].endswith(",9")
 
 
+@pytest.mark.parametrize("block", [5, 17, 1 << 24])
+@pytest.mark.parametrize("header", [True, False])
+def test_line_lookup_across_blocks(tmp_path, monkeypatch, block, header):
+    """The error path counts lines block-wise; tiny blocks exercise every boundary case."""
+    monkeypatch.setattr(loaders, "_LINE_BLOCK", block)
+    rows = [f"{u}\t{i}\t{1 + (u * i) % 5}\t{u + i}" for u in range(1, 6) for i in range(1, 8)]
+    bad = 23
+    rows[bad] = rows[bad].replace("\t", "\t", 1).rsplit("\t", 2)[0] + "\t8\t1"
+    lines = (["user\titem\trating\ttimestamp"] if header else []) + rows
+    lines.insert(5, "")
+    lines.insert(30, "\r")
+    text = "\r\n".join(lines)  # CRLF, and no newline after the last line
+    path = tmp_path / "r.tsv"
+    path.write_text(text, newline="")
+    if header:
+        with pytest.raises(DataError) as info:
+            load(path, "tsv", scale="1..5:1")
+    else:
+        (tmp_path / "u.data").write_text(text, newline="")
+        with pytest.raises(DataError) as info:
+            load(tmp_path, "movielens-100k")
+    physical = text.split("\r\n")
+    assert physical[info.value.line - 1] == rows[bad]
+    assert info.value.column == "rating" and "rating 8 is outside" in str(info.value)
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(st.tuples(st.integers(0, 10**6), ids, st.integers(1, 10).map(lambda r: r / 2)), min_size=1))
 def test_csv_load_matches_from_frame(tmp_path, rows):

@@ -260,24 +260,22 @@ class _Layout:
 
 
 def _load_ratings_file(path: Path, layout: _Layout, name: str) -> Interactions:
-    """Fast read + vectorised checks; on any failure the slow scan names the bad line."""
+    """Fast read + vectorised checks; on any failure the error path names the bad line."""
+    frame = None
     try:
         frame = _fast_read(path, layout)
         if frame.empty:
             raise DataError("no ratings")
         return _build(frame, layout, name)
-    except (ValueError, KeyError) as exc:  # DataError, pandas/pyarrow parse errors are ValueErrors
-        located = _scan(path, layout)
-        if located is not None:
-            raise located from exc
-        raise DataError(f"could not read the ratings: {exc}", path=path) from exc
+    except (ValueError, KeyError) as exc:  # DataError and the parsers' errors are ValueErrors
+        raise _locate(path, layout, frame, exc) from exc
 
 
-def _fast_read(path: Path, layout: _Layout) -> pd.DataFrame:
+def _fast_read(path: Path, layout: _Layout, as_text: bool = False) -> pd.DataFrame:
     # pandas' C engine with explicit dtypes: on the shared 2-core machines we measure on it
     # beats the multi-threaded pyarrow engine and needs no Arrow copy of the table.
     # index_col=False: a row with one field too many is an error, never an implicit index.
-    options = {"dtype": layout.dtypes, "engine": "c", "index_col": False}
+    options = {"dtype": str if as_text else layout.dtypes, "engine": "c", "index_col": False}
     if layout.sep == "::":  # a one-character separator is parsed in C: '::' leaves empty columns between fields
         names = []
         for j, col in enumerate(layout.names or ()):
@@ -398,6 +396,7 @@ def _dense_codes_py(ids: np.ndarray, low: int, span: int) -> tuple[np.ndarray, n
 
 
 _dense_codes_kernel = None
+_LINE_BLOCK = 1 << 24  # bytes read at a time when counting lines on the error path
 _COMPILED_FROM = 1 << 20  # rows; below, numpy is as fast as the compiled loop and needs no compilation
 
 
@@ -429,6 +428,107 @@ def _records(path: Path, sep: str, encoding: str = "utf-8") -> Iterator[tuple[in
                 line = line.rstrip("\r\n")
                 if line.strip():
                     yield number, line.split(sep)
+
+
+def _locate(path: Path, layout: _Layout, frame: pd.DataFrame | None, exc: Exception) -> DataError:
+    """The error for the first bad line.
+
+    When a parsed frame shows which row is bad (vectorised; the file is re-read as
+    text when typed parsing failed), only that row's line is looked up, counting
+    lines in a tight loop; otherwise every record is checked in order (slow, but
+    only ever on the error path).
+    """
+    if frame is None:
+        try:
+            frame = _fast_read(path, layout, as_text=True)
+        except (ValueError, KeyError):
+            frame = None
+    row = _first_bad_row(frame, layout) if frame is not None else None
+    if row is not None:
+        found = _record_at(path, layout, row)
+        if found is not None:
+            number, names, fields = found
+            try:
+                problem = _RecordChecker(names, layout)(fields)
+            except (KeyError, IndexError):  # the header read here and the parser's disagree: scan
+                problem = None
+            if problem is not None:
+                return DataError(problem[1], path=path, line=number, column=problem[0])
+    located = _scan(path, layout)
+    return located if located is not None else DataError(f"could not read the ratings: {exc}", path=path)
+
+
+def _first_bad_row(frame: pd.DataFrame, layout: _Layout) -> int | None:
+    """Index of the first row failing a vectorised check (ids, rating, integer columns, flags)."""
+    roles = layout.roles
+    if len(frame) == 0 or any(c not in frame.columns for c in roles.values()):
+        return None
+    bad = np.zeros(len(frame), dtype=bool)
+    for role in ("user", "item"):
+        col = frame[roles[role]]
+        bad |= col.isna().to_numpy()
+        if not pd.api.types.is_numeric_dtype(col):
+            bad |= (col.astype(str).str.strip() == "").to_numpy()
+    rating = pd.to_numeric(frame[roles["rating"]], errors="coerce").to_numpy(dtype=np.float64)
+    finite = np.isfinite(rating)
+    bad |= ~finite
+    if layout.scale is not None:
+        bad |= ~layout.scale.valid_mask(np.where(finite, rating, layout.scale.low))
+    for col, dtype in layout.dtypes.items():
+        if dtype == "int64" and col != roles.get("familiar"):
+            num = pd.to_numeric(frame[col], errors="coerce")
+            bad |= num.isna().to_numpy()
+    flags = [roles["familiar"]] if "familiar" in roles else [c for c in layout.extra if c == "familiar"]
+    for col in flags:
+        text = frame[col].astype(str).str.strip().str.lower()
+        bad |= ~text.isin(["0", "1", "true", "false", "1.0", "0.0"]).to_numpy()
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) if len(hits) else None
+
+
+def _record_at(path: Path, layout: _Layout, row: int) -> tuple[int, tuple[str, ...], list[str]] | None:
+    """(line number, column names, fields) of data row ``row`` (0-based), counting non-blank lines.
+
+    Whole blocks without blank lines are counted with ``bytes.count``; only the block
+    holding the row (or one with blank lines) is walked line by line.
+    """
+    names = layout.names
+    header = names is None
+    want = row + (1 if header else 0)  # index among non-blank lines; the header is the first
+    seen = 0  # non-blank lines before the current block
+    number = 0  # physical lines before the current block
+    carry = b""
+    with open(path, "rb") as fh:
+        while True:
+            block = fh.read(_LINE_BLOCK)
+            data = carry + block
+            if not block:
+                cut = len(data)
+            else:
+                cut = data.rfind(b"\n") + 1
+            body, carry = data[:cut], data[cut:]
+            lines = body.count(b"\n") + (1 if not block and body and not body.endswith(b"\n") else 0)
+            blank = body.startswith((b"\n", b"\r\n")) or b"\n\n" in body or b"\n\r\n" in body
+            if blank or seen + lines > want or (header and seen == 0):
+                for raw in body.splitlines(keepends=True):
+                    number += 1
+                    if not raw.strip(b"\r\n"):
+                        continue
+                    if seen == 0 and header:
+                        names = tuple(h.strip() for h in _split(raw, layout.sep))
+                    if seen == want:
+                        return number, names, _split(raw, layout.sep)
+                    seen += 1
+            else:
+                seen += lines
+                number += lines
+            if not block:
+                return None
+
+
+def _split(raw: bytes, sep: str) -> list[str]:
+    line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+    return next(csv.reader([line], delimiter=sep)) if len(sep) == 1 else line.split(sep)
 
 
 def _scan(path: Path, layout: _Layout) -> DataError | None:
