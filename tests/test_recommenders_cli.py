@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -88,3 +90,16 @@ def test_algorithms_lists_names_and_defaults(capsys):
     for name in ("random", "popularity", "average", "global-mean", "biases", "user-knn", "item-knn", "mf", "hkv"):
         assert f"\n{name} " in f"\n{text}"
     assert "similarity=pearson" in text and "surprise:<Class>" in text
+
+
+def test_predictions_feed_receval_evaluate(files, capsys):
+    out = files / "pred.tsv"
+    test = str(files / "test.tsv")
+    assert (
+        main(["predict", "--train", str(files / "train.csv"), "--test", test, "-a", "biases", "--out", str(out)]) == 0
+    )
+    capsys.readouterr()
+    assert main(["evaluate", "--truth", test, "--predictions", str(out), "--metrics", "rmse", "--json"]) == 0
+    reported = json.loads(capsys.readouterr().out)["rmse"]
+    pred = pd.read_csv(out, sep="\t")
+    assert reported == pytest.approx(np.sqrt(np.mean((pred["prediction"] - pred["rating"]) ** 2)), rel=1e-5)
