@@ -287,7 +287,7 @@ BAD_FIXED = [
     ("movielens-1m", "ratings.dat", "1::1::5::1\n\n1:2::3::4\n", 3, None, "has 3 fields, expected 4"),
     ("movielens-10m", "ratings.dat", "1::1::5::1\n1::2::5.5::1\n", 2, "rating", "outside the declared scale 0.5..5"),
     ("movielens-latest", "ratings.csv", "userId,movieId,rating,timestamp\n1,1,4,1\n1,2,0,1\n", 3, "rating", "rating 0"),
-    ("movielens-25m", "ratings.csv", "userId,movieId,rating\n1,1,4\n", 1, "timestamp", "missing required column"),
+    ("movielens-25m", "ratings.csv", "userId,movieId,rating\n1,1,4\n", 1, "timestamp", "header is userId,movieId"),
     ("cm100k", "ratings.txt", "1\t2\t4\t0\n1\t3\t5\t0\n", 2, "rating", "outside the declared scale 1..4"),
     ("cm100k", "ratings.txt", "1\t2\t4\t0\n1\t3\t2\tyes\n", 2, "known", "flag 'yes' is not 0 or 1"),
     ("cm100k", "data.txt", "1\t2\t4\t0\r\n1\t3\t2\r\n", 2, None, "has 3 fields, expected 4"),

@@ -257,6 +257,7 @@ class _Layout:
     dtypes: dict[str, str] = field(default_factory=dict)
     scale: RatingScale | None = None  # None: inferred from the data
     extra: tuple[str, ...] = ()
+    fixed: bool = False  # a published layout (column options do not apply)
 
 
 def _load_ratings_file(path: Path, layout: _Layout, name: str) -> Interactions:
@@ -545,9 +546,13 @@ def _scan(path: Path, layout: _Layout) -> DataError | None:
         missing = [c for c in layout.roles.values() if c not in names]
         if missing:
             role = next(r for r, c in layout.roles.items() if c == missing[0])
+            fix = (
+                f"this format's header is {','.join(layout.roles.values())}"
+                if layout.fixed
+                else f"name the {role} column with {role}= (--{role} on the command line)"
+            )
             return DataError(
-                f"missing required column {missing[0]!r}; the header has {list(names)}; "
-                f"name the {role} column with {role}= (--{role} on the command line)",
+                f"missing required column {missing[0]!r}; the header has {list(names)}; {fix}",
                 path=path,
                 line=first_line,
                 column=missing[0],
@@ -728,6 +733,7 @@ def _load_ml_csv(path: Path, fmt: str, scale: RatingScale | None) -> Interaction
         roles={"user": "userId", "item": "movieId", "rating": "rating", "timestamp": "timestamp"},
         dtypes={"userId": "int64", "movieId": "int64", "rating": "float64", "timestamp": "int64"},
         scale=scale or _ML_HALF_SCALE,
+        fixed=True,
     )
     data = _load_ratings_file(_ratings_path(path, folder, "ratings.csv"), layout, fmt)
     movies = folder / "movies.csv"
