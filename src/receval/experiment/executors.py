@@ -214,7 +214,7 @@ class _Dask(_Executor):
                 n_workers=self.jobs,
                 threads_per_worker=1,
                 processes=self.processes,
-                dashboard_address=None,
+                dashboard_address=":0",
                 silence_logs=40,
             )
             self.client = Client(self.cluster, set_as_default=False)

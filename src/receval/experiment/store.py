@@ -46,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from receval.errors import ConfigError
 
@@ -55,9 +57,13 @@ CORE_TABLES = ("tasks", "aggregates", "per_user")
 _MARKER = "task"
 
 
-def _atomic_parquet(frame: pd.DataFrame, path: Path) -> None:
+def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | None = None) -> None:
+    """Write to a temporary name, then rename (readers never see a partial file)."""
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    if task_id is not None:
+        table = table.add_column(0, "task_id", pa.array([task_id] * table.num_rows, pa.string()))
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    frame.to_parquet(tmp, index=False)
+    pq.write_table(table, tmp)
     os.replace(tmp, path)
 
 
@@ -151,10 +157,8 @@ class ResultStore:
         for name, frame in tables.items():
             if name == _MARKER:
                 raise ValueError("table name 'task' is reserved")
-            frame = frame.copy()
-            frame.insert(0, "task_id", task_id)
-            _atomic_parquet(frame, self.parts / f"{task_id}.{name}.parquet")
-        _atomic_parquet(pd.DataFrame([{"task_id": task_id, **record}]), self.parts / f"{task_id}.{_MARKER}.parquet")
+            _atomic_parquet(frame, self.parts / f"{task_id}.{name}.parquet", task_id)
+        _atomic_parquet(pa.Table.from_pylist([dict(record)]), self.parts / f"{task_id}.{_MARKER}.parquet", task_id)
 
     def read_parts(self, table: str, columns: list[str] | None = None) -> pd.DataFrame:
         """All per-task files of ``table`` concatenated in task-id order (finished tasks only)."""
