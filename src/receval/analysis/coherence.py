@@ -42,6 +42,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numba import njit
 
 from receval.data.interactions import Interactions
 from receval.errors import DataError
@@ -117,12 +118,41 @@ class _AspectStats:
     ratings_nonnegative: bool
 
 
-def _row_pattern(data: Interactions) -> sp.csr_matrix:
-    """Users x items CSR whose data is the row number + 1 (so its order gives the permutation)."""
-    rows = np.arange(1, data.n_ratings + 1, dtype=np.float64)
-    pattern = sp.csr_matrix((rows, (data.users, data.items)), shape=(data.n_users, data.n_items))
-    pattern.sort_indices()
-    return pattern
+@njit(cache=True)
+def _group_by_user(users, items, ratings, n_users, n_items):  # pragma: no cover - compiled
+    """Counting sort of the rows by user (CSR arrays) and whether a (user, item) pair repeats."""
+    indptr = np.zeros(n_users + 1, dtype=np.int64)
+    for u in users:
+        indptr[u + 1] += 1
+    for u in range(n_users):
+        indptr[u + 1] += indptr[u]
+    fill = indptr[:-1].copy()
+    indices = np.empty(len(users), dtype=np.int32)
+    data = np.empty(len(users), dtype=np.float64)
+    for j in range(len(users)):
+        u = users[j]
+        indices[fill[u]] = items[j]
+        data[fill[u]] = ratings[j]
+        fill[u] += 1
+    seen = np.full(n_items, -1, dtype=np.int64)  # last user that rated each item
+    repeated = False
+    for u in range(n_users):
+        for k in range(indptr[u], indptr[u + 1]):
+            if seen[indices[k]] == u:
+                repeated = True
+            seen[indices[k]] = u
+    return indptr, indices, data, repeated
+
+
+def _rating_matrix(data: Interactions) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """Users x items CSR arrays of the ratings (float64, rows in data order) and whether pairs repeat."""
+    return _group_by_user(data.users, data.items, data.ratings.astype(np.float64), data.n_users, data.n_items)
+
+
+def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Sum of ``values`` over each CSR row (rows may be empty)."""
+    c = np.concatenate([[0.0], np.cumsum(values, dtype=np.float64)])
+    return c[indptr[1:]] - c[indptr[:-1]]
 
 
 def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
@@ -133,60 +163,44 @@ def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
         )
     if data.n_ratings == 0:
         raise DataError("coherence needs training ratings; the data set is empty")
-    pattern = _row_pattern(data)
-    if pattern.nnz != data.n_ratings:  # the CSR build summed repeated pairs: reduce them first
+    indptr, indices, r, repeated = _rating_matrix(data)
+    if repeated:
         data = data.deduplicate(keep)
-        pattern = _row_pattern(data)
+        indptr, indices, r, _ = _rating_matrix(data)
     n_u = data.n_users
+    shape = (n_u, data.n_items)
     a = data.aspects.astype(np.float64).tocsr()
     a.data[:] = 1.0
-    r = data.ratings.astype(np.float64)
-    perm = pattern.data.astype(np.int64) - 1
-    r = r[perm]
-    users = np.repeat(np.arange(n_u), np.diff(pattern.indptr))
-    has_attr = np.diff(a.indptr) > 0
-    attributed = has_attr[pattern.indices]
-    n_attributed = np.bincount(users, weights=attributed, minlength=n_u).astype(np.int64)
+    attributed = (np.diff(a.indptr) > 0)[indices]
+    n_attributed = np.rint(_row_sums(attributed, indptr)).astype(np.int64)
     # centring on one of the user's own ratings keeps the sums small (little cancellation
     # in the variance) and exact for ratings on a grid
-    ref = r[np.minimum(pattern.indptr[:-1], len(r) - 1)]
-    dev = r - ref[users]
-
-    def sums(values: np.ndarray) -> tuple[sp.csr_matrix, float]:
-        # shift to >= 1 so no (user, attribute) sum is exactly 0 and dropped from the pattern
-        shift = 1.0 - min(0.0, float(values.min()))
-        pattern.data = values + shift
-        out = pattern @ a
-        out.sort_indices()
-        return out, shift
-
-    pattern.data = np.ones_like(r)
-    n_mat = pattern @ a
-    n_mat.sort_indices()
-    n = n_mat.data
-    s_dev, k1 = sums(dev)
-    s_dev2, k2 = sums(dev * dev)
-    s_raw, k3 = sums(r)
-    for m in (s_dev, s_dev2, s_raw):
-        if m.nnz != n_mat.nnz or not np.array_equal(m.indices, n_mat.indices):
-            raise AssertionError("internal error: per-attribute sums lost their sparsity pattern")
-    d1 = s_dev.data - k1 * n
-    d2 = s_dev2.data - k2 * n
-    raw = s_raw.data - k3 * n
-    rows = np.repeat(np.arange(n_u), np.diff(n_mat.indptr))
+    ref = r[np.minimum(indptr[:-1], len(r) - 1)]
+    dev = r - np.repeat(ref, np.diff(indptr))
+    # one product gives counts and sums: real part 1, imaginary part the deviation (never 0,
+    # so no (user, attribute) entry is dropped from the pattern)
+    first = sp.csr_matrix((1.0 + 1j * dev, indices, indptr), shape=shape) @ a.astype(np.complex128)
+    # sums of squares, shifted by 1 per rating for the same reason
+    second = sp.csr_matrix((dev * dev + 1.0, indices, indptr), shape=shape) @ a
+    if not (np.array_equal(first.indptr, second.indptr) and np.array_equal(first.indices, second.indices)):
+        raise AssertionError("internal error: per-attribute sums lost their common sparsity pattern")
+    n = first.data.real
+    d1 = first.data.imag
+    d2 = second.data - n
+    rows = np.repeat(np.arange(n_u), np.diff(first.indptr))
     mean = ref[rows] + d1 / n
     ss = d2 - d1 * d1 / n
     ss[ss <= 16 * np.finfo(float).eps * d2] = 0.0  # rounding residue of a constant group
     var = np.where(n > 1, ss / np.maximum(n - 1, 1), 0.0)
     return _AspectStats(
         rows=rows,
-        cols=n_mat.indices.astype(np.int64),
+        cols=first.indices.astype(np.int64),
         n=n,
         mean=mean,
         var=var,
-        raw_sum=raw,
+        raw_sum=mean * n,
         n_attributed=n_attributed,
-        n_unattributed=int(len(r) - attributed.sum()),
+        n_unattributed=int(len(r) - n_attributed.sum()),
         n_users=n_u,
         n_aspects=a.shape[1],
         ratings_nonnegative=bool(r.min() >= 0),
