@@ -126,3 +126,23 @@ def test_compare_systems_pairs_users_and_corrects() -> None:
     same = out.set_index("a").loc["same"]
     assert same["n"] == 57 and same["pvalue_adj"] == pytest.approx(min(1.0, 2 * same["pvalue"]))
     assert len(compare_systems(df)) == 3
+
+
+def test_rank_agreement_against_scipy_and_directions() -> None:
+    from receval.analysis.significance import rank_agreement, system_agreement
+
+    rng = np.random.default_rng(4)
+    a, b = rng.random(12), rng.random(12)
+    res = rank_agreement(a, b)
+    assert res["kendall_tau"] == pytest.approx(stats.kendalltau(a, b).statistic)
+    assert res["spearman_rho"] == pytest.approx(stats.spearmanr(a, b).statistic)
+    flipped = rank_agreement(a, b, higher_is_better=(True, False))
+    assert flipped["kendall_tau"] == pytest.approx(-res["kendall_tau"])
+    # recall-like and fallout-like metrics that rank 4 systems in opposite quality order
+    recall, fallout = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.4, 0.3, 0.2, 0.1])
+    assert rank_agreement(recall, fallout, higher_is_better=(True, False))["kendall_tau"] == -1.0
+    long = pd.DataFrame(
+        {"system": np.repeat(list("wxyz"), 2), "metric": ["r", "f"] * 4, "value": np.ravel([recall, fallout], "F")}
+    )
+    assert system_agreement(long, "r", "f")["spearman_rho"] == 1.0
+    assert np.isnan(rank_agreement([1.0, 1.0], [0.0, 1.0])["kendall_tau"])  # a ranking of ties says nothing

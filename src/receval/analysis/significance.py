@@ -40,6 +40,8 @@ __all__ = [
     "cohens_d_paired",
     "correct_pvalues",
     "compare_systems",
+    "rank_agreement",
+    "system_agreement",
     "TESTS",
 ]
 
@@ -334,3 +336,64 @@ def compare_systems(
     adj[ok] = correct_pvalues(out.loc[ok, "pvalue"].to_numpy(), method=correction)
     out["pvalue_adj"] = adj
     return out
+
+
+def rank_agreement(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    higher_is_better: tuple[bool, bool] = (True, True),
+) -> dict[str, float]:
+    """Kendall τ-b and Spearman ρ between the quality rankings of systems under two metrics.
+
+    ``a[i]`` and ``b[i]`` are system i's values under the two metrics; a metric where
+    lower is better (fallout, RMSE ...) is negated first, so +1 always means the two
+    metrics order the systems identically from best to worst (the convention of
+    :mod:`receval.analysis.agreement`, which does the same for cyclic trajectories).
+    Systems with a NaN under either metric are left out.
+
+    >>> rank_agreement([0.3, 0.2, 0.1], [0.01, 0.02, 0.03], higher_is_better=(True, False))
+    {'kendall_tau': 1.0, 'spearman_rho': 1.0, 'n_systems': 3}
+    """
+    x = np.asarray(a, dtype=np.float64) * (1 if higher_is_better[0] else -1)
+    y = np.asarray(b, dtype=np.float64) * (1 if higher_is_better[1] else -1)
+    if x.shape != y.shape or x.ndim != 1:
+        raise DataError(f"two 1-d arrays of equal length are needed, got shapes {x.shape} and {y.shape}")
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return {"kendall_tau": float("nan"), "spearman_rho": float("nan"), "n_systems": int(len(x))}
+    return {
+        "kendall_tau": float(stats.kendalltau(x, y).statistic),
+        "spearman_rho": float(stats.spearmanr(x, y).statistic),
+        "n_systems": int(len(x)),
+    }
+
+
+def system_agreement(
+    aggregates: pd.DataFrame,
+    metric_a: str,
+    metric_b: str,
+    *,
+    system: str = "system",
+    metric: str = "metric",
+    value: str = "value",
+    higher_is_better: tuple[bool, bool] = (True, True),
+) -> dict[str, float]:
+    """:func:`rank_agreement` of the systems in a long table (system, metric, value; mean over repeats).
+
+    For an experiment's store: ``aggregates.parquet`` merged with ``tasks.parquet`` and
+    ``system="label"`` (or ``"recommender"``) — restrict it to one data set first.
+
+    >>> t = pd.DataFrame({"system": ["a", "a", "b", "b"], "metric": ["p", "f"] * 2, "value": [0.5, 0.1, 0.4, 0.2]})
+    >>> system_agreement(t, "p", "f", higher_is_better=(True, False))["kendall_tau"]
+    1.0
+    """
+    for col in (system, metric, value):
+        if col not in aggregates.columns:
+            raise DataError(f"the table lacks column {col!r}; it has {list(aggregates.columns)}")
+    wide = aggregates.pivot_table(index=system, columns=metric, values=value, aggfunc="mean", observed=True)
+    for m in (metric_a, metric_b):
+        if m not in wide.columns:
+            raise DataError(f"no metric {m!r} in the table; it has {sorted(map(str, wide.columns))}")
+    return rank_agreement(wide[metric_a].to_numpy(), wide[metric_b].to_numpy(), higher_is_better=higher_is_better)
