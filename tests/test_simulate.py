@@ -360,3 +360,22 @@ def test_undefined_recall_and_fallout_warn_and_give_nan():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         simulate("random", train, test, rounds=2, threshold=4)
+
+
+@pytest.mark.parametrize(("preset", "offset"), [("standard", 0.0), ("cyclorec", 1.0)])
+def test_thompson_choice_probability_matches_beta_posteriors(preset, offset):
+    # arm 0: 2 successes, 1 failure; arm 1: 1 success, 1 failure; prior (1, 1); 4000 fresh users
+    from scipy import integrate
+
+    n_fresh = 4000
+    rows = [(0, 0, 5), (1, 0, 5), (2, 0, 1), (0, 1, 5), (1, 1, 1)]
+    fresh = [(u, u % 2, 5 if u % 3 else 1) for u in range(3, 3 + n_fresh)]
+    train, test = _tiny(rows, fresh, 3 + n_fresh, 2)
+    log = simulate(
+        make_online("item-bandit-ts", preset=preset), train, test, rounds=1, threshold=4, seed=5,
+        record_log=True, updates="batched",
+    ).log  # fmt: skip
+    picks = log["item"][log["user"] >= 3].to_numpy()
+    x, y = stats.beta(3 + offset, 2 + offset), stats.beta(2 + offset, 2 + offset)
+    p0 = integrate.quad(lambda v: x.pdf(v) * y.cdf(v), 0, 1)[0]
+    assert stats.binomtest(int((picks == 0).sum()), len(picks), p0).pvalue > 1e-3

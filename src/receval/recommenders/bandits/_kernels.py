@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from receval.recommenders.bandits._rng import beta, bounded, next_double
+from receval.recommenders.bandits._rng import beta, bounded, gamma_dc, next_double
 
 # item-policy codes (params[0]) and score kinds (params[1])
 RANDOM, ARGMAX, THOMPSON = 0, 1, 2
@@ -48,11 +48,21 @@ def uniform_available(s, cell, mask, u, n_avail):
 
 # ------------------------------------------------------------------ item policies
 # state: a (successes + α⁰), b (failures + β⁰), p (parameters, see ItemBandit), and the
-# per-item keys m, w kept current by item_update so that a decision is one tight scan:
-# score = m + c·w with c = δ·√(ln t) for UCB (w = 1/√pulls) and 0 otherwise.
+# per-item keys m, w, m2, w2 kept current by item_update so that a decision is one tight
+# scan: score = m + c·w with c = δ·√(ln t) for UCB (w = 1/√pulls) and 0 otherwise; for
+# Thompson sampling (m, w) and (m2, w2) are the Marsaglia–Tsang constants (d, c) of the
+# two Gamma shapes a + o and b + o (used when both are ≥ 1).
 @njit(cache=True)
 def item_key(st, i):
-    a, b, p, m, w = st
+    a, b, p, m, w, m2, w2 = st
+    if int(p[0]) == THOMPSON:
+        d = max(a[i] + p[6], 1.0) - 1.0 / 3.0
+        m[i] = d
+        w[i] = 1.0 / np.sqrt(9.0 * d)
+        d = max(b[i] + p[6], 1.0) - 1.0 / 3.0
+        m2[i] = d
+        w2[i] = 1.0 / np.sqrt(9.0 * d)
+        return
     kind = int(p[1])
     if kind == COUNT:
         m[i] = a[i]
@@ -77,7 +87,7 @@ def item_keys(st):
 
 @njit(cache=True)
 def item_decide(st, s, cell, mask, u, step, n_avail):
-    a, b, p, m, w = st
+    a, b, p, m, w, m2, w2 = st
     policy = int(p[0])
     if policy == RANDOM:
         return uniform_available(s, cell, mask, u, n_avail)
@@ -93,7 +103,11 @@ def item_decide(st, s, cell, mask, u, step, n_avail):
         for i in range(cell.shape[1]):
             if cell[u, i] & mask:
                 continue
-            v = beta(s, a[i] + off, b[i] + off)
+            if a[i] + off >= 1.0 and b[i] + off >= 1.0:
+                x = gamma_dc(s, m[i], w[i])
+                v = x / (x + gamma_dc(s, m2[i], w2[i]))
+            else:
+                v = beta(s, a[i] + off, b[i] + off)
             if v > best:
                 best = v
                 bi = i
@@ -226,7 +240,7 @@ def score_decide(scores, s, cell, mask, u, step, n_avail):
 
 def dummy_item_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Placeholder item-policy state (the loop's arguments have fixed types)."""
-    return np.zeros(0), np.zeros(0), np.zeros(9), np.zeros(0), np.zeros(0)
+    return np.zeros(0), np.zeros(0), np.zeros(9), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0)
 
 
 def dummy_knn_state() -> tuple:

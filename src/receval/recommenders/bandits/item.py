@@ -93,7 +93,7 @@ class _ItemCounts(Recommender):
         self.a_ = a + a0
         self.b_ = b + b0
         self.params_ = self._kernel_params(float((a + b).sum()))
-        self.keys_ = (np.zeros(train.n_items), np.zeros(train.n_items))
+        self.keys_ = tuple(np.zeros(train.n_items) for _ in range(4))
         K.item_keys(self.kernel_state())
         return self
 
@@ -261,11 +261,15 @@ class ItemBandit(_ItemCounts):
         self._policy = _POLICIES[self.policy]
         self._kind = K.UCB if self.policy == "ucb" else K.MEAN
         super().fit(train)
-        self.params_[2] = self.epsilon if self.policy == "egreedy" else 0.0
-        self.params_[3] = self.epsilon_decay
-        self.params_[4] = self.delta
-        self.params_[6] = self.draw_offset
         return self
+
+    def _kernel_params(self, total: float) -> np.ndarray:
+        p = super()._kernel_params(total)
+        p[2] = self.epsilon if self.policy == "egreedy" else 0.0
+        p[3] = self.epsilon_decay
+        p[4] = self.delta
+        p[6] = self.draw_offset
+        return p
 
     def _scores(self) -> np.ndarray:
         if self.policy == "thompson":
