@@ -44,7 +44,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
-from receval.errors import MetricError
+from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric
 
 __all__ = ["EvaluationResult", "evaluate", "to_rankings"]
@@ -138,9 +138,10 @@ def evaluate(
 
     all_items = truth_data.item_ids
     rec_users = rec_items = order_values = None
+    descending = False
     n_dropped = 0
     if isinstance(recommendations, pd.DataFrame):
-        rec_users, rec_items, order_values, raw_items, n_dropped = _map_recommendations(
+        rec_users, rec_items, order_values, descending, raw_items, n_dropped = _map_recommendations(
             recommendations, truth_data, unknown_users
         )
         unknown = rec_items < 0
@@ -157,12 +158,14 @@ def evaluate(
 
     truth_csr = _csr(truth_data, n_items)
     eval_users = np.flatnonzero(np.diff(truth_csr.indptr) > 0)
-    truth_eval = truth_csr[eval_users]
+    truth_eval = truth_csr[eval_users] if len(eval_users) < truth_csr.shape[0] else truth_csr
     width = _needed_width(specs)
 
     rankings = np.full((len(eval_users), 0), -1, dtype=np.int32)
     if isinstance(recommendations, pd.DataFrame):
-        rankings = to_rankings(rec_users, rec_items, order_values, truth_data.n_users, width)[eval_users]
+        rankings = to_rankings(rec_users, rec_items, order_values, truth_data.n_users, width, descending=descending)
+        if len(eval_users) < truth_data.n_users:
+            rankings = rankings[eval_users]
     elif recommendations is not None:
         rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, n_items)
     _check_duplicates(rankings, eval_users, truth_data, all_items)
@@ -214,34 +217,56 @@ def evaluate(
 
 # ----------------------------------------------------------------- conversion
 def to_rankings(
-    users: np.ndarray, items: np.ndarray, order: np.ndarray, n_users: int, width: int | None = None
+    users: np.ndarray,
+    items: np.ndarray,
+    order: np.ndarray,
+    n_users: int,
+    width: int | None = None,
+    *,
+    descending: bool = False,
 ) -> np.ndarray:
     """An (n_users, width) item matrix padded with -1 from flat (user, item, order) rows.
 
-    ``order`` sorts ascending within a user (pass ``-score`` or ``rank``); ties keep
-    the input order. Already sorted input skips the sort.
+    Within a user, items go by ascending ``order`` (``descending=True``: by
+    descending order, for scores); ties keep the input order. Input already grouped
+    by user and sorted skips the sort (the common case: a recommender's output).
 
     >>> to_rankings(np.array([1, 0, 1]), np.array([7, 8, 9]), np.array([2.0, 1.0, 1.0]), 3).tolist()
     [[8, -1], [9, 7], [-1, -1]]
+    >>> to_rankings(np.array([0, 0]), np.array([7, 8]), np.array([0.1, 0.9]), 1, descending=True).tolist()
+    [[8, 7]]
     """
     users = np.asarray(users)
     n = len(users)
     if n == 0:
         return np.full((n_users, 0 if width is None else width), -1, dtype=np.int32)
-    du = np.diff(users)
-    ordered = bool(np.all((du > 0) | ((du == 0) & (np.diff(order) >= 0))))
-    if not ordered:
-        perm = np.lexsort((order, users))
+    if not _is_sorted(users, order, descending):
+        perm = np.lexsort((-order if descending else order, users))
         users, items = users[perm], items[perm]
     counts = np.bincount(users, minlength=n_users)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    position = np.arange(n) - np.repeat(starts, counts)
     full = int(counts.max())
     width = full if width is None else min(width, full)
-    out = np.full((n_users, width), -1, dtype=np.int32)
+    if n == n_users * full and counts.min() == full:  # every user has a full list: a reshape
+        return np.ascontiguousarray(items.reshape(n_users, full)[:, :width], dtype=np.int32)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    position = np.arange(n, dtype=np.int64)
+    position -= np.repeat(starts, counts)
     keep = position < width
-    out[users[keep], position[keep]] = items[keep]
-    return out
+    out = np.full(n_users * width, -1, dtype=np.int32)
+    out[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
+    return out.reshape(n_users, width)
+
+
+def _is_sorted(users: np.ndarray, order: np.ndarray, descending: bool, chunk: int = 1 << 20) -> bool:
+    """Grouped by ascending user and sorted by ``order`` within users (checked in chunks to bound memory)."""
+    for start in range(0, len(users) - 1, chunk):
+        stop = min(start + chunk + 1, len(users))
+        du = np.diff(users[start:stop])
+        do = np.diff(order[start:stop])
+        step_ok = (do <= 0) if descending else (do >= 0)
+        if not np.all((du > 0) | ((du == 0) & step_ok)):
+            return False
+    return True
 
 
 def _has(recommendations: object, column: str) -> bool:
@@ -297,20 +322,22 @@ def _frame_to_interactions(frame: pd.DataFrame, what: str) -> Interactions:
 
 
 def _index_of(space: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Positions of ``values`` in the array of unique ids ``space`` (-1 when absent)."""
-    if space.dtype.kind in "iu" and values.dtype.kind in "iu" and len(space):
+    """Positions (int32) of ``values`` in the array of unique ids ``space`` (-1 when absent)."""
+    if space.dtype.kind in "iu" and values.dtype.kind in "iu" and len(space) and len(values):
         low, high = int(space.min()), int(space.max())
-        if high - low <= max(10 * len(space), 1 << 20):  # dense table: one gather instead of hashing
-            table = np.full(high - low + 1, -1, dtype=np.int64)
-            table[space - low] = np.arange(len(space))
-            inside = (values >= low) & (values <= high)
-            out = np.full(len(values), -1, dtype=np.int64)
-            out[inside] = table[values[inside] - low]
+        if 0 <= low and high <= max(10 * len(space), 1 << 20):  # dense table: one gather instead of hashing
+            table = np.full(high + 1, -1, dtype=np.int32)
+            table[space] = np.arange(len(space), dtype=np.int32)
+            if 0 <= int(values.min()) and int(values.max()) <= high:
+                return table[values]
+            out = np.full(len(values), -1, dtype=np.int32)
+            inside = (values >= 0) & (values <= high)
+            out[inside] = table[values[inside]]
             return out
     try:
-        return pd.Index(space).get_indexer(values).astype(np.int64)
+        return pd.Index(space).get_indexer(values).astype(np.int32)
     except (TypeError, ValueError):
-        return pd.Index(space.astype(str)).get_indexer(values.astype(str)).astype(np.int64)
+        return pd.Index(space.astype(str)).get_indexer(values.astype(str)).astype(np.int32)
 
 
 def _extend(space: np.ndarray, new: np.ndarray) -> np.ndarray:
@@ -336,9 +363,9 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
                 "a number; drop the row or give it a score",
                 column="score",
             )
-        order = -values
+        order, descending = values, True
     elif "rank" in recs.columns:
-        order = pd.to_numeric(recs["rank"], errors="coerce").to_numpy(dtype=np.float64)
+        order, descending = pd.to_numeric(recs["rank"], errors="coerce").to_numpy(dtype=np.float64), False
         if np.isnan(order).any():
             j = int(np.flatnonzero(np.isnan(order))[0])
             raise MetricError(f"rank of row {j} is missing or not a number", column="rank")
@@ -357,7 +384,7 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=3)
         keep = ~unknown
         users, order, raw_items = users[keep], order[keep], raw_items[keep]
-    return users, _index_of(truth.item_ids, raw_items), order, raw_items, n_dropped
+    return users, _index_of(truth.item_ids, raw_items), order, descending, raw_items, n_dropped
 
 
 def _needed_width(specs: list[tuple[str, Metric]]) -> int | None:
@@ -406,9 +433,18 @@ def _check_duplicates(rankings: np.ndarray, eval_users, truth: Interactions, all
 
 
 def _csr(data: Interactions, n_items: int) -> sp.csr_matrix:
-    m = data.to_csr()
-    if m.shape[1] < n_items:
-        m = sp.csr_matrix((m.data, m.indices, m.indptr), shape=(m.shape[0], n_items))
+    """Users x items CSR of the ratings; repeated (user, item) pairs are an error.
+
+    Built straight from the rows (scipy sums repeats, so fewer stored entries than
+    rows means repeats) instead of a separate uniqueness pass.
+    """
+    m = sp.csr_matrix((data.ratings, (data.users, data.items)), shape=(data.n_users, n_items))
+    if m.nnz != data.n_ratings:
+        raise DataError(
+            f"the {data.name or 'truth'} has {data.n_ratings - m.nnz} repeated (user, item) ratings; "
+            "keep one per pair (Interactions.deduplicate('last' or 'mean'))"
+        )
+    m.sort_indices()
     return m
 
 
