@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from receval import RatingScale
 from receval.data.synthetic import generate, generate_with_truth
@@ -243,3 +245,37 @@ def test_familiar_subset_of_mar_data_is_mnar():
 def test_bad_parameters(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         generate(**{"n_users": 20, "n_items": 20, "n_ratings": 50, **kwargs})
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    n_users=st.integers(1, 15),
+    n_items=st.integers(1, 15),
+    fill=st.floats(0.01, 1.0),
+    reratings=st.integers(1, 3),
+    exposure=st.sampled_from(["mnar", "mar"]),
+    exponent=st.floats(0, 8),
+    activity=st.floats(0, 40),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_generator_invariants(n_users, n_items, fill, reratings, exposure, exponent, activity, seed):
+    n = max(1, round(fill * n_users * n_items))
+    t = generate_with_truth(
+        n_users,
+        n_items,
+        n,
+        reratings=reratings,
+        exposure=exposure,
+        popularity_exponent=exponent if exposure == "mnar" else None,
+        user_activity_sigma=activity,
+        n_aspects=4,
+        seed=seed,
+    )
+    d = t.data
+    assert d.n_ratings == n * reratings and (d.n_users, d.n_items) == (n_users, n_items)
+    keys = d.users.astype(np.int64) * n_items + d.items
+    assert len(np.unique(keys)) == n
+    assert d.scale.contains(d.ratings)
+    assert np.all(d.timestamps.reshape(n, reratings)[:, 1:] > d.timestamps.reshape(n, reratings)[:, :-1])
+    assert np.allclose(t.true_rating(d.users, d.items), t.true_ratings)
+    assert 1 <= t.true_ratings.min() and t.true_ratings.max() <= 5

@@ -635,6 +635,8 @@ def _allocate(total: int, weights: np.ndarray, cap: int, rng: np.random.Generato
     while left > 0:
         room = cap - counts
         p = np.where(room > 0, p, 0.0)
+        if not p.sum() > 0:  # weights underflowed (huge activity spread): spread evenly
+            p = (room > 0).astype(np.float64)
         p /= p.sum()
         counts += np.minimum(rng.multinomial(left, p), room)
         left = total - int(counts.sum())
