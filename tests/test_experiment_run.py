@@ -217,3 +217,22 @@ def test_cli_run_and_results(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["results", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
     assert "10 ok, 0 failed" in out and "toy/biases(item_damping=25.0)" in out
+
+
+def test_compare_configurations_with_paired_tests(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from receval.analysis.significance import paired_ttest
+    from receval.experiment.runner import compare
+
+    res = compare(ResultStore(reference), "ndcg@5", baseline="random()")
+    assert len(res) == 4 and set(res["b"]) == {"random()"} and res["pvalue_adj"].notna().all()
+    # recompute one pair by hand from the stored per-user values
+    tasks = pd.read_parquet(reference / "tasks.parquet")
+    per_user = pd.read_parquet(reference / "per_user.parquet").merge(tasks[["task_id", "label"]], on="task_id")
+    per_user = per_user[per_user["metric"] == "ndcg@5"]
+    per_user["system"] = per_user["label"].str.replace(r"^toy/| seed=\d+$", "", regex=True)
+    wide = per_user.groupby(["user_index", "system"])["value"].mean().unstack().dropna()
+    row = res.set_index("a").loc["popularity(threshold=4)"]
+    expected = paired_ttest(wide["popularity(threshold=4)"], wide["random()"])
+    assert row["n"] == len(wide) and row["pvalue"] == pytest.approx(expected.pvalue)
+    assert main(["results", str(reference), "--compare", "ndcg@5", "--baseline", "random()", "--test", "wilcoxon"]) == 0
+    assert "paired wilcoxon" in capsys.readouterr().out

@@ -109,9 +109,18 @@ def run_command(
 def results_command(
     directory: Path = typer.Argument(..., help="An experiment's output directory."),
     failed: bool = typer.Option(False, "--failed", help="List the failed tasks with their errors."),
+    compare_metric: str | None = typer.Option(
+        None, "--compare", help="Paired significance tests between configurations on this metric's per-user values."
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="Compare with this configuration (e.g. 'popularity()')."
+    ),
+    test: str = typer.Option("ttest", "--test", help="ttest, wilcoxon or permutation."),
+    correction: str = typer.Option("holm", "--correction", help="bonferroni, holm, bh or none."),
+    slices: bool = typer.Option(False, "--slices", help="With --compare: test within every slice group."),
 ) -> int:
-    """List and summarise an experiment's results."""
-    from receval.experiment.runner import summarise
+    """List and summarise an experiment's results; optionally compare configurations with paired tests."""
+    from receval.experiment.runner import compare, summarise
     from receval.experiment.store import ResultStore
 
     store = ResultStore(directory)
@@ -132,6 +141,12 @@ def results_command(
     if failed:
         for _, row in tasks[tasks["status"] != "ok"].iterrows():
             console.print(f"  {row['task_id']}  {row['label']}: {row['error']}", highlight=False)
+    if compare_metric is not None:
+        res = compare(store, compare_metric, baseline=baseline, test=test, correction=correction, slices=slices)
+        console.print(
+            f"paired {test} over users (values averaged over seeds), {correction} correction, metric {compare_metric}:"
+        )
+        console.print(res.to_string(index=False, float_format=lambda v: f"{v:.4g}"), highlight=False)
     return 0
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig, load_config
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.executors import TaskResult, make_executor
@@ -26,7 +27,7 @@ from receval.experiment.grid import Task, expand
 from receval.experiment.protocols import TaskOutput
 from receval.experiment.store import ResultStore
 
-__all__ = ["RunReport", "run_experiment", "summarise", "versions"]
+__all__ = ["RunReport", "compare", "run_experiment", "summarise", "versions"]
 
 _DEPENDENCIES = ("numpy", "scipy", "pandas", "pyarrow", "numba", "implicit", "joblib")
 _DEMOGRAPHIC = ("age", "gender", "occupation")
@@ -170,11 +171,11 @@ def summarise(store: ResultStore) -> pd.DataFrame:
     ``n`` (finished tasks), then ``<metric>`` (mean) and ``<metric>_std``.
     """
     tasks = store.read("tasks")
-    agg = store.read("aggregates") if (store.root / "aggregates.parquet").exists() or len(tasks) else None
-    if agg is None or agg.empty:
-        return pd.DataFrame(columns=["dataset", "label", "n"])
+    if "aggregates" not in store.table_names():
+        return pd.DataFrame(columns=["label", "n"])
+    agg = store.read("aggregates")
     tasks = tasks[tasks["status"] == "ok"].copy()
-    tasks["config"] = tasks["label"].str.replace(r" seed=\d+( fold=\d+)?$", "", regex=True)
+    tasks["config"] = _configs(tasks)
     merged = agg.merge(tasks[["task_id", "dataset", "config"]], on="task_id")
     stats = merged.groupby(["config", "metric"], sort=True)["value"].agg(["mean", "std"]).unstack("metric")
     metrics = list(dict.fromkeys(merged["metric"]))
@@ -186,3 +187,47 @@ def summarise(store: ResultStore) -> pd.DataFrame:
     out.insert(0, "n", counts.reindex(out.index).to_numpy())
     out = out.reset_index().rename(columns={"config": "label"})
     return out
+
+
+def _configs(tasks: pd.DataFrame) -> pd.Series:
+    return tasks["label"].str.replace(r" seed=\d+( fold=\d+)?$", "", regex=True)
+
+
+def compare(
+    store: ResultStore,
+    metric: str,
+    *,
+    baseline: str | None = None,
+    test: str = "ttest",
+    correction: str = "holm",
+    slices: bool = False,
+) -> pd.DataFrame:
+    """Paired significance tests between the configurations of an experiment, per data set.
+
+    Each user's ``metric`` value is averaged over the seeds/folds that evaluated them,
+    then configurations are compared over their common users with
+    :func:`~receval.analysis.significance.compare_systems` (or, with ``slices=True``, within
+    every slice group with :func:`~receval.analysis.slicing.compare_slices`).
+    ``baseline`` is a configuration label as shown by ``receval results`` without the
+    data set prefix (e.g. ``popularity()``); all pairs when omitted.
+    """
+    from receval.analysis.significance import compare_systems
+    from receval.analysis.slicing import compare_slices
+
+    tasks = store.read("tasks")
+    tasks = tasks[tasks["status"] == "ok"].assign(system=lambda t: _configs(t).str.split("/", n=1).str[-1])
+    table = store.read("slices" if slices else "per_user")
+    table = table[table["metric"] == metric].merge(tasks[["task_id", "dataset", "system"]], on="task_id")
+    if table.empty:
+        raise ConfigError(f"no per-user values of metric {metric!r} in {str(store.root)!r}")
+    keys = ["dimension", "slice", "group"] if slices else []
+    frames = []
+    for dataset, part in table.groupby("dataset", sort=True):
+        mean = part.groupby([*keys, "system", "user_index"], as_index=False, observed=True)["value"].mean()
+        kwargs = {"baseline": baseline, "test": test, "correction": correction}
+        if slices:
+            res = compare_slices(mean.assign(metric=metric), **kwargs)
+        else:
+            res = compare_systems(mean, user="user_index", **kwargs)  # type: ignore[arg-type]
+        frames.append(res.assign(dataset=dataset, metric=metric))
+    return pd.concat(frames, ignore_index=True)
