@@ -15,6 +15,7 @@ from receval.recommenders import make, parse_params, recommend
 from receval.recommenders.adapters import ImplicitAdapter, SurpriseAdapter
 from receval.recommenders.als import HKV
 from receval.recommenders.knn import ItemKNN
+from receval.recommenders.topn import exclusion_matrix
 
 
 def _data(seed: int = 0, n_users: int = 120, n_items: int = 80) -> Interactions:
@@ -45,31 +46,32 @@ def test_hkv_equals_implicit_direct(values):
     np.testing.assert_array_equal(ours.item_factors_, ref.item_factors)
     users = np.arange(train.n_users)
     np.testing.assert_allclose(ours.score(users), ref.user_factors @ ref.item_factors.T, rtol=1e-6)
-    items, scores = recommend(ours, users, 10, exclude=train)
     ref_items, ref_scores = ref.recommend(users, train.to_csr()[users], N=10, filter_already_liked_items=True)
+    items, scores = ours.recommend_implicit(users, 10, exclusion_matrix(train, train.n_users, train.n_items))
     valid = items >= 0
     np.testing.assert_array_equal(items[valid], ref_items[valid])
     np.testing.assert_allclose(scores[valid], ref_scores[valid], rtol=1e-6)
+    generic, generic_scores = recommend(ours, users, 10, exclude=train)  # our path: same lists up to float ties
+    np.testing.assert_array_equal(generic >= 0, valid)
+    assert np.mean(generic[valid] == ref_items[valid]) > 0.99
+    np.testing.assert_allclose(generic_scores[valid], ref_scores[valid], rtol=1e-5, atol=1e-6)
 
 
-def test_hkv_shortcut_matches_generic_path_and_pads():
+def test_implicit_lists_pad_like_recommend():
     train = _data(1)
     model = HKV(factors=8, iterations=4, num_threads=1).fit(train)
     users = np.arange(train.n_users)
-    fast, fast_scores = recommend(model, users, train.n_items, exclude=train)
+    excl = exclusion_matrix(train, train.n_users, train.n_items)
+    theirs, their_scores = model.recommend_implicit(users, train.n_items, excl)
+    ours, our_scores = recommend(model, users, train.n_items, exclude=train)
     rated = train.to_csr().toarray() > 0
-    assert ((fast >= 0).sum(1) == (~rated).sum(1)).all()  # padded with -1 where training items were
-    assert np.isnan(fast_scores[fast < 0]).all()
-
-    class Plain:  # the same scores without the shortcut
-        n_users_, n_items_ = model.n_users_, model.n_items_
-
-        def score(self, u):
-            return model.score(u)
-
-    slow, slow_scores = recommend(Plain(), users, 10, exclude=train)
-    np.testing.assert_allclose(fast_scores[:, :10], slow_scores, rtol=1e-5)
-    assert (fast[:, :10] == slow).mean() > 0.99  # equal up to float32 ties
+    assert ((theirs >= 0).sum(1) == (~rated).sum(1)).all()  # padded with -1 where training items were
+    assert np.isnan(their_scores[theirs < 0]).all()
+    np.testing.assert_array_equal(theirs < 0, ours < 0)
+    np.testing.assert_allclose(their_scores[:, :10], our_scores[:, :10], rtol=1e-5, atol=1e-6)
+    assert (theirs[:, :10] == ours[:, :10]).mean() > 0.99  # equal up to float32 ties
+    unfiltered, _ = model.recommend_implicit(users[:3], 5)
+    np.testing.assert_array_equal(unfiltered, recommend(model, users[:3], 5)[0])
 
 
 def test_hkv_no_blas_warning_and_errors():

@@ -172,3 +172,24 @@ def test_registry_parses_and_rejects():
         parse_params(["k50"])
     with pytest.raises(ConfigError, match="adapter prefix"):
         make("lenskit:ItemKNN")
+
+
+def test_model_shortcut_is_used_unless_not_implemented():
+    scores = np.random.default_rng(0).random((4, 6))
+
+    class Shortcut(Table):
+        def __init__(self, scores, answer):
+            super().__init__(scores)
+            self.answer, self.calls = answer, []
+
+        def recommend_topk(self, users, k, exclude):
+            self.calls.append((users.tolist(), k, exclude is None))
+            return self.answer if self.answer is NotImplemented else self.answer(users, k)
+
+    fixed = Shortcut(scores, lambda users, k: (np.zeros((len(users), k), dtype=int), np.ones((len(users), k))))
+    items, _ = recommend(fixed, [1, 2], 3)
+    assert items.tolist() == [[0, 0, 0], [0, 0, 0]] and fixed.calls == [([1, 2], 3, True)]
+    deferred = Shortcut(scores, NotImplemented)
+    items, _ = recommend(deferred, [1], 2, exclude=sp.csr_matrix(np.eye(4, 6)))
+    assert items.tolist() == [np.argsort(-np.where(np.arange(6) == 1, -np.inf, scores[1]))[:2].tolist()]
+    assert deferred.calls == [([1], 2, False)]

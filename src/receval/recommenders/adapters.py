@@ -29,11 +29,9 @@ import warnings
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.als import implicit_topk
 from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
 
@@ -117,8 +115,8 @@ class ImplicitAdapter(_Adapter):
 
     The users x items matrix of training ratings is the model's input (use
     :class:`~receval.recommenders.als.HKV` to choose ones or positives instead).
-    Factor models score ``user_factors @ item_factors.T`` and rank with implicit's
-    own top-k; nearest-neighbour models score through implicit's ``recommend``.
+    Factor models score ``user_factors @ item_factors.T``; nearest-neighbour models
+    score through implicit's ``recommend``.
 
     Examples
     --------
@@ -171,10 +169,3 @@ class ImplicitAdapter(_Adapter):
         valid = ids >= 0
         out[np.nonzero(valid)[0], ids[valid]] = scores[valid]
         return out
-
-    def recommend_topk(self, users: np.ndarray, k: int, exclude: sp.csr_matrix | None):
-        """implicit's own top-k for factor models; the generic path for the others."""
-        users = self._check_users(users)
-        if not self._factors():
-            return NotImplemented
-        return implicit_topk(self.model_, users, k, exclude)

@@ -4,9 +4,10 @@ A thin layer over ``implicit.cpu.als.AlternatingLeastSquares`` (no hand-written
 ALS): the training ratings become the users x items confidence matrix — the
 ratings themselves (``values="rating"``), ones (``"ones"``), or ones for the ratings
 at or above ``threshold`` only (``"positive"``) — which implicit scales by ``alpha``.
-``score`` is ``user_factors @ item_factors.T``; ``recommend_topk`` (used by
-:func:`receval.recommenders.recommend`) is implicit's own multi-threaded top-k, with
-its tie order.
+``score`` is ``user_factors @ item_factors.T``. :func:`receval.recommenders.recommend`
+ranks from ``score`` (seeded ties, like every model): at MovieLens-1M size that took
+about half the CPU time of implicit's own top-k (benchmarks/bench_recommenders.py).
+:meth:`HKV.recommend_implicit` gives implicit's own lists, for comparison.
 
 OpenBLAS's thread pool slows implicit down (and implicit warns about it): model
 construction and fitting run under ``threadpoolctl.threadpool_limits(1, "blas")``;
@@ -143,7 +144,9 @@ class HKV(Recommender):
         users = self._check_users(users)
         return (self.user_factors_[users] @ self.item_factors_.T).astype(np.float64)
 
-    def recommend_topk(self, users: np.ndarray, k: int, exclude: sp.csr_matrix | None) -> tuple[np.ndarray, np.ndarray]:
-        """implicit's own top-k (see :func:`implicit_topk`)."""
+    def recommend_implicit(
+        self, users: np.ndarray, k: int, exclude: sp.csr_matrix | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """implicit's own top-k lists (its tie order), padded like ``recommend`` (see :func:`implicit_topk`)."""
         users = self._check_users(users)
         return implicit_topk(self.model_, users, k, exclude)
