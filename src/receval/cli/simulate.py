@@ -101,7 +101,9 @@ def simulate_command(
     final = pd.DataFrame({name: run.final() for name, run in runs.items()}).T
     taus = kendall_agreement(runs)
     if out is not None:
-        _write(out, runs, final)
+        from receval.report.cyclic import write_outputs
+
+        write_outputs(out, runs)
     if as_json:
         payload = {
             "final": {n: {m: _clean(v) for m, v in row.items()} for n, row in final.to_dict("index").items()},
@@ -124,25 +126,3 @@ def simulate_command(
         f"Kendall τ (quality rankings, +1 = agree): Recall/Fallout {taus['recall_fallout']:.3f}, "
         f"Precision/AntiPrecision {taus['precision_antiprecision']:.3f}"
     )
-
-
-def _write(out: Path, runs: dict, final: pd.DataFrame) -> None:
-    from receval.analysis.agreement import ranks_over_time, tau_curve
-    from receval.atomic import write_frame
-    from receval.report.cyclic import plot_curves, plot_ranks
-
-    out.mkdir(parents=True, exist_ok=True)
-    tables = pd.concat([run.table.assign(algorithm=name) for name, run in runs.items()], ignore_index=True)
-    write_frame(out / "trajectories.parquet", tables)
-    write_frame(out / "trajectories.csv", tables)
-    write_frame(out / "final.csv", final.rename_axis("algorithm"), index=True)
-    curve = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
-    curve["precision_antiprecision"] = tau_curve(runs, "precision", "antiprecision")["tau"]
-    write_frame(out / "tau.csv", curve)
-    ranks = pd.concat(
-        {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "antiprecision")}, axis=1
-    )
-    ranks.columns = [f"{m}:{a}" for m, a in ranks.columns]
-    write_frame(out / "ranks.csv", ranks, index=True)
-    plot_curves(runs, out / "curves.png")
-    plot_ranks(runs, out / "ranks.png")

@@ -1,7 +1,8 @@
 """Figures of cyclic simulations: normalised Recall/Fallout curves and ranking plots.
 
 Both take a mapping of algorithm names to :class:`~receval.simulate.Trajectory` (or
-trajectory tables) and write a PNG atomically.
+trajectory tables) and write a PNG atomically; :func:`write_outputs` writes a run's
+tables and both figures to a folder.
 
 Examples
 --------
@@ -21,10 +22,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from receval.analysis.agreement import ranks_over_time
-from receval.atomic import atomic_write
+import pandas as pd
 
-__all__ = ["plot_curves", "plot_ranks"]
+from receval.analysis.agreement import ranks_over_time, tau_curve
+from receval.atomic import atomic_write, write_frame
+
+__all__ = ["plot_curves", "plot_ranks", "write_outputs"]
 
 
 def _figure(ncols: int):
@@ -76,4 +79,27 @@ def plot_ranks(
     fig.tight_layout()
     out = atomic_write(path, lambda p: fig.savefig(p, format="png", dpi=110))
     plt.close(fig)
+    return out
+
+
+def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
+    """Write ``trajectories.parquet``/``.csv``, ``final.csv``, ``tau.csv``, ``ranks.csv``,
+    ``curves.png`` and ``ranks.png`` for trajectories of several algorithms to ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = pd.concat([_table(run).assign(algorithm=name) for name, run in runs.items()], ignore_index=True)
+    write_frame(out / "trajectories.parquet", tables)
+    write_frame(out / "trajectories.csv", tables)
+    final = pd.DataFrame({name: _table(run).iloc[-1] for name, run in runs.items()}).T.rename_axis("algorithm")
+    write_frame(out / "final.csv", final, index=True)
+    curve = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
+    curve["precision_antiprecision"] = tau_curve(runs, "precision", "antiprecision")["tau"]
+    write_frame(out / "tau.csv", curve)
+    ranks = pd.concat(
+        {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "antiprecision")}, axis=1
+    )
+    ranks.columns = [f"{m}:{a}" for m, a in ranks.columns]
+    write_frame(out / "ranks.csv", ranks, index=True)
+    plot_curves(runs, out / "curves.png")
+    plot_ranks(runs, out / "ranks.png")
     return out
