@@ -14,8 +14,8 @@ An item whose score is ``NaN`` or ``-inf``, or that the ``exclude`` matrix marks
 the user, is never recommended; when fewer than ``k`` items remain the row is padded
 with ``-1`` (score ``NaN``).
 
-Models that can do better than scoring every item (e.g. :class:`~receval.recommenders.als.HKV`
-through ``implicit``) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
+Models that can do better than scoring every item (e.g. with an index over item
+vectors) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
 CSR matrix or ``None``; :func:`recommend` uses it and their own tie order (the method
 may return ``NotImplemented`` to fall back to scoring).
 """
