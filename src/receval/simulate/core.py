@@ -181,7 +181,9 @@ def simulate(
     ----------
     model_or_name
         An algorithm name of :func:`receval.recommenders.bandits.make_online` (built
-        with ``preset``) or a model with ``fit``/``score``; it is fitted on ``train``.
+        with ``preset``) or a model with ``fit``/``score``. A given model is changed
+        in place: its ``threshold`` (when it has one) is set to ``threshold``, it is
+        fitted on ``train`` and it ends holding what it learned during the run.
     train, test
         Ratings over one id space; ``test`` gives the feedback (repeated pairs: the
         last rating counts).
@@ -194,8 +196,9 @@ def simulate(
     order
         ``"random"`` (default): every active user once per round in a fresh seeded
         random order; ``"uniform-with-replacement"``: the interactive-bandit protocol,
-        each of the round's steps (as many as active users) picks a user uniformly at
-        random with replacement.
+        each of the round's steps (as many as users active when the round starts)
+        picks one of them uniformly at random with replacement (a step that picks a
+        user who has run out of items meanwhile is skipped).
     updates
         ``"sequential"`` (default, the thesis' semantics): each feedback updates the
         model before the next decision; ``"batched"``: the round's feedback is applied
