@@ -252,3 +252,37 @@ def test_data_error_for_unknown_extension(tmp_path) -> None:
     path.write_text("{}")
     with pytest.raises(DataError, match="extension"):
         read_table(path, "truth", ("user", "item"))
+
+
+@pytest.mark.realdata
+def test_movielens_100k_popularity_against_pytrec_eval(ml100k_dir) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from receval.data import load
+
+    data = load(ml100k_dir, "movielens-100k")
+    rng = np.random.default_rng(0)
+    in_test = rng.random(data.n_ratings) < 0.2
+    train, test = data.subset(~in_test), data.subset(in_test)
+    # popularity ranking of items the user has not rated in training, top 20
+    scores = np.tile(np.bincount(train.items, minlength=data.n_items).astype(float), (data.n_users, 1))
+    scores[train.users, train.items] = -np.inf
+    top = np.argsort(-scores, axis=1, kind="stable")[:, :20]
+    metrics = ["precision@10", "recall@10", "map@20", "mrr", "ndcg@10(threshold=1)"]
+    res = receval.evaluate(
+        top, test, [*metrics, "coverage", "matthew_effect@20", "diversity@10", "novelty@10"], train=train, threshold=4
+    )
+    # genres come with ML-100k as aspects; popularity lists concentrate exposure (Matthew effect: G2 > G1)
+    assert 0 < res.summary["diversity@10"] < 1 and res.summary["matthew_effect@20"] > 0
+    assert res.summary["coverage"] < 0.1 and res.summary["novelty@10"] > 200
+    qrel: dict[str, dict[str, int]] = {}
+    for u, i, r in zip(test.users, test.items, test.ratings, strict=True):
+        qrel.setdefault(str(u), {})[str(i)] = int(r)
+    run = {str(u): {str(i): float(20 - j) for j, i in enumerate(top[u])} for u in range(data.n_users)}
+    trec = pytrec_eval.RelevanceEvaluator(qrel, {"P_10", "recall_10", "map_cut_20", "recip_rank", "ndcg_cut_10"}, 4)
+    got = trec.evaluate({u: run[u] for u in qrel})
+    # users without a rating ≥ 4 in the test: trec_eval scores them 0; ours skips them by default
+    scored = [str(data.user_index([u])[0]) for u in res.per_user["user"]]
+    for ours, theirs in zip(metrics, ["P_10", "recall_10", "map_cut_20", "recip_rank", "ndcg_cut_10"], strict=True):
+        expected = np.array([got[u][theirs] for u in scored])
+        mask = ~np.isnan(res.per_user[ours].to_numpy())
+        np.testing.assert_allclose(res.per_user[ours].to_numpy()[mask], expected[mask], atol=1e-9)
