@@ -71,8 +71,12 @@ _AGE_LABELS = ["<18", "18-24", "25-34", "35-44", "45-49", "50-55", "56+"]
 _NEW_FRACTION = 0.2
 
 
-def _quantile_groups(values: np.ndarray, eligible: np.ndarray, n_bins: int, what: str) -> dict[str, np.ndarray]:
-    """Equal-size bins of ``values`` over the eligible entries (ties broken by position)."""
+def _quantile_groups(values: np.ndarray, eligible: np.ndarray, n_bins: int) -> dict[str, np.ndarray]:
+    """Equal-size bins ``q1`` (lowest values) .. ``qN`` of the eligible entries (ties broken by position).
+
+    The labels do not carry the bins' value ranges, which differ between splits, so that
+    groups line up across seeds and folds.
+    """
     out: dict[str, np.ndarray] = {}
     idx = np.flatnonzero(eligible)
     if len(idx) == 0:
@@ -81,8 +85,7 @@ def _quantile_groups(values: np.ndarray, eligible: np.ndarray, n_bins: int, what
     for b, chunk in enumerate(np.array_split(order, min(n_bins, len(order)))):
         mask = np.zeros(len(values), dtype=bool)
         mask[chunk] = True
-        lo, hi = values[chunk].min(), values[chunk].max()
-        out[f"q{b + 1} ({what} {lo:g}-{hi:g})"] = mask
+        out[f"q{b + 1}"] = mask
     return out
 
 
@@ -111,7 +114,7 @@ def user_groups(
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 0, 1, 2, 2], [0, 1, 2, 0, 1, 2], [5, 4, 3, 2, 5, 1])
     >>> sorted(user_groups("activity", d, d, n_bins=2))
-    ['q1 (ratings 1-2)', 'q2 (ratings 3-3)']
+    ['q1', 'q2']
     """
     n = train.n_users
     if name == "activity":
@@ -119,7 +122,7 @@ def user_groups(
         seen = np.zeros(n, dtype=bool)
         seen[train.users] = True
         seen[test.users] = True
-        return _quantile_groups(counts, seen, n_bins, "ratings")
+        return _quantile_groups(counts, seen, n_bins)
     if name == "new_returning":
         first = _first_seen(train, test, "users")
         if first is None:
@@ -146,18 +149,18 @@ def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: i
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 1, 0], [5, 4, 3, 2, 5])
     >>> {k: v.tolist() for k, v in item_groups("popularity", d, d, n_bins=2).items()}
-    {'q1 (training ratings 2-2)': [False, True], 'q2 (training ratings 3-3)': [True, False]}
+    {'q1': [False, True], 'q2': [True, False]}
     """
     m = train.n_items
     counts = np.bincount(train.items, minlength=m)
     if name == "popularity":
         groups = {"unseen": counts == 0} if np.any(counts == 0) else {}
-        return groups | _quantile_groups(counts.astype(float), counts > 0, n_bins, "training ratings")
+        return groups | _quantile_groups(counts.astype(float), counts > 0, n_bins)
     if name == "avg_rating":
         sums = np.bincount(train.items, weights=train.ratings, minlength=m)
         mean = np.divide(sums, counts, out=np.zeros(m), where=counts > 0)
         groups = {"unrated": counts == 0} if np.any(counts == 0) else {}
-        return groups | _quantile_groups(mean, counts > 0, n_bins, "mean rating")
+        return groups | _quantile_groups(mean, counts > 0, n_bins)
     if name == "new_items":
         first = _first_seen(train, test, "items")
         if first is None:
