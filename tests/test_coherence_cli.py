@@ -81,3 +81,33 @@ def test_barrier_without_reratings(example_files, capsys):
     assert main(["barrier", "--data", str(example_files / "ratings.csv"), "--format", "csv"]) == 2
     err = capsys.readouterr().err
     assert "repeated ratings" in err and "coherence" in err
+
+
+def test_coherence_split_cli(tmp_path, capsys):
+    from receval.data.synthetic import generate
+
+    data = generate(n_users=60, n_items=80, n_ratings=2_400, n_aspects=6, seed=2)
+    data.to_frame().to_csv(tmp_path / "r.csv", index=False)
+    a = data.aspects.tocoo()
+    pd.DataFrame({"item": data.item_ids[a.row], "aspect": data.aspect_names[a.col]}).to_csv(
+        tmp_path / "g.csv", index=False
+    )
+    args = [
+        "coherence-split",
+        "--data",
+        str(tmp_path / "r.csv"),
+        "--format",
+        "csv",
+        "--aspects",
+        str(tmp_path / "g.csv"),
+    ]
+    args += ["--models", "biases,global-mean", "--folds", "2"]
+    assert main([*args, "--p", "0.3,0.7", "--out", str(tmp_path / "out")]) == 0
+    text = capsys.readouterr().out
+    assert "▲" in text and "▼" in text and "All-Easy" in text
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {"table.csv", "rmse.csv", "figure.png"}
+    table = pd.read_csv(tmp_path / "out" / "table.csv")
+    assert len(table) == 4 and set(table["recommender"]) == {"biases", "global-mean"}
+    assert main([*args, "--p", "0.5,1.5"]) == 2
+    assert "strictly between 0 and 1" in capsys.readouterr().err
+    assert main([*args, "--models", "nonsense"]) == 2

@@ -58,7 +58,7 @@ def generated():
 def _factories():
     from receval.recommenders import make
 
-    return {"biases": lambda: make("biases"), "ib": lambda: make("item-knn", k=20, similarity="pearson")}
+    return {"biases": lambda: make("biases"), "ib": lambda: make("item-knn", k=10, similarity="pearson")}
 
 
 def test_five_model_experiment(generated, tmp_path):

@@ -51,8 +51,9 @@ def _read_aspects(path: Path, inter) -> pd.DataFrame:
     table["aspect"] = table["aspect"].str.split("|")
     table = table.explode("aspect")
     table = table[table["aspect"].str.strip() != ""]
-    known = inter.item_index(table["item"].to_numpy(), strict=False) >= 0
-    table = table[known]  # attributes of items without ratings do not matter here
+    # the file is read as text: match ids by their text form, then use the data's own ids
+    idx = pd.Index(inter.item_ids.astype(str)).get_indexer(table["item"].str.strip())
+    table = table[idx >= 0].assign(item=inter.item_ids[idx[idx >= 0]])  # unrated items do not matter here
     if table.empty:
         raise DataError("no item of the aspects file is in the data set (compare the item ids)", path=path)
     return table
