@@ -9,7 +9,7 @@ grids, the protocol, the metrics, the seeds, the slices and the output directory
     output = "results/quickstart"       # optional; --out overrides it
 
     [datasets.toy]
-    generate = { n_users = 200, n_items = 300, seed = 1 }   # or path + format (+ filters)
+    generate = { n_users = 200, n_items = 300, seed = 1 }   # or name = "ml-100k", or path + format
     threshold = 4                       # optional: this data set's relevance threshold λ
 
     [split]
@@ -92,7 +92,15 @@ _TOP = {
     "slices": dict,
     "quick": dict,
 }
-_DATASET = {"path": str, "format": str, "options": dict, "filters": dict, "generate": dict, "threshold": float}
+_DATASET = {
+    "name": str,
+    "path": str,
+    "format": str,
+    "options": dict,
+    "filters": dict,
+    "generate": dict,
+    "threshold": float,
+}
 _RECOMMENDER = {"algorithm": str, "params": dict}
 _TOML_TYPES = {
     str: "a string",
@@ -173,9 +181,10 @@ class _Locator:
 # ------------------------------------------------------------------ specs
 @dataclass(frozen=True)
 class DatasetSpec:
-    """How to obtain one data set: a file/folder (``path`` + ``format``) or ``generate`` options."""
+    """How to obtain one data set: a known ``name`` (downloaded once), ``path`` + ``format``, or ``generate``."""
 
     label: str
+    name: str | None = None
     path: str | None = None
     format: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
@@ -187,6 +196,7 @@ class DatasetSpec:
         """The JSON-able description (part of every task id that uses this data set)."""
         return {
             "label": self.label,
+            "name": self.name,
             "path": self.path,
             "format": self.format,
             "options": dict(self.options),
@@ -354,8 +364,21 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
         where = ("datasets", label)
         chk.type(entry, dict, where)
         chk.keys(entry, _DATASET, where, f"in [datasets.{label}]")
-        if ("generate" in entry) == ("path" in entry):
-            raise chk.fail(where, f"[datasets.{label}] needs exactly one of 'path' (with 'format') or 'generate'")
+        if sum(key in entry for key in ("name", "path", "generate")) != 1:
+            raise chk.fail(
+                where,
+                f"[datasets.{label}] needs exactly one of 'name' (a known data set), 'path' (with 'format') "
+                "or 'generate'",
+            )
+        fmt = entry.get("format")
+        if "name" in entry:
+            from receval.data.registry import DATASETS
+
+            if entry["name"] not in DATASETS:
+                raise chk.fail(
+                    (*where, "name"), f"unknown data set name {entry['name']!r}; known: {', '.join(DATASETS)}"
+                )
+            fmt = fmt or DATASETS[entry["name"]].format
         if "path" in entry and "format" not in entry:
             raise chk.fail(where, f"[datasets.{label}] has a path but no 'format' (e.g. format = \"movielens-100k\")")
         filters = entry.get("filters", {})
@@ -365,8 +388,9 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
                 raise chk.fail((*where, "filters", key), f"{key} must be >= 0")
         out[label] = DatasetSpec(
             label=label,
+            name=entry.get("name"),
             path=entry.get("path"),
-            format=entry.get("format"),
+            format=fmt,
             options=dict(entry.get("options", {})),
             filters=dict(filters),
             generate=None if "generate" not in entry else dict(entry["generate"]),

@@ -24,7 +24,7 @@ __all__ = ["prepare_dataset", "apply_filters"]
 
 
 def prepare_dataset(spec: DatasetSpec, *, user_features: bool = False) -> PreparedDataset:
-    """Load (``path`` + ``format``) or generate the data set, apply its filters.
+    """Load (a known ``name``, or ``path`` + ``format``) or generate the data set, apply its filters.
 
     ``user_features=True`` also loads the demographics file the format ships
     (MovieLens 100K/1M), needed by demographic slices.
@@ -39,16 +39,25 @@ def prepare_dataset(spec: DatasetSpec, *, user_features: bool = False) -> Prepar
     else:
         from receval.data import load
 
-        data = load(spec.path, spec.format, **dict(spec.options))
+        data = load(_path(spec), spec.format, **dict(spec.options))
     data = apply_filters(data, spec.filters, label=spec.label)
     features = None
     if user_features:
-        if spec.path is None:
+        if spec.generate is not None:
             raise ConfigError(f"demographic slices need user features, but data set {spec.label!r} is generated")
         from receval.data import load_user_features
 
-        features = load_user_features(spec.path, spec.format)
+        features = load_user_features(_path(spec), spec.format)
     return PreparedDataset(data=data, user_features=features)
+
+
+def _path(spec: DatasetSpec) -> str:
+    """The folder of a known data set (downloaded and verified once) or the given path."""
+    if spec.name is not None:
+        from receval.data.registry import fetch
+
+        return str(fetch(spec.name))
+    return str(spec.path)
 
 
 def apply_filters(data: Interactions, filters: Mapping[str, Any], *, label: str = "") -> Interactions:
