@@ -344,6 +344,9 @@ def test_bad_input_errors():
         simulate("random", train, other, rounds=3, threshold=4)
     with pytest.raises(ConfigError, match="preset"):
         simulate("random", train, test, rounds=3, threshold=4, preset="nope")
+    complete = _complete(4, 3)
+    with pytest.raises(DataError, match="nothing left"):
+        simulate("random", complete, complete.subset([0]), rounds=3, threshold=4)
 
 
 def test_undefined_recall_and_fallout_warn_and_give_nan():

@@ -256,6 +256,8 @@ def simulate(
         pairs = np.unique(train.users.astype(np.int64) * ni + train.items)
         unique_train = np.bincount(pairs // ni, minlength=nu)
     avail = (ni - unique_train).astype(np.int64)
+    if avail.sum() == 0:
+        raise DataError("every user has rated every item in train: there is nothing left to recommend")
     reachable = (cell[test.users, test.items] & 1) == 0 if exclude_train else np.ones(test.n_ratings, bool)
     pos_u = np.bincount(test.users[pos & reachable], minlength=nu).astype(np.int64)
     neg_u = np.bincount(test.users[~pos & reachable], minlength=nu).astype(np.int64)
