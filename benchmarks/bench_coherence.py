@@ -96,18 +96,19 @@ def main() -> None:
     data = make_data(n_users, n_items, n_ratings, 20)
     print(f"generated {data} with 20 genres in {time.perf_counter() - t:.1f} s")
 
-    # anchor and ours on the same subset of users
+    coherence(make_data(20, 30, 100, 3), "wstd")  # compile the numba kernel outside the timings
+    # anchor and ours on the same subset of users (CPU time: the machine may be shared)
     sub_users = np.arange(min(args.subset_users, n_users))
     sub = data.subset(np.isin(data.users, sub_users))
-    t = time.perf_counter()
+    t = time.process_time()
     ref = naive_all(sub)
-    t_naive = time.perf_counter() - t
-    t = time.perf_counter()
+    t_naive = time.process_time() - t
+    t = time.process_time()
     ours_sub = coherence_all(sub)
-    t_ours_sub = time.perf_counter() - t
+    t_ours_sub = time.process_time() - t
     worst = max(abs(ours_sub[g].values[u] - v) / max(1.0, abs(v)) for g in GAMMAS for u, v in ref[g].items())
     print(
-        f"subset {len(sub_users)} users / {sub.n_ratings} ratings: naive groupby {t_naive:.2f} s, "
+        f"subset {len(sub_users)} users / {sub.n_ratings} ratings (CPU): naive groupby {t_naive:.2f} s, "
         f"ours {t_ours_sub:.3f} s, ratio {t_naive / t_ours_sub:.0f}x, max relative difference {worst:.1e}"
     )
 
@@ -124,9 +125,10 @@ def main() -> None:
         f"seven separate calls {t_each:.2f} s (CPU {c_each:.2f} s)"
     )
     print(
-        f"naive groupby extrapolated to the full set: {naive_full:.0f} s "
-        f"(ratio {naive_full / t_each:.0f}x against the separate calls); target < 30 s: "
-        + ("met" if t_each < 30 else "MISSED")
+        f"naive groupby extrapolated to the full set (CPU): {naive_full:.0f} s "
+        f"(ratio {naive_full / c_each:.0f}x against the separate calls' CPU time); target < 30 s for all seven: "
+        f"separate calls {'met' if t_each < 30 else 'MISSED'} (wall), "
+        f"one shared pass {'met' if t_shared < 30 else 'MISSED'}"
     )
 
 
