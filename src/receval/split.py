@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
 
 from receval.data.interactions import Interactions
@@ -62,15 +63,46 @@ class _Pairs:
 def _pairs(data: Interactions) -> _Pairs:
     if data.n_ratings == 0:
         raise DataError(f"{_label(data)}has no ratings to split")
-    keys = data.users.astype(np.int64) * data.n_items + data.items
-    order = np.argsort(keys, kind="stable")
-    sk = keys[order]
-    first = np.r_[True, sk[1:] != sk[:-1]]
-    group = np.empty(len(keys), dtype=np.int64)
-    group[order] = np.cumsum(first) - 1
-    starts = np.flatnonzero(first)
-    time = None if data.timestamps is None else np.minimum.reduceat(data.timestamps[order], starts)
-    return _Pairs(group=group, user=data.users[order][first].astype(np.int64), time=time)
+    times = data.timestamps if data.timestamps is not None else np.empty(0, dtype=np.int64)
+    group, user, time = _group_rows(data.users, data.items, times, data.n_users, data.n_items)
+    return _Pairs(group=group, user=user, time=time if data.timestamps is not None else None)
+
+
+@numba.njit(cache=True)
+def _group_rows(users, items, times, n_users, n_items):
+    """Group ids of the rows' (user, item) pairs in O(rows): groups are numbered user by
+    user (so each user's groups are contiguous), then in order of first appearance."""
+    n = len(users)
+    start = np.zeros(n_users + 1, dtype=np.int64)
+    for r in range(n):
+        start[users[r] + 1] += 1
+    for u in range(n_users):
+        start[u + 1] += start[u]
+    order = np.empty(n, dtype=np.int64)  # rows by user, stable (a counting sort)
+    fill = start[:-1].copy()
+    for r in range(n):
+        order[fill[users[r]]] = r
+        fill[users[r]] += 1
+    owner = np.full(n_items, -1, dtype=np.int64)  # the user whose group an item's gid belongs to
+    gid = np.empty(n_items, dtype=np.int64)
+    group = np.empty(n, dtype=np.int64)
+    group_user = np.empty(n, dtype=np.int64)
+    group_time = np.zeros(n, dtype=np.int64)
+    g = 0
+    for j in range(n):
+        r = order[j]
+        u, i = users[r], items[r]
+        if owner[i] != u:
+            owner[i] = u
+            gid[i] = g
+            group_user[g] = u
+            if len(times):
+                group_time[g] = times[r]
+            g += 1
+        elif len(times) and times[r] < group_time[gid[i]]:
+            group_time[gid[i]] = times[r]
+        group[r] = gid[i]
+    return group, group_user[:g].copy(), group_time[:g].copy()
 
 
 def _label(data: Interactions) -> str:
@@ -99,13 +131,32 @@ def _split(data: Interactions, pairs: _Pairs, test_groups: np.ndarray) -> tuple[
 def _rank_within_user(pairs: _Pairs, key: np.ndarray | None, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """Per group: its 0-based rank among its user's groups (by ``key``, ties at random),
     and the user's number of groups. ``key=None`` ranks in random order."""
-    position = rng.permutation(pairs.n) if key is None else _rank_by(key, rng)
-    order = np.argsort(pairs.user * pairs.n + position)  # unique keys: no tie, any sort is deterministic
-    sizes = np.bincount(pairs.user)
-    starts = np.r_[0, np.cumsum(sizes)[:-1]]
-    rank = np.empty(pairs.n, dtype=np.int64)
-    rank[order] = np.arange(pairs.n) - starts[pairs.user[order]]
-    return rank, sizes[pairs.user]
+    use_key = key is not None
+    rank = _segment_ranks(pairs.user, key if use_key else np.empty(0, dtype=np.int64), use_key, rng)
+    return rank, np.bincount(pairs.user)[pairs.user]
+
+
+@numba.njit(cache=True)
+def _segment_ranks(group_user, key, use_key, rng):
+    # each user's groups are contiguous: shuffle them (Fisher-Yates), then, when a key
+    # is given, sort them stably by key so equal keys stay in random order
+    n = len(group_user)
+    rank = np.empty(n, dtype=np.int64)
+    start = 0
+    while start < n:
+        end = start
+        while end < n and group_user[end] == group_user[start]:
+            end += 1
+        perm = np.arange(end - start)
+        for j in range(len(perm) - 1, 0, -1):
+            k = int(rng.random() * (j + 1))
+            perm[j], perm[k] = perm[k], perm[j]
+        if use_key:
+            perm = perm[np.argsort(key[start:end][perm], kind="mergesort")]
+        for t in range(len(perm)):
+            rank[start + perm[t]] = t
+        start = end
+    return rank
 
 
 def _rank_by(key: np.ndarray, rng: np.random.Generator) -> np.ndarray:
