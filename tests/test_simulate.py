@@ -130,6 +130,8 @@ def test_epsilon_one_is_uniform_like_random():
     assert stats.chisquare(explore).pvalue > 1e-3  # uniform over the six items
     assert stats.chi2_contingency(np.vstack([explore, rand])).pvalue > 1e-3
     assert greedy[0] > 0.9 * n_fresh  # ε = 0 exploits item 0
+    decayed = first_choices("item-bandit-egreedy", epsilon=1.0, epsilon_decay=1e6)  # ε_t = 1/(1 + 10⁶·t)
+    assert decayed[0] > 0.9 * n_fresh
 
 
 @pytest.mark.parametrize("name", ["item-bandit-egreedy", "item-bandit-ucb", "item-bandit-ts", "im-item-bandit-ts"])
