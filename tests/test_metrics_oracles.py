@@ -66,17 +66,15 @@ def test_equals_pytrec_eval(seed: int, level: int) -> None:
         assert res.summary[ours] == pytest.approx(expected.mean(), abs=1e-9)
 
 
-# ranx compiles its numba kernels on first use (tens of seconds of CPU in a fresh cache,
-# minutes on a loaded machine), so the always-on test covers one kernel — its nDCG
-# family, for the gain and relevance-level conventions; RECEVAL_RANX_FULL=1 adds MAP,
-# precision, recall and MRR (all also compared with pytrec_eval above, always).
-RANX_ALWAYS = {
+# ranx compiles its numba kernels on first use: even its nDCG kernel alone costs about
+# 75 s of CPU in a fresh numba cache (measured here), beyond this suite's time budget.
+# The comparison is therefore opt-in (RECEVAL_RANX=1); pytrec_eval above covers
+# P/R/nDCG/MAP/MRR always, and these add ranx's gain and relevance-level conventions.
+RANX = {
     "ndcg@10": "ndcg@10",
     "ndcg_burges@10": "ndcg@10(gain=exponential)",
     # ranx's "-l4" drops judgments below 4 everywhere, nDCG included: our threshold=4
     "ndcg@10-l4": "ndcg@10(threshold=4)",
-}
-RANX_FULL = {
     f"map@{WIDTH}": f"map@{WIDTH}",
     f"map@{WIDTH}-l4": f"map@{WIDTH}(threshold=4)",
     "precision@10": "precision@10",
@@ -86,12 +84,9 @@ RANX_FULL = {
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("group", ["always", "full"])
-def test_equals_ranx(group: str) -> None:
+@pytest.mark.skipif(not os.environ.get("RECEVAL_RANX"), reason="set RECEVAL_RANX=1 (ranx's numba JIT costs minutes)")
+def test_equals_ranx() -> None:
     ranx = pytest.importorskip("ranx")
-    if group == "full" and not os.environ.get("RECEVAL_RANX_FULL"):
-        pytest.skip("set RECEVAL_RANX_FULL=1 to compare MAP, precision, recall and MRR with ranx too")
-    theirs_to_ours = RANX_ALWAYS if group == "always" else RANX_FULL
     truth, recs = _random_run(3)
     qrels = ranx.Qrels.from_df(
         truth.astype({"user": object, "item": object}), q_id_col="user", doc_id_col="item", score_col="rating"
@@ -99,10 +94,10 @@ def test_equals_ranx(group: str) -> None:
     run = ranx.Run.from_df(
         recs.astype({"user": object, "item": object}), q_id_col="user", doc_id_col="item", score_col="score"
     )
-    scores = ranx.evaluate(qrels, run, list(theirs_to_ours), return_mean=False)
-    ours = receval.evaluate(recs, truth, list(theirs_to_ours.values()), empty_users="zero")
+    scores = ranx.evaluate(qrels, run, list(RANX), return_mean=False)
+    ours = receval.evaluate(recs, truth, list(RANX.values()), empty_users="zero")
     table = ours.per_user.set_index("user").loc[list(run.keys())]
-    for theirs, metric in theirs_to_ours.items():
+    for theirs, metric in RANX.items():
         np.testing.assert_allclose(table[metric].to_numpy(), np.asarray(scores[theirs]), rtol=0, atol=1e-9)
 
 
