@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.recommend",
     "receval.cli.metaeval",
     "receval.cli.simulate",
+    "receval.cli.report",
     "receval.cli.attack",
 )
 

@@ -1,0 +1,33 @@
+"""``receval report RESULTS_DIR``: one self-contained HTML report (and LaTeX tables) of an experiment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def report_command(
+    results_dir: Path = typer.Argument(..., help="An experiment's output directory (written by 'receval run')."),
+    out: Path | None = typer.Option(None, "--out", help="HTML file to write (default: RESULTS_DIR/report.html)."),
+    latex: Path | None = typer.Option(None, "--latex", help="Folder for the summary tables as booktabs LaTeX."),
+    figures: Path | None = typer.Option(None, "--figures", help="Folder to also save every figure as PNG and SVG."),
+    no_data: bool = typer.Option(False, "--no-data", help="Skip the data set overview (no loading or generating)."),
+) -> int:
+    """Write an HTML report: configuration, provenance, tables with significance marks, every figure the results allow.
+
+    The file embeds its figures and opens without network access. An empty, partial or
+    older result directory gives a report of what is there and a notice of what is missing.
+    """
+    from receval.report.html import build_report
+
+    path = build_report(results_dir, out, latex_dir=latex, figures_dir=figures, dataset_overview=not no_data)
+    typer.echo(f"report written to {path}")
+    if latex is not None:
+        typer.echo(f"LaTeX tables in {latex}")
+    return 0
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``report`` to the main app."""
+    app.command("report")(report_command)

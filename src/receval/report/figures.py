@@ -1,0 +1,450 @@
+"""Figure builders for every protocol; each returns a matplotlib figure in receval's style.
+
+Each builder takes the tables the result store holds (or a data set) and raises
+:class:`~receval.errors.DataError` saying what is missing when they cannot make a
+figure: nothing here draws an empty figure. Save with :func:`receval.report.style.save`
+(PNG and SVG) or embed with :func:`receval.report.style.png_bytes`.
+
+- data set: :func:`dataset_overview` (rating histogram, log–log item-popularity long
+  tail with the MAR/MNAR diagnostic of :func:`receval.data.stats.dataset_stats`, user
+  activity);
+- one-shot: :func:`bootstrap_table` + :func:`metric_bars` (means with bootstrap CIs of
+  :func:`receval.analysis.significance.bootstrap_ci`), :func:`precision_recall`
+  (over cutoffs), :func:`slice_heatmap`;
+- cyclic: :func:`cyclic_curves` (cumulative and normalised metrics vs round),
+  :func:`tau_plot` (Kendall τ of :func:`receval.analysis.agreement.tau_curve`),
+  :func:`rank_plot` (:func:`receval.analysis.agreement.ranks_over_time`);
+- aspects: :func:`swap_curves`, :func:`discriminative_bars`, :func:`incompleteness_plot`;
+- coherence: :func:`coherence_curves` (the figure of
+  :meth:`receval.analysis.partitions.CoherenceSplitResult.plot` in this style).
+
+Examples
+--------
+>>> import pandas as pd
+>>> pu = pd.DataFrame({"system": ["a"] * 3 + ["b"] * 3, "user": [1, 2, 3] * 2,
+...                    "metric": "ndcg@10", "value": [0.1, 0.2, 0.3, 0.5, 0.4, 0.6]})
+>>> table = bootstrap_table(pu, n_resamples=200)
+>>> table[["system", "metric", "mean", "n"]].round(2).to_dict("records")
+[{'system': 'a', 'metric': 'ndcg@10', 'mean': 0.2, 'n': 3}, {'system': 'b', 'metric': 'ndcg@10', 'mean': 0.5, 'n': 3}]
+>>> fig = metric_bars(table)
+>>> [ax.get_xlabel() for ax in fig.axes]
+['ndcg@10 (mean over users, 95% CI)']
+>>> precision_recall(pd.DataFrame({"precision@10": [0.1]}, index=["a"]))  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+receval.errors.DataError: a precision-recall curve needs precision@k and recall@k at two or more cutoffs k; ...
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from receval.errors import DataError
+from receval.report.style import OKABE_ITO, figure, series_style
+
+if TYPE_CHECKING:
+    from receval.data.interactions import Interactions
+
+__all__ = [
+    "bootstrap_table",
+    "coherence_curves",
+    "cyclic_curves",
+    "dataset_overview",
+    "discriminative_bars",
+    "incompleteness_plot",
+    "metric_bars",
+    "precision_recall",
+    "rank_plot",
+    "slice_heatmap",
+    "swap_curves",
+    "tau_plot",
+]
+
+_LOWER_IS_BETTER = re.compile(r"^(rmse|mae|mse|fallout|anti_?precision|gini)", re.IGNORECASE)
+
+
+def lower_is_better(metric: str) -> bool:
+    """Whether smaller values of ``metric`` are better (errors, Fallout, AntiPrecision, Gini).
+
+    >>> lower_is_better("fallout@10"), lower_is_better("ndcg@10"), lower_is_better("antiprecision")
+    (True, False, True)
+    """
+    return bool(_LOWER_IS_BETTER.match(metric))
+
+
+def _need(frame: pd.DataFrame | None, columns: Sequence[str], what: str) -> pd.DataFrame:
+    if frame is None or len(frame) == 0:
+        raise DataError(f"{what}: no rows to draw")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DataError(f"{what}: the table lacks column(s) {missing}; it has {list(frame.columns)}")
+    return frame
+
+
+# ---------------------------------------------------------------- data set
+def dataset_overview(data: Interactions | None, stats: Mapping[str, Any] | None = None):
+    """Rating histogram, item-popularity long tail (log–log) with the MAR/MNAR label, user activity.
+
+    With ``data=None`` the statistics alone give the first two panels (no user activity).
+    """
+    from receval.data.stats import dataset_stats
+
+    if data is None and stats is None:
+        raise DataError("dataset overview needs the data set or its statistics")
+    stats = stats if stats is not None else dataset_stats(data)
+    if stats["n_ratings"] == 0:
+        raise DataError(f"data set {stats.get('name')!r} has no ratings to draw")
+    fig, axes = figure(1, 3 if data is not None else 2, width=3.8, height=3.0)
+    ax = axes[0][0]
+    counts = stats["rating_counts"]
+    ax.bar(range(len(counts)), list(counts.values()), color=OKABE_ITO[0])
+    ax.set_xticks(range(len(counts)), list(counts), rotation=45 if len(counts) > 6 else 0)
+    ax.set(xlabel="rating value", ylabel="number of ratings", title="rating distribution")
+    ax = axes[0][1]
+    pop = np.asarray(stats["item_popularity"], dtype=float)
+    ax.loglog(np.arange(1, len(pop) + 1), pop, color=OKABE_ITO[3], linewidth=1.5, label="items")
+    ax.axhline(pop.mean(), color=OKABE_ITO[7], linestyle=":", linewidth=1, label=f"mean {pop.mean():.1f}")
+    mm = stats["mar_mnar"]
+    label = mm.get("label")
+    if label is not None:
+        gini = stats["gini_item_popularity"]
+        note = f"{label}: cv {mm['cv']:.2f} vs {2 * mm['cv_uniform']:.2f} MAR bound\nGini {gini:.2f}"
+        ax.text(0.03, 0.04, note, transform=ax.transAxes, fontsize=7, va="bottom")
+    ax.set(xlabel="item rank by popularity (log)", ylabel="ratings per item (log)", title="item popularity long tail")
+    ax.legend(loc="upper right")
+    if data is not None:
+        _activity(axes[0][2], data)
+    name = stats.get("name") or "data set"
+    fig.suptitle(
+        f"{name}: {stats['n_users']:,} users, {stats['n_items']:,} items, "
+        f"{stats['n_ratings']:,} ratings (density {stats['density']:.4f})",
+        fontsize=10,
+    )
+    return fig
+
+
+def _activity(ax, data: Interactions) -> None:
+    activity = np.bincount(data.users, minlength=data.n_users)
+    activity = activity[activity > 0]
+    bins = np.unique(np.geomspace(activity.min(), activity.max() + 1, 25).astype(int))
+    ax.hist(activity, bins=bins if len(bins) > 1 else 10, color=OKABE_ITO[2])
+    if activity.max() > 10 * max(activity.min(), 1):
+        ax.set_xscale("log")
+    ax.set(xlabel="ratings per user", ylabel="number of users", title="user activity")
+
+
+# ---------------------------------------------------------------- one-shot
+def bootstrap_table(
+    per_user: pd.DataFrame, *, confidence: float = 0.95, n_resamples: int = 1000, seed: int = 0
+) -> pd.DataFrame:
+    """Mean and percentile-bootstrap CI over users of every (system, metric) of a long per-user table.
+
+    ``per_user`` has columns ``system``, ``user``, ``metric``, ``value`` (a user evaluated
+    several times — seeds, folds — counts once, with the mean of their values). NaN values
+    are left out; a cell with fewer than two users gets no CI.
+    """
+    _need(per_user, ["system", "user", "metric", "value"], "bootstrap table")
+    from receval.analysis.significance import bootstrap_ci
+
+    means = per_user.groupby(["system", "metric", "user"], sort=False, observed=True)["value"].mean().dropna()
+    rows = []
+    for (system, metric), values in means.groupby(level=["system", "metric"], sort=False):
+        v = values.to_numpy()
+        lo = hi = np.nan
+        if len(v) >= 2:
+            lo, hi = bootstrap_ci(v, confidence=confidence, n_resamples=n_resamples, seed=seed)
+        rows.append(
+            {"system": system, "metric": metric, "mean": float(v.mean()), "ci_low": lo, "ci_high": hi, "n": len(v)}
+        )
+    if not rows:
+        raise DataError("bootstrap table: every per-user value is NaN")
+    out = pd.DataFrame(rows)
+    out.attrs["confidence"] = confidence
+    return out
+
+
+def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, max_metrics: int = 8):
+    """One panel per metric, one horizontal bar per system with its bootstrap CI (from :func:`bootstrap_table`)."""
+    _need(table, ["system", "metric", "mean", "ci_low", "ci_high"], "metric bars")
+    names = (
+        list(dict.fromkeys(table["metric"])) if metrics is None else [m for m in metrics if m in set(table["metric"])]
+    )
+    if not names:
+        raise DataError(f"metric bars: none of the metrics {list(metrics or [])} is in the results")
+    names = names[:max_metrics]
+    systems = list(dict.fromkeys(table["system"]))
+    ncols = min(len(names), 3)
+    nrows = -(-len(names) // ncols)
+    fig, axes = figure(nrows, ncols, width=3.6, height=0.6 + 0.28 * len(systems))
+    conf = table.attrs.get("confidence", 0.95)
+    has_ci = table["ci_low"].notna().any()
+    for i, ax in enumerate(axes.flat):
+        if i >= len(names):
+            ax.set_visible(False)
+            continue
+        part = table[table["metric"] == names[i]].set_index("system").reindex(systems)
+        y = np.arange(len(systems))
+        mean = part["mean"].to_numpy(dtype=float)
+        err = np.vstack([mean - part["ci_low"].to_numpy(dtype=float), part["ci_high"].to_numpy(dtype=float) - mean])
+        colours = [OKABE_ITO[j % 7] for j in range(len(systems))]
+        ax.barh(y, np.nan_to_num(mean), xerr=np.nan_to_num(err), color=colours, capsize=2, error_kw={"linewidth": 1})
+        ax.set_yticks(y, systems if i % ncols == 0 else [""] * len(systems))
+        ax.invert_yaxis()
+        arrow = " ↓ better" if lower_is_better(names[i]) else ""
+        what = f"mean over users, {conf:.0%} CI" if has_ci else "mean over users"
+        ax.set_xlabel(f"{names[i]} ({what}){arrow}")
+    return fig
+
+
+_CUTOFF = re.compile(r"^(precision|recall)@(\d+)$")
+
+
+def precision_recall(summary: pd.DataFrame):
+    """Precision against recall over the cutoffs k of ``precision@k``/``recall@k`` columns, one line per system."""
+    ks: dict[str, set[int]] = {"precision": set(), "recall": set()}
+    for col in summary.columns:
+        m = _CUTOFF.match(str(col))
+        if m:
+            ks[m.group(1)].add(int(m.group(2)))
+    cutoffs = sorted(ks["precision"] & ks["recall"])
+    if len(cutoffs) < 2:
+        raise DataError(
+            "a precision-recall curve needs precision@k and recall@k at two or more cutoffs k; "
+            f"the results have cutoffs {cutoffs}"
+        )
+    fig, axes = figure(1, 1, width=4.8, height=3.8)
+    ax = axes[0][0]
+    for i, (system, row) in enumerate(summary.iterrows()):
+        r = [row[f"recall@{k}"] for k in cutoffs]
+        p = [row[f"precision@{k}"] for k in cutoffs]
+        ax.plot(r, p, label=str(system), **series_style(i))
+    ax.set(
+        xlabel="recall@k (mean over users)",
+        ylabel="precision@k (mean over users)",
+        title=f"precision–recall over k = {', '.join(map(str, cutoffs))}",
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
+def slice_heatmap(means: pd.DataFrame, metric: str):
+    """Mean ``metric`` per system (rows) and slice group (columns), one panel per slice.
+
+    ``means`` has columns ``dimension``, ``slice``, ``group``, ``system``, ``metric``, ``value`` (the mean).
+    """
+    _need(means, ["dimension", "slice", "group", "system", "metric", "value"], "slice heatmap")
+    part = means[means["metric"] == metric]
+    if part.empty:
+        raise DataError(f"slice heatmap: no slice values of metric {metric!r}")
+    panels = list(dict.fromkeys(zip(part["dimension"], part["slice"], strict=True)))
+    systems = list(dict.fromkeys(part["system"]))
+    fig, axes = figure(1, len(panels), width=4.4, height=0.9 + 0.3 * len(systems))
+    vmin, vmax = float(np.nanmin(part["value"])), float(np.nanmax(part["value"]))
+    image = None
+    for ax, (dim, name) in zip(axes[0], panels, strict=True):
+        sub = part[(part["dimension"] == dim) & (part["slice"] == name)]
+        grid = sub.pivot_table(index="system", columns="group", values="value", observed=True).reindex(systems)
+        image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax)
+        ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns], rotation=30, ha="right", fontsize=7)
+        ax.set_yticks(range(len(systems)), systems if ax is axes[0][0] else [""] * len(systems), fontsize=7)
+        ax.grid(False)
+        ax.set(xlabel=f"{dim} slice: {name}", title=f"{metric} by {dim} {name}")
+        for (r, c), v in np.ndenumerate(grid.to_numpy(dtype=float)):
+            if np.isfinite(v):
+                light = v < vmin + 0.5 * (vmax - vmin)
+                ax.text(c, r, f"{v:.3f}", ha="center", va="center", fontsize=6, color="white" if light else "black")
+    if image is not None:
+        fig.colorbar(image, ax=axes[0].tolist(), label=f"{metric} (mean over users in the group)", shrink=0.9)
+    return fig
+
+
+# ---------------------------------------------------------------- cyclic
+_CYCLIC_PANELS = (
+    ("recall", "cumulative Recall"),
+    ("fallout", "cumulative Fallout"),
+    ("precision", "cumulative Precision"),
+    ("antiprecision", "cumulative AntiPrecision"),
+    ("recall_norm", "normalised Recall"),
+    ("fallout_norm", "normalised Fallout"),
+)
+
+
+def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm"):
+    """Cumulative Recall, Fallout, Precision, AntiPrecision and normalised Recall/Fallout vs round, per algorithm.
+
+    ``trajectories`` is a long table with columns ``algorithm``, ``round`` and the metrics
+    (as :func:`receval.simulate.simulate` writes them); panels for missing metrics are left out.
+    """
+    _need(trajectories, [algorithm, "round"], "cyclic curves")
+    panels = [(m, t) for m, t in _CYCLIC_PANELS if m in trajectories.columns]
+    if not panels:
+        raise DataError(f"cyclic curves: no metric among {[m for m, _ in _CYCLIC_PANELS]} in the trajectories")
+    ncols = min(4, len(panels))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = figure(nrows, ncols, width=3.4, height=2.8)
+    names = list(dict.fromkeys(trajectories[algorithm]))
+    for i, ax in enumerate(axes.flat):
+        if i >= len(panels):
+            ax.set_visible(False)
+            continue
+        metric, title = panels[i]
+        for j, name in enumerate(names):
+            t = trajectories[trajectories[algorithm] == name].sort_values("round")
+            style = series_style(j, markers=len(t) <= 30)
+            ax.plot(t["round"], t[metric], label=str(name), **style)
+        ax.set(
+            xlabel="round t",
+            ylabel=f"{metric} (fraction)",
+            title=title + (" ↓ better" if lower_is_better(metric) else ""),
+        )
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=7)
+    return fig
+
+
+def tau_plot(taus: pd.DataFrame):
+    """Kendall τ between the quality rankings by Recall and Fallout (and Precision/AntiPrecision) vs round.
+
+    ``taus`` has a ``round`` column and one column per pair (e.g. ``recall_fallout``).
+    """
+    _need(taus, ["round"], "Kendall tau curve")
+    cols = [c for c in taus.columns if c != "round" and taus[c].notna().any()]
+    if not cols:
+        raise DataError("Kendall tau curve: every τ is undefined (fewer than two algorithms?)")
+    fig, axes = figure(1, 1, width=5.0, height=3.2)
+    ax = axes[0][0]
+    for j, c in enumerate(cols):
+        ax.plot(taus["round"], taus[c], label=c.replace("_", " vs "), **series_style(j, markers=len(taus) <= 30))
+    ax.axhline(0, color=OKABE_ITO[7], linewidth=0.8)
+    ax.set(
+        ylim=(-1.05, 1.05),
+        xlabel="round t",
+        ylabel="Kendall τ-b (+1 agree, −1 inverted)",
+        title="agreement of the quality rankings",
+    )
+    ax.legend()
+    return fig
+
+
+def rank_plot(ranks: Mapping[str, pd.DataFrame]):
+    """Each algorithm's quality rank (1 = best) over the rounds, one panel per metric."""
+    panels = [(m, r) for m, r in ranks.items() if len(r) and r.shape[1] >= 2]
+    if not panels:
+        raise DataError("ranking plot: needs at least two algorithms")
+    fig, axes = figure(1, len(panels), width=3.8, height=3.0)
+    for ax, (metric, r) in zip(axes[0], panels, strict=True):
+        for j, name in enumerate(r.columns):
+            ax.plot(r.index, r[name], label=str(name), **series_style(j, markers=len(r) <= 30))
+        ax.invert_yaxis()
+        ax.set(xlabel="round t", ylabel=f"rank by {metric} (1 = best)", title=f"ranking by {metric}")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=7)
+    return fig
+
+
+# ---------------------------------------------------------------- aspect metrics
+def _metric_styles(*frames: pd.DataFrame | None) -> dict[str, dict[str, Any]]:
+    names = dict.fromkeys(m for f in frames if f is not None and "metric" in f for m in f["metric"])
+    return {m: series_style(i) for i, m in enumerate(names)}
+
+
+def swap_curves(curves: pd.DataFrame):
+    """Metric value relative to the ideal list vs swap level, one panel per swap mode (``metaeval_swap_curves``)."""
+    _need(curves, ["mode", "metric", "level", "value"], "swap curves")
+    styles = _metric_styles(curves)
+    modes = list(dict.fromkeys(curves["mode"]))
+    fig, axes = figure(1, len(modes), width=4.0, height=3.2)
+    for ax, mode in zip(axes[0], modes, strict=True):
+        for metric, g in curves[curves["mode"] == mode].groupby("metric", sort=False):
+            v = g["value"].to_numpy(dtype=float)
+            ax.plot(g["level"], v / v[0] if v[0] else v, label=metric, **styles[metric])
+        ax.set(title=f"swaps: {mode}", xlabel="swap level (number of swaps)", ylabel="value / value of the ideal list")
+    axes[0][0].legend(fontsize=7)
+    return fig
+
+
+def discriminative_bars(power: pd.DataFrame):
+    """Share of run pairs a metric separates (p < 0.05), per significance test (``metaeval_discriminative``)."""
+    _need(power, ["metric", "test", "share"], "discriminative power")
+    table = power.pivot_table(index="metric", columns="test", values="share", observed=True)
+    table = table.reindex(list(dict.fromkeys(power["metric"])))
+    fig, axes = figure(1, 1, width=max(4.5, 0.9 * len(table)), height=3.4)
+    ax = axes[0][0]
+    width = 0.8 / max(1, table.shape[1])
+    x = np.arange(len(table))
+    for j, test in enumerate(table.columns):
+        ax.bar(x + (j - (table.shape[1] - 1) / 2) * width, table[test], width, label=str(test), color=OKABE_ITO[j % 7])
+    ax.set_xticks(x, table.index, rotation=30, ha="right")
+    ax.set(ylim=(0, 1.0), ylabel="share of run pairs with p < 0.05", title="discriminative power")
+    ax.legend(title="test", ncol=2, loc="lower right")
+    return fig
+
+
+def incompleteness_plot(robustness: pd.DataFrame):
+    """Kendall τ with the full-truth ranking vs share of judgments removed (``metaeval_incompleteness``)."""
+    _need(robustness, ["metric", "fraction"], "incompleteness")
+    tau = next((c for c in robustness.columns if "tau" in c and "std" not in c), None)
+    if tau is None:
+        raise DataError(f"incompleteness: no tau column in {list(robustness.columns)}")
+    std = f"{tau}_std" if f"{tau}_std" in robustness.columns else None
+    styles = _metric_styles(robustness)
+    fig, axes = figure(1, 1, width=4.8, height=3.4)
+    ax = axes[0][0]
+    for metric, g in robustness.groupby("metric", sort=False):
+        yerr = g[std] if std is not None and g[std].notna().any() else None
+        ax.errorbar(g["fraction"] * 100, g[tau], yerr=yerr, capsize=3, label=metric, **styles[metric])
+    ax.set(
+        xlabel="judgments removed (%)",
+        ylabel="Kendall τ with the full-truth ranking",
+        title="incompleteness",
+        ylim=(min(-0.05, float(np.nanmin(robustness[tau])) - 0.05), 1.05),
+    )
+    ax.legend(fontsize=7)
+    return fig
+
+
+# ---------------------------------------------------------------- coherence
+_COHERENCE_COLOURS = {
+    "All-All": OKABE_ITO[7],
+    "All-Diff": OKABE_ITO[3],
+    "Diff-Diff": OKABE_ITO[3],
+    "All-Easy": OKABE_ITO[0],
+    "Easy-Easy": OKABE_ITO[0],
+    "Avg": OKABE_ITO[1],
+    "rating ratio": "#999999",
+}
+
+
+def coherence_curves(table: pd.DataFrame, *, gamma: str = "wstd", folds: int = 5, avg: str = "users"):
+    """Relative RMSE vs p per model with the rating ratio (``coherence`` table), one panel per recommender.
+
+    Draws :meth:`~receval.analysis.partitions.CoherenceSplitResult.plot` and gives its lines
+    Okabe–Ito colours (difficult: vermillion, easy: blue; dashed when trained on all users).
+    """
+    _need(table, ["p", "All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy", "Avg", "rating_ratio"], "coherence curves")
+    from receval.analysis.partitions import CoherenceSplitResult
+    from receval.report.style import styled
+
+    rec = "recommender" if "recommender" in table.columns else None
+    if rec is None:
+        raise DataError(f"coherence curves: no recommender column in {list(table.columns)}")
+    indexed = table.set_index([rec, "p"]).sort_index()
+    result = CoherenceSplitResult(table=indexed, rmse=pd.DataFrame(), gamma=gamma, folds=folds, avg=avg)
+    with styled():
+        fig = result.plot()
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            colour = _COHERENCE_COLOURS.get(str(line.get_label()))
+            if colour is not None:
+                line.set_color(colour)
+    for ax in fig.axes:
+        if ax.get_legend() is not None:  # rebuild it so the handles show the new colours
+            twins = [a for a in fig.axes if a.get_position().bounds == ax.get_position().bounds]
+            handles = [line for a in twins for line in a.get_lines()]
+            ax.legend(handles=handles, fontsize=7, loc="best")
+    return fig

@@ -1,0 +1,787 @@
+"""Self-contained HTML reports (and LaTeX tables) of a result directory or of in-memory tables.
+
+:func:`build_report` reads an experiment directory written by ``receval run`` and
+writes one HTML file: configuration and provenance, a notice of anything missing
+(unfinished or failed tasks, tables an older receval did not write, figures the
+results do not allow), summary tables with the best value in bold and significance
+marks, and every figure of :mod:`receval.report.figures` the stored tables allow,
+embedded as base64 PNG (no network access needed to open it). With ``latex_dir`` it
+also writes each summary table as a booktabs LaTeX table.
+
+Significance marks: in each column, the best configuration is bold; ``†`` marks a
+configuration whose per-user values differ from the best one's (paired t-test over
+their common users, Holm correction over the column's comparisons, α = 0.05).
+
+:func:`report_from_tables` writes the same kind of report from a dict of tables (the
+output of ``receval demo``).
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> out = pathlib.Path(tempfile.mkdtemp())
+>>> path = build_report(out / "missing-dir", out / "r.html")
+>>> "no experiment.json" in path.read_text()
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.atomic import write_text
+from receval.errors import DataError
+from receval.report import figures as F
+from receval.report.style import close_figure, png_bytes, save
+
+__all__ = ["Report", "build_report", "latex_table", "report_from_tables", "significance_marks"]
+
+ALPHA = 0.05
+_MAX_DATA_RATINGS = 5_000_000  # data sets regenerated/loaded for the overview only up to this size
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+@dataclass
+class Report:
+    """An HTML document under construction: sections of HTML, notices, figures."""
+
+    title: str
+    figures_dir: Path | None = None
+    parts: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    n_figures: int = 0
+    tables: dict[str, str] = field(default_factory=dict)  # name -> LaTeX
+
+    def notice(self, text: str) -> None:
+        """Record something missing or skipped (shown at the top of the report)."""
+        self.notices.append(text)
+
+    def heading(self, text: str, level: int = 2) -> None:
+        """A section heading."""
+        self.parts.append(f"<h{level}>{_esc(text)}</h{level}>")
+
+    def text(self, text: str) -> None:
+        """A paragraph of plain text."""
+        self.parts.append(f"<p>{_esc(text)}</p>")
+
+    def raw(self, markup: str) -> None:
+        """Trusted HTML (built by this module)."""
+        self.parts.append(markup)
+
+    def figure(self, name: str, caption: str, build: Callable[[], Any]) -> bool:
+        """Draw ``build()`` and embed it; a :class:`DataError` (or any failure) becomes a notice instead."""
+        try:
+            fig = build()
+        except DataError as err:
+            self.notice(f"figure '{caption}' not drawn: {err}")
+            return False
+        except Exception as err:  # a figure must never take the report down
+            self.notice(f"figure '{caption}' failed: {type(err).__name__}: {err}")
+            return False
+        try:
+            png = png_bytes(fig)
+            if self.figures_dir is not None:
+                self.figures_dir.mkdir(parents=True, exist_ok=True)
+                save(fig, self.figures_dir / name, close=False)
+        finally:
+            close_figure(fig)
+        data = base64.b64encode(png).decode("ascii")
+        self.n_figures += 1
+        self.parts.append(
+            f'<figure id="fig-{_esc(name)}"><img alt="{_esc(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>Figure {self.n_figures}. {_esc(caption)}</figcaption></figure>"
+        )
+        return True
+
+    def section(self, title: str, body: Callable[[], None]) -> None:
+        """Run ``body()``; an unexpected error becomes a notice and the report goes on."""
+        try:
+            body()
+        except Exception as err:
+            self.notice(f"section '{title}' incomplete: {type(err).__name__}: {err}")
+            self.parts.append(f'<pre class="error">{_esc(traceback.format_exc(limit=3))}</pre>')
+
+    def render(self, subtitle: str = "") -> str:
+        """The whole document."""
+        notices = ""
+        if self.notices:
+            items = "".join(f"<li>{_esc(n)}</li>" for n in self.notices)
+            notices = f'<div class="notice" id="notices"><strong>Missing or incomplete:</strong><ul>{items}</ul></div>'
+        return _TEMPLATE.format(
+            title=_esc(self.title),
+            subtitle=_esc(subtitle),
+            notices=notices,
+            body="\n".join(self.parts),
+            css=_CSS,
+        )
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;color:#222;
+padding:0 1em;line-height:1.4}
+h1{margin-bottom:0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.8em 0;font-size:.85em;font-variant-numeric:tabular-nums}
+th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}
+th:first-child,td:first-child{text-align:left}thead th{border-bottom:2px solid #444}
+td.best{font-weight:bold}figure{margin:1em 0}img{max-width:100%;height:auto}
+figcaption{font-size:.85em;color:#444}.notice{background:#fff4e0;border-left:4px solid #E69F00;padding:.5em 1em}
+.error{background:#fde8e8;font-size:.8em;overflow:auto}pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.8em}
+.muted{color:#666;font-size:.85em}
+"""
+
+_TEMPLATE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title><style>{css}</style></head>
+<body><h1>{title}</h1><p class="muted">{subtitle}</p>
+{notices}
+{body}
+<p class="muted">Written by receval. Bold: best value of the column; † differs significantly from the best
+(paired t-test over users, Holm-corrected, α = 0.05).</p>
+</body></html>
+"""
+
+
+# ---------------------------------------------------------------- tables
+def significance_marks(per_user: pd.DataFrame, metric: str, best: str, *, correction: str = "holm") -> dict[str, float]:
+    """Holm-adjusted p-values of every system against ``best`` on ``metric`` (long per-user table).
+
+    ``per_user`` has columns ``system``, ``user``, ``metric``, ``value``.
+
+    >>> pu = pd.DataFrame({"system": ["a"] * 5 + ["b"] * 5, "user": list(range(5)) * 2, "metric": "m",
+    ...                    "value": [0.9, 0.8, 0.85, 0.95, 0.9, 0.1, 0.2, 0.15, 0.1, 0.2]})
+    >>> significance_marks(pu, "m", "a")["b"] < 0.05
+    True
+    """
+    from receval.analysis.significance import compare_systems
+
+    part = per_user[(per_user["metric"] == metric) & per_user["value"].notna()]
+    if part.empty or best not in set(part["system"]) or part["system"].nunique() < 2:
+        return {}
+    res = compare_systems(part, baseline=best, correction=correction, n_resamples=100)  # type: ignore[arg-type]
+    return {str(r.a): float(r.pvalue_adj) for r in res.itertuples()}
+
+
+def _best(values: pd.Series, metric: str) -> str | None:
+    v = values.astype(float).dropna()
+    if v.empty or v.nunique() < 2:
+        return None
+    return str(v.idxmin() if F.lower_is_better(metric) else v.idxmax())
+
+
+def _format(v: Any) -> str:
+    if isinstance(v, float | np.floating):
+        return "–" if not np.isfinite(v) else f"{v:.4f}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def _summary_html(
+    means: pd.DataFrame,
+    stds: pd.DataFrame | None,
+    marks: Mapping[str, Mapping[str, float]],
+    table_id: str,
+    caption: str,
+) -> str:
+    head = "".join(f"<th>{_esc(c)}{' ↓' if F.lower_is_better(str(c)) else ''}</th>" for c in means.columns)
+    rows = []
+    bests = {c: _best(means[c], str(c)) for c in means.columns}
+    for system in means.index:
+        cells = [f'<td class="system">{_esc(system)}</td>']
+        for c in means.columns:
+            v = means.at[system, c]
+            text = _format(v)
+            if stds is not None and c in stds.columns and pd.notna(stds.at[system, c]):
+                text += f" ± {stds.at[system, c]:.4f}"
+            p = marks.get(str(c), {}).get(str(system))
+            if p is not None and p < ALPHA:
+                text += " †"
+            cls = ' class="best"' if bests[c] == str(system) else ""
+            cells.append(f"<td{cls}>{_esc(text)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f'<table id="{_esc(table_id)}"><caption class="muted">{_esc(caption)}</caption>'
+        f"<thead><tr><th>configuration</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+_TEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\^{}",
+}
+
+
+def _tex(text: Any) -> str:
+    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def latex_table(
+    means: pd.DataFrame, marks: Mapping[str, Mapping[str, float]] | None = None, caption: str = "", label: str = ""
+) -> str:
+    """A booktabs table (systems as rows): best value per column in bold, ``\\dag`` for significant differences.
+
+    >>> print(latex_table(pd.DataFrame({"ndcg@10": [0.2, 0.3]}, index=["pop", "knn_50"])).splitlines()[5])
+    knn\\_50 & \\textbf{0.3000} \\\\
+    """
+    marks = marks or {}
+    cols = list(means.columns)
+    header = " & ".join(_tex(c) + (r" $\downarrow$" if F.lower_is_better(str(c)) else "") for c in cols)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\begin{tabular}{l" + "r" * len(cols) + "}",
+        r"\toprule",
+        f"configuration & {header} \\\\",
+        r"\midrule",
+    ]
+    bests = {c: _best(means[c], str(c)) for c in cols}
+    for system in means.index:
+        cells = []
+        for c in cols:
+            text = _format(means.at[system, c]).replace("–", "--")
+            if bests[c] == str(system):
+                text = rf"\textbf{{{text}}}"
+            p = marks.get(str(c), {}).get(str(system))
+            if p is not None and p < ALPHA:
+                text += r"$^\dagger$"
+            cells.append(text)
+        lines.append(_tex(system) + " & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        lines.append(rf"\caption{{{_tex(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def _frame_html(frame: pd.DataFrame, table_id: str, max_rows: int = 200) -> str:
+    shown = frame.head(max_rows)
+    out = shown.to_html(
+        index=False, border=0, table_id=table_id, float_format=lambda v: f"{v:.4f}", na_rep="–", escape=True
+    )
+    if len(frame) > max_rows:
+        out += f'<p class="muted">first {max_rows} of {len(frame)} rows</p>'
+    return out
+
+
+# ---------------------------------------------------------------- reading a result directory
+class _Results:
+    """Read-only access to a result directory's tables (finished tasks only; never rewrites files)."""
+
+    def __init__(self, root: Path) -> None:
+        from receval.experiment.store import ResultStore
+
+        self.root = root
+        self.store = ResultStore(root)
+        parts = self.store.parts
+        self.part_mtime = (
+            max((p.stat().st_mtime for p in parts.glob("*.parquet")), default=0.0) if parts.exists() else 0.0
+        )
+        self._cache: dict[str, pd.DataFrame | None] = {}
+
+    def names(self) -> list[str]:
+        combined = {p.stem for p in self.root.glob("*.parquet")}
+        return sorted(combined | set(self.store.table_names()[1:] if self.store.parts.exists() else ()))
+
+    def get(self, name: str) -> pd.DataFrame | None:
+        if name not in self._cache:
+            path = self.root / f"{name}.parquet"
+            frame = None
+            if path.exists() and path.stat().st_mtime >= self.part_mtime:
+                frame = pd.read_parquet(path)
+            elif self.store.parts.exists():
+                frame = self.store.read_parts("task" if name == "tasks" else name)
+                frame = frame if len(frame) else (pd.read_parquet(path) if path.exists() else None)
+            elif path.exists():
+                frame = pd.read_parquet(path)
+            self._cache[name] = frame
+        return self._cache[name]
+
+
+def _system_labels(tasks: pd.DataFrame) -> pd.Series:
+    label = tasks["label"] if "label" in tasks else tasks.get("recommender", tasks["task_id"]).astype(str)
+    configs = label.astype(str).str.replace(r" seed=\d+( fold=\d+)?$", "", regex=True)
+    return configs.str.split("/", n=1).str[-1]
+
+
+def build_report(
+    results_dir: str | Path,
+    out: str | Path | None = None,
+    *,
+    latex_dir: str | Path | None = None,
+    figures_dir: str | Path | None = None,
+    dataset_overview: bool = True,
+) -> Path:
+    """Write the HTML report of ``results_dir`` to ``out`` (default ``results_dir/report.html``); returns its path.
+
+    Never raises for a missing, empty, partial or older-version directory: the report
+    says what is missing instead. ``figures_dir`` also saves every figure as PNG and SVG;
+    ``latex_dir`` writes the summary tables as ``<dataset>-<protocol>.tex``.
+    """
+    t0 = time.perf_counter()
+    root = Path(results_dir)
+    out = Path(out) if out is not None else root / "report.html"
+    rep = Report(title=f"receval report: {root.name or root}", figures_dir=Path(figures_dir) if figures_dir else None)
+    meta = None
+    try:
+        from receval.experiment.store import ResultStore
+
+        meta = ResultStore(root).meta()
+    except Exception as err:
+        rep.notice(f"experiment.json unreadable: {type(err).__name__}: {err}")
+    if not root.exists():
+        rep.notice(f"{str(root)!r} does not exist: no experiment.json, no results")
+    elif meta is None:
+        rep.notice(f"{str(root)!r} has no experiment.json (not a receval experiment, or written by an older version)")
+    else:
+        rep.title = f"receval report: {meta.get('name', root.name)}"
+    results = _Results(root)
+    rep.section("overview", lambda: _overview(rep, results, meta))
+    tasks = None
+    try:
+        tasks = results.get("tasks")
+    except Exception as err:
+        rep.notice(f"tasks table unreadable: {type(err).__name__}: {err}")
+    if tasks is None or tasks.empty or "task_id" not in tasks:
+        rep.notice("no finished task: nothing to summarise (run `receval run CONFIG --out DIR` first)")
+    else:
+        ok = tasks[tasks["status"] == "ok"].copy() if "status" in tasks else tasks.copy()
+        ok["system"] = _system_labels(ok)
+        if "dataset" not in ok:
+            ok["dataset"] = "data"
+            rep.notice("tasks table has no 'dataset' column (older version?): all tasks grouped as one data set")
+        if dataset_overview and meta is not None:
+            rep.section("data sets", lambda: _datasets(rep, meta, sorted(set(ok["dataset"]))))
+        protocols = ok["protocol"] if "protocol" in ok else pd.Series("one-shot", index=ok.index)
+        for (dataset, protocol), part in ok.groupby([ok["dataset"], protocols], sort=True):
+            title = f"{dataset} — {protocol}"
+            rep.section(title, lambda d=dataset, p=protocol, t=part: _protocol(rep, results, d, p, t, latex_dir))
+        rep.section("failed tasks", lambda: _failed(rep, tasks))
+    extra = [n for n in results.names() if n not in _KNOWN_TABLES]
+    if extra:
+        rep.raw(f'<p class="muted">Further tables (not shown): {_esc(", ".join(extra))}</p>')
+    if latex_dir is not None and rep.tables:
+        d = Path(latex_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        for name, tex in rep.tables.items():
+            write_text(d / f"{name}.tex", tex)
+    subtitle = f"{root} · generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC in {time.perf_counter() - t0:.1f} s"
+    return write_text(out, rep.render(subtitle))
+
+
+_KNOWN_TABLES = {
+    "tasks",
+    "aggregates",
+    "per_user",
+    "slices",
+    "trajectories",
+    "coherence",
+    "coherence_rmse",
+    "metaeval_swap",
+    "metaeval_swap_curves",
+    "metaeval_discriminative",
+    "metaeval_incompleteness",
+}
+
+
+def _overview(rep: Report, results: _Results, meta: Mapping[str, Any] | None) -> None:
+    rep.heading("Experiment")
+    tasks = results.get("tasks") if results.root.exists() else None
+    n_expected = (meta or {}).get("n_tasks")
+    status = tasks["status"].value_counts().to_dict() if tasks is not None and "status" in tasks else {}
+    n_done = 0 if tasks is None else len(tasks)
+    rows = [
+        ("name", (meta or {}).get("name", "–")),
+        ("configuration hash", (meta or {}).get("config_hash", "–")),
+        ("configuration file", (meta or {}).get("source", "–")),
+        ("created", (meta or {}).get("created", "–")),
+        ("receval version (experiment)", (meta or {}).get("receval_version", "–")),
+        (
+            "tasks",
+            f"{n_expected if n_expected is not None else '?'} planned, {status.get('ok', 0)} ok, "
+            f"{n_done - status.get('ok', 0)} failed, "
+            f"{(n_expected - n_done) if n_expected is not None else '?'} not run",
+        ),
+    ]
+    if tasks is not None and len(tasks):
+        if "versions" in tasks:
+            vers = sorted(set(tasks["versions"].dropna()))
+            if vers:
+                rows.append(("versions", ", ".join(f"{k} {v}" for k, v in json.loads(vers[-1]).items())))
+                if len(vers) > 1:
+                    rep.notice(f"tasks ran under {len(vers)} different sets of package versions")
+        if "seconds" in tasks:
+            rows.append(("compute time", f"{tasks['seconds'].sum():.1f} s over {len(tasks)} tasks"))
+        if "worker" in tasks:
+            rows.append(("workers", ", ".join(sorted(set(tasks["worker"].astype(str))))[:300]))
+    body = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+    rep.raw(f'<table id="provenance">{body}</table>')
+    if n_expected is not None and n_done < n_expected:
+        rep.notice(
+            f"partial results: {n_done} of {n_expected} tasks finished; "
+            f"run the same `receval run` command again to finish the other {n_expected - n_done}"
+        )
+    if status.get("failed"):
+        rep.notice(f"{status['failed']} task(s) failed (listed at the end)")
+    if meta is not None and "config" in meta:
+        rep.raw(
+            "<details><summary>Configuration</summary><pre>"
+            + _esc(json.dumps(meta["config"], indent=2, sort_keys=True, default=str))
+            + "</pre></details>"
+        )
+
+
+def _datasets(rep: Report, meta: Mapping[str, Any], names: list[str]) -> None:
+    from receval.data.stats import dataset_stats
+    from receval.experiment.config import DatasetSpec
+    from receval.experiment.datasets import prepare_dataset
+
+    specs = (meta.get("config") or {}).get("datasets") or {}
+    rep.heading("Data sets")
+    for name in names:
+        spec = specs.get(name)
+        if spec is None:
+            rep.notice(f"data set {name!r}: not described in experiment.json; no overview")
+            continue
+        try:
+            gen = spec.get("generate")
+            if gen is not None and gen.get("n_ratings", 0) > _MAX_DATA_RATINGS:
+                raise DataError(f"generated data set of {gen['n_ratings']:,} ratings: too large to regenerate here")
+            if gen is None and not Path(str(spec.get("path", ""))).exists():
+                raise DataError(f"data file {spec.get('path')!r} is not available on this machine")
+            ds = DatasetSpec(
+                name,
+                path=spec.get("path"),
+                format=spec.get("format"),
+                generate=gen,
+                filters=spec.get("filters") or {},
+                options={
+                    k: v for k, v in spec.items() if k not in ("path", "format", "generate", "filters", "threshold")
+                },
+            )
+            data = prepare_dataset(ds).data
+        except Exception as err:
+            rep.notice(f"data set {name!r}: overview not drawn ({err})")
+            continue
+        stats = dataset_stats(data)
+        rep.heading(name, 3)
+        rep.figure(
+            f"dataset-{name}",
+            f"{name}: rating distribution, item popularity (log–log) and user activity",
+            lambda d=data, s=stats: F.dataset_overview(d, s),
+        )
+
+
+def _protocol(rep: Report, results: _Results, dataset: str, protocol: str, tasks: pd.DataFrame, latex_dir: Any) -> None:
+    rep.heading(f"{dataset}: {protocol}")
+    handler = _PROTOCOLS.get(protocol)
+    agg = results.get("aggregates")
+    if agg is not None and len(agg) and {"task_id", "metric", "value"} <= set(agg.columns) and protocol != "metaeval":
+        merged = agg.merge(tasks[["task_id", "system"]], on="task_id")
+        if len(merged):
+            _summary(rep, results, merged, tasks, f"{dataset}-{protocol}", protocol)
+    elif protocol != "metaeval":
+        rep.notice(f"{dataset}/{protocol}: no aggregates table")
+    if handler is None:
+        rep.notice(f"{dataset}: protocol {protocol!r} has no figures in this receval version")
+        return
+    handler(rep, results, dataset, tasks)
+
+
+def _summary(
+    rep: Report, results: _Results, merged: pd.DataFrame, tasks: pd.DataFrame, name: str, protocol: str
+) -> None:
+    grouped = merged.groupby(["system", "metric"], sort=False)["value"]
+    means = grouped.mean().unstack("metric")
+    means = means[[m for m in dict.fromkeys(merged["metric"]) if m in means.columns]]
+    stds = grouped.std().unstack("metric").reindex_like(means)
+    if protocol == "coherence-split":  # one column per (model, p): show the Avg and rating ratio only
+        keep = [c for c in means.columns if c.startswith(("Avg(", "base_error(", "rating_ratio("))]
+        means, stds = means[keep], stds[keep]
+    means = means.loc[:, means.notna().any()]
+    per_user = _per_user(results, tasks)
+    marks: dict[str, dict[str, float]] = {}
+    if per_user is not None:
+        for c in means.columns:
+            best = _best(means[c], str(c))
+            if best is not None:
+                marks[str(c)] = significance_marks(per_user, str(c), best)
+    n_seeds = merged.groupby("system")["task_id"].nunique().max()
+    caption = f"mean{' ± std over ' + str(n_seeds) + ' seeds/folds' if n_seeds > 1 else ''} of each metric; " + (
+        "† after Holm correction" if marks else "no per-user values stored: no significance tests"
+    )
+    if not marks:
+        rep.notice(f"{name}: no per-user values, so no significance marks")
+    shown = means.iloc[:, :12]
+    rep.raw(_summary_html(shown, stds if n_seeds > 1 else None, marks, f"summary-{name}", caption))
+    if means.shape[1] > 12:
+        rep.raw(f'<p class="muted">{means.shape[1] - 12} further metrics in the LaTeX table</p>')
+    rep.tables[name] = latex_table(means, marks, caption=f"{name}: {caption}", label=f"tab:{name}")
+
+
+def _per_user(results: _Results, tasks: pd.DataFrame) -> pd.DataFrame | None:
+    pu = results.get("per_user")
+    if pu is None or pu.empty or not {"task_id", "metric", "value"} <= set(pu.columns):
+        return None
+    user = "user_index" if "user_index" in pu else "user"
+    merged = pu.merge(tasks[["task_id", "system"]], on="task_id")
+    return merged.rename(columns={user: "user_key"}).assign(user=lambda f: f["user_key"])[
+        ["system", "user", "metric", "value"]
+    ]
+
+
+def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
+    per_user = _per_user(results, tasks)
+    if per_user is None:
+        rep.notice(f"{dataset}: no per-user values (per_user table): no confidence intervals")
+    else:
+        table = F.bootstrap_table(per_user)
+        rep.figure(
+            f"{dataset}-bars",
+            f"{dataset}: mean of each metric over users with 95% bootstrap CIs",
+            lambda: F.metric_bars(table),
+        )
+    agg = results.get("aggregates").merge(tasks[["task_id", "system"]], on="task_id")
+    summary = agg.groupby(["system", "metric"], sort=False)["value"].mean().unstack("metric")
+    if any(F._CUTOFF.match(str(c)) for c in summary.columns):
+        rep.figure(
+            f"{dataset}-pr", f"{dataset}: precision vs recall over the cutoffs", lambda: F.precision_recall(summary)
+        )
+    slices = results.get("slices")
+    if slices is None or slices.empty:
+        return
+    user = "user_index" if "user_index" in slices else "user"
+    merged = slices.merge(tasks[["task_id", "system"]], on="task_id")
+    means = (
+        merged.groupby(["dimension", "slice", "group", "system", "metric", user], sort=False, observed=True)["value"]
+        .mean()
+        .groupby(level=[0, 1, 2, 3, 4], sort=False, observed=True)
+        .mean()
+        .reset_index()
+    )
+    for metric in list(dict.fromkeys(means["metric"]))[:3]:
+        rep.figure(
+            f"{dataset}-slices-{metric}",
+            f"{dataset}: {metric} per slice group",
+            lambda m=metric: F.slice_heatmap(means, m),
+        )
+
+
+def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
+    from receval.analysis.agreement import ranks_over_time, tau_curve
+
+    traj = results.get("trajectories")
+    if traj is None or traj.empty:
+        rep.notice(f"{dataset}: no trajectories table: no curves")
+        return
+    traj = traj.merge(tasks[["task_id", "system"]], on="task_id")
+    if traj.empty:
+        rep.notice(f"{dataset}: no trajectory of a finished task")
+        return
+    mean = traj.drop(columns="task_id").groupby(["system", "round"], sort=False).mean(numeric_only=True).reset_index()
+    rep.figure(
+        f"{dataset}-cyclic",
+        f"{dataset}: cumulative and normalised metrics vs round (mean over seeds)",
+        lambda: F.cyclic_curves(mean, algorithm="system"),
+    )
+    runs = {s: g.drop(columns="system").reset_index(drop=True) for s, g in mean.groupby("system", sort=False)}
+    taus = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
+    if {"precision", "antiprecision"} <= set(mean.columns):
+        taus["precision_antiprecision"] = tau_curve(runs, "precision", "antiprecision")["tau"].to_numpy()
+    rep.figure(
+        f"{dataset}-tau",
+        f"{dataset}: Kendall τ between the rankings by Recall and by Fallout vs round",
+        lambda: F.tau_plot(taus),
+    )
+    rep.figure(
+        f"{dataset}-ranks",
+        f"{dataset}: each algorithm's rank by Recall and by Fallout vs round",
+        lambda: F.rank_plot({m: ranks_over_time(runs, m) for m in ("recall", "fallout")}),
+    )
+
+
+def _coherence(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
+    table = results.get("coherence")
+    if table is None or table.empty:
+        rep.notice(f"{dataset}: no coherence table")
+        return
+    table = table[table["task_id"].isin(tasks["task_id"])]
+    opts = json.loads(tasks["options"].iloc[0]) if "options" in tasks else {}
+    if table["p"].nunique() < 2:
+        rep.notice(f"{dataset}: relative RMSE at a single p only ({table['p'].iloc[0]:g}): curves need two or more")
+    rep.figure(
+        f"{dataset}-coherence",
+        f"{dataset}: RMSE change relative to All-All vs share p of difficult users",
+        lambda: F.coherence_curves(
+            table.drop(columns="task_id"), gamma=str(opts.get("gamma", "wstd")), folds=int(opts.get("folds", 5))
+        ),
+    )
+    cols = [
+        c
+        for c in (
+            "recommender",
+            "p",
+            "base_error",
+            "All-Diff",
+            "All-Easy",
+            "Diff-Diff",
+            "Easy-Easy",
+            "Avg",
+            "rating_ratio",
+            "best",
+            "worst",
+        )
+        if c in table.columns
+    ]
+    rep.raw(_frame_html(table[cols], f"coherence-{dataset}"))
+
+
+def _metaeval(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
+    def part(name: str) -> pd.DataFrame | None:
+        frame = results.get(name)
+        if frame is None or frame.empty:
+            rep.notice(f"{dataset}: no {name} table")
+            return None
+        return frame[frame["task_id"].isin(tasks["task_id"])].drop(columns="task_id")
+
+    swap = part("metaeval_swap")
+    if swap is not None:
+        rep.heading("swap correlation", 3)
+        rep.raw(_frame_html(swap, f"metaeval-swap-{dataset}"))
+    curves = part("metaeval_swap_curves")
+    if curves is not None:
+        curves = curves.groupby(["mode", "metric", "level"], sort=False)["value"].mean().reset_index()
+        rep.figure(
+            f"{dataset}-swaps",
+            f"{dataset}: metric value relative to the ideal list vs number of swaps",
+            lambda: F.swap_curves(curves),
+        )
+    power = part("metaeval_discriminative")
+    if power is not None:
+        power = power.groupby(["metric", "test"], sort=False)["share"].mean().reset_index()
+        rep.heading("discriminative power", 3)
+        rep.raw(
+            _frame_html(
+                power.pivot_table(index="metric", columns="test", values="share").reset_index(),
+                f"metaeval-power-{dataset}",
+            )
+        )
+        rep.figure(f"{dataset}-power", f"{dataset}: discriminative power", lambda: F.discriminative_bars(power))
+    robust = part("metaeval_incompleteness")
+    if robust is not None:
+        rep.figure(
+            f"{dataset}-incompleteness",
+            f"{dataset}: robustness to incomplete judgments",
+            lambda: F.incompleteness_plot(robust),
+        )
+
+
+_PROTOCOLS: dict[str, Callable[[Report, _Results, str, pd.DataFrame], None]] = {
+    "one-shot": _one_shot,
+    "cyclic": _cyclic,
+    "coherence-split": _coherence,
+    "metaeval": _metaeval,
+}
+
+
+def _failed(rep: Report, tasks: pd.DataFrame) -> None:
+    if "status" not in tasks:
+        return
+    bad = tasks[tasks["status"] != "ok"]
+    if bad.empty:
+        return
+    rep.heading("Failed tasks")
+    cols = [c for c in ("task_id", "label", "error") if c in bad.columns]
+    rep.raw(_frame_html(bad[cols], "failed-tasks"))
+
+
+# ---------------------------------------------------------------- in-memory tables (receval demo)
+def report_from_tables(
+    tables: Mapping[str, Any], out: str | Path, *, title: str = "receval demo", latex_dir: str | Path | None = None
+) -> Path:
+    """Write a report of in-memory results, e.g. the dict :func:`receval.cli.demo.run_demo` returns.
+
+    Recognised keys: ``stats`` (:func:`~receval.data.stats.dataset_stats`), ``data``
+    (the :class:`~receval.data.interactions.Interactions`), ``per_user`` (long table
+    ``system, user, metric, value``: CIs and significance marks), and any DataFrame with
+    systems as rows and metrics as columns (``one_shot``, ``rmse``, ``cyclic``, ...);
+    ``kendall_tau`` (dict) is shown as text. Returns the path written.
+
+    >>> import tempfile, pathlib
+    >>> t = {"one_shot": pd.DataFrame({"ndcg@10": [0.1, 0.3]}, index=["random", "popularity"])}
+    >>> p = report_from_tables(t, pathlib.Path(tempfile.mkdtemp()) / "r.html")
+    >>> "popularity" in p.read_text()
+    True
+    """
+    rep = Report(title=title)
+    stats, data = tables.get("stats"), tables.get("data")
+    if stats is not None or data is not None:
+        rep.heading("Data set")
+        if data is not None:
+            rep.figure(
+                "dataset",
+                "rating distribution, item popularity (log–log) and user activity",
+                lambda: F.dataset_overview(data, stats),
+            )
+        else:
+            rep.figure(
+                "dataset", "rating distribution and item popularity (log–log)", lambda: F.dataset_overview(None, stats)
+            )
+    per_user = tables.get("per_user")
+    for key, frame in tables.items():
+        if not isinstance(frame, pd.DataFrame) or key in ("per_user",) or frame.empty:
+            continue
+        numeric = frame.select_dtypes("number")
+        if numeric.empty:
+            continue
+        rep.heading(key.replace("_", " "))
+        marks: dict[str, dict[str, float]] = {}
+        if per_user is not None:
+            for c in numeric.columns:
+                best = _best(numeric[c], str(c))
+                if best is not None:
+                    marks[str(c)] = significance_marks(per_user, str(c), best)
+        rep.raw(_summary_html(numeric, None, marks, f"summary-{key}", "mean over users"))
+        rep.tables[key] = latex_table(numeric, marks, caption=key.replace("_", " "), label=f"tab:{key}")
+        long = numeric.rename_axis("system").reset_index().melt(id_vars="system", var_name="metric", value_name="mean")
+        long = long.assign(ci_low=np.nan, ci_high=np.nan)
+        if per_user is not None:
+            long = F.bootstrap_table(per_user[per_user["system"].isin(numeric.index)])
+        rep.figure(
+            f"{key}-bars", f"{key.replace('_', ' ')}: mean of each metric per system", lambda t=long: F.metric_bars(t)
+        )
+    tau = tables.get("kendall_tau")
+    if isinstance(tau, Mapping):
+        rep.text(
+            "Kendall τ between the quality rankings: "
+            + ", ".join(f"{k.replace('_', ' vs ')} {v:+.2f}" for k, v in tau.items())
+        )
+    if per_user is None:
+        rep.notice("no per-user values: bars without confidence intervals, tables without significance marks")
+    if latex_dir is not None and rep.tables:
+        d = Path(latex_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        for name, tex in rep.tables.items():
+            write_text(d / f"{name}.tex", tex)
+    return write_text(out, rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
