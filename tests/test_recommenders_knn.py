@@ -123,7 +123,7 @@ def test_topn_scores_equal_brute_force(split, centered):
         means = dense.sum(axis) / np.maximum(rated.sum(axis), 1)
         w = dense - (np.expand_dims(means, axis) if centered else 0)
         w = np.where(rated, w, 0)
-        expected = nbrs[:20] @ w if cls is UserKNN else w[:20] @ nbrs.T
+        expected = nbrs[:20] @ w if cls is UserKNN else w[:20] @ nbrs
         np.testing.assert_allclose(model.score(np.arange(20)), expected, atol=1e-9)
 
 

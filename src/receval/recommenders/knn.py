@@ -28,8 +28,11 @@ prediction is the global mean (as surprise). Predictions are clipped to the rati
 scale when ``clip``.
 
 Top-N scoring (``score``) uses a fixed neighbourhood per entity: its ``k`` most
-similar others with positive similarity (ties: the lower index). Item-based: ``score(u, i) = Σ_{j ∈ N_k(i) ∩ I_u}
-sim(i, j)·w_uj``; user-based: ``score(u, i) = Σ_{v ∈ N_k(u)} sim(u, v)·w_vi``, where
+similar others with positive similarity (ties: the lower index). Item-based, as
+RankSys and Deshpande & Karypis (2004): each item the user rated votes for its own
+neighbours, ``score(u, i) = Σ_{j ∈ I_u : i ∈ N_k(j)} sim(j, i)·w_uj`` (taking instead the
+neighbours of the candidate ``i`` lets rarely rated items, whose similarities to
+everything are high, flood the lists); user-based: ``score(u, i) = Σ_{v ∈ N_k(u)} sim(u, v)·w_vi``, where
 ``w`` is the rating (``centered=False``, default) or the rating minus the
 neighbour's mean (``centered=True``). Items no neighbour rated score 0.
 
@@ -296,7 +299,7 @@ class _KNN(Recommender):
         if self.user_based:
             out = self.neighbours_[users] @ self._weights
         else:
-            out = self._weights[users] @ self.neighbours_.T
+            out = self._weights[users] @ self.neighbours_
         return out.toarray()
 
 
