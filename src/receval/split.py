@@ -193,7 +193,7 @@ def holdout(data: Interactions, test_fraction: float = 0.2, seed: Seed = 0) -> t
     f = _fraction(test_fraction)
     pairs = _pairs(data)
     test = np.zeros(pairs.n, dtype=bool)
-    test[_rng(seed).permutation(pairs.n)[: _share(pairs.n, f)]] = True
+    test[_rng(seed).choice(pairs.n, size=int(_share(pairs.n, f)), replace=False, shuffle=False)] = True
     return _split(data, pairs, test)
 
 
