@@ -189,7 +189,6 @@ def evaluate(
         rating_max=float(truth_data.scale.high),
         predictions=pred,
         empty_users=empty_users,
-        graded=graded,
     )
     _check_needs(specs, data, graded)
     per_user = {"user": truth_data.user_ids[eval_users]}

@@ -213,9 +213,6 @@ class MetricInput:
         Rating predictions for error metrics, ``user_rows`` indexing the user rows.
     empty_users : {"skip", "zero"}
         Users with no relevant item in the truth: NaN (left out of the mean) or 0.
-    graded : bool
-        Whether the truth carries real rating values (``False`` for implicit truth,
-        where every rating is 1).
     train_all : CSR or None
         Training ratings of *all* users (for item popularity and G1); defaults to ``train``.
 
@@ -241,7 +238,6 @@ class MetricInput:
         rating_max: float | None = None,
         predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         empty_users: Literal["skip", "zero"] = "skip",
-        graded: bool = True,
         train_all: sp.csr_matrix | None = None,
     ) -> None:
         self.rankings = np.asarray(rankings)
@@ -254,7 +250,6 @@ class MetricInput:
         self.rating_max = rating_max
         self.predictions = predictions
         self.empty_users = empty_users
-        self.graded = graded
         self.n_items = truth.shape[1]
 
     @property
