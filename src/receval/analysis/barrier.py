@@ -34,7 +34,7 @@ _NO_RERATINGS = (
     "the magic barrier needs repeated ratings of the same (user, item) pair (m >= 2), "
     "and {what}. Alternatives: user coherence (receval.analysis.coherence, `receval coherence`) "
     "predicts which users are noisy from ordinary training data; or simulate re-ratings with a "
-    "known noise level with receval.data.synthetic.generate(..., re-ratings options)."
+    "known noise level with receval.data.synthetic.generate_with_truth(..., reratings=5, noise=(0.1, 0.5))."
 )
 
 
