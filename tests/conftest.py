@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-# Libraries that write caches on first use (matplotlib, surprise, ranx, numba, dask)
-# must not touch the home folder during tests.
+# Libraries that write caches on first use (matplotlib, surprise, ranx, dask) must not
+# touch the home folder during tests. numba keeps its compiled kernels beside the
+# sources (__pycache__, ignored by git), so later runs and subprocesses skip compiling.
 _CACHE = Path(tempfile.mkdtemp(prefix="receval-test-cache-"))
-for _var in ("MPLCONFIGDIR", "SURPRISE_DATA_FOLDER", "NUMBA_CACHE_DIR", "IR_DATASETS_HOME", "XDG_CACHE_HOME"):
+for _var in ("MPLCONFIGDIR", "SURPRISE_DATA_FOLDER", "IR_DATASETS_HOME", "XDG_CACHE_HOME"):
     os.environ.setdefault(_var, str(_CACHE / _var.lower()))
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -11,7 +11,7 @@ space, so indices from a training split are valid in its test split.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Literal
 
 import numpy as np
@@ -35,6 +35,8 @@ class RatingScale:
     False
     >>> RatingScale(0.5, 5, 0.5).values().tolist()
     [0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0]
+    >>> RatingScale(1, 5, 1.5).values().tolist()
+    [1.0, 2.5, 4.0]
     """
 
     low: float
@@ -68,7 +70,7 @@ class RatingScale:
         """The discrete values of the scale (raises for a continuous scale)."""
         if self.step is None:
             raise DataError("a continuous rating scale has no finite list of values")
-        n = int(round((self.high - self.low) / self.step)) + 1
+        n = int(np.floor((self.high - self.low) / self.step + 1e-9)) + 1
         return np.round(self.low + self.step * np.arange(n), 10)
 
     @classmethod
@@ -414,14 +416,24 @@ class Interactions:
         rows = np.asarray(rows)
         if rows.dtype == bool and len(rows) != self.n_ratings:
             raise DataError(f"mask has {len(rows)} entries for {self.n_ratings} rows")
-        return replace(
-            self,
+        return self._derive(
             users=self.users[rows],
             items=self.items[rows],
             ratings=self.ratings[rows],
             timestamps=None if self.timestamps is None else self.timestamps[rows],
             extra={k: v[rows] for k, v in self.extra.items()},
         )
+
+    def _derive(self, **changes: object) -> Interactions:
+        """A copy with some fields changed, skipping validation.
+
+        Only for changes that keep every invariant (row selections of valid data):
+        re-validating 25M rows for each split would dominate its cost.
+        """
+        new = object.__new__(Interactions)
+        for f in fields(self):
+            object.__setattr__(new, f.name, changes.get(f.name, getattr(self, f.name)))
+        return new
 
     def deduplicate(self, keep: Literal["last", "first", "mean"] = "last") -> Interactions:
         """One row per (user, item) pair.
