@@ -580,7 +580,7 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
         .mean()
         .reset_index()
     )
-    for metric in list(dict.fromkeys(means["metric"]))[:3]:
+    for metric in list(dict.fromkeys(means["metric"]))[:2]:
         rep.figure(
             f"{dataset}-slices-{metric}",
             f"{dataset}: {metric} per slice group",

@@ -1,0 +1,95 @@
+"""The HTML report in a real browser: headless Chromium loads it offline, every image decodes, no console errors.
+
+Chromium runs with ``--dump-dom``: a script injected into a copy of the report records
+script errors from the start and, on ``load``, writes a JSON verdict (each image's
+``complete``/``naturalWidth``/``naturalHeight``, the systems in the summary tables) into a
+``<pre id="checks">`` that the dumped DOM shows. Console messages are caught from
+Chromium's log (``--enable-logging=stderr``). A second run takes a screenshot. Skips
+when ``chromium`` is not installed (CI installs it: ``.ci/apt-packages``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+import _report_data as rd
+from receval.report.html import build_report
+
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser") if shutil.which(n)), None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+
+_HEAD = (
+    "<script>window.__errors=[];"
+    'window.addEventListener("error",e=>window.__errors.push(String(e.message||e.type)),true);</script>'
+)
+_TAIL = """<script>window.addEventListener("load",()=>{const imgs=[...document.images];
+const pre=document.createElement("pre");pre.id="checks";
+pre.textContent=JSON.stringify({errors:window.__errors,
+images:imgs.map(i=>({alt:i.alt,complete:i.complete,width:i.naturalWidth,height:i.naturalHeight})),
+systems:[...document.querySelectorAll("td.system")].map(t=>t.textContent)});document.body.appendChild(pre);});</script>"""
+
+
+def _chromium(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp / 'chromium-profile'}",
+    ]
+    return subprocess.run([CHROMIUM, *flags, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def _check(page: Path, tmp: Path) -> tuple[dict, list[str]]:
+    """Load ``page`` (a copy with the check scripts); returns the in-page verdict and console lines."""
+    probe = tmp / f"probe-{page.name}"
+    text = page.read_text(encoding="utf-8")
+    probe.write_text(text.replace("<head>", "<head>" + _HEAD, 1).replace("</body>", _TAIL + "</body>", 1))
+    res = _chromium(tmp, "--enable-logging=stderr", "--v=0", "--virtual-time-budget=5000", "--dump-dom", probe.as_uri())
+    m = re.search(r'<pre id="checks">(.*?)</pre>', res.stdout, re.S)
+    assert m, f"the page did not finish loading; chromium said: {res.stderr[-2000:]}"
+    console = [line for line in res.stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
+    return json.loads(html.unescape(m.group(1))), console
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("browser")
+    root = rd.one_shot(tmp / "results", systems=3, seeds=1, users=60)
+    return build_report(root, tmp / "report.html")
+
+
+def test_report_loads_in_chromium(report, tmp_path):
+    verdict, console = _check(report, tmp_path)
+    assert console == [] and verdict["errors"] == []
+    assert len(verdict["images"]) >= 4
+    for image in verdict["images"]:
+        assert image["complete"] and image["width"] > 100 and image["height"] > 100, image
+    assert {"sys0(k=0)", "sys1(k=1)", "sys2(k=2)"} <= set(verdict["systems"])
+    shot = tmp_path / "report.png"
+    _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2400", report.as_uri())
+    assert shot.exists() and shot.stat().st_size > 10_000
+
+
+def test_the_check_catches_broken_images_and_console_errors(tmp_path):
+    page = tmp_path / "broken.html"
+    page.write_text(
+        '<!DOCTYPE html><html><head></head><body><img alt="x" src="data:image/png;base64,AAAA">'
+        '<script>console.error("bad"); notDefined();</script></body></html>'
+    )
+    verdict, console = _check(page, tmp_path)
+    assert verdict["images"][0]["width"] == 0
+    assert any("bad" in line for line in console) and any("notDefined" in e for e in verdict["errors"])
