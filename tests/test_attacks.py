@@ -295,3 +295,37 @@ def test_cli_attack(tmp_path, capsys):
     ]:
         assert main([*base, "--attack", "random", *extra]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_attack_protocol_in_the_experiment_runner(tmp_path):
+    import receval.experiment.attack_protocol  # noqa: F401
+    from receval.experiment.config import parse_config
+    from receval.experiment.runner import run_experiment, summarise
+
+    cfg = parse_config(
+        """
+        name = "attack-grid"
+        seeds = [0]
+        metrics = ["ndcg@10"]
+        [datasets.toy]
+        generate = { n_users = 100, n_items = 70, n_ratings = 2500 }
+        [split]
+        method = "holdout"
+        [protocol]
+        name = "attack"
+        attack = ["average", "love-hate"]
+        size = [0.03, 0.1]
+        n_targets = 2
+        filler = 0.1
+        [recommenders.random]
+        [recommenders.ib]
+        algorithm = "item-knn"
+        """
+    )
+    report = run_experiment(cfg, out=tmp_path / "run")
+    assert (report.n_tasks, report.ok, report.failed) == (8, 8, 0)
+    summary = summarise(report.store).set_index("label")
+    assert {"prediction_shift", "hit_ratio_after", "ndcg@10_change"} <= set(summary.columns)
+    assert (summary.filter(like="random", axis=0)["prediction_shift"] == 0).all()
+    nuke = summary.filter(like="ib()/attack=love-hate", axis=0)["prediction_shift"]
+    assert len(nuke) == 2 and (nuke < 0).all()

@@ -31,7 +31,9 @@ from receval.errors import ConfigError
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``attack`` command to the main app."""
+    """Attach the ``attack`` command to the main app (and the ``attack`` protocol to ``receval run``)."""
+    import receval.experiment.attack_protocol  # noqa: F401  (registers the protocol)
+
     app.command("attack")(attack_command)
 
 
