@@ -234,23 +234,25 @@ def test_hand_checked_means_and_ucb():
     assert _first_item("item-bandit-ts", train, test, 200) == 1
 
 
-def test_hand_checked_knn_bandit():
+@pytest.mark.parametrize("a0", [1.0, 1.5])  # integer priors use the shape table, others the generic draw
+def test_hand_checked_knn_bandit(a0):
+    from scipy import integrate
+
     # user 0 and user 1 share two liked items; user 1 also likes item 3; user 2 likes item 4 only
     rows = [(0, 0, 5), (0, 1, 5), (1, 0, 5), (1, 1, 5), (1, 3, 5), (2, 4, 5)]
-    train, test = _tiny(rows, [(0, 3, 5)], 3, 6)
-    model = KNNBandit(k=1, alpha0=1.0, beta0=1.0)
-    # c_01 = 2, n_1 = 3: Beta(3, 2) vs c_02 = 0, n_2 = 1: Beta(1, 2); over many seeds user 1 wins mostly
-    picks = [
-        int(
-            simulate(model, train, test, rounds=1, threshold=4, seed=s, record_log=True)
-            .log.query("user == 0")["item"]
-            .iloc[0]
-        )
-        for s in range(40)
-    ]
+    train, test = _tiny(rows, [(0, 3, 5), (0, 2, 1)], 3, 6)
+    picks = []
+    for seed in range(300):
+        log = simulate(KNNBandit(k=1, alpha0=a0, beta0=1.0), train, test, rounds=1, threshold=4, seed=seed,
+                       record_log=True, updates="batched").log  # fmt: skip
+        picks.append(int(log["item"][log["user"] == 0].iloc[0]))
     counts = np.bincount(picks, minlength=6)
-    assert counts[3] > counts[4] > 0  # P(x_1 > x_2) = 0.9 under the Beta draws
     assert counts[[0, 1]].sum() == 0  # training items are never recommended
+    assert counts[3] + counts[4] == 300  # the neighbour's liked item, never the unliked item 2 or 5
+    # nn = user 1 when x_1 ~ Beta(a0 + 2, 1 + 3 − 2) beats x_2 ~ Beta(a0 + 0, 1 + 1 − 0)
+    x, y = stats.beta(a0 + 2, 2), stats.beta(a0, 2)
+    p1 = integrate.quad(lambda v: x.pdf(v) * y.cdf(v), 0, 1)[0]
+    assert stats.binomtest(int(counts[3]), 300, p1).pvalue > 1e-3
 
 
 def test_random_is_uniform_over_available_items():

@@ -146,11 +146,14 @@ def item_update(st, u, i, fb):
 # ------------------------------------------------------------------ kNN bandit
 @njit(cache=True)
 def knn_decide(st, s, cell, mask, u, step, n_avail):
-    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x = st
+    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x, tab_d, tab_c = st
     n_users = liked.shape[0]
     k = min(int(p[0]), n_users - 1)
     a0 = p[1]
     b0 = p[2]
+    table = p[3] > 0.0  # integer priors ≥ 1: Marsaglia–Tsang constants by shape from a table
+    ia0 = int(a0)
+    ib0 = int(b0)
     for j in range(k):
         nn_idx[j] = -1
         nn_x[j] = -1.0
@@ -158,7 +161,13 @@ def knn_decide(st, s, cell, mask, u, step, n_avail):
         if v == u:
             continue
         c = co[u, v]
-        x = beta(s, a0 + c, b0 + n_liked[v] - c)
+        if table:
+            ia = ia0 + c
+            ib = ib0 + n_liked[v] - c
+            x = gamma_dc(s, tab_d[ia], tab_c[ia])
+            x = x / (x + gamma_dc(s, tab_d[ib], tab_c[ib]))
+        else:
+            x = beta(s, a0 + c, b0 + n_liked[v] - c)
         if x > nn_x[k - 1]:
             j = k - 1
             while j > 0 and nn_x[j - 1] < x:
@@ -251,10 +260,12 @@ def dummy_knn_state() -> tuple:
         np.zeros((0, 0), np.int32),
         np.zeros(0, np.int64),
         np.zeros((0, 0), np.int32),
-        np.zeros(3),
+        np.zeros(4),
         np.zeros(0),
         np.zeros(0, np.uint8),
         np.zeros(0, np.int64),
         np.zeros(1, np.int64),
         np.zeros(1),
+        np.zeros(0),
+        np.zeros(0),
     )
