@@ -626,7 +626,8 @@ def plot_attack_experiment(
 ) -> Path:
     """PNG: each measure (mean over targets) against attack size, one line per algorithm, one row per attack.
 
-    Prediction shifts measured on scores (models without ``predict``) are drawn dashed.
+    Prediction shifts measured on scores (models without ``predict``) are drawn dashed
+    on a second y axis (their unit is the model's score, not the rating scale).
     """
     import matplotlib
 
@@ -642,20 +643,29 @@ def plot_attack_experiment(
         part = summary[summary["attack"] == kind]
         for c, measure in enumerate(measures):
             ax = axes[r][c]
-            for label, group in part.groupby("algorithm", sort=False):
-                dashed = measure == "prediction_shift" and (group["shift_kind"] == "score").all()
-                ax.plot(
+            twin = None
+            for n_line, (label, group) in enumerate(part.groupby("algorithm", sort=False)):
+                on_scores = measure == "prediction_shift" and (group["shift_kind"] == "score").all()
+                if on_scores and twin is None:
+                    twin = ax.twinx()
+                    twin.set_ylabel("score shift (dashed)")
+                (twin if on_scores else ax).plot(
                     group["size"] * 100,
                     group[measure],
                     marker="o",
-                    linestyle="--" if dashed else "-",
-                    label=f"{label} (score)" if dashed else str(label),
+                    linestyle="--" if on_scores else "-",
+                    color=f"C{n_line}",
+                    label=f"{label} (score)" if on_scores else str(label),
                 )
             ax.set_xlabel("attack size (% of users)")
             ax.set_ylabel(measure.replace("_", " "))
             ax.set_title(f"{kind} {part['intent'].iloc[0]} attack")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8)
+            handles, labels = ax.get_legend_handles_labels()
+            if twin is not None:
+                more = twin.get_legend_handles_labels()
+                handles, labels = handles + more[0], labels + more[1]
+            ax.legend(handles, labels, fontsize=8)
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
