@@ -8,7 +8,7 @@ from pathlib import Path
 from mkdocs.structure.files import File
 
 sys.path.insert(0, str(Path(__file__).parent))
-from gen_reference import generated  # noqa: E402
+from gen_reference import generated
 
 
 def on_files(files, config):

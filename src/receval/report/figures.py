@@ -152,8 +152,10 @@ def bootstrap_table(
     from receval.analysis.significance import bootstrap_ci
 
     means = per_user.groupby(["system", "metric", "user"], sort=False, observed=True)["value"].mean().dropna()
+    order = {m: i for i, m in enumerate(dict.fromkeys(per_user["metric"]))}
     rows = []
-    for (system, metric), values in means.groupby(level=["system", "metric"], sort=False):
+    groups = sorted(means.groupby(level=["system", "metric"], sort=False), key=lambda g: (str(g[0][0]), order[g[0][1]]))
+    for (system, metric), values in groups:
         v = values.to_numpy()
         lo = hi = np.nan
         if len(v) >= 2:
@@ -193,6 +195,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, ma
         err = np.vstack([mean - part["ci_low"].to_numpy(dtype=float), part["ci_high"].to_numpy(dtype=float) - mean])
         colours = [OKABE_ITO[j % 7] for j in range(len(systems))]
         ax.barh(y, np.nan_to_num(mean), xerr=np.nan_to_num(err), color=colours, capsize=2, error_kw={"linewidth": 1})
+        for j in np.flatnonzero(np.isnan(mean)):  # say so rather than leave a gap that reads as 0
+            ax.text(0, y[j], " n/a", va="center", fontsize=7, color="#555555")
         ax.set_yticks(y, systems if i % ncols == 0 else [""] * len(systems))
         ax.invert_yaxis()
         arrow = " ↓ better" if lower_is_better(names[i]) else ""
@@ -319,7 +323,12 @@ def tau_plot(taus: pd.DataFrame):
     fig, axes = figure(1, 1, width=5.0, height=3.2)
     ax = axes[0][0]
     for j, c in enumerate(cols):
-        ax.plot(taus["round"], taus[c], label=c.replace("_", " vs "), **series_style(j, markers=len(taus) <= 30))
+        label = c.replace("_", " vs ")
+        same = [p for p in cols[:j] if np.allclose(taus[p], taus[c], equal_nan=True)]
+        if same:  # drawn dashed over the earlier one, which would hide it otherwise
+            label += f" (identical to {same[0].replace('_', ' vs ')})"
+        style = series_style(j, markers=len(taus) <= 30) | {"linewidth": 2.8 if j == 0 else 1.4}
+        ax.plot(taus["round"], taus[c], label=label, **style | ({"linestyle": "--"} if j % 2 else {}))
     ax.axhline(0, color=OKABE_ITO[7], linewidth=0.8)
     ax.set(
         ylim=(-1.05, 1.05),
@@ -333,6 +342,8 @@ def tau_plot(taus: pd.DataFrame):
 
 def rank_plot(ranks: Mapping[str, pd.DataFrame]):
     """Each algorithm's quality rank (1 = best) over the rounds, one panel per metric."""
+    from matplotlib.ticker import MaxNLocator
+
     panels = [(m, r) for m, r in ranks.items() if len(r) and r.shape[1] >= 2]
     if not panels:
         raise DataError("ranking plot: needs at least two algorithms")
@@ -341,6 +352,7 @@ def rank_plot(ranks: Mapping[str, pd.DataFrame]):
         for j, name in enumerate(r.columns):
             ax.plot(r.index, r[name], label=str(name), **series_style(j, markers=len(r) <= 30))
         ax.invert_yaxis()
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set(xlabel="round t", ylabel=f"rank by {metric} (1 = best)", title=f"ranking by {metric}")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=7)
@@ -359,12 +371,22 @@ def swap_curves(curves: pd.DataFrame):
     styles = _metric_styles(curves)
     modes = list(dict.fromkeys(curves["mode"]))
     fig, axes = figure(1, len(modes), width=4.0, height=3.2)
+    labels: dict[str, str] = {}
     for ax, mode in zip(axes[0], modes, strict=True):
+        drawn: dict[str, np.ndarray] = {}
         for metric, g in curves[curves["mode"] == mode].groupby("metric", sort=False):
             v = g["value"].to_numpy(dtype=float)
-            ax.plot(g["level"], v / v[0] if v[0] else v, label=metric, **styles[metric])
+            y = v / v[0] if v[0] else v
+            same = next((m for m, d in drawn.items() if d.shape == y.shape and np.allclose(d, y, equal_nan=True)), None)
+            style = dict(styles[metric])
+            if same is not None:  # dashed on top of the curve it coincides with, which would hide it
+                style |= {"linestyle": "--", "markerfacecolor": "none"}
+                labels[metric] = f"{metric} (same curve as {same})"
+            drawn[metric] = y
+            ax.plot(g["level"], y, label=metric, **style)
         ax.set(title=f"swaps: {mode}", xlabel="swap level (number of swaps)", ylabel="value / value of the ideal list")
-    axes[0][0].legend(fontsize=7)
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, [labels.get(n, n) for n in names], loc="outside lower center", ncol=3, fontsize=7)
     return fig
 
 
@@ -381,7 +403,7 @@ def discriminative_bars(power: pd.DataFrame):
         ax.bar(x + (j - (table.shape[1] - 1) / 2) * width, table[test], width, label=str(test), color=OKABE_ITO[j % 7])
     ax.set_xticks(x, table.index, rotation=30, ha="right")
     ax.set(ylim=(0, 1.0), ylabel="share of run pairs with p < 0.05", title="discriminative power")
-    ax.legend(title="test", ncol=2, loc="lower right")
+    fig.legend(title="significance test", ncol=table.shape[1], loc="outside lower center")
     return fig
 
 
@@ -403,6 +425,7 @@ def incompleteness_plot(robustness: pd.DataFrame):
         ylabel="Kendall τ with the full-truth ranking",
         title="incompleteness",
         ylim=(min(-0.05, float(np.nanmin(robustness[tau])) - 0.05), 1.05),
+        xlim=(0, 100),
     )
     ax.legend(fontsize=7)
     return fig
@@ -442,9 +465,14 @@ def coherence_curves(table: pd.DataFrame, *, gamma: str = "wstd", folds: int = 5
             colour = _COHERENCE_COLOURS.get(str(line.get_label()))
             if colour is not None:
                 line.set_color(colour)
+    first = fig.axes[0]
+    twins = [a for a in fig.axes if a.get_position().bounds == first.get_position().bounds]
+    handles = [line for a in twins for line in a.get_lines()]
     for ax in fig.axes:
-        if ax.get_legend() is not None:  # rebuild it so the handles show the new colours
-            twins = [a for a in fig.axes if a.get_position().bounds == ax.get_position().bounds]
-            handles = [line for a in twins for line in a.get_lines()]
-            ax.legend(handles=handles, fontsize=7, loc="best")
+        if ax.get_legend() is not None:  # one legend under the panels instead: it hid the rating-ratio line
+            ax.get_legend().remove()
+        if ax.yaxis.get_label_position() == "right":
+            ax.spines["right"].set_visible(True)
+    fig.set_layout_engine("constrained")
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
     return fig

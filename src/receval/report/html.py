@@ -513,7 +513,7 @@ def _summary(
     rep: Report, results: _Results, merged: pd.DataFrame, tasks: pd.DataFrame, name: str, protocol: str
 ) -> None:
     grouped = merged.groupby(["system", "metric"], sort=False)["value"]
-    means = grouped.mean().unstack("metric")
+    means = grouped.mean().unstack("metric").sort_index()
     means = means[[m for m in dict.fromkeys(merged["metric"]) if m in means.columns]]
     stds = grouped.std().unstack("metric").reindex_like(means)
     if protocol == "coherence-split":  # one column per (model, p): show the Avg and rating ratio only
