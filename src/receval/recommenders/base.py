@@ -114,21 +114,15 @@ class Recommender:
             raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit(train) first")
 
     def _check_users(self, users: np.ndarray) -> np.ndarray:
-        self._check_fitted()
-        users = np.asarray(users, dtype=np.int64).ravel()
-        if users.size and (users.min() < 0 or users.max() >= self.n_users_):
-            bad = users[(users < 0) | (users >= self.n_users_)][0]
-            raise ColdStartError(
-                f"user index {bad} is outside the {self.n_users_} users {type(self).__name__} was trained on"
-            )
-        return users
+        return self._check_indices(users, "user", getattr(self, "n_users_", 0))
 
     def _check_items(self, items: np.ndarray) -> np.ndarray:
+        return self._check_indices(items, "item", getattr(self, "n_items_", 0))
+
+    def _check_indices(self, values: np.ndarray, what: str, n: int) -> np.ndarray:
         self._check_fitted()
-        items = np.asarray(items, dtype=np.int64).ravel()
-        if items.size and (items.min() < 0 or items.max() >= self.n_items_):
-            bad = items[(items < 0) | (items >= self.n_items_)][0]
-            raise ColdStartError(
-                f"item index {bad} is outside the {self.n_items_} items {type(self).__name__} was trained on"
-            )
-        return items
+        values = np.asarray(values, dtype=np.int64).ravel()
+        if values.size and (values.min() < 0 or values.max() >= n):
+            bad = values[(values < 0) | (values >= n)][0]
+            raise ColdStartError(f"{what} index {bad} is outside the {n} {what}s {type(self).__name__} was trained on")
+        return values
