@@ -248,7 +248,7 @@ def _rating_moments(mu: np.ndarray, sigma: np.ndarray, scale: RatingScale) -> tu
         var = np.maximum(second - mean * mean, 0.0)
         exact = np.clip(mu, low, high)
     else:
-        values = _grid(scale)
+        values = scale.values()
         mean = np.zeros_like(mu)
         second = np.zeros_like(mu)
         previous = np.zeros_like(mu)
@@ -269,13 +269,7 @@ def _rating_moments(mu: np.ndarray, sigma: np.ndarray, scale: RatingScale) -> tu
 def _round_clip(x: np.ndarray, scale: RatingScale) -> np.ndarray:
     if scale.step is None:
         return np.clip(x, scale.low, scale.high)
-    return np.clip(scale.low + scale.step * np.floor((x - scale.low) / scale.step + 0.5), scale.low, _grid(scale)[-1])
-
-
-def _grid(scale: RatingScale) -> np.ndarray:
-    """The values of a stepped scale; its top is the last grid value (4 for 1..5 in steps of 1.5)."""
-    n = int(np.floor((scale.high - scale.low) / scale.step + 1e-6)) + 1
-    return scale.low + scale.step * np.arange(n)
+    return np.clip(scale.low + scale.step * np.floor((x - scale.low) / scale.step + 0.5), scale.low, scale.values()[-1])
 
 
 def generate(
