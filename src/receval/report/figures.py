@@ -221,7 +221,7 @@ def precision_recall(summary: pd.DataFrame):
             "a precision-recall curve needs precision@k and recall@k at two or more cutoffs k; "
             f"the results have cutoffs {cutoffs}"
         )
-    fig, axes = figure(1, 1, width=4.8, height=3.8)
+    fig, axes = figure(1, 1, width=5.2, height=3.8 + 0.2 * -(-len(summary) // 3))
     ax = axes[0][0]
     for i, (system, row) in enumerate(summary.iterrows()):
         r = [row[f"recall@{k}"] for k in cutoffs]
@@ -232,7 +232,7 @@ def precision_recall(summary: pd.DataFrame):
         ylabel="precision@k (mean over users)",
         title=f"precision–recall over k = {', '.join(map(str, cutoffs))}",
     )
-    ax.legend(fontsize=7)
+    fig.legend(loc="outside lower center", ncol=min(3, len(summary)), fontsize=7)
     return fig
 
 

@@ -168,10 +168,11 @@ def significance_marks(per_user: pd.DataFrame, metric: str, best: str, *, correc
     """
     from receval.analysis.significance import compare_systems
 
-    part = per_user[(per_user["metric"] == metric) & per_user["value"].notna()]
+    part = per_user[per_user["metric"] == metric] if per_user["metric"].nunique() > 1 else per_user
+    part = part[part["value"].notna()]
     if part.empty or best not in set(part["system"]) or part["system"].nunique() < 2:
         return {}
-    res = compare_systems(part, baseline=best, correction=correction, n_resamples=100)  # type: ignore[arg-type]
+    res = compare_systems(part, baseline=best, correction=correction, n_resamples=20)  # type: ignore[arg-type]  # CI unused
     return {str(r.a): float(r.pvalue_adj) for r in res.itertuples()}
 
 
@@ -523,10 +524,11 @@ def _summary(
     per_user = _per_user(results, tasks)
     marks: dict[str, dict[str, float]] = {}
     if per_user is not None:
+        by_metric = dict(tuple(per_user.groupby("metric", sort=False, observed=True)))
         for c in means.columns:
             best = _best(means[c], str(c))
-            if best is not None:
-                marks[str(c)] = significance_marks(per_user, str(c), best)
+            if best is not None and c in by_metric:
+                marks[str(c)] = significance_marks(by_metric[c], str(c), best)
     n_seeds = merged.groupby("system")["task_id"].nunique().max()
     caption = f"mean{' ± std over ' + str(n_seeds) + ' seeds/folds' if n_seeds > 1 else ''} of each metric; " + (
         "† after Holm correction" if marks else "no per-user values stored: no significance tests"
@@ -556,7 +558,7 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
     if per_user is None:
         rep.notice(f"{dataset}: no per-user values (per_user table): no confidence intervals")
     else:
-        table = F.bootstrap_table(per_user)
+        table = F.bootstrap_table(per_user, n_resamples=500)
         rep.figure(
             f"{dataset}-bars",
             f"{dataset}: mean of each metric over users with 95% bootstrap CIs",

@@ -45,7 +45,7 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 #: matplotlib rc settings of the style.
 RC: dict[str, Any] = {
     "figure.dpi": 100,
-    "savefig.dpi": 110,
+    "savefig.dpi": 100,
     "font.size": 9,
     "axes.titlesize": 10,
     "axes.labelsize": 9,
