@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from receval.analysis.barrier import MagicBarrier, OverfittingCheck, check_overfitting
 from receval.data.interactions import Interactions
 from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric
@@ -64,11 +65,15 @@ class EvaluationResult:
     conventions : dict
         Thresholds, empty-user policy, tie-break, aggregation of each metric, the
         number of users scored by each metric and of users dropped.
+    overfitting : OverfittingCheck or None
+        With ``barrier=`` and an RMSE metric: the comparison of the users' RMSE with
+        their magic barrier (``flagged`` when below: the model fits rating noise).
     """
 
     per_user: pd.DataFrame
     summary: dict[str, float]
     conventions: dict[str, object] = field(default_factory=dict)
+    overfitting: OverfittingCheck | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """The summary as a one-column DataFrame indexed by metric string."""
@@ -93,6 +98,7 @@ def evaluate(
     empty_users: Literal["skip", "zero"] = "skip",
     users: Sequence | np.ndarray | None = None,
     unknown_users: Literal["warn", "error"] = "warn",
+    barrier: MagicBarrier | None = None,
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -126,6 +132,10 @@ def evaluate(
         Policy for users with no positive item: ``"skip"`` or ``"zero"``.
     unknown_users
         Users of the recommendations absent from the truth: ``"warn"`` and drop, or ``"error"``.
+    barrier
+        A magic-barrier estimate (:func:`receval.analysis.barrier.magic_barrier`, from
+        re-ratings of the same users): an RMSE below it is flagged in
+        ``result.overfitting`` and by a warning.
     """
     specs = _parse_metrics(metrics)
     if empty_users not in ("skip", "zero"):
@@ -211,7 +221,21 @@ def evaluate(
         "users_scored": scored,
         "users_dropped_not_in_truth": n_dropped,
     }
-    return EvaluationResult(pd.DataFrame(per_user), summary, conventions)
+    result = EvaluationResult(pd.DataFrame(per_user), summary, conventions)
+    if barrier is not None:
+        result.overfitting = _check_barrier(result, specs, barrier)
+    return result
+
+
+def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> OverfittingCheck:
+    label = next((label for label, spec in specs if spec.name == "rmse"), None)
+    if label is None:
+        raise MetricError("barrier= compares an RMSE with the magic barrier: add 'rmse' to the metrics")
+    per_user = result.per_user.set_index("user")[label].dropna()
+    check = check_overfitting(per_user, barrier)
+    if check.flagged:
+        warnings.warn(check.message, RuntimeWarning, stacklevel=3)
+    return check
 
 
 # ----------------------------------------------------------------- conversion

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -68,16 +68,12 @@ def read_table(path: Path, what: str, required: tuple[str, ...]) -> pd.DataFrame
 
 def _write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write by extension to a temporary name, then rename (never a partial file)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    suffix = path.suffix.lower()
-    if suffix in _PARQUET:
-        frame.to_parquet(tmp, index=False)
-    elif suffix in _TEXT:
-        frame.to_csv(tmp, sep="," if suffix == ".csv" else "\t", index=False)
-    else:
+    from receval.atomic import write_frame
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in _PARQUET + _TEXT:
         raise DataError(f"cannot tell the output format from the extension {suffix!r}; use .csv, .tsv or .parquet")
-    os.replace(tmp, path)
+    write_frame(path, frame)
 
 
 def _clean(value: float) -> float | None:
@@ -103,6 +99,14 @@ def evaluate_command(
     per_user: Annotated[
         Path | None, typer.Option("--per-user", help="Write the per-user table here (.csv/.tsv/.parquet).")
     ] = None,
+    barrier_data: Annotated[
+        Path | None,
+        typer.Option(
+            "--barrier-data",
+            help="Ratings with re-ratings of the same users (user,item,rating; repeated pairs): "
+            "flag an RMSE below their magic barrier.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {metric: value} as JSON.")] = False,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
@@ -119,17 +123,29 @@ def evaluate_command(
     )
     train_frame = read_table(train, "train", ("user", "item")) if train is not None else None
     aspect_frame = read_table(aspects, "aspects", ("item", "aspect")) if aspects is not None else None
-    result = evaluate(
-        recs_frame,
-        truth_frame,
-        metrics,
-        train=train_frame,
-        threshold=threshold,
-        negative_threshold=negative_threshold,
-        aspects=aspect_frame,
-        predictions=pred_frame,
-        empty_users=empty_users,  # type: ignore[arg-type]
-    )
+    barrier = None
+    if barrier_data is not None:
+        from receval.analysis.barrier import magic_barrier
+        from receval.data.interactions import Interactions
+
+        rerated = Interactions.from_frame(read_table(barrier_data, "barrier data", ("user", "item", "rating")))
+        barrier = magic_barrier(rerated, ddof=1, n_bootstrap=0)
+    with warnings.catch_warnings():  # the overfitting check is reported below, once
+        warnings.filterwarnings("ignore", message=r"RMSE .* below")
+        result = evaluate(
+            recs_frame,
+            truth_frame,
+            metrics,
+            train=train_frame,
+            threshold=threshold,
+            negative_threshold=negative_threshold,
+            aspects=aspect_frame,
+            predictions=pred_frame,
+            empty_users=empty_users,  # type: ignore[arg-type]
+            barrier=barrier,
+        )
+    if result.overfitting is not None and result.overfitting.flagged:
+        typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
     if per_user is not None:
         _write_table(result.per_user, per_user)
     if as_json:
