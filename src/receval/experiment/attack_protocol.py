@@ -1,9 +1,8 @@
 """The ``attack`` protocol: shilling attack × size × recommender grids in the experiment runner.
 
 Importing this module registers the protocol in
-:data:`receval.experiment.protocols.PROTOCOLS` (``receval.cli.attack`` imports it, so
-``receval run`` knows it; library users and worker processes need
-``import receval.experiment.attack_protocol`` until the adapters module imports it).
+:data:`receval.experiment.protocols.PROTOCOLS`; the registry imports it on first lookup,
+in the main process and in every worker.
 
 A task takes its split's training part, attacks ``n_targets`` mid-popularity target
 items (:func:`receval.analysis.attacks.choose_targets`, or the ``targets`` given as

@@ -4,7 +4,7 @@ A protocol is a function ``run(task, dataset) -> TaskOutput`` plus the options i
 accepts (name -> (type, default)) and whether its grid crosses recommenders. The
 built-in ones adapt the library's entry points: ``one-shot`` (split, fit, recommend,
 :func:`receval.evaluate`); others (cyclic, coherence-split, metaeval) are registered
-in :mod:`receval.experiment.adapters` the same way.
+in :mod:`receval.experiment.adapters` (and :mod:`receval.experiment.attack_protocol`) the same way.
 
 Examples
 --------
@@ -111,7 +111,8 @@ class Protocol:
 
 
 PROTOCOLS: dict[str, Protocol] = {}
-_ADAPTERS_MODULE = "receval.experiment.adapters"
+# Modules whose import registers the built-in protocols (imported on first lookup, also in workers).
+_PROTOCOL_MODULES = ("receval.experiment.adapters", "receval.experiment.attack_protocol")
 
 
 def register_protocol(
@@ -154,7 +155,8 @@ def get_protocol(name: str) -> Protocol:
     """The registered protocol ``name`` (:class:`ConfigError` listing the known ones otherwise)."""
     import importlib
 
-    importlib.import_module(_ADAPTERS_MODULE)
+    for module in _PROTOCOL_MODULES:
+        importlib.import_module(module)
     if name not in PROTOCOLS:
         raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(sorted(PROTOCOLS))}")
     return PROTOCOLS[name]
