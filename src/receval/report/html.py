@@ -241,7 +241,7 @@ def latex_table(
 ) -> str:
     """A booktabs table (systems as rows): best value per column in bold, ``\\dag`` for significant differences.
 
-    >>> print(latex_table(pd.DataFrame({"ndcg@10": [0.2, 0.3]}, index=["pop", "knn_50"])).splitlines()[5])
+    >>> print(latex_table(pd.DataFrame({"ndcg@10": [0.2, 0.3]}, index=["pop", "knn_50"])).splitlines()[7])
     knn\\_50 & \\textbf{0.3000} \\\\
     """
     marks = marks or {}
