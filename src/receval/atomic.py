@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-__all__ = ["atomic_write", "write_frame", "write_text"]
+__all__ = ["atomic_write", "write_figure", "write_frame", "write_text"]
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -47,3 +48,9 @@ def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False) -
         return atomic_write(path, lambda p: frame.to_parquet(p, index=index))
     sep = "\t" if suffix in (".tsv", ".txt") else ","
     return atomic_write(path, lambda p: frame.to_csv(p, sep=sep, index=index))
+
+
+def write_figure(path: str | Path, fig: Any, **savefig: Any) -> Path:
+    """Atomically save a Matplotlib figure; the format comes from ``path``'s extension (PNG if it has none)."""
+    fmt = Path(path).suffix.lstrip(".").lower() or "png"
+    return atomic_write(path, lambda p: fig.savefig(p, format=fmt, **savefig))

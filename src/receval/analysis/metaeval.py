@@ -49,6 +49,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from receval.analysis.significance import paired_ttest, permutation_test
+from receval.atomic import write_figure
 from receval.errors import ConfigError
 from receval.metrics.registry import MetricInput, parse_metric
 
@@ -350,8 +351,6 @@ def _save(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=120)
+    write_figure(path, fig, dpi=120)
     plt.close(fig)
-    tmp.replace(path)
     return path

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from receval.analysis.coherence import GAMMAS, coherence
+from receval.atomic import write_figure
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 
@@ -193,7 +194,7 @@ class CoherenceSplitResult:
             ax.legend(handles=handles, fontsize=7, loc="upper right")
         fig.tight_layout()
         if path is not None:
-            fig.savefig(path, dpi=120)
+            write_figure(path, fig, dpi=120)
             plt.close(fig)
         return fig
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import typer
 
+from receval.atomic import write_frame
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
 from receval.errors import ConfigError, DataError
 
@@ -229,12 +230,8 @@ def coherence_split_command(
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse)):
-            tmp = out / f".{name}.tmp"
-            frame.to_csv(tmp)
-            tmp.replace(out / name)
-        tmp = out / ".figure.tmp.png"
-        result.plot(tmp)
-        tmp.replace(out / "figure.png")
+            write_frame(out / name, frame, index=True)
+        result.plot(out / "figure.png")  # written atomically
     if json_out:
         typer.echo(result.table.reset_index().to_json(orient="records"))
         return

@@ -71,6 +71,7 @@ def metaeval_command(
     import pandas as pd
 
     from receval.analysis import metaeval as me
+    from receval.atomic import write_frame
     from receval.cli.common import load_data
     from receval.cli.evaluate import read_table
     from receval.errors import ConfigError, DataError
@@ -135,9 +136,7 @@ def metaeval_command(
         (power, "discriminative_power"),
         (robust, "incompleteness"),
     ):
-        tmp = out / f"{name}.csv.tmp"
-        frame.to_csv(tmp, index=False)
-        tmp.replace(out / f"{name}.csv")
+        write_frame(out / f"{name}.csv", frame)
     me.plot_metaeval(curves, power, robust, out)
     if not quiet:
         means = {

@@ -13,8 +13,6 @@ the training mean for them instead and ``--unknown drop`` leaves them out.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -22,6 +20,7 @@ import numpy as np
 import pandas as pd
 import typer
 
+from receval.atomic import atomic_write
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
@@ -73,14 +72,7 @@ def write_table(frame: pd.DataFrame, out: Path) -> None:
     out = Path(out)
     if not out.parent.exists():
         raise DataError("the output folder does not exist", path=out.parent)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", newline="") as handle:
-            frame.to_csv(handle, sep="\t", index=False, float_format="%.6g")
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(out, lambda tmp: frame.to_csv(tmp, sep="\t", index=False, float_format="%.6g"))
 
 
 def recommend_command(

@@ -39,7 +39,6 @@ set()
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -49,6 +48,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from receval.atomic import atomic_write, write_text
 from receval.errors import ConfigError
 
 __all__ = ["ResultStore", "CORE_TABLES"]
@@ -62,15 +62,7 @@ def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | N
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     if task_id is not None:
         table = table.add_column(0, "task_id", pa.array([task_id] * table.num_rows, pa.string()))
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
-
-
-def _atomic_text(text: str, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
 class ResultStore:
@@ -123,10 +115,10 @@ class ResultStore:
             self.clear()
         self.root.mkdir(parents=True, exist_ok=True)
         self.parts.mkdir(exist_ok=True)
-        for stale in [*self.parts.glob(".*.tmp-*"), *self.root.glob(".*.tmp-*")]:  # left by a killed run
+        for stale in [*self.parts.glob(".*.tmp-*"), *self.root.glob(".*.tmp-*")]:  # temps of a killed run
             stale.unlink(missing_ok=True)
         if self.meta() is None:
-            _atomic_text(json.dumps(dict(meta), indent=2, sort_keys=True, default=str), self.meta_path)
+            write_text(self.meta_path, json.dumps(dict(meta), indent=2, sort_keys=True, default=str))
 
     def clear(self) -> None:
         """Delete the results this store wrote (parts, combined tables, experiment.json)."""
