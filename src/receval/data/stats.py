@@ -56,8 +56,8 @@ def gini(values: np.ndarray) -> float:
     if n < 2 or total <= 0:
         return 0.0
     j = np.arange(1, n + 1)
-    value = float(np.sum((2 * j - n - 1) * (v / total)) / (n - 1))
-    return max(0.0, value)  # equal values can sum to -1e-17
+    # weight the raw values and normalise once: exact for counts, so a uniform vector gives 0
+    return float(np.clip(((2 * j - n - 1) * v).sum() / (total * (n - 1)), 0.0, 1.0))
 
 
 def mar_mnar(counts: np.ndarray) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from receval.data.stats import gini as _gini
 from receval.errors import MetricError
 from receval.metrics.registry import MetricInput, register_metric
 
@@ -157,13 +158,10 @@ def gini_index(popularity: np.ndarray) -> float:
     >>> gini_index(np.array([1.0, 1.0, 1.0])), gini_index(np.array([0.0, 0.0, 5.0]))
     (0.0, 1.0)
     """
-    p = np.sort(np.asarray(popularity, dtype=np.float64))
-    n, total = len(p), p.sum()
-    if n < 2 or total <= 0:
-        return float("nan")
-    j = np.arange(1, n + 1)
-    # weight the raw values and normalise once: exact for counts, so a uniform vector gives 0
-    return float(np.clip(((2 * j - n - 1) * p).sum() / (total * (n - 1)), 0.0, 1.0))
+    p = np.asarray(popularity, dtype=np.float64)
+    if len(p) < 2 or p.sum() <= 0:
+        return float("nan")  # where receval.data.stats.gini says 0
+    return _gini(p)
 
 
 @register_metric("coverage", kind="system", k="optional", description="Share of the catalogue recommended")
