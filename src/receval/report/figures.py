@@ -116,7 +116,7 @@ def dataset_overview(data: Interactions | None, stats: Mapping[str, Any] | None 
         note = f"{label}: cv {mm['cv']:.2f} vs {2 * mm['cv_uniform']:.2f} MAR bound\nGini {gini:.2f}"
         ax.text(0.03, 0.04, note, transform=ax.transAxes, fontsize=7, va="bottom")
     ax.set(xlabel="item rank by popularity (log)", ylabel="ratings per item (log)", title="item popularity long tail")
-    ax.legend(loc="upper right")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 0.16))
     if data is not None:
         _activity(axes[0][2], data)
     name = stats.get("name") or "data set"
@@ -134,7 +134,12 @@ def _activity(ax, data: Interactions) -> None:
     bins = np.unique(np.geomspace(activity.min(), activity.max() + 1, 25).astype(int))
     ax.hist(activity, bins=bins if len(bins) > 1 else 10, color=OKABE_ITO[2])
     if activity.max() > 10 * max(activity.min(), 1):
+        from matplotlib.ticker import LogLocator, NullFormatter, StrMethodFormatter
+
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set(xlabel="ratings per user", ylabel="number of users", title="user activity")
 
 
@@ -194,7 +199,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, ma
         mean = part["mean"].to_numpy(dtype=float)
         err = np.vstack([mean - part["ci_low"].to_numpy(dtype=float), part["ci_high"].to_numpy(dtype=float) - mean])
         colours = [OKABE_ITO[j % 7] for j in range(len(systems))]
-        ax.barh(y, np.nan_to_num(mean), xerr=np.nan_to_num(err), color=colours, capsize=2, error_kw={"linewidth": 1})
+        xerr = np.nan_to_num(err) if has_ci else None  # no zero-width error caps when there are no CIs
+        ax.barh(y, np.nan_to_num(mean), xerr=xerr, color=colours, capsize=2, error_kw={"linewidth": 1})
         for j in np.flatnonzero(np.isnan(mean)):  # say so rather than leave a gap that reads as 0
             ax.text(0, y[j], " n/a", va="center", fontsize=7, color="#555555")
         ax.set_yticks(y, systems if i % ncols == 0 else [""] * len(systems))
@@ -268,6 +274,12 @@ def slice_heatmap(means: pd.DataFrame, metric: str):
 
 
 # ---------------------------------------------------------------- cyclic
+def _integer_ticks():
+    from matplotlib.ticker import MaxNLocator
+
+    return MaxNLocator(integer=True)
+
+
 _CYCLIC_PANELS = (
     ("recall", "cumulative Recall"),
     ("fallout", "cumulative Fallout"),
@@ -301,6 +313,7 @@ def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm"):
             t = trajectories[trajectories[algorithm] == name].sort_values("round")
             style = series_style(j, markers=len(t) <= 30)
             ax.plot(t["round"], t[metric], label=str(name), **style)
+        ax.xaxis.set_major_locator(_integer_ticks())
         ax.set(
             xlabel="round t",
             ylabel=f"{metric} (fraction)",
@@ -330,13 +343,14 @@ def tau_plot(taus: pd.DataFrame):
         style = series_style(j, markers=len(taus) <= 30) | {"linewidth": 2.8 if j == 0 else 1.4}
         ax.plot(taus["round"], taus[c], label=label, **style | ({"linestyle": "--"} if j % 2 else {}))
     ax.axhline(0, color=OKABE_ITO[7], linewidth=0.8)
+    ax.xaxis.set_major_locator(_integer_ticks())
     ax.set(
         ylim=(-1.05, 1.05),
         xlabel="round t",
         ylabel="Kendall τ-b (+1 agree, −1 inverted)",
         title="agreement of the quality rankings",
     )
-    ax.legend()
+    fig.legend(loc="outside lower center", ncol=1)
     return fig
 
 
@@ -353,6 +367,7 @@ def rank_plot(ranks: Mapping[str, pd.DataFrame]):
             ax.plot(r.index, r[name], label=str(name), **series_style(j, markers=len(r) <= 30))
         ax.invert_yaxis()
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set(xlabel="round t", ylabel=f"rank by {metric} (1 = best)", title=f"ranking by {metric}")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=7)

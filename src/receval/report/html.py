@@ -139,7 +139,7 @@ th:first-child,td:first-child{text-align:left}thead th{border-bottom:2px solid #
 td.best{font-weight:bold}figure{margin:1em 0}img{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:#444}.notice{background:#fff4e0;border-left:4px solid #E69F00;padding:.5em 1em}
 .error{background:#fde8e8;font-size:.8em;overflow:auto}pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.8em}
-.muted{color:#666;font-size:.85em}
+.muted{color:#666;font-size:.85em}.scroll{overflow-x:auto}
 """
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -213,8 +213,8 @@ def _summary_html(
             cells.append(f"<td{cls}>{_esc(text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (
-        f'<table id="{_esc(table_id)}"><caption class="muted">{_esc(caption)}</caption>'
-        f"<thead><tr><th>configuration</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="scroll"><table id="{_esc(table_id)}"><caption class="muted">{_esc(caption)}</caption>'
+        f"<thead><tr><th>configuration</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
 
