@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from receval.analysis.significance import _kendall_tau
 from receval.errors import MetricError
 
 __all__ = [
@@ -99,13 +100,6 @@ def _quality(values: pd.Series | np.ndarray, metric: str) -> np.ndarray:
     return v if HIGHER_IS_BETTER[metric] else -v
 
 
-def _tau(a: np.ndarray, b: np.ndarray) -> float:
-    ok = np.isfinite(a) & np.isfinite(b)
-    if ok.sum() < 2 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
-        return float("nan")
-    return float(stats.kendalltau(a[ok], b[ok]).statistic)
-
-
 def quality_ranks(trajectories: Mapping[str, Any], metric: str, t: int | None = None) -> dict[str, float]:
     """Rank of each system under ``metric`` at round ``t``: 1 = best (ties share the mean rank)."""
     values = metric_values(trajectories, metric, t)
@@ -120,7 +114,7 @@ def kendall_tau(trajectories: Mapping[str, Any], metric_a: str, metric_b: str, t
     """
     a = _quality(metric_values(trajectories, metric_a, t), metric_a)
     b = _quality(metric_values(trajectories, metric_b, t), metric_b)
-    return _tau(a, b)
+    return _kendall_tau(a, b)
 
 
 def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = None) -> dict[str, float]:
@@ -140,7 +134,7 @@ def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = N
         for col in ("recall", "fallout", "precision", "antiprecision"):
             if col not in final.columns:
                 raise MetricError(f"the table of final values has no {col!r} column")
-        return {k: _tau(_quality(final[a], a), _quality(final[b], b)) for k, (a, b) in pairs.items()}
+        return {k: _kendall_tau(_quality(final[a], a), _quality(final[b], b)) for k, (a, b) in pairs.items()}
     return {k: kendall_tau(final, a, b, t) for k, (a, b) in pairs.items()}
 
 
@@ -148,7 +142,7 @@ def tau_curve(trajectories: Mapping[str, Any], metric_a: str, metric_b: str) -> 
     """τ between the two quality rankings at every round (columns ``round``, ``tau``)."""
     a = _quality(_aligned(trajectories, metric_a).to_numpy(), metric_a)
     b = _quality(_aligned(trajectories, metric_b).to_numpy(), metric_b)
-    taus = [_tau(a[r], b[r]) for r in range(len(a))]
+    taus = [_kendall_tau(a[r], b[r]) for r in range(len(a))]
     return pd.DataFrame({"round": np.arange(1, len(a) + 1), "tau": taus})
 
 

@@ -360,14 +360,17 @@ def rank_agreement(
     if x.shape != y.shape or x.ndim != 1:
         raise DataError(f"two 1-d arrays of equal length are needed, got shapes {x.shape} and {y.shape}")
     ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return {"kendall_tau": float("nan"), "spearman_rho": float("nan"), "n_systems": int(len(x))}
-    return {
-        "kendall_tau": float(stats.kendalltau(x, y).statistic),
-        "spearman_rho": float(stats.spearmanr(x, y).statistic),
-        "n_systems": int(len(x)),
-    }
+    tau = _kendall_tau(x, y)
+    rho = float("nan") if np.isnan(tau) else float(stats.spearmanr(x[ok], y[ok]).statistic)
+    return {"kendall_tau": tau, "spearman_rho": rho, "n_systems": int(ok.sum())}
+
+
+def _kendall_tau(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall τ-b over the pairs where both are finite; NaN when fewer than two or one side is all ties."""
+    ok = np.isfinite(x) & np.isfinite(y)
+    if ok.sum() < 2 or np.ptp(x[ok]) == 0 or np.ptp(y[ok]) == 0:
+        return float("nan")
+    return float(stats.kendalltau(x[ok], y[ok]).statistic)
 
 
 def system_agreement(
