@@ -96,6 +96,24 @@ def _worse(s_a, key_a, s_b, key_b):  # pragma: no cover
     return s_a < s_b or (s_a == s_b and key_a > key_b)
 
 
+@numba.njit(inline="always")
+def _replace_root(hs, hk, hi, size, v, key, item):  # pragma: no cover
+    """Put (v, key, item) at the root of the heap ``[:size]`` and sift it down."""
+    pos = 0
+    while True:
+        child = 2 * pos + 1
+        if child >= size:
+            break
+        if child + 1 < size and _worse(hs[child + 1], hk[child + 1], hs[child], hk[child]):
+            child += 1
+        if _worse(hs[child], hk[child], v, key):
+            hs[pos], hk[pos], hi[pos] = hs[child], hk[child], hi[child]
+            pos = child
+        else:
+            break
+    hs[pos], hk[pos], hi[pos] = v, key, item
+
+
 @numba.njit(parallel=True, cache=True)
 def _topk_kernel(scores, k, perm, offsets, out_items, out_scores):  # pragma: no cover
     """Per row, a size-k heap whose root is the worst kept item; then sorted best first."""
@@ -123,37 +141,12 @@ def _topk_kernel(scores, k, perm, offsets, out_items, out_scores):  # pragma: no
                         break
                 hs[pos], hk[pos], hi[pos] = v, key, i
             elif _worse(hs[0], hk[0], v, key):
-                pos = 0
-                while True:  # sift down from the root
-                    child = 2 * pos + 1
-                    if child >= size:
-                        break
-                    if child + 1 < size and _worse(hs[child + 1], hk[child + 1], hs[child], hk[child]):
-                        child += 1
-                    if _worse(hs[child], hk[child], v, key):
-                        hs[pos], hk[pos], hi[pos] = hs[child], hk[child], hi[child]
-                        pos = child
-                    else:
-                        break
-                hs[pos], hk[pos], hi[pos] = v, key, i
+                _replace_root(hs, hk, hi, size, v, key, i)
         # pop the worst repeatedly: fills the row from the back
         for last in range(size - 1, -1, -1):
             out_scores[r, last] = hs[0]
             out_items[r, last] = hi[0]
-            v, key, item = hs[last], hk[last], hi[last]
-            pos = 0
-            while True:
-                child = 2 * pos + 1
-                if child >= last:
-                    break
-                if child + 1 < last and _worse(hs[child + 1], hk[child + 1], hs[child], hk[child]):
-                    child += 1
-                if _worse(hs[child], hk[child], v, key):
-                    hs[pos], hk[pos], hi[pos] = hs[child], hk[child], hi[child]
-                    pos = child
-                else:
-                    break
-            hs[pos], hk[pos], hi[pos] = v, key, item
+            _replace_root(hs, hk, hi, last, hs[last], hk[last], hi[last])
         for j in range(size, k):
             out_items[r, j] = -1
             out_scores[r, j] = np.nan
