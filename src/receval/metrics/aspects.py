@@ -159,6 +159,11 @@ def _check_unit(name: str, value: float, *, open_low: bool = False) -> float:
     return v
 
 
+def _check_effort(e: float) -> None:
+    if not np.isfinite(e) or e < 0:
+        raise MetricError(f"the effort e must be a non-negative number, got {e!r}")
+
+
 def _relevant(truth: sp.csr_matrix, threshold: float) -> sp.csr_matrix:
     """CSR pattern of the truth ratings ≥ threshold (sorted indices, data 1)."""
     mask = truth.data >= threshold
@@ -574,8 +579,7 @@ def rbu(
     _check_empty(empty)
     p = _check_unit("p", p)
     rho = _check_unit("alpha", alpha, open_low=True)
-    if not np.isfinite(e) or e < 0:
-        raise MetricError(f"the effort e must be a non-negative number, got {e!r}")
+    _check_effort(e)
     _, k, _, _, run, _, ns, _ = _ia(rankings, truth, aspects, k, threshold, rho, 1)
     # r Π(1 - r) per aspect = ρ (1-ρ)^c: the novelty gain times ρ
     gains = rho * run / np.maximum(ns, 1)[:, None] - e
@@ -606,8 +610,7 @@ def eu(
     _check_empty(empty)
     p = _check_unit("p", p)
     alpha = _check_unit("alpha", alpha)
-    if not np.isfinite(e) or e < 0:
-        raise MetricError(f"the effort e must be a non-negative number, got {e!r}")
+    _check_effort(e)
     _, k, _, _, run, _, ns, _ = _ia(rankings, truth, aspects, k, threshold, alpha, 1)
     gains = run / np.maximum(ns, 1)[:, None] - e
     return _finish(_rbp_sum(gains, p), ns > 0, empty)
@@ -627,6 +630,22 @@ def aspect_preferences(ratings: sp.csr_matrix, aspects: sp.csr_matrix) -> np.nda
     g = np.asarray((_csr(ratings, "ratings") @ _csr(aspects, "aspects")).todense(), dtype=np.float64)
     tot = g.sum(axis=1, keepdims=True)
     return np.divide(g, tot, out=np.zeros_like(g), where=tot > 0)
+
+
+@njit(inline="always")
+def _novel_gain(rem, aspects, lo, hi, p):
+    """1 − Π (1 − p · rem[a]) over ``aspects[lo:hi]``: the αβ gain of an item (or group) of those aspects."""
+    miss = 1.0
+    for q in range(lo, hi):
+        miss *= 1.0 - p * rem[aspects[q]]
+    return 1.0 - miss
+
+
+@njit(inline="always")
+def _consume(rem, aspects, lo, hi, p):
+    """rem[a] *= 1 − p over ``aspects[lo:hi]``: what is left of those aspects once an item with them is shown."""
+    for q in range(lo, hi):
+        rem[aspects[q]] *= 1.0 - p
 
 
 @njit(cache=True, nogil=True)
@@ -703,10 +722,7 @@ def _ab_kernel(
                     continue
                 it = t_indices[lo + c]
                 p = beta * t_data[lo + c] / rmax
-                miss = 1.0
-                for q in range(a_indptr[it], a_indptr[it + 1]):
-                    miss *= 1.0 - p * rem[a_indices[q]]
-                g = 1.0 - miss
+                g = _novel_gain(rem, a_indices, a_indptr[it], a_indptr[it + 1], p)
                 if g > best_g:
                     best_g = g
                     best = c
@@ -720,10 +736,7 @@ def _ab_kernel(
                 for s in range(n_sig):
                     if avail[s] <= 0:
                         continue
-                    miss = 1.0
-                    for q in range(sig_indptr[s], sig_indptr[s + 1]):
-                        miss *= 1.0 - alpha * rem[sig_aspects[q]]
-                    g = 1.0 - miss
+                    g = _novel_gain(rem, sig_aspects, sig_indptr[s], sig_indptr[s + 1], alpha)
                     if g > best_g:
                         best_g = g
                         best = n_cand + s
@@ -734,13 +747,11 @@ def _ab_kernel(
             if best < n_cand:
                 used[best] = True
                 it = t_indices[lo + best]
-                for q in range(a_indptr[it], a_indptr[it + 1]):
-                    rem[a_indices[q]] *= 1.0 - best_p
+                _consume(rem, a_indices, a_indptr[it], a_indptr[it + 1], best_p)
             else:
                 s = best - n_cand
                 avail[s] -= 1
-                for q in range(sig_indptr[s], sig_indptr[s + 1]):
-                    rem[sig_aspects[q]] *= 1.0 - best_p
+                _consume(rem, sig_aspects, sig_indptr[s], sig_indptr[s + 1], best_p)
     return run, ideal
 
 
