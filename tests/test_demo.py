@@ -16,8 +16,11 @@ def test_demo_json_and_files(tmp_path, capsys):
     # every rating predictor is scored, and the biases model beats the global mean on this data
     assert out["rmse"]["biases"]["rmse"] < out["rmse"]["global-mean"]["rmse"]
     assert -1.0 <= out["kendall_tau"]["recall_fallout"] <= 1.0
-    assert {p.name for p in tmp_path.iterdir()} == {"one_shot.csv", "rmse.csv", "cyclic.csv", "summary.json"}
+    written = {p.name for p in tmp_path.iterdir()}
+    assert written == {"one_shot.csv", "rmse.csv", "cyclic.csv", "summary.json", "report.html"}
+    report = (tmp_path / "report.html").read_text()
+    assert "popularity" in report and "data:image/png;base64," in report
     # same seed, same numbers
-    assert main([*args, "--json"]) == 0
+    assert main([*args, "--json", "--out", str(tmp_path / "again")]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["one_shot"] == one_shot

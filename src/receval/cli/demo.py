@@ -57,17 +57,19 @@ def demo_command(
     items: int = typer.Option(1682, help="Number of generated items."),
     ratings: int = typer.Option(100_000, help="Expected number of generated ratings."),
     rounds: int = typer.Option(100, help="Rounds of the cyclic simulation."),
-    out: Path | None = typer.Option(None, help="Folder for the result tables (CSV and JSON)."),
+    out: Path = typer.Option(Path("receval-demo"), help="Folder for the result tables and the HTML report."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
 ) -> None:
     """Generate MovieLens-like data and evaluate recommenders on it, end to end."""
     from rich.console import Console
 
     console = Console(quiet=json_output)
+    from receval.report.html import report_from_tables
+
     summary = run_demo(seed=seed, users=users, items=items, ratings=ratings, rounds=rounds, console=console)
-    if out is not None:
-        _write(summary, out)
-        console.print(f"\nResults written to [bold]{out}[/bold]")
+    _write(summary, out)
+    report = report_from_tables(summary, out / "report.html")
+    console.print(f"\nTables written to [bold]{out}[/bold]; report: [bold]{report}[/bold]")
     if json_output:
         typer.echo(json.dumps(_jsonable(summary), indent=2))
 
@@ -81,7 +83,7 @@ def run_demo(
     --------
     >>> out = run_demo(users=60, items=80, ratings=1500, rounds=5)
     >>> sorted(out)
-    ['cyclic', 'kendall_tau', 'one_shot', 'rmse', 'stats']
+    ['cyclic', 'data', 'kendall_tau', 'one_shot', 'per_user', 'rmse', 'stats']
     >>> bool(0.0 <= out["one_shot"].loc["popularity", "precision@10"] <= 1.0)
     True
     """
@@ -107,7 +109,7 @@ def run_demo(
         f"Random 80/20 holdout: {train.n_ratings:,} training, {test.n_ratings:,} test ratings; λ = {threshold:g}."
     )
 
-    one_shot = _one_shot(train, test, threshold, seed)
+    one_shot, per_user = _one_shot(train, test, threshold, seed)
     console.print(_table(one_shot, "One-shot top-10 evaluation (macro means over test users)"))
     rmse = _rating_prediction(train, test)
     console.print(_table(rmse, "Rating prediction on the test ratings"))
@@ -118,21 +120,31 @@ def run_demo(
         f"by Precision and AntiPrecision: {tau['precision_antiprecision']:+.2f} (+1 agree, −1 inverted)."
     )
     console.print(f"Done in {time.perf_counter() - t0:.1f} s.")
-    return {"stats": stats, "one_shot": one_shot, "rmse": rmse, "cyclic": cyclic, "kendall_tau": tau}
+    return {
+        "stats": stats,
+        "data": data,
+        "one_shot": one_shot,
+        "per_user": per_user,
+        "rmse": rmse,
+        "cyclic": cyclic,
+        "kendall_tau": tau,
+    }
 
 
-def _one_shot(train, test, threshold: float, seed: int) -> pd.DataFrame:
+def _one_shot(train, test, threshold: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     from receval.evaluate import evaluate
     from receval.recommenders import make, recommend
 
     users = np.unique(test.users)
-    rows = {}
+    rows, per_user = {}, []
     for name, params in DEMO_RANKERS.items():
         model = make(name, **params).fit(train)
         items, _ = recommend(model, users, 10, exclude=train, seed=seed)
         result = evaluate(items, test, DEMO_METRICS, train=train, users=users, threshold=threshold)
         rows[name] = result.summary
-    return pd.DataFrame.from_dict(rows, orient="index")
+        long = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
+        per_user.append(long.assign(system=name))
+    return pd.DataFrame.from_dict(rows, orient="index"), pd.concat(per_user, ignore_index=True)
 
 
 def _rating_prediction(train, test) -> pd.DataFrame:
@@ -184,7 +196,8 @@ def _write(summary: dict, out: Path) -> None:
 
 def _jsonable(summary: dict) -> dict:
     out = {}
-    for key, value in summary.items():
+    for key in ("stats", "one_shot", "rmse", "cyclic", "kendall_tau"):
+        value = summary[key]
         out[key] = value.to_dict(orient="index") if isinstance(value, pd.DataFrame) else value
     return json.loads(json.dumps(out, default=_default))
 
