@@ -768,8 +768,10 @@ def report_from_tables(
         rep.tables[key] = latex_table(numeric, marks, caption=key.replace("_", " "), label=f"tab:{key}")
         long = numeric.rename_axis("system").reset_index().melt(id_vars="system", var_name="metric", value_name="mean")
         long = long.assign(ci_low=np.nan, ci_high=np.nan)
-        if per_user is not None:
-            long = F.bootstrap_table(per_user[per_user["system"].isin(numeric.index)])
+        if per_user is not None:  # only this table's systems and metrics (names may recur across tables)
+            rows = per_user[per_user["system"].isin(numeric.index) & per_user["metric"].isin(numeric.columns)]
+            if not rows.empty:
+                long = F.bootstrap_table(rows)
         rep.figure(
             f"{key}-bars", f"{key.replace('_', ' ')}: mean of each metric per system", lambda t=long: F.metric_bars(t)
         )
