@@ -42,7 +42,7 @@ def test_honest_predictor_is_not_flagged(setup):
 
 
 def test_barrier_needs_rmse(setup):
-    truth, barrier, test = setup
+    _truth, barrier, test = setup
     frame = test.to_frame().assign(prediction=3.0)
     with pytest.raises(MetricError, match="add 'rmse'"):
         receval.evaluate(None, test, ["mae"], predictions=frame, barrier=barrier)
