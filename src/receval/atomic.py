@@ -51,6 +51,13 @@ def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False) -
 
 
 def write_figure(path: str | Path, fig: Any, **savefig: Any) -> Path:
-    """Atomically save a Matplotlib figure; the format comes from ``path``'s extension (PNG if it has none)."""
+    """Atomically save a Matplotlib figure; the format comes from ``path``'s extension (PNG if it has none).
+
+    >>> import tempfile
+    >>> from matplotlib.figure import Figure
+    >>> target = write_figure(Path(tempfile.mkdtemp()) / "f.png", Figure(figsize=(1, 1)), dpi=10)
+    >>> target.read_bytes()[:4], sorted(p.name for p in target.parent.iterdir())
+    (b'\\x89PNG', ['f.png'])
+    """
     fmt = Path(path).suffix.lstrip(".").lower() or "png"
     return atomic_write(path, lambda p: fig.savefig(p, format=fmt, **savefig))
