@@ -152,7 +152,8 @@ def permutation_test(
     """Two-sided paired randomisation test: random sign flips of the differences.
 
     The statistic is the mean difference; the p-value is the share of sign patterns
-    whose ``|mean|`` is at least the observed one. When ``2**n <= n_resamples`` every
+    whose ``|mean|`` is at least the observed one (within 1e-12, relative to the observed
+    value when it exceeds 1: float noise does not break ties). When ``2**n <= n_resamples`` every
     pattern is enumerated (exact test, as ``scipy.stats.permutation_test`` does);
     otherwise ``n_resamples`` random patterns are drawn and ``p = (1 + hits) / (1 + n_resamples)``.
 
