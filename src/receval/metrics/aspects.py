@@ -316,7 +316,7 @@ def alpha_ndcg(
     alpha = _check_unit("alpha", alpha)
     _, k, _, _, run, ideal, ns, _ = _ia(rankings, truth, aspects, k, threshold, alpha, k)
     d = _discount(k)
-    dcg, idcg = run @ d, ideal @ d
+    dcg, idcg = (run * d).sum(axis=1), (ideal * d).sum(axis=1)  # row-wise: batch-independent
     defined = (ns > 0) & (idcg > 0)
     return _finish(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=defined), defined, empty)
 
@@ -872,7 +872,7 @@ def ab_ndcg(
         ideal == "truth+unrated",
     )
     d = _discount(k)
-    dcg, idcg = run @ d, best @ d
+    dcg, idcg = (run * d).sum(axis=1), (best * d).sum(axis=1)  # row-wise: batch-independent
     defined = (gam.sum(axis=1) > 0) & (idcg > 0)
     return _finish(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=defined), defined, empty)
 

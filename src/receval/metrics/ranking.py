@@ -212,7 +212,8 @@ def ndcg(data: MetricInput, k: int, threshold: float | None = None, gain: Gain =
     thr = _thr(data, threshold)
     grades = data.grades[:, :k]
     discount = 1.0 / np.log2(np.arange(2, grades.shape[1] + 2, dtype=np.float64))
-    dcg = dcg_gains(grades, thr, gain) @ discount
+    # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
+    dcg = (dcg_gains(grades, thr, gain) * discount).sum(axis=1)
     idcg = ideal_dcg(data.truth, k, thr, gain)
     return _empty(_safe_div(dcg, idcg), idcg <= 0, data)
 
