@@ -59,15 +59,15 @@ def test_wilcoxon_asymptotic_with_ties_and_zeros_equals_scipy(seed: int) -> None
     assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
 
 
-# Differences on a grid of eighths: exact ties are real ties. Differences closer than
-# 1e-12 count as ties here (documented tolerance), while scipy's relative tolerance is
-# about 1e-14, so float noise such as [0, 1, 1.6e-13] would test the two tolerances,
-# not the test.
+# Both samples on a grid of eighths, so every difference and mean is exact in binary and
+# ties are real ties. With float noise (e.g. differences [0, 1, 1.6e-13]) the test would
+# compare tie tolerances instead: ours treats values within 1e-12 as ties (documented),
+# scipy's relative tolerance is about 1e-14.
 @given(st.lists(st.integers(-8, 8).map(lambda v: v / 8), min_size=3, max_size=9), st.integers(0, 10**6))
 @settings(max_examples=40, deadline=None)
 def test_exact_permutation_equals_scipy(diffs: list[float], seed: int) -> None:
     rng = np.random.default_rng(seed)
-    b = rng.normal(size=len(diffs))
+    b = rng.integers(-16, 17, size=len(diffs)) / 8
     a = b + np.asarray(diffs)
     ours = permutation_test(a, b, n_resamples=10_000)
     ref = stats.permutation_test(
