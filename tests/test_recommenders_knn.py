@@ -76,6 +76,7 @@ def _brute_similarity(dense: np.ndarray, kind: str, shrinkage: float, min_suppor
         dense = np.where(rated, dense - row_mean[:, None], 0)
     n = dense.shape[1]
     sim = np.eye(n)
+    full_norm = np.sqrt((dense * dense).sum(0))
     for a in range(n):
         for b in range(n):
             if a == b:
@@ -87,13 +88,13 @@ def _brute_similarity(dense: np.ndarray, kind: str, shrinkage: float, min_suppor
             x, y = dense[common, a], dense[common, b]
             if kind == "pearson":
                 x, y = x - x.mean(), y - y.mean()
-            den = np.sqrt((x * x).sum() * (y * y).sum())
+            den = full_norm[a] * full_norm[b] if kind == "vector-cosine" else np.sqrt((x * x).sum() * (y * y).sum())
             s = (x * y).sum() / den if den > 1e-12 else 0.0
             sim[a, b] = s * (m / (m + shrinkage) if shrinkage else 1.0)
     return sim
 
 
-@pytest.mark.parametrize("kind", ["pearson", "cosine", "adjusted-cosine"])
+@pytest.mark.parametrize("kind", ["pearson", "cosine", "adjusted-cosine", "vector-cosine"])
 @pytest.mark.parametrize("user_based", [False, True])
 def test_similarities_equal_brute_force(kind, user_based):
     train, _ = _generated(seed=3, n_users=40, n_items=30)

@@ -31,14 +31,14 @@ DEMO_METRICS = (
     "alpha_ndcg@10(alpha=0.5)",
     "ab_ndcg@10",
 )
-# Top-N kNN uses cosine with significance weighting (shrinkage): the co-rated similarities
-# that rating prediction uses (as scikit-surprise) rank rarely rated items first.
+# Top-N kNN uses the cosine of whole rating vectors: the co-rated similarities that rating
+# prediction uses (as scikit-surprise) rank rarely rated items first.
 DEMO_RANKERS = {
     "random": {},
     "popularity": {"threshold": THRESHOLD},
     "average": {"threshold": THRESHOLD},
-    "item-knn": {"similarity": "cosine", "shrinkage": 100.0},
-    "user-knn": {"similarity": "cosine", "shrinkage": 100.0},
+    "item-knn": {"similarity": "vector-cosine"},
+    "user-knn": {"similarity": "vector-cosine"},
     "mf": {},
     "hkv": {"threshold": THRESHOLD},
 }

@@ -13,6 +13,11 @@ Both models compute a dense similarity matrix between "x" entities (users for
     Cosine over the co-rated entries of ratings centred by the mean of the *other*
     entity (the user's mean for item-based, Sarwar et al. 2001; the item's mean for
     user-based).
+``vector-cosine``
+    Cosine of the whole rating vectors, unrated entries counting 0 (norms over all of
+    an entity's ratings, as RankSys and LensKit do for top-N). The co-rated forms above
+    give similarity 1 to two entities sharing a single rating, so for top-N ranking
+    they favour rarely rated items unless ``shrinkage`` damps them; this one does not.
 
 A pair with fewer than ``min_support`` common entries has similarity 0; with
 ``shrinkage`` λ > 0 similarities are multiplied by ``n / (n + λ)`` (n = common entries).
@@ -66,7 +71,7 @@ from receval.recommenders.topn import _topk_batch
 
 __all__ = ["UserKNN", "ItemKNN"]
 
-_SIMILARITIES = ("pearson", "cosine", "adjusted-cosine")
+_SIMILARITIES = ("pearson", "cosine", "adjusted-cosine", "vector-cosine")
 _MAX_ENTITIES = 40_000
 
 
@@ -169,6 +174,24 @@ def _predict(xs, ys, sim, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k
     return out
 
 
+def _vector_cosine(x, y, values, n_x: int, n_y: int, min_support: int, shrinkage: float) -> np.ndarray:
+    """Cosine of whole rating vectors (sparse products), with support and shrinkage as the others."""
+    m = sp.csr_matrix((values, (x, y)), shape=(n_x, n_y))
+    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
+    inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+    unit = sp.diags(inverse) @ m
+    sim = (unit @ unit.T).toarray()
+    if min_support > 1 or shrinkage > 0:
+        ones = m.copy()
+        ones.data[:] = 1.0
+        common = (ones @ ones.T).toarray()
+        sim[common < min_support] = 0.0
+        if shrinkage > 0:
+            sim *= common / (common + shrinkage)
+    np.fill_diagonal(sim, 1.0)
+    return sim
+
+
 def _top_neighbours(sim: np.ndarray, k: int) -> sp.csr_matrix:
     """Each row's k largest positive off-diagonal similarities (ties: lower index), sparse."""
     n = sim.shape[0]
@@ -197,7 +220,7 @@ class _KNN(Recommender):
     def __init__(
         self,
         k: int = 50,
-        similarity: Literal["pearson", "cosine", "adjusted-cosine"] = "pearson",
+        similarity: Literal["pearson", "cosine", "adjusted-cosine", "vector-cosine"] = "pearson",
         min_k: int = 1,
         min_support: int = 1,
         shrinkage: float = 0.0,
@@ -250,17 +273,20 @@ class _KNN(Recommender):
         x_order = np.argsort(x, kind="stable")
         x_ptr = np.concatenate([[0], np.cumsum(x_count)])
         yx_order = np.lexsort((x, y))
-        self.similarity_ = _similarity(
-            x_ptr,
-            y[x_order],
-            values[x_order],
-            y_ptr,
-            x[yx_order],
-            values[yx_order],
-            self.similarity == "pearson",
-            int(self.min_support),
-            float(self.shrinkage),
-        )
+        if self.similarity == "vector-cosine":
+            self.similarity_ = _vector_cosine(x, y, r, n_x, n_y, int(self.min_support), float(self.shrinkage))
+        else:
+            self.similarity_ = _similarity(
+                x_ptr,
+                y[x_order],
+                values[x_order],
+                y_ptr,
+                x[yx_order],
+                values[yx_order],
+                self.similarity == "pearson",
+                int(self.min_support),
+                float(self.shrinkage),
+            )
         self._y_ptr, self._y_idx, self._y_val = y_ptr, x[y_order], r[y_order]
         self._known_x, self._known_y = x_count > 0, y_count > 0
         self.global_mean_ = float(r.mean())
