@@ -27,21 +27,14 @@ from pathlib import Path
 import pandas as pd
 
 from receval.analysis.agreement import kendall_agreement, tau_curve
+from receval.cli.simulate import DEFAULT_ALGORITHMS
 from receval.data import load
 from receval.report.cyclic import write_outputs
 from receval.simulate import simulate_many
 from receval.split import holdout
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-CONFIGS = (
-    "random",
-    "popularity",
-    "average",
-    "item-bandit-egreedy",
-    "item-bandit-ts",
-    "im-item-bandit-egreedy",
-    "im-item-bandit-ts",
-)
+CONFIGS = DEFAULT_ALGORITHMS  # the thesis' seven non-personalised configurations
 DATASETS = {
     "CM100k (MAR)": ("cm100k/release", "cm100k", False, 3.0),
     "Familiar CM100k (MNAR)": ("cm100k/release", "cm100k", True, 3.0),
