@@ -3,7 +3,7 @@
 Anchor: the straightforward way — one fake profile at a time with ``Generator.choice``
 for the filler items and per-item means looked up through a pandas ``groupby``, rows
 collected in a DataFrame and the whole set rebuilt with ``Interactions.from_frame``.
-Ours: :func:`receval.analysis.attacks.inject` (one vectorised draw for all profiles,
+Ours: :func:`receval.studies.attacks.inject` (one vectorised draw for all profiles,
 rows appended to the existing index arrays).
 
     .venv/bin/python benchmarks/bench_attacks.py --quick   # ML-100k size
@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from receval import Interactions
-from receval.analysis.attacks import ATTACKS, inject
 from receval.data.synthetic import generate
+from receval.studies.attacks import ATTACKS, inject
 
 SIZES = {"ml-100k": (943, 1682, 100_000), "ml-1m": (6040, 3700, 1_000_000)}
 

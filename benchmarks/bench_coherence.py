@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from receval.analysis.coherence import GAMMAS, coherence, coherence_all
 from receval.data.interactions import Interactions, RatingScale
+from receval.stats.coherence import GAMMAS, coherence, coherence_all
 
 
 def make_data(n_users: int, n_items: int, n_ratings: int, n_genres: int, seed: int = 0) -> Interactions:

@@ -5,7 +5,7 @@ Usage::
     python examples/aspects_axiom_table.py
 """
 
-from receval.analysis.axioms import axiom_table, check_axioms, markdown, standard_metrics
+from receval.studies.axioms import axiom_table, check_axioms, markdown, standard_metrics
 
 if __name__ == "__main__":
     print("Non-relevant items rated 0 (the paper's i^0):\n")

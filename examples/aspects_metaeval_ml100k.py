@@ -2,7 +2,7 @@
 
 Six recommenders (random, popularity, item-kNN, user-kNN, biased MF, HKV) on a seeded
 80/20 holdout; their top-10 lists and distorted copies (strengths 0.1, 0.3, 0.5) are
-the runs of the three experiments of :mod:`receval.analysis.metaeval`. Writes CSV
+the runs of the three experiments of :mod:`receval.studies.metaeval`. Writes CSV
 tables and PNG figures to ``--out`` and prints a summary. Skips cleanly without data.
 
 Usage::

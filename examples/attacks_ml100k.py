@@ -23,7 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from receval.analysis.attacks import (
+from receval.data import load
+from receval.split import holdout
+from receval.studies.attacks import (
     attack_experiment,
     choose_targets,
     detect_attackers,
@@ -32,8 +34,6 @@ from receval.analysis.attacks import (
     plot_attack_experiment,
     summarize_attack_experiment,
 )
-from receval.data import load
-from receval.split import holdout
 
 
 def main() -> int:

@@ -20,9 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from receval.analysis.partitions import coherence_split_experiment
 from receval.cli.coherence import model_factories
 from receval.data import load
+from receval.studies.partitions import coherence_split_experiment
 
 
 def main() -> int:

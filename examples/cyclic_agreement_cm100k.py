@@ -26,12 +26,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from receval.analysis.agreement import kendall_agreement, tau_curve
 from receval.cli.simulate import DEFAULT_ALGORITHMS
 from receval.data import load
 from receval.report.cyclic import write_outputs
 from receval.simulate import simulate_many
 from receval.split import holdout
+from receval.stats.agreement import kendall_agreement, tau_curve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CONFIGS = DEFAULT_ALGORITHMS  # the thesis' seven non-personalised configurations

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from receval.analysis.axioms import AXIOMS, axiom_table, check_axioms, markdown, standard_metrics
 from receval.errors import ConfigError
 from receval.metrics.aspects import ab_ndcg
+from receval.studies.axioms import AXIOMS, axiom_table, check_axioms, markdown, standard_metrics
 
 
 def ab(r, t, a, tr, **kw):

@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from receval.analysis import metaeval as me
 from receval.errors import ConfigError
+from receval.studies import metaeval as me
 
 
 def _world(n_users=40, n_items=60, seed=0):

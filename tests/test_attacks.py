@@ -9,7 +9,11 @@ import pandas as pd
 import pytest
 
 from receval import Interactions
-from receval.analysis.attacks import (
+from receval.data.synthetic import generate
+from receval.errors import ConfigError, DataError
+from receval.recommenders import make
+from receval.split import holdout
+from receval.studies.attacks import (
     attack_effect,
     attack_experiment,
     choose_targets,
@@ -21,10 +25,6 @@ from receval.analysis.attacks import (
     plot_attack_experiment,
     summarize_attack_experiment,
 )
-from receval.data.synthetic import generate
-from receval.errors import ConfigError, DataError
-from receval.recommenders import make
-from receval.split import holdout
 
 
 @pytest.fixture(scope="module")

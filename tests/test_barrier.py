@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from receval.analysis.barrier import check_overfitting, magic_barrier, pair_statistics
 from receval.data.interactions import Interactions, RatingScale
 from receval.errors import DataError
+from receval.stats.barrier import check_overfitting, magic_barrier, pair_statistics
 
 
 def _rerated(n_users=300, pairs_per_user=30, m=5, seed=0):
@@ -108,7 +108,7 @@ def test_check_overfitting_per_user_and_result_object():
 
 
 def test_per_user_intervals_in_blocks(monkeypatch):
-    import receval.analysis.barrier as barrier
+    import receval.stats.barrier as barrier
 
     data, sigma = _rerated(n_users=40, pairs_per_user=15)
     monkeypatch.setattr(barrier, "_BOOT_CELLS", 7 * 200)  # blocks of 7 users

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receval.analysis.coherence import GAMMAS, coherence, coherence_all
 from receval.data.interactions import Interactions, RatingScale
 from receval.errors import DataError
+from receval.stats.coherence import GAMMAS, coherence, coherence_all
 
 # Figure 1 of the paper: six items, "ah" is both Action and Horror.
 GENRES = pd.DataFrame(

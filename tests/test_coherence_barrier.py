@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from receval.analysis.barrier import magic_barrier
-from receval.analysis.coherence import coherence_barrier_correlation
 from receval.data import synthetic
+from receval.stats.barrier import magic_barrier
+from receval.stats.coherence import coherence_barrier_correlation
 
 M = 5
 
@@ -68,7 +68,7 @@ def test_correlation_table_weighted_std_ahead_of_random(truth):
 def test_overfitting_check_on_an_evaluate_result(truth):
     """A predictor that knows each row's realised rating beats the barrier: flagged."""
     from receval import evaluate
-    from receval.analysis.barrier import check_overfitting
+    from receval.stats.barrier import check_overfitting
 
     barrier = magic_barrier(truth.data, ddof=1, n_bootstrap=0)
     test = truth.data.deduplicate("last").to_frame()

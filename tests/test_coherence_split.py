@@ -6,17 +6,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from receval.analysis.coherence import coherence
-from receval.analysis.partitions import (
+from receval.data.interactions import Interactions
+from receval.data.synthetic import generate
+from receval.errors import ConfigError, DataError
+from receval.split import kfold_per_user
+from receval.stats.coherence import coherence
+from receval.studies.partitions import (
     MODELS,
     coherence_partitions,
     coherence_split_experiment,
     difficult_users,
 )
-from receval.data.interactions import Interactions
-from receval.data.synthetic import generate
-from receval.errors import ConfigError, DataError
-from receval.split import kfold_per_user
 
 
 def test_difficult_users_least_coherent_share():

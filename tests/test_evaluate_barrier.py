@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 
 import receval
-from receval.analysis.barrier import magic_barrier
 from receval.data.synthetic import generate_with_truth
 from receval.errors import MetricError
 from receval.split import holdout
+from receval.stats.barrier import magic_barrier
 
 
 @pytest.fixture(scope="module")

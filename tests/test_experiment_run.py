@@ -220,8 +220,8 @@ def test_cli_run_and_results(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_compare_configurations_with_paired_tests(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from receval.analysis.significance import paired_ttest
     from receval.experiment.runner import compare
+    from receval.stats.significance import paired_ttest
 
     res = compare(ResultStore(reference), "ndcg@5", baseline="random()")
     assert len(res) == 4 and set(res["b"]) == {"random()"} and res["pvalue_adj"].notna().all()

@@ -7,7 +7,10 @@ import pandas as pd
 import pytest
 
 from receval import Interactions
-from receval.analysis.freshness import (
+from receval.data.synthetic import generate
+from receval.errors import ConfigError, DataError
+from receval.split import holdout
+from receval.studies.freshness import (
     item_cold_start,
     item_cold_start_split,
     jaccard_distance,
@@ -15,9 +18,6 @@ from receval.analysis.freshness import (
     reactivity,
     window_freshness,
 )
-from receval.data.synthetic import generate
-from receval.errors import ConfigError, DataError
-from receval.split import holdout
 
 
 def test_jaccard_distance_hand_made():

@@ -84,7 +84,7 @@ def test_significance_marks_match_scipy_and_statsmodels():
 
 
 def test_bootstrap_table_matches_significance_bootstrap():
-    from receval.analysis.significance import bootstrap_ci
+    from receval.stats.significance import bootstrap_ci
 
     rng = np.random.default_rng(0)
     v = rng.random(50)

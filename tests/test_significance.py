@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from receval.analysis.significance import (
+from receval.errors import DataError
+from receval.stats.significance import (
     bootstrap_ci,
     cohens_d_paired,
     compare_systems,
@@ -19,7 +20,6 @@ from receval.analysis.significance import (
     permutation_test,
     wilcoxon_test,
 )
-from receval.errors import DataError
 
 
 def _pairs(seed: int, n: int, shift: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
@@ -133,7 +133,7 @@ def test_compare_systems_pairs_users_and_corrects() -> None:
 
 
 def test_rank_agreement_against_scipy_and_directions() -> None:
-    from receval.analysis.significance import rank_agreement, system_agreement
+    from receval.stats.significance import rank_agreement, system_agreement
 
     rng = np.random.default_rng(4)
     a, b = rng.random(12), rng.random(12)

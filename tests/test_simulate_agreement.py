@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from receval.analysis.agreement import (
+from receval.cli import main
+from receval.errors import MetricError
+from receval.stats.agreement import (
     kendall_tau,
     metric_values,
     quality_ranks,
     ranks_over_time,
     tau_curve,
 )
-from receval.cli import main
-from receval.errors import MetricError
 
 
 def _tables(recall, fallout, rounds=1):

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from receval import Interactions
-from receval.analysis.slicing import (
+from receval.errors import DataError
+from receval.studies.slicing import (
     compare_slices,
     evaluate_slices,
     item_groups,
@@ -16,7 +17,6 @@ from receval.analysis.slicing import (
     time_groups,
     user_groups,
 )
-from receval.errors import DataError
 
 
 def _data(seed: int = 0, n: int = 2000) -> Interactions:

@@ -43,10 +43,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from receval.analysis.barrier import MagicBarrier, OverfittingCheck, check_overfitting
 from receval.data.interactions import Interactions
 from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric
+from receval.stats.barrier import MagicBarrier, OverfittingCheck, check_overfitting
 
 __all__ = ["EvaluationResult", "evaluate", "to_rankings"]
 
@@ -133,7 +133,7 @@ def evaluate(
     unknown_users
         Users of the recommendations absent from the truth: ``"warn"`` and drop, or ``"error"``.
     barrier
-        A magic-barrier estimate (:func:`receval.analysis.barrier.magic_barrier`, from
+        A magic-barrier estimate (:func:`receval.stats.barrier.magic_barrier`, from
         re-ratings of the same users): an RMSE below it is flagged in
         ``result.overfitting`` and by a warning.
     """

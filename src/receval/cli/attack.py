@@ -7,8 +7,8 @@
 
 The data are split by a seeded random holdout; the algorithm is fitted on the
 training part and on the training part plus the fake profiles
-(:func:`receval.analysis.attacks.inject`), and
-:func:`receval.analysis.attacks.attack_effect` compares them: prediction shift of the
+(:func:`receval.studies.attacks.inject`), and
+:func:`receval.studies.attacks.attack_effect` compares them: prediction shift of the
 target over the real users who have not rated it, hit ratio of the target in their
 top-k lists before and after, its mean rank, and ``ndcg@k`` / ``precision@k`` on the
 test part. ``--filler`` is a fraction of the catalogue (``0.05``) or a count (``30``).
@@ -83,10 +83,10 @@ def attack_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
 ) -> None:
     """Inject a shilling attack into the training part and report how the algorithm's output moves."""
-    from receval.analysis.attacks import attack_effect, detect_attackers, detection_quality, inject
     from receval.recommenders import make, parse_params
     from receval.simulate.core import default_threshold
     from receval.split import holdout
+    from receval.studies.attacks import attack_effect, detect_attackers, detection_quality, inject
 
     fill = parse_filler(filler)
     ratings = load_data(data, format)

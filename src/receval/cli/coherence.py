@@ -77,7 +77,7 @@ def coherence_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres)."""
-    from receval.analysis.coherence import coherence
+    from receval.stats.coherence import coherence
 
     coh = coherence(_load(data, format, aspects, scale), gamma)
     summary = {k: _finite(v) if isinstance(v, float) else v for k, v in coh.summary().items()}
@@ -122,7 +122,7 @@ def barrier_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Magic barrier (Algorithm 1 of Said & Bellogín 2018) from repeated ratings."""
-    from receval.analysis.barrier import check_overfitting, magic_barrier
+    from receval.stats.barrier import check_overfitting, magic_barrier
 
     if ddof not in (0, 1):
         raise ConfigError(f"--ddof {ddof}: use 0 (the paper's 1/m) or 1 (unbiased)")
@@ -217,7 +217,7 @@ def coherence_split_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
     """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
-    from receval.analysis.partitions import coherence_split_experiment
+    from receval.studies.partitions import coherence_split_experiment
 
     names = [m.strip() for m in models.split(",") if m.strip()]
     if folds < 2:

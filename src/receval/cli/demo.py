@@ -161,8 +161,8 @@ def _rating_prediction(train, test) -> pd.DataFrame:
 
 
 def _cyclic(train, test, threshold: float, rounds: int, seed: int) -> tuple[pd.DataFrame, dict[str, float]]:
-    from receval.analysis.agreement import kendall_agreement
     from receval.simulate import simulate
+    from receval.stats.agreement import kendall_agreement
 
     final = {}
     for name in DEMO_CYCLIC:

@@ -125,8 +125,8 @@ def evaluate_command(
     aspect_frame = read_table(aspects, "aspects", ("item", "aspect")) if aspects is not None else None
     barrier = None
     if barrier_data is not None:
-        from receval.analysis.barrier import magic_barrier
         from receval.data.interactions import Interactions
+        from receval.stats.barrier import magic_barrier
 
         rerated = Interactions.from_frame(read_table(barrier_data, "barrier data", ("user", "item", "rating")))
         barrier = magic_barrier(rerated, ddof=1, n_bootstrap=0)

@@ -3,7 +3,7 @@
 Loads the data (its item aspects, e.g. MovieLens genres, or ``--aspects FILE`` with
 columns ``item,aspect``), splits it by a seeded random holdout, trains each system of
 ``--systems`` (names of ``receval algorithms``), recommends top-k lists excluding the
-training items, and runs the three experiments of :mod:`receval.analysis.metaeval`:
+training items, and runs the three experiments of :mod:`receval.studies.metaeval`:
 swap correlation, discriminative power, robustness to incompleteness. Tables (CSV)
 and figures (PNG) go to ``--out``; a summary is printed.
 
@@ -70,7 +70,6 @@ def metaeval_command(
     import numpy as np
     import pandas as pd
 
-    from receval.analysis import metaeval as me
     from receval.atomic import write_frame
     from receval.cli.common import load_data
     from receval.cli.evaluate import read_table
@@ -78,6 +77,7 @@ def metaeval_command(
     from receval.metrics.registry import parse_metric, parse_metric_list
     from receval.recommenders import make, recommend
     from receval.split import holdout
+    from receval.studies import metaeval as me
 
     metric_list = parse_metric_list(metrics)
     for m in metric_list:

@@ -83,9 +83,9 @@ def simulate_command(
     as_json: bool = typer.Option(False, "--json", help="Print the final metrics and Kendall's τ as JSON."),
 ) -> None:
     """Recommend, read feedback, learn, repeat: Precision/Recall/AntiPrecision/Fallout per round."""
-    from receval.analysis.agreement import kendall_agreement
     from receval.simulate import default_threshold, simulate_many
     from receval.split import holdout
+    from receval.stats.agreement import kendall_agreement
 
     names = [a.strip() for a in algorithms.split(",") if a.strip()]
     if not names:

@@ -4,7 +4,7 @@ Importing this module registers them in :data:`receval.experiment.protocols.PROT
 
 - ``cyclic``: :func:`receval.simulate.simulate` on the task's split; the aggregates
   are the metrics at the last round, the whole trajectory goes to ``trajectories``.
-- ``coherence-split``: :func:`receval.analysis.partitions.coherence_split_experiment`
+- ``coherence-split``: :func:`receval.studies.partitions.coherence_split_experiment`
   for one recommender (it runs its own per-user k-fold); the aggregates are the five
   models' relative RMSE per ``p`` (``All-Easy(p=0.1)`` ...), the tables
   ``coherence`` (the paper's Table 6 rows) and ``coherence_rmse`` (absolute RMSE).
@@ -96,7 +96,7 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
 )
 def coherence_split(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """The five-model experiment for the task's recommender; relative RMSE per p as aggregates."""
-    from receval.analysis.partitions import coherence_split_experiment
+    from receval.studies.partitions import coherence_split_experiment
 
     data = dataset.data.deduplicate("last") if dataset.data.has_duplicates else dataset.data
     label = task.recommender or task.algorithm or "model"
@@ -144,7 +144,7 @@ def _plain(frame: Any) -> Any:
     description="meta-evaluation of metrics: swap correlation, discriminative power, robustness to incompleteness",
 )
 def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """The three meta-evaluation experiments of :mod:`receval.analysis.metaeval` for the config's metrics.
+    """The three meta-evaluation experiments of :mod:`receval.studies.metaeval` for the config's metrics.
 
     The systems are the ``systems`` algorithms (default parameters) trained on the
     task's training part, ranking ``k`` items for every test user; the truth is the
@@ -152,9 +152,9 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """
     import numpy as np
 
-    from receval.analysis import metaeval as me
     from receval.errors import ConfigError
     from receval.recommenders import make, recommend
+    from receval.studies import metaeval as me
 
     train, test = split_for(task, dataset.data)
     if dataset.data.aspects is None:

@@ -5,10 +5,10 @@ Importing this module registers the protocol in
 in the main process and in every worker.
 
 A task takes its split's training part, attacks ``n_targets`` mid-popularity target
-items (:func:`receval.analysis.attacks.choose_targets`, or the ``targets`` given as
+items (:func:`receval.studies.attacks.choose_targets`, or the ``targets`` given as
 original ids), each on its own, with ``attack`` at ``size`` and ``filler``, fits the
 task's recommender on the clean and on each attacked training set, and reports the
-means over targets of :func:`receval.analysis.attacks.attack_effect` as aggregates:
+means over targets of :func:`receval.studies.attacks.attack_effect` as aggregates:
 ``prediction_shift``, ``hit_ratio_before``, ``hit_ratio_after``, ``rank_before``,
 ``rank_after``, ``rank_shift`` and, for each metric of the configuration,
 ``<metric>_before``, ``<metric>_after`` and ``<metric>_change`` on the test part. The
@@ -50,7 +50,7 @@ __all__: list[str] = []
 )
 def attack(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """Attack each target on its own; aggregates are the means over targets."""
-    from receval.analysis.attacks import attack_effect, choose_targets, inject
+    from receval.studies.attacks import attack_effect, choose_targets, inject
 
     train, test = split_for(task, dataset.data)
     opts = task.options

@@ -506,7 +506,7 @@ def _metrics(chk: _Checker, values: list[Any], proto: Any) -> tuple[str, ...]:
 
 
 def _slices(chk: _Checker, table: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    from receval.analysis.slicing import SLICERS
+    from receval.studies.slicing import SLICERS
 
     chk.keys(table, dict.fromkeys(SLICE_DIMENSIONS, list), ("slices",), "in [slices]")
     out = {}

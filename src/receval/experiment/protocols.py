@@ -274,7 +274,7 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         per_user=long_per_user(per_user.drop(columns="user"), index, dataset.data.user_ids),
     )
     if task.slices:
-        from receval.analysis.slicing import evaluate_slices
+        from receval.studies.slicing import evaluate_slices
 
         out.tables["slices"] = evaluate_slices(wide, train, test, task.slices, user_features=dataset.user_features)
     return out

@@ -206,13 +206,13 @@ def compare(
 
     Each user's ``metric`` value is averaged over the seeds/folds that evaluated them,
     then configurations are compared over their common users with
-    :func:`~receval.analysis.significance.compare_systems` (or, with ``slices=True``, within
-    every slice group with :func:`~receval.analysis.slicing.compare_slices`).
+    :func:`~receval.stats.significance.compare_systems` (or, with ``slices=True``, within
+    every slice group with :func:`~receval.studies.slicing.compare_slices`).
     ``baseline`` is a configuration label as shown by ``receval results`` without the
     data set prefix (e.g. ``popularity()``); all pairs when omitted.
     """
-    from receval.analysis.significance import compare_systems
-    from receval.analysis.slicing import compare_slices
+    from receval.stats.significance import compare_systems
+    from receval.studies.slicing import compare_slices
 
     tasks = store.read("tasks")
     tasks = tasks[tasks["status"] == "ok"].assign(system=lambda t: _configs(t).str.split("/", n=1).str[-1])

@@ -24,8 +24,8 @@ from typing import Any
 
 import pandas as pd
 
-from receval.analysis.agreement import ranks_over_time, tau_curve
 from receval.atomic import atomic_write, write_frame
+from receval.stats.agreement import ranks_over_time, tau_curve
 
 __all__ = ["plot_curves", "plot_ranks", "write_outputs"]
 

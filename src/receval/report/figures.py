@@ -9,14 +9,14 @@ figure: nothing here draws an empty figure. Save with :func:`receval.report.styl
   tail with the MAR/MNAR diagnostic of :func:`receval.data.stats.dataset_stats`, user
   activity);
 - one-shot: :func:`bootstrap_table` + :func:`metric_bars` (means with bootstrap CIs of
-  :func:`receval.analysis.significance.bootstrap_ci`), :func:`precision_recall`
+  :func:`receval.stats.significance.bootstrap_ci`), :func:`precision_recall`
   (over cutoffs), :func:`slice_heatmap`;
 - cyclic: :func:`cyclic_curves` (cumulative and normalised metrics vs round),
-  :func:`tau_plot` (Kendall τ of :func:`receval.analysis.agreement.tau_curve`),
-  :func:`rank_plot` (:func:`receval.analysis.agreement.ranks_over_time`);
+  :func:`tau_plot` (Kendall τ of :func:`receval.stats.agreement.tau_curve`),
+  :func:`rank_plot` (:func:`receval.stats.agreement.ranks_over_time`);
 - aspects: :func:`swap_curves`, :func:`discriminative_bars`, :func:`incompleteness_plot`;
 - coherence: :func:`coherence_curves` (the figure of
-  :meth:`receval.analysis.partitions.CoherenceSplitResult.plot` in this style).
+  :meth:`receval.studies.partitions.CoherenceSplitResult.plot` in this style).
 
 Examples
 --------
@@ -154,7 +154,7 @@ def bootstrap_table(
     are left out; a cell with fewer than two users gets no CI.
     """
     _need(per_user, ["system", "user", "metric", "value"], "bootstrap table")
-    from receval.analysis.significance import bootstrap_ci
+    from receval.stats.significance import bootstrap_ci
 
     means = per_user.groupby(["system", "metric", "user"], sort=False, observed=True)["value"].mean().dropna()
     order = {m: i for i, m in enumerate(dict.fromkeys(per_user["metric"]))}
@@ -461,12 +461,12 @@ _COHERENCE_COLOURS = {
 def coherence_curves(table: pd.DataFrame, *, gamma: str = "wstd", folds: int = 5, avg: str = "users"):
     """Relative RMSE vs p per model with the rating ratio (``coherence`` table), one panel per recommender.
 
-    Draws :meth:`~receval.analysis.partitions.CoherenceSplitResult.plot` and gives its lines
+    Draws :meth:`~receval.studies.partitions.CoherenceSplitResult.plot` and gives its lines
     Okabe–Ito colours (difficult: vermillion, easy: blue; dashed when trained on all users).
     """
     _need(table, ["p", "All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy", "Avg", "rating_ratio"], "coherence curves")
-    from receval.analysis.partitions import CoherenceSplitResult
     from receval.report.style import styled
+    from receval.studies.partitions import CoherenceSplitResult
 
     rec = "recommender" if "recommender" in table.columns else None
     if rec is None:

@@ -166,7 +166,7 @@ def significance_marks(per_user: pd.DataFrame, metric: str, best: str, *, correc
     >>> significance_marks(pu, "m", "a")["b"] < 0.05
     True
     """
-    from receval.analysis.significance import compare_systems
+    from receval.stats.significance import compare_systems
 
     part = per_user[per_user["metric"] == metric] if per_user["metric"].nunique() > 1 else per_user
     part = part[part["value"].notna()]
@@ -591,7 +591,7 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
 
 
 def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
-    from receval.analysis.agreement import ranks_over_time, tau_curve
+    from receval.stats.agreement import ranks_over_time, tau_curve
 
     traj = results.get("trajectories")
     if traj is None or traj.empty:

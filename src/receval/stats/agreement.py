@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from receval.analysis.significance import _kendall_tau
 from receval.errors import MetricError
+from receval.stats.significance import _kendall_tau
 
 __all__ = [
     "HIGHER_IS_BETTER",

@@ -325,7 +325,7 @@ def coherence_barrier_correlation(
     train
         Training interactions with item attributes (ids shared with the barrier's data).
     barrier
-        A :class:`~receval.analysis.barrier.MagicBarrier` or a Series of per-user barriers
+        A :class:`~receval.stats.barrier.MagicBarrier` or a Series of per-user barriers
         keyed by original user id.
 
     Returns
@@ -335,7 +335,7 @@ def coherence_barrier_correlation(
     """
     from scipy import stats
 
-    from receval.analysis.barrier import MagicBarrier
+    from receval.stats.barrier import MagicBarrier
 
     b = barrier.users["barrier"] if isinstance(barrier, MagicBarrier) else pd.Series(barrier, dtype=float)
     b = b.dropna()

@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from receval.analysis.significance import bootstrap_ci, compare_systems
 from receval.errors import ConfigError, DataError
+from receval.stats.significance import bootstrap_ci, compare_systems
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -325,7 +325,7 @@ def compare_slices(
     by: Sequence[str] = ("dimension", "slice", "group", "metric"),
     **kwargs: Any,
 ) -> pd.DataFrame:
-    """:func:`~receval.analysis.significance.compare_systems` within every slice group.
+    """:func:`~receval.stats.significance.compare_systems` within every slice group.
 
     ``table`` holds several systems' sliced per-user values (a ``system`` column plus
     the columns of :func:`evaluate_slices`); ``kwargs`` go to ``compare_systems``

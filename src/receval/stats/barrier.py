@@ -32,7 +32,7 @@ __all__ = ["MagicBarrier", "OverfittingCheck", "pair_statistics", "magic_barrier
 _BOOT_CELLS = 16_000_000  # bootstrap replicate values held at once (128 MB)
 _NO_RERATINGS = (
     "the magic barrier needs repeated ratings of the same (user, item) pair (m >= 2), "
-    "and {what}. Alternatives: user coherence (receval.analysis.coherence, `receval coherence`) "
+    "and {what}. Alternatives: user coherence (receval.stats.coherence, `receval coherence`) "
     "predicts which users are noisy from ordinary training data; or simulate re-ratings with a "
     "known noise level with receval.data.synthetic.generate_with_truth(..., reratings=5, noise=(0.1, 0.5))."
 )

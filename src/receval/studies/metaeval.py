@@ -15,7 +15,7 @@ Three experiments, each for any list of registry metric strings (``"ab_ndcg@10"`
 - :func:`discriminative_power` — the systems and their distorted copies (each list
   position replaced, with probability = strength, by a random catalogue item not in the
   list, seeded), paired tests between every pair of runs (paired t-test and paired
-  randomisation test from :mod:`receval.analysis.significance`, over the users both
+  randomisation test from :mod:`receval.stats.significance`, over the users both
   score), the share of pairs separated at p < ``level``.
 - :func:`incompleteness` — remove a fraction x of the truth ratings (uniformly, seeded),
   rank the systems by each metric with full and reduced truth, Kendall's τ between the
@@ -48,10 +48,10 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy import stats
 
-from receval.analysis.significance import paired_ttest, permutation_test
 from receval.atomic import write_figure
 from receval.errors import ConfigError
 from receval.metrics.registry import MetricInput, parse_metric
+from receval.stats.significance import paired_ttest, permutation_test
 
 __all__ = ["per_user", "swap_correlation", "discriminative_power", "incompleteness", "plot_metaeval", "distort"]
 

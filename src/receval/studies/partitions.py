@@ -44,10 +44,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from receval.analysis.coherence import GAMMAS, coherence
 from receval.atomic import write_figure
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+from receval.stats.coherence import GAMMAS, coherence
 
 __all__ = [
     "MODELS",

@@ -350,7 +350,7 @@ def rank_agreement(
     ``a[i]`` and ``b[i]`` are system i's values under the two metrics; a metric where
     lower is better (fallout, RMSE ...) is negated first, so +1 always means the two
     metrics order the systems identically from best to worst (the convention of
-    :mod:`receval.analysis.agreement`, which does the same for cyclic trajectories).
+    :mod:`receval.stats.agreement`, which does the same for cyclic trajectories).
     Systems with a NaN under either metric are left out.
 
     >>> rank_agreement([0.3, 0.2, 0.1], [0.01, 0.02, 0.03], higher_is_better=(True, False))

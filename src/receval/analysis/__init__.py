@@ -1,1 +1,0 @@
-"""Analyses over data and results: significance, agreement, magic barrier and coherence, axioms."""
