@@ -8,14 +8,40 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import SHARED_DATA
 from receval.cli import main
 from receval.experiment import expand, load_config
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
 
 
-def _needs_shared_data(path: Path) -> list[str]:
-    return re.findall(r'path = "(/work/shared/data/[^"]+)"', path.read_text())
+def _written_paths(path: Path) -> list[str]:
+    return re.findall(r'^path = "([^"]+)"', path.read_text(), flags=re.M)
+
+
+def _data_paths(path: Path) -> list[Path]:
+    """The data folders a config names, resolved as the runner resolves them (against the config's folder)."""
+    return [(path.parent / found).resolve() for found in _written_paths(path)]
+
+
+def test_example_data_paths_are_relative_to_the_config() -> None:
+    # An absolute path names one machine's folders: on any other the example would only skip.
+    written = [(example.name, found) for example in EXAMPLES for found in _written_paths(example)]
+    assert written and not [pair for pair in written if Path(pair[1]).is_absolute()]
+    assert all(str(folder).startswith(str(SHARED_DATA)) for example in EXAMPLES for folder in _data_paths(example))
+
+
+def test_runner_resolves_a_relative_path_against_the_config(tmp_path: Path) -> None:
+    (tmp_path / "cfg").mkdir()
+    data = tmp_path / "data.csv"
+    data.write_text("user,item,rating\n1,1,5\n1,2,3\n2,1,4\n2,2,2\n")
+    config = tmp_path / "cfg" / "exp.toml"
+    config.write_text(
+        'name = "rel"\nseeds = [0]\nmetrics = ["rmse"]\n[datasets.d]\npath = "../data.csv"\nformat = "csv"\n'
+        '[protocol]\nname = "one-shot"\n[recommenders.gm]\nalgorithm = "global-mean"\n'
+    )
+    spec = load_config(config).datasets["d"]
+    assert spec.path == "../data.csv" and Path(spec.resolved_path).resolve() == data.resolve()
 
 
 def test_quickstart_is_a_grid_of_at_least_20_tasks() -> None:
@@ -33,8 +59,11 @@ def test_example_configs_validate(path: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_runs_quick(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for folder in _needs_shared_data(path):
-        if not Path(folder).exists():
+    for folder in _data_paths(path):
+        # With ../shared/data present, a real-data example must run: a missing folder is a broken example.
+        if not folder.exists():
+            if SHARED_DATA.exists():
+                pytest.fail(f"{path.name} names {folder}, which does not exist although {SHARED_DATA} does")
             pytest.skip(f"real data not available: {folder}")
     status = main(["run", str(path), "--out", str(tmp_path / "out"), "--quick"])
     out = capsys.readouterr().out

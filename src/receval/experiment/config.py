@@ -191,6 +191,16 @@ class DatasetSpec:
     filters: Mapping[str, Any] = field(default_factory=dict)
     generate: Mapping[str, Any] | None = None
     threshold: float | None = None
+    # The folder a relative ``path`` is resolved against (the config file's folder). Not part
+    # of the data set's identity: the same config names the same data on every machine.
+    base: str | None = field(default=None, compare=False)
+
+    @property
+    def resolved_path(self) -> str | None:
+        """``path`` resolved against the config file's folder when it is relative."""
+        if self.path is None or self.base is None or Path(self.path).is_absolute():
+            return self.path
+        return str(Path(self.base) / self.path)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON-able description (part of every task id that uses this data set)."""
@@ -395,6 +405,7 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
             filters=dict(filters),
             generate=None if "generate" not in entry else dict(entry["generate"]),
             threshold=None if "threshold" not in entry else float(entry["threshold"]),
+            base=None if chk.path.startswith("<") else str(Path(chk.path).resolve().parent),
         )
     return out
 

@@ -57,7 +57,7 @@ def _path(spec: DatasetSpec) -> str:
         from receval.data.registry import fetch
 
         return str(fetch(spec.name))
-    return str(spec.path)
+    return str(spec.resolved_path)
 
 
 def apply_filters(data: Interactions, filters: Mapping[str, Any], *, label: str = "") -> Interactions:
