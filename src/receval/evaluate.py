@@ -43,12 +43,14 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, aspect_matrix
+from receval.data.vocab import extend as _extend
+from receval.data.vocab import index_of as _index_of
 from receval.errors import DataError, MetricError
-from receval.metrics.registry import Metric, MetricInput, parse_metric
+from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.barrier import MagicBarrier, OverfittingCheck, check_overfitting
 
-__all__ = ["EvaluationResult", "evaluate", "to_rankings"]
+__all__ = ["EvaluationResult", "evaluate", "evaluate_model", "to_rankings"]
 
 
 @dataclass
@@ -68,12 +70,20 @@ class EvaluationResult:
     overfitting : OverfittingCheck or None
         With ``barrier=`` and an RMSE metric: the comparison of the users' RMSE with
         their magic barrier (``flagged`` when below: the model fits rating noise).
+    rankings : ndarray or None
+        From :func:`evaluate_model`: the top-k item indices (padded with -1) of the
+        evaluated users, one row per row of ``per_user`` (``None`` without list metrics).
+    predictions : DataFrame or None
+        From :func:`evaluate_model` with a rating predictor and error metrics: the
+        predictions ``user, item, prediction`` on the evaluated test pairs (original ids).
     """
 
     per_user: pd.DataFrame
     summary: dict[str, float]
     conventions: dict[str, object] = field(default_factory=dict)
     overfitting: OverfittingCheck | None = None
+    rankings: np.ndarray | None = None
+    predictions: pd.DataFrame | None = None
 
     def to_frame(self) -> pd.DataFrame:
         """The summary as a one-column DataFrame indexed by metric string."""
@@ -227,6 +237,129 @@ def evaluate(
     return result
 
 
+def evaluate_model(
+    model: object,
+    train: Interactions,
+    test: Interactions,
+    metrics: Sequence[str | Metric] | str,
+    *,
+    k: int = 10,
+    threshold: float | None = None,
+    seed: int = 0,
+    exclude_train: bool = True,
+    users: Sequence[int] | np.ndarray | None = None,
+    fitted: bool = False,
+    seed_model: bool = True,
+    negative_threshold: float | None = None,
+    empty_users: Literal["skip", "zero"] = "skip",
+    aspects: pd.DataFrame | None = None,
+    barrier: MagicBarrier | None = None,
+) -> EvaluationResult:
+    """Fit a model on ``train``, rank and predict for the test users, evaluate: the one-shot protocol.
+
+    The protocol's rules, written once (the experiment runner, the demo, the
+    studies and the command line all call this):
+
+    - **Model**: unless ``fitted``, a fresh copy (:func:`receval.recommenders.clone`;
+      the given model is left untouched) is fitted on ``train``; with ``seed_model``
+      its ``seed`` parameter, when it has one, is set to ``seed``. With ``fitted=True``
+      the model is used as is (already fitted on ``train``'s id space).
+    - **Users evaluated**: the test users with at least one rating, restricted to
+      ``users`` (user indices of the shared id space) when given.
+    - **Lists**: the top ``k`` items by the model's scores
+      (:func:`receval.recommenders.recommend`, ties broken by ``seed``), the user's
+      training items excluded when ``exclude_train``. Skipped when only error metrics
+      are asked.
+    - **Error metrics** (RMSE, MAE) use ``predict`` on the evaluated test pairs; a
+      model without ``predict`` (a pure ranker) gets NaN for them (summary and
+      per-user), and ``conventions["not_applicable"]`` names them.
+    - The lists are evaluated with :func:`evaluate` against the test ratings of those
+      users, ``train`` given for the metrics that need it.
+
+    ``train`` and ``test`` must share one id space (as :mod:`receval.split` makes
+    them). The result also carries the lists (``rankings``) and the predictions.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> from receval.recommenders import make
+    >>> from receval.split import holdout
+    >>> train, test = holdout(generate(60, 80, 1500, seed=0), test_fraction=0.2, seed=0)
+    >>> res = evaluate_model(make("popularity"), train, test, ["precision@5", "rmse"], k=5, threshold=4)
+    >>> res.rankings.shape == (res.conventions["users_evaluated"], 5)
+    True
+    >>> import math; math.isnan(res.summary["rmse"]), res.conventions["not_applicable"]
+    (True, ['rmse'])
+    >>> res2 = evaluate_model(make("biases"), train, test, "rmse")
+    >>> 0.5 < res2.summary["rmse"] < 2.0
+    True
+    """
+    from receval.recommenders import clone, recommend
+
+    given = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
+    specs = _parse_metrics(given)
+    for label, obj in (("train", train), ("test", test)):
+        if not isinstance(obj, Interactions):
+            raise DataError(f"evaluate_model: {label} must be a receval.Interactions, got {type(obj).__name__}")
+    if (train.n_users, train.n_items) != (test.n_users, test.n_items):
+        raise DataError(
+            f"train ({train.n_users} users x {train.n_items} items) and test ({test.n_users} x {test.n_items}) "
+            "must share one id space: split one Interactions with receval.split"
+        )
+    if not fitted:
+        model = clone(model, seed=seed if seed_model else None).fit(train)
+    truth = test
+    if users is not None:
+        wanted = np.zeros(test.n_users, dtype=bool)
+        wanted[np.asarray(users, dtype=np.int64)] = True
+        truth = test.subset(wanted[test.users])
+    eval_users = np.unique(truth.users)
+    errors = [label for label, spec in specs if spec.kind == "error"]
+    ranking = [label for label, spec in specs if spec.kind != "error"]
+    skipped = errors if errors and not hasattr(model, "predict") else []
+    asked = [m for m, (label, _) in zip(given, _labelled(given), strict=True) if label not in skipped]
+
+    items = None
+    if ranking:
+        items, _ = recommend(model, eval_users, int(k), exclude=train if exclude_train else None, seed=seed)
+    predictions = None
+    if errors and not skipped:
+        predictions = pd.DataFrame(
+            {
+                "user": truth.user_ids[truth.users],
+                "item": truth.item_ids[truth.items],
+                "prediction": np.asarray(model.predict(truth.users, truth.items), dtype=np.float64),
+            }
+        )
+    if asked:
+        result = evaluate(
+            items,
+            truth,
+            asked,
+            train=train,
+            threshold=threshold,
+            negative_threshold=negative_threshold,
+            aspects=aspects,
+            predictions=predictions,
+            empty_users=empty_users,
+            users=eval_users if items is not None else None,
+            barrier=barrier,
+        )
+    else:  # only error metrics, for a model that cannot predict
+        result = EvaluationResult(
+            pd.DataFrame({"user": truth.user_ids[eval_users]}), {}, {"users_evaluated": len(eval_users)}
+        )
+    for label in skipped:
+        result.per_user[label] = np.nan
+    order = [label for label, _ in specs]
+    result.summary = {label: result.summary.get(label, float("nan")) for label in order}
+    result.per_user = result.per_user[["user", *(label for label in order if label in result.per_user.columns)]]
+    result.conventions["not_applicable"] = skipped
+    result.rankings = items
+    result.predictions = predictions
+    return result
+
+
 def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> OverfittingCheck:
     label = next((label for label, spec in specs if spec.name == "rmse"), None)
     if label is None:
@@ -296,17 +429,22 @@ def _has(recommendations: object, column: str) -> bool:
     return isinstance(recommendations, pd.DataFrame) and column in recommendations.columns
 
 
-def _parse_metrics(metrics: Sequence[str | Metric] | str) -> list[tuple[str, Metric]]:
-    from receval.metrics.registry import parse_metric_list
+def _labelled(metrics: Sequence[str | Metric]) -> list[tuple[str, Metric]]:
+    """(label, parsed metric) of each metric: the string as given, or the Metric's canonical string."""
+    out = []
+    for m in metrics:
+        spec = parse_metric(m)
+        out.append((m.strip() if isinstance(m, str) else str(spec), spec))
+    return out
 
+
+def _parse_metrics(metrics: Sequence[str | Metric] | str) -> list[tuple[str, Metric]]:
     if isinstance(metrics, str):
         metrics = parse_metric_list(metrics)
     if not metrics:
         raise MetricError("no metrics asked; give e.g. metrics=['ndcg@10', 'recall@10']")
     out, seen = [], set()
-    for m in metrics:
-        spec = parse_metric(m)
-        label = m.strip() if isinstance(m, str) else str(spec)
+    for label, spec in _labelled(metrics):
         if label not in seen:
             seen.add(label)
             out.append((label, spec))
@@ -342,34 +480,6 @@ def _frame_to_interactions(frame: pd.DataFrame, what: str) -> Interactions:
         if col not in frame.columns:
             raise MetricError(f"{what} needs columns 'user' and 'item'; it has {list(frame.columns)}", column=col)
     return Interactions.from_frame(frame, rating="rating" if "rating" in frame.columns else None, name=what)
-
-
-def _index_of(space: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Positions (int32) of ``values`` in the array of unique ids ``space`` (-1 when absent)."""
-    if space.dtype.kind in "iu" and values.dtype.kind in "iu" and len(space) and len(values):
-        low, high = int(space.min()), int(space.max())
-        if 0 <= low and high <= max(10 * len(space), 1 << 20):  # dense table: one gather instead of hashing
-            table = np.full(high + 1, -1, dtype=np.int32)
-            table[space] = np.arange(len(space), dtype=np.int32)
-            if 0 <= int(values.min()) and int(values.max()) <= high:
-                return table[values]
-            out = np.full(len(values), -1, dtype=np.int32)
-            inside = (values >= 0) & (values <= high)
-            out[inside] = table[values[inside]]
-            return out
-    try:
-        return pd.Index(space).get_indexer(values).astype(np.int32)
-    except (TypeError, ValueError):
-        return pd.Index(space.astype(str)).get_indexer(values.astype(str)).astype(np.int32)
-
-
-def _extend(space: np.ndarray, new: np.ndarray) -> np.ndarray:
-    """``space`` followed by ``new`` ids, keeping a numeric dtype when both are numeric."""
-    if not len(new):
-        return space
-    if space.dtype.kind in "iuf" and new.dtype.kind in "iuf":
-        return np.concatenate([space, new])
-    return np.concatenate([space.astype(object), new.astype(object)])
 
 
 def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users: str):
@@ -493,15 +603,8 @@ def _aspects(aspects, truth: Interactions, train: Interactions | None, all_items
     if aspects is not None:
         if not isinstance(aspects, pd.DataFrame) or not {"item", "aspect"} <= set(aspects.columns):
             raise MetricError("aspects must be a DataFrame with columns 'item' and 'aspect'")
-        rows = _index_of(all_items, aspects["item"].to_numpy())
-        keep = rows >= 0
-        codes, _ = pd.factorize(aspects["aspect"].astype(str).to_numpy()[keep], sort=True)
-        m = sp.csr_matrix(
-            (np.ones(int(keep.sum())), (rows[keep], codes)),
-            shape=(len(all_items), max(int(codes.max(initial=-1)) + 1, 1)),
-        )
-        m.data[:] = 1.0
-        return m
+        m, _ = aspect_matrix(aspects, all_items, unknown="drop")  # items no list or truth holds do not matter
+        return m if m.shape[1] else sp.csr_matrix((len(all_items), 1))
     for source in (truth, train):
         if source is not None and source.aspects is not None:
             rows = _index_of(all_items, source.item_ids)

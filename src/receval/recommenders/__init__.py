@@ -22,8 +22,18 @@ training file unless ``--unknown global-mean`` or ``--unknown drop`` is given.
 [[-1], [0]]
 """
 
-from receval.recommenders.base import Predictor, Recommender, Scorer, Updatable
+from receval.recommenders.base import Predictor, Recommender, Scorer, Updatable, clone
 from receval.recommenders.registry import list_algorithms, make, parse_params
 from receval.recommenders.topn import recommend
 
-__all__ = ["Predictor", "Recommender", "Scorer", "Updatable", "list_algorithms", "make", "parse_params", "recommend"]
+__all__ = [
+    "Predictor",
+    "Recommender",
+    "Scorer",
+    "Updatable",
+    "clone",
+    "list_algorithms",
+    "make",
+    "parse_params",
+    "recommend",
+]

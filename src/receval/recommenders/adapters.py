@@ -45,7 +45,7 @@ class _Adapter(Recommender):
         self.algorithm = algorithm
         self.params = params
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"algorithm": self.algorithm, **self.params}
 
     def set_params(self, **params: Any) -> _Adapter:
