@@ -1,8 +1,11 @@
 """receval: rigorous offline evaluation of recommender systems.
 
-The flow, left to right (each stage imports only from the ones to its left)::
+The layers, bottom up (each imports only from the ones to its left; ``|`` joins siblings,
+which never import each other; :mod:`receval._layers` holds the order and
+``tests/test_layers.py`` enforces it)::
 
-    data -> split -> recommenders -> metrics -> evaluate/simulate -> analysis -> experiment -> report
+    errors -> atomic -> data -> split -> recommenders | metrics -> stats
+        -> evaluate | simulate -> studies -> experiment -> report -> cli
 
 Examples
 --------

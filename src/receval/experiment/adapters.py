@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from receval.experiment.grid import Task
+from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, split_for
 
 __all__: list[str] = []
@@ -92,7 +92,9 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
     uses_split=False,
     needs_metrics=False,
     metric_names=tuple,
-    description="easy vs difficult users by coherence: RMSE of the five training/test models (seed 002)",
+    description=(
+        "easy vs difficult users by coherence: RMSE of the five training/test models (Said & Bellogín, UMUAI 2018)"
+    ),
 )
 def coherence_split(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """The five-model experiment for the task's recommender; relative RMSE per p as aggregates."""

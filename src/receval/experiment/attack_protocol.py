@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from receval.experiment.grid import Task
+from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, split_for
 
 __all__: list[str] = []

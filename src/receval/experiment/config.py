@@ -54,8 +54,6 @@ receval.errors.ConfigError: demo.toml, line 2: unknown key 'sedes' at the top le
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -64,13 +62,15 @@ from pathlib import Path
 from typing import Any
 
 from receval.errors import ConfigError, ReceValError
+from receval.experiment import adapters, attack_protocol  # noqa: F401  (their import registers the built-in protocols)
+from receval.experiment.ids import stable_hash
+from receval.experiment.protocols import PROTOCOLS, get_protocol
 
 __all__ = [
     "DatasetSpec",
     "ExperimentConfig",
     "ProtocolSpec",
     "RecommenderSpec",
-    "canonical_json",
     "load_config",
     "parse_config",
     "SPLIT_METHODS",
@@ -110,19 +110,6 @@ _TOML_TYPES = {
     list: "an array",
     dict: "a table",
 }
-
-
-def canonical_json(value: Any) -> str:
-    """Deterministic JSON (sorted keys, no spaces) used for hashes and task ids.
-
-    >>> canonical_json({"b": [1, 2.5], "a": "x"})
-    '{"a":"x","b":[1,2.5]}'
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True)
-
-
-def _hash(value: Any, n: int = 16) -> str:
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:n]
 
 
 # ------------------------------------------------------------------ locations
@@ -218,7 +205,7 @@ class DatasetSpec:
     @property
     def key(self) -> str:
         """Short hash identifying the data set's content recipe."""
-        return _hash(self.as_dict(), 12)
+        return stable_hash(self.as_dict(), 12)
 
 
 @dataclass(frozen=True)
@@ -258,7 +245,7 @@ class ExperimentConfig:
     def hash(self) -> str:
         """Hash of the effective configuration without ``output`` (the store's identity)."""
         body = {k: v for k, v in self.effective.items() if k not in ("output", "quick")}
-        return _hash(body)
+        return stable_hash(body)
 
 
 # ------------------------------------------------------------------ parsing
@@ -338,8 +325,6 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
     datasets = _datasets(chk, effective.get("datasets", {}))
     split = _split(chk, effective.get("split", {"method": "holdout"}))
     protocol = _protocol(chk, effective.get("protocol", {"name": "one-shot"}))
-    from receval.experiment.protocols import get_protocol
-
     proto = get_protocol(protocol.name)
     recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
     metrics = _metrics(chk, effective.get("metrics", []), proto)
@@ -423,8 +408,6 @@ def _split(chk: _Checker, table: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
-    from receval.experiment.protocols import PROTOCOLS, get_protocol
-
     chk.type(table, dict, ("protocol",))
     name = table.get("name")
     if name is None:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from receval.errors import ConfigError
-from receval.experiment.grid import Task
+from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, get_protocol
 
 __all__ = ["TaskResult", "make_executor", "run_task", "EXECUTORS"]

@@ -28,47 +28,17 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any
 
 from receval.errors import ConfigError
-from receval.experiment.config import ExperimentConfig, canonical_json
+from receval.experiment.config import ExperimentConfig
+from receval.experiment.ids import Task, task_id
 from receval.experiment.protocols import get_protocol
 
 __all__ = ["Task", "expand", "grid_points"]
-
-
-@dataclass(frozen=True)
-class Task:
-    """One unit of work; ``id`` is the hash of every other field."""
-
-    id: str
-    dataset: str
-    dataset_key: str
-    split: Mapping[str, Any]
-    fold: int | None
-    recommender: str | None
-    algorithm: str | None
-    params: Mapping[str, Any]
-    protocol: str
-    options: Mapping[str, Any]
-    metrics: tuple[str, ...]
-    seed: int
-    slices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    varying: tuple[str, ...] = ()  # protocol options that vary in the grid (for labels; not hashed)
-
-    def describe(self) -> str:
-        """A short human-readable label: ``dataset/recommender(params) seed=s``."""
-        params = ",".join(f"{k}={v}" for k, v in self.params.items())
-        opts = ",".join(f"{k}={v}" for k, v in self.options.items() if k in self.varying)
-        parts = [self.dataset, f"{self.recommender}({params})" if self.recommender else self.protocol]
-        if opts:
-            parts.append(opts)
-        fold = f" fold={self.fold}" if self.fold is not None else ""
-        return "/".join(parts) + f" seed={self.seed}{fold}"
 
 
 def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -82,10 +52,6 @@ def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()
     keys = list(values)
     axes = [values[k] if isinstance(values[k], list) and k not in list_options else [values[k]] for k in keys]
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
-
-
-def _task_id(body: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(body).encode()).hexdigest()[:16]
 
 
 def expand(cfg: ExperimentConfig) -> list[Task]:
@@ -130,7 +96,7 @@ def expand(cfg: ExperimentConfig) -> list[Task]:
             "slices": {k: list(v) for k, v in cfg.slices.items()},
         }
         task = Task(
-            id=_task_id(body),
+            id=task_id(body),
             dataset=ds.label,
             dataset_key=ds.key,
             split=split,

@@ -23,7 +23,8 @@ from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig, load_config
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.executors import TaskResult, make_executor
-from receval.experiment.grid import Task, expand
+from receval.experiment.grid import expand
+from receval.experiment.ids import Task
 from receval.experiment.protocols import TaskOutput
 from receval.experiment.store import ResultStore
 
