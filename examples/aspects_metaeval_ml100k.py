@@ -1,4 +1,4 @@
-"""Meta-evaluate αβ-nDCG and the baselines on MovieLens 100K with its genres (SPEC §3.4).
+"""Meta-evaluate αβ-nDCG and the baselines on MovieLens 100K with its genres (Parapar & Radlinski, RecSys 2021).
 
 Six recommenders (random, popularity, item-kNN, user-kNN, biased MF, HKV) on a seeded
 80/20 holdout; their top-10 lists and distorted copies (strengths 0.1, 0.3, 0.5) are

@@ -1,4 +1,4 @@
-"""User coherence (seed 002, §3): worked example, naive-loop oracle, conventions, errors."""
+"""User coherence (Said & Bellogín, UMUAI 2018, §3): worked example, naive-loop oracle, conventions, errors."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ def test_accuracy_hand_computed() -> None:
 
 
 def test_micro_versus_macro_precision_recall() -> None:
-    # seed 003: Recall = Σ|R∩T| / Σ|T|, Precision = Σ|R∩T| / Σ|R|
+    # Xiang, Recommender System Practice, 2012: Recall = Σ|R∩T| / Σ|T|, Precision = Σ|R∩T| / Σ|R|
     truth = sp.csr_matrix(np.array([[1.0, 1, 1, 1, 0, 0], [0, 0, 0, 0, 1, 0]]))
     data = MetricInput(np.array([[0, 5], [4, 3]]), truth)
     assert _value("recall@2(agg=micro)", data) == pytest.approx(2 / 5)

@@ -42,7 +42,7 @@ _HISTOGRAM_BINS = 10
 
 
 def gini(values: np.ndarray) -> float:
-    """Gini coefficient of non-negative values, as SPEC §3.3 writes it.
+    """Gini coefficient of non-negative values, as Xiang, Recommender System Practice, 2012, ch. 1 writes it.
 
     ``G = 1/(n-1) Σ_j (2j - n - 1) p_j`` over the values sorted ascending, with
     ``p_j = v_j / Σ v`` and ``j = 1..n``: 0 when all are equal, 1 when one holds all.

@@ -1,4 +1,4 @@
-"""The recommender protocol (DESIGN.md): scikit-learn's estimator contract.
+"""The recommender protocol: scikit-learn's estimator contract (Buitinck et al., ECML PKDD workshop 2013).
 
 Any object with ``fit(train) -> self`` and ``score(users) -> (len(users), n_items)``
 is evaluable; ``predict(users, items)`` serves rating prediction and

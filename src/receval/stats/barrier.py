@@ -1,4 +1,4 @@
-"""The magic barrier: the lowest RMSE any rating predictor can reach (seed 002, §2).
+"""The magic barrier: the lowest RMSE any rating predictor can reach (Said & Bellogín, UMUAI 2018, §2).
 
 Ratings are ``r_ui = mu_ui + eps_ui`` with ``E[eps_ui] = 0``; the RMSE of the optimal
 predictor (the one that knows every ``mu_ui``) is ``B = sqrt(sum p(u,i) V[eps_ui])``.
@@ -319,7 +319,7 @@ class OverfittingCheck:
 def check_overfitting(
     rmse: float | pd.Series | Mapping[Any, float] | Any, barrier: MagicBarrier | pd.Series
 ) -> OverfittingCheck:
-    """Flag an RMSE below the magic barrier of the same users (seed 002: likely overfitting).
+    """Flag an RMSE below the magic barrier of the same users (Said & Bellogín, UMUAI 2018: likely overfitting).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""User coherence on an item-attribute space (seed 002, §3; Said & Bellogín, UMUAI 2018).
+"""User coherence on an item-attribute space (Said & Bellogín, UMUAI 2018, §3).
 
 ``C_u^gamma = - sum_a gamma_{u,a}`` where ``gamma_{u,a}`` is a statistic of ``u_a``, the
 ratings the user gave to items with attribute ``a`` (e.g. genre). The seven functions

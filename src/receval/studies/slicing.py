@@ -1,4 +1,6 @@
-"""Evaluation dimensions (seed 003): metrics per user, item and time slice, with statistics per slice.
+"""Evaluation dimensions: metrics per user, item and time slice, with statistics per slice.
+
+The dimensions of Xiang, Recommender System Practice, 2012, ch. 1.
 
 - **User slices** group users (activity quantiles, new vs returning, demographics when
   the data ships them); a per-user metric table is simply restricted to each group.
