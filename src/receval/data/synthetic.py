@@ -36,6 +36,18 @@ The generative model (every draw from one seeded :class:`numpy.random.Generator`
    adjacent (not by time: sort by ``timestamps`` for a log order; splits never depend
    on row order).
 
+**Exposure truth** (for debiased evaluation). ``generate_with_truth(sampling="bernoulli")``
+observes each pair independently with probability ``p_ui = min(1, κ a_u w_i)`` (``a_u`` the
+user's activity weight, ``κ`` set so that the expected number of pairs is ``n_ratings``; the
+count is then random): the propensity of every observed pair is exact.
+:meth:`SyntheticData.propensities` gives it per row; for the default successive sampling it
+gives the first-order inclusion probability of each user's ``counts[u]`` draws, by Rosén's
+(1997) approximation ``1 - exp(-λ_u w_i)`` with ``λ_u`` solving ``Σ_i (1 - exp(-λ_u w_i)) =
+counts[u]``. ``keep_complete=True`` also rates every unobserved pair (one rating each, noise
+drawn after everything else, so the observed data are unchanged) in
+:attr:`SyntheticData.complete`: the missing-at-random (complete-data) value of any metric is
+then known exactly.
+
 Because rounding and clipping change the noise, :class:`SyntheticData` reports both the
 declared ``σ_u`` and exact quantities of the observed-rating distribution
 (:meth:`SyntheticData.rating_moments`, :meth:`SyntheticData.magic_barrier`) plus the
@@ -49,6 +61,7 @@ from typing import Literal
 
 import numba
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 from scipy.special import ndtr
 
@@ -156,6 +169,11 @@ class SyntheticData:
         The noise standard deviation ``σ_u`` used for each user.
     item_popularity : ndarray of float64, shape (n_items,)
         The item exposure probabilities ``w_i`` (sum 1; uniform for MAR / complete data).
+    pair_propensity : ndarray of float64 or None
+        With ``sampling="bernoulli"``: the exact observation probability of each row's pair.
+    complete : Interactions or None
+        With ``keep_complete=True``: one rating for every (user, item) pair (the observed
+        pairs keep their first observed rating).
 
     Examples
     --------
@@ -171,6 +189,44 @@ class SyntheticData:
     user_noise: np.ndarray
     item_popularity: np.ndarray
     _preferences: _Preferences
+    pair_propensity: np.ndarray | None = None
+    complete: Interactions | None = None
+
+    def propensities(self) -> np.ndarray:
+        """The probability that each row's (user, item) pair is observed.
+
+        Exact for ``sampling="bernoulli"``; for successive sampling Rosén's (1997)
+        approximation of the inclusion probability given each user's number of pairs
+        (1 for complete data).
+
+        >>> t = generate_with_truth(n_users=30, n_items=40, n_ratings=300, sampling="bernoulli", seed=2)
+        >>> p = t.propensities()
+        >>> bool(0 < p.min() and p.max() <= 1), p.shape == (t.data.n_ratings,)
+        (True, True)
+        """
+        if self.pair_propensity is not None:
+            return self.pair_propensity
+        n_users, n_items = self.data.n_users, self.data.n_items
+        pairs = np.bincount(self.data.users, minlength=n_users) // max(1, self._reratings())
+        if pairs.sum() == n_users * n_items:
+            return np.ones(self.data.n_ratings)
+        lam = _inclusion_scale(self.item_popularity, pairs.astype(np.float64))
+        return -np.expm1(-lam[self.data.users] * self.item_popularity[self.data.items])
+
+    def propensity_table(self) -> pd.DataFrame:
+        """``user, item, propensity`` (original ids) of the distinct observed pairs."""
+        frame = pd.DataFrame(
+            {
+                "user": self.data.user_ids[self.data.users],
+                "item": self.data.item_ids[self.data.items],
+                "propensity": self.propensities(),
+            }
+        )
+        return frame.drop_duplicates(["user", "item"], ignore_index=True)
+
+    def _reratings(self) -> int:
+        n_pairs = len(np.unique(self.data.users.astype(np.int64) * self.data.n_items + self.data.items))
+        return self.data.n_ratings // max(n_pairs, 1)
 
     def true_rating(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """``μ_ui`` for any (user, item) index pairs, observed or not."""
@@ -226,6 +282,40 @@ class SyntheticData:
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
         return np.sqrt(means)
+
+
+@numba.njit(cache=True)
+def _inclusion_scale(w, counts):
+    """Per user, λ with Σ_i (1 - exp(-λ w_i)) = counts[u] (bisection on a log scale)."""
+    out = np.zeros(len(counts))
+    n = len(w)
+    for u in range(len(counts)):
+        c = counts[u]
+        if c <= 0:
+            continue
+        if c >= n:
+            out[u] = np.inf
+            continue
+        lo, hi = 0.0, 1.0
+        while True:
+            total = 0.0
+            for i in range(n):
+                total += 1.0 - np.exp(-hi * w[i])
+            if total >= c:
+                break
+            lo = hi
+            hi *= 2.0
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            total = 0.0
+            for i in range(n):
+                total += 1.0 - np.exp(-mid * w[i])
+            if total < c:
+                lo = mid
+            else:
+                hi = mid
+        out[u] = 0.5 * (lo + hi)
+    return out
 
 
 def _rating_moments(mu: np.ndarray, sigma: np.ndarray, scale: RatingScale) -> tuple[np.ndarray, np.ndarray]:
@@ -388,8 +478,19 @@ def generate_with_truth(
     familiar_fraction: float = 0.0,
     seed: int | np.random.Generator = 0,
     name: str | None = None,
+    sampling: Literal["successive", "bernoulli"] = "successive",
+    keep_complete: bool = False,
 ) -> SyntheticData:
     """As :func:`generate`, returning the data with its ground truth (:class:`SyntheticData`).
+
+    ``sampling="bernoulli"`` observes each pair independently with a known propensity
+    (the number of pairs is then random, ``n_ratings`` in expectation); ``keep_complete``
+    also rates every pair into :attr:`SyntheticData.complete` (see the module docstring).
+    The defaults give exactly the data of :func:`generate`.
+
+    >>> t = generate_with_truth(n_users=20, n_items=15, n_ratings=60, sampling="bernoulli", keep_complete=True)
+    >>> t.complete.n_ratings, bool(abs(t.data.n_ratings - 60) < 25)
+    (300, True)
 
     >>> t = generate_with_truth(n_users=20, n_items=30, n_ratings=200, noise=0.0, scale=RatingScale(1, 5))
     >>> bool(np.allclose(t.data.ratings, t.true_ratings, atol=1e-5)), t.magic_barrier()
@@ -411,6 +512,12 @@ def generate_with_truth(
         n_factors,
         familiar_fraction,
     )
+    if sampling not in ("successive", "bernoulli"):
+        raise ConfigError(f"unknown sampling {sampling!r}; use 'successive' (exact counts) or 'bernoulli'")
+    if keep_complete and n_users * n_items > 50_000_000:
+        raise ConfigError(
+            f"keep_complete rates all {n_users} x {n_items} pairs (over 50 million); use fewer users or items"
+        )
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     # aspects and the latent preference model
@@ -437,9 +544,12 @@ def generate_with_truth(
         item_p = fame**pop_exp
         item_p /= item_p.sum()
         activity = rng.lognormal(0.0, act_sigma, size=n_users) if act_sigma > 0 else np.ones(n_users)
-        counts = _allocate(n_pairs, activity, n_items, rng)
-        users = np.repeat(np.arange(n_users, dtype=np.int32), counts)
-        items = _sample_items(counts, item_p, rng)
+        if sampling == "bernoulli":
+            users, items, pair_p = _bernoulli_pairs(n_pairs, activity, item_p, rng)
+        else:
+            counts = _allocate(n_pairs, activity, n_items, rng)
+            users = np.repeat(np.arange(n_users, dtype=np.int32), counts)
+            items = _sample_items(counts, item_p, rng)
     n_obs = len(users)
 
     # familiar flag (per pair), true values, timestamps, ratings
@@ -477,12 +587,75 @@ def generate_with_truth(
         extra=extra,
         name=label,
     )
+    complete_data = None
+    if keep_complete:
+        complete_data = _complete(data, prefs, user_noise, users, items, ratings[::reratings], scale, rng)
     return SyntheticData(
         data=data,
         true_ratings=all_mu,
         user_noise=user_noise,
         item_popularity=item_p,
         _preferences=prefs,
+        pair_propensity=None if sampling != "bernoulli" or complete else np.repeat(pair_p, reratings),
+        complete=complete_data,
+    )
+
+
+def _bernoulli_pairs(
+    n_pairs: int, activity: np.ndarray, item_p: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each pair observed independently with ``min(1, κ a_u w_i)``, ``Σ p = n_pairs``."""
+    a = activity / activity.sum()
+    lo, hi = 0.0, float(n_pairs) / float(np.max(a) * np.max(item_p)) + 1.0
+    block = max(1, _DENSE_CELLS // len(item_p))
+
+    def expected(kappa: float) -> float:
+        return sum(
+            float(np.minimum(1.0, kappa * a[s : s + block, None] * item_p[None, :]).sum())
+            for s in range(0, len(a), block)
+        )
+
+    for _ in range(80):  # the expected count grows with κ; bisection
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if expected(mid) < n_pairs else (lo, mid)
+    kappa = 0.5 * (lo + hi)
+    users, items, probs = [], [], []
+    for start in range(0, len(a), block):
+        p = np.minimum(1.0, kappa * a[start : start + block, None] * item_p[None, :])
+        rows, cols = np.nonzero(rng.random(p.shape) < p)
+        users.append((rows + start).astype(np.int32))
+        items.append(cols.astype(np.int32))
+        probs.append(p[rows, cols])
+    return np.concatenate(users), np.concatenate(items), np.concatenate(probs)
+
+
+def _complete(
+    data: Interactions,
+    prefs: _Preferences,
+    user_noise: np.ndarray,
+    users: np.ndarray,
+    items: np.ndarray,
+    observed: np.ndarray,
+    scale: RatingScale,
+    rng: np.random.Generator,
+) -> Interactions:
+    """Every (user, item) pair rated once: observed pairs keep their first rating."""
+    n_users, n_items = data.n_users, data.n_items
+    all_users = np.repeat(np.arange(n_users, dtype=np.int32), n_items)
+    all_items = np.tile(np.arange(n_items, dtype=np.int32), n_users)
+    mu = prefs(all_users, all_items)
+    ratings = _round_clip(mu + user_noise[all_users] * rng.standard_normal(len(mu)), scale).astype(np.float32)
+    ratings[users.astype(np.int64) * n_items + items] = observed
+    return Interactions(
+        users=all_users,
+        items=all_items,
+        ratings=ratings,
+        user_ids=data.user_ids,
+        item_ids=data.item_ids,
+        scale=scale,
+        aspects=data.aspects,
+        aspect_names=data.aspect_names,
+        name=f"{data.name}-complete",
     )
 
 
