@@ -74,7 +74,12 @@ class SurpriseAdapter(_Adapter):
     """
 
     def fit(self, train: Interactions) -> SurpriseAdapter:
-        import surprise
+        try:
+            import surprise
+        except ImportError as err:
+            raise ConfigError(
+                f"surprise:{self.algorithm} needs scikit-surprise: pip install 'receval[surprise]' ({err})"
+            ) from None
 
         cls = getattr(surprise, self.algorithm, None)
         if not (isinstance(cls, type) and issubclass(cls, surprise.AlgoBase)):

@@ -1,0 +1,129 @@
+"""Packaging and releases: extras, the error naming a missing extra, version, changelog, citation, docs workflow.
+
+The build itself (``python -m build``, the wheel installed in a fresh venv running
+``receval demo``) is a step of ``.ci/run``: it needs minutes and the package index.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+import receval
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+CHANGELOG = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+RELEASE = re.compile(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$", re.M)
+
+
+def _names(requirements: list[str]) -> set[str]:
+    return {re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0].lower() for r in requirements}
+
+
+def test_an_extra_per_optional_integration():
+    extras = PYPROJECT["project"]["optional-dependencies"]
+    assert {"surprise", "dask", "ray", "docs", "all", "test"} <= set(extras)
+    assert _names(extras["surprise"]) == {"scikit-surprise"}
+    assert _names(extras["dask"]) == {"dask"} and "distributed" in extras["dask"][0]
+    assert _names(extras["ray"]) == {"ray"}
+    assert extras["all"] == ["receval[surprise,dask,ray]"]
+    assert {"mkdocs", "mkdocs-material", "mkdocstrings"} <= _names(extras["docs"])
+    # optional integrations stay optional; the test extra brings every one of them
+    runtime = _names(PYPROJECT["project"]["dependencies"])
+    optional = _names(extras["surprise"] + extras["dask"] + extras["ray"] + extras["docs"])
+    assert not runtime & optional
+    assert optional <= _names(extras["test"])
+
+
+@pytest.mark.parametrize(
+    ("module", "make_error", "extra"),
+    [
+        ("surprise", lambda: _fit_surprise(), "receval[surprise]"),
+        ("distributed", lambda: _start_executor("dask"), "receval[dask]"),
+        ("ray", lambda: _start_executor("ray"), "receval[ray]"),
+    ],
+)
+def test_missing_extra_is_named(module, make_error, extra, monkeypatch):
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
+    with pytest.raises(ConfigError, match=re.escape(f"pip install '{extra}'")):
+        make_error()
+
+
+def _fit_surprise():
+    from receval.recommenders import make
+
+    train = Interactions.from_arrays([0, 0, 1], [0, 1, 0], [5, 3, 4])
+    make("surprise:SVD").fit(train)
+
+
+def _start_executor(name: str):
+    from receval.experiment.executors import make_executor
+
+    make_executor(name, jobs=1).start()
+
+
+def test_version_from_the_git_tag():
+    assert PYPROJECT["project"]["dynamic"] == ["version"] and "version" not in PYPROJECT["project"]
+    assert any(r.startswith("setuptools-scm") for r in PYPROJECT["build-system"]["requires"])
+    fallback = PYPROJECT["tool"]["setuptools_scm"]["fallback_version"]
+    assert fallback == RELEASE.findall(CHANGELOG)[-1][0]  # the first release
+    assert receval.__version__ == version("receval")
+
+
+def test_changelog_keeps_a_changelog():
+    assert CHANGELOG.startswith("# Changelog\n")
+    assert "## [Unreleased]" in CHANGELOG
+    releases = RELEASE.findall(CHANGELOG)
+    assert releases, "no released version"
+    versions = [tuple(map(int, v.split("."))) for v, _ in releases]
+    assert versions == sorted(versions, reverse=True), "newest release first"
+    dates = [dt.date.fromisoformat(d) for _, d in releases]
+    assert dates == sorted(dates, reverse=True)
+    sections = set(re.findall(r"^### (.+)$", CHANGELOG, re.M))
+    assert sections <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}, sections
+    for v, _ in releases:
+        assert re.search(rf"^\[{re.escape(v)}\]: https://\S+$", CHANGELOG, re.M), f"no link for {v}"
+    assert re.search(r"^\[Unreleased\]: https://\S+$", CHANGELOG, re.M)
+
+
+def test_citation_cff_matches_the_latest_release():
+    yaml = pytest.importorskip("yaml")
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["cff-version"] == "1.2.0"
+    assert {"message", "title", "authors"} <= set(cff) and cff["authors"]
+    assert all("name" in a or "family-names" in a for a in cff["authors"])
+    latest_version, latest_date = RELEASE.findall(CHANGELOG)[0]
+    assert str(cff["version"]) == latest_version
+    assert str(cff["date-released"]) == latest_date
+    assert cff["license"] == PYPROJECT["project"]["license"]
+
+
+def test_docs_publish_workflow():
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "docs.yml").read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["build"]["steps"]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert 'pip install ".[docs]"' in runs and "mkdocs build --strict" in runs
+    assert any(s.get("uses", "").startswith("actions/upload-pages-artifact") for s in steps)
+    assert workflow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages")
+    assert workflow["permissions"]["pages"] == "write"
+    releasing = (ROOT / "docs" / "releasing.md").read_text(encoding="utf-8")
+    assert ".github/workflows/docs.yml" in releasing and "mkdocs build --strict" in releasing
+
+
+def test_ci_runs_the_readme_test_command_then_the_package_smoke_test():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "./dev test     # run the whole test suite" in readme
+    assert ci.index("./dev test") < ci.index("package_smoke")
+    smoke = "\n".join(ci)
+    assert "-m build" in smoke and "venv" in smoke and "demo --seed 1" in smoke
