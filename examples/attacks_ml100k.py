@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from receval.data import load
+from receval.report.studies import plot_attack_experiment
 from receval.split import holdout
 from receval.studies.attacks import (
     attack_experiment,
@@ -31,7 +32,6 @@ from receval.studies.attacks import (
     detect_attackers,
     detection_quality,
     inject,
-    plot_attack_experiment,
     summarize_attack_experiment,
 )
 

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from receval.errors import ConfigError
+from receval.report.studies import plot_metaeval
 from receval.studies import metaeval as me
 
 
@@ -96,7 +97,7 @@ def test_figures_are_written(tmp_path):
     _, curves = me.swap_correlation(["alpha_ndcg@5"], truth, aspects, k=5)
     power = me.discriminative_power(["alpha_ndcg@5"], systems, truth, aspects, strengths=[0, 0.5], n_resamples=200)
     robust = me.incompleteness(["alpha_ndcg@5"], systems, truth, aspects, fractions=[0.5], seeds=[0])
-    paths = me.plot_metaeval(curves, power, robust, tmp_path)
+    paths = plot_metaeval(curves, power, robust, tmp_path)
     assert sorted(p.name for p in paths) == ["discriminative_power.png", "incompleteness.png", "swap_curves.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
 

@@ -12,6 +12,7 @@ from receval import Interactions
 from receval.data.synthetic import generate
 from receval.errors import ConfigError, DataError
 from receval.recommenders import make
+from receval.report.studies import plot_attack_experiment
 from receval.split import holdout
 from receval.studies.attacks import (
     attack_effect,
@@ -22,7 +23,6 @@ from receval.studies.attacks import (
     detection_quality,
     fake_user_mask,
     inject,
-    plot_attack_experiment,
     summarize_attack_experiment,
 )
 

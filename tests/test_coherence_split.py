@@ -9,6 +9,7 @@ import pytest
 from receval.data.interactions import Interactions
 from receval.data.synthetic import generate
 from receval.errors import ConfigError, DataError
+from receval.report.studies import plot_coherence_split
 from receval.split import kfold_per_user
 from receval.stats.coherence import coherence
 from receval.studies.partitions import (
@@ -100,7 +101,7 @@ def test_five_model_experiment(generated, tmp_path):
     ]
     assert t6.apply(lambda row: sum("▲" in str(v) for v in row), axis=1).eq(1).all()
     assert t6.apply(lambda row: sum("▼" in str(v) for v in row), axis=1).eq(1).all()
-    res.plot(tmp_path / "fig.png")
+    plot_coherence_split(res, tmp_path / "fig.png")
     assert (tmp_path / "fig.png").stat().st_size > 10_000
 
     equal = coherence_split_experiment(

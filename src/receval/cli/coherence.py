@@ -13,7 +13,8 @@ import typer
 
 from receval.atomic import write_frame
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
-from receval.errors import ConfigError, DataError
+from receval.data.tables import read_aspects, read_table
+from receval.errors import ConfigError
 
 DataOpt = Annotated[Path, typer.Option("--data", help="The data set's folder (multi-file formats) or file.")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
@@ -37,27 +38,8 @@ MODEL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 def _load(data: Path, format: str, aspects: Path | None, scale: str | None):
     inter = load_data(data, format, scale=scale)
     if aspects is not None:
-        inter = inter.with_aspects(_read_aspects(aspects, inter))
+        inter = inter.with_aspects(read_aspects(aspects, inter.item_ids))
     return inter
-
-
-def _read_aspects(path: Path, inter) -> pd.DataFrame:
-    if not path.exists():
-        raise DataError("aspects file not found", path=path)
-    sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
-    table = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False)
-    missing = [c for c in ("item", "aspect") if c not in table.columns]
-    if missing:
-        raise DataError(f"needs columns item and aspect; it has {list(table.columns)}", path=path, column=missing[0])
-    table["aspect"] = table["aspect"].str.split("|")
-    table = table.explode("aspect")
-    table = table[table["aspect"].str.strip() != ""]
-    # the file is read as text: match ids by their text form, then use the data's own ids
-    idx = pd.Index(inter.item_ids.astype(str)).get_indexer(table["item"].str.strip())
-    table = table[idx >= 0].assign(item=inter.item_ids[idx[idx >= 0]])  # unrated items do not matter here
-    if table.empty:
-        raise DataError("no item of the aspects file is in the data set (compare the item ids)", path=path)
-    return table
 
 
 def _finite(x: float) -> float | None:
@@ -163,17 +145,8 @@ def barrier_command(
 
 
 def _per_user_rmse(path: Path) -> pd.Series:
-    if not path.exists():
-        raise DataError("predictions file not found", path=path)
-    frame = pd.read_csv(path, sep=None, engine="python")
-    missing = [c for c in ("user", "rating", "prediction") if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"needs columns user, rating, prediction (as `receval predict` writes); it has {list(frame.columns)}",
-            path=path,
-            column=missing[0],
-        )
-    err2 = (frame["prediction"].astype(float) - frame["rating"].astype(float)) ** 2
+    frame = read_table(path, "predictions", ("user", "rating", "prediction"), text_ids=False)  # as the data's ids
+    err2 = (frame["prediction"] - frame["rating"]) ** 2
     return np.sqrt(err2.groupby(frame["user"]).mean())
 
 
@@ -217,6 +190,7 @@ def coherence_split_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
     """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
+    from receval.report.studies import plot_coherence_split
     from receval.studies.partitions import coherence_split_experiment
 
     names = [m.strip() for m in models.split(",") if m.strip()]
@@ -231,7 +205,7 @@ def coherence_split_command(
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse)):
             write_frame(out / name, frame, index=True)
-        result.plot(out / "figure.png")  # written atomically
+        plot_coherence_split(result, out / "figure.png")
     if json_out:
         typer.echo(result.table.reset_index().to_json(orient="records"))
         return

@@ -1,11 +1,12 @@
 """``receval metaeval``: meta-evaluate metrics on a data set with real recommenders.
 
 Loads the data (its item aspects, e.g. MovieLens genres, or ``--aspects FILE`` with
-columns ``item,aspect``), splits it by a seeded random holdout, trains each system of
-``--systems`` (names of ``receval algorithms``), recommends top-k lists excluding the
-training items, and runs the three experiments of :mod:`receval.studies.metaeval`:
-swap correlation, discriminative power, robustness to incompleteness. Tables (CSV)
-and figures (PNG) go to ``--out``; a summary is printed.
+columns ``item,aspect``) and runs :func:`receval.studies.metaeval.metaeval_study`: a
+seeded random holdout, each system of ``--systems`` (names of ``receval algorithms``)
+recommending top-k lists excluding the training items, and the three experiments
+(swap correlation, discriminative power, robustness to incompleteness). Tables (CSV)
+and figures (PNG) go to ``--out`` (:func:`receval.report.studies.write_metaeval`); a
+summary is printed.
 
 Examples
 --------
@@ -35,10 +36,9 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["register", "DEFAULT_METRICS", "DEFAULT_SYSTEMS"]
+from receval.studies.metaeval import DEFAULT_METRICS, DEFAULT_SYSTEMS
 
-DEFAULT_METRICS = "ab_ndcg@10,alpha_ndcg@10,nerr_ia@10,s_recall@10,p_ia@10,ndcg@10,precision@10"
-DEFAULT_SYSTEMS = "random,popularity,item-knn,mf,hkv"
+__all__ = ["register"]
 
 
 def _floats(text: str, what: str) -> list[float]:
@@ -50,11 +50,25 @@ def _floats(text: str, what: str) -> list[float]:
         raise ConfigError(f"--{what} takes comma-separated numbers, got {text!r}") from err
 
 
+def _with_aspects(data, path: Path):
+    """``data`` with the item aspects of an ``item,aspect`` table (ids matched in the data's id type)."""
+    from receval.data.tables import read_table
+    from receval.data.vocab import lookup
+
+    table = read_table(path, "aspects", ("item", "aspect"))
+    rows = lookup(data.item_ids, table["item"].to_numpy(dtype=object), "item", coerce=True, path=path)  # read as text
+    return data.with_aspects(table.assign(item=data.item_ids[rows]))
+
+
 def metaeval_command(
     data: Annotated[Path, typer.Option("--data", help="Ratings file or folder.")],
     format: Annotated[str, typer.Option("--format", "-f", help="Data format (see `receval data list`).")],
-    metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings.")] = DEFAULT_METRICS,
-    systems: Annotated[str, typer.Option("--systems", help="Comma-separated algorithm names.")] = DEFAULT_SYSTEMS,
+    metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings.")] = ",".join(
+        DEFAULT_METRICS
+    ),
+    systems: Annotated[str, typer.Option("--systems", help="Comma-separated algorithm names.")] = ",".join(
+        DEFAULT_SYSTEMS
+    ),
     out: Annotated[Path, typer.Option("--out", help="Output folder for tables and figures.")] = Path("metaeval"),
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split, the models and the distortions.")] = 0,
     aspects: Annotated[Path | None, typer.Option("--aspects", help="item,aspect table (else the data's).")] = None,
@@ -67,102 +81,49 @@ def metaeval_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="Print nothing but errors.")] = False,
 ) -> None:
     """Meta-evaluate metrics: swap correlation, discriminative power, robustness to incompleteness."""
-    import numpy as np
     import pandas as pd
 
-    from receval.atomic import write_frame
     from receval.cli.common import load_data
-    from receval.cli.evaluate import read_table
-    from receval.errors import ConfigError, DataError
-    from receval.metrics.registry import parse_metric, parse_metric_list
-    from receval.recommenders import make, recommend
-    from receval.split import holdout
-    from receval.studies import metaeval as me
+    from receval.errors import ConfigError
+    from receval.metrics.registry import parse_metric_list
+    from receval.report.studies import write_metaeval
+    from receval.studies.metaeval import metaeval_study
 
     metric_list = parse_metric_list(metrics)
-    for m in metric_list:
-        parse_metric(m)  # unknown names fail before any training
     system_list = [s.strip() for s in systems.split(",") if s.strip()]
     if not system_list:
         raise ConfigError("--systems needs at least one algorithm name")
-    loaded = load_data(data, format).deduplicate("last")
+    loaded = load_data(data, format)
     if aspects is not None:
-        table = read_table(aspects, "aspects", ("item", "aspect"))
-        if loaded.item_ids.dtype.kind in "iu":  # ids are read as text; match the data's integer ids
-            numeric = pd.to_numeric(table["item"], errors="coerce")
-            if numeric.isna().any():
-                bad = table["item"][numeric.isna()].iloc[0]
-                raise DataError(f"item id {bad!r} is not in the data's id space (integer ids)", path=aspects)
-            table["item"] = numeric.astype(loaded.item_ids.dtype)
-        loaded = loaded.with_aspects(table)
+        loaded = _with_aspects(loaded, aspects)
     if loaded.aspects is None:
         raise ConfigError("the data has no item aspects: pass --aspects FILE (columns item,aspect)")
-    train, test = holdout(loaded, test_fraction=test_fraction, seed=seed)
-    truth_all, train_all = test.to_csr(), train.to_csr()
-    users = np.flatnonzero(np.diff(truth_all.indptr) > 0)
-    truth, train_csr = truth_all[users], train_all[users]
-    runs = {}
-    for name in system_list:
-        model = make(name).fit(train)
-        items, _ = recommend(model, users, k, exclude=train, seed=seed)
-        runs[name] = items
-    common = {"threshold": threshold, "rating_max": float(loaded.scale.high)}
-    swap, curves = me.swap_correlation(metric_list, truth, loaded.aspects, train_csr, k=k, **common)
-    power = me.discriminative_power(
+    study = metaeval_study(
+        loaded,
         metric_list,
-        runs,
-        truth,
-        loaded.aspects,
-        train_csr,
+        system_list,
+        k=k,
+        threshold=threshold,
+        test_fraction=test_fraction,
         strengths=_floats(strengths, "strengths"),
-        seed=seed,
-        **common,
-    )
-    robust = me.incompleteness(
-        metric_list,
-        runs,
-        truth,
-        loaded.aspects,
-        train_csr,
         fractions=_floats(fractions, "fractions"),
-        strengths=_floats(strengths, "strengths"),
-        seeds=list(range(seed, seed + seeds)),
-        **common,
+        n_seeds=seeds,
+        seed=seed,
     )
-    out.mkdir(parents=True, exist_ok=True)
-    for frame, name in (
-        (swap, "swap_correlation"),
-        (curves, "swap_curves"),
-        (power, "discriminative_power"),
-        (robust, "incompleteness"),
-    ):
-        write_frame(out / f"{name}.csv", frame)
-    me.plot_metaeval(curves, power, robust, out)
-    if not quiet:
-        means = {
-            name: {
-                m: float(np.nanmean(me.per_user(m, r, truth, loaded.aspects, train_csr, **common))) for m in metric_list
-            }
-            for name, r in runs.items()
-        }
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            typer.echo(f"{len(users)} users, {loaded.n_items} items, {loaded.aspects.shape[1]} aspects\n")
-            typer.echo("system means:\n" + pd.DataFrame(means).T.round(4).to_string() + "\n")
-            typer.echo(
-                "swap correlation (Kendall τ):\n"
-                + swap.pivot(index="metric", columns="mode", values="tau").round(3).to_string()
-                + "\n"
-            )
-            typer.echo(
-                "discriminative power (share of pairs, p < 0.05):\n"
-                + power.pivot(index="metric", columns="test", values="share").round(3).to_string()
-                + "\n"
-            )
-            typer.echo(
-                "incompleteness (Kendall τ vs full truth):\n"
-                + robust.pivot(index="metric", columns="fraction", values="tau").round(3).to_string()
-            )
-            typer.echo(f"\ntables and figures in {out}")
+    write_metaeval(study, out)
+    if quiet:
+        return
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        typer.echo(f"{study.n_users} users, {study.n_items} items, {study.n_aspects} aspects\n")
+        typer.echo("system means:\n" + study.means.round(4).to_string() + "\n")
+        for title, frame, columns, values in (
+            ("swap correlation (Kendall τ)", study.swap, "mode", "tau"),
+            ("discriminative power (share of pairs, p < 0.05)", study.power, "test", "share"),
+            ("incompleteness (Kendall τ vs full truth)", study.robustness, "fraction", "tau"),
+        ):
+            table = frame.pivot(index="metric", columns=columns, values=values).round(3)
+            typer.echo(f"{title}:\n{table.to_string()}\n")
+        typer.echo(f"tables and figures in {out}")
 
 
 def register(app: typer.Typer) -> None:

@@ -15,8 +15,10 @@ figure: nothing here draws an empty figure. Save with :func:`receval.report.styl
   :func:`tau_plot` (Kendall τ of :func:`receval.stats.agreement.tau_curve`),
   :func:`rank_plot` (:func:`receval.stats.agreement.ranks_over_time`);
 - aspects: :func:`swap_curves`, :func:`discriminative_bars`, :func:`incompleteness_plot`;
-- coherence: :func:`coherence_curves` (the figure of
-  :meth:`receval.studies.partitions.CoherenceSplitResult.plot` in this style).
+- coherence: :func:`coherence_curves` (relative RMSE of the easy/difficult-user models).
+
+Figures of the studies that write files (attacks, metaeval, coherence split) are
+saved by :mod:`receval.report.studies`.
 
 Examples
 --------
@@ -461,33 +463,55 @@ _COHERENCE_COLOURS = {
 def coherence_curves(table: pd.DataFrame, *, gamma: str = "wstd", folds: int = 5, avg: str = "users"):
     """Relative RMSE vs p per model with the rating ratio (``coherence`` table), one panel per recommender.
 
-    Draws :meth:`~receval.studies.partitions.CoherenceSplitResult.plot` and gives its lines
-    Okabe–Ito colours (difficult: vermillion, easy: blue; dashed when trained on all users).
+    The table is :func:`receval.studies.partitions.coherence_split_experiment`'s, with
+    ``recommender`` and ``p`` as columns. Difficult users are drawn vermillion, easy ones
+    blue, dashed when the model was trained on all users; the rating ratio (grey) is on
+    a second axis; ``folds`` and ``avg`` name the set-up in the titles and legend.
     """
     _need(table, ["p", "All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy", "Avg", "rating_ratio"], "coherence curves")
     from receval.report.style import styled
-    from receval.studies.partitions import CoherenceSplitResult
 
-    rec = "recommender" if "recommender" in table.columns else None
-    if rec is None:
+    if "recommender" not in table.columns:
         raise DataError(f"coherence curves: no recommender column in {list(table.columns)}")
-    indexed = table.set_index([rec, "p"]).sort_index()
-    result = CoherenceSplitResult(table=indexed, rmse=pd.DataFrame(), gamma=gamma, folds=folds, avg=avg)
+    indexed = table.set_index(["recommender", "p"]).sort_index()
+    recs = list(dict.fromkeys(indexed.index.get_level_values(0)))
+    lines = {"All-All": "-", "All-Diff": "--", "All-Easy": "--", "Diff-Diff": "-", "Easy-Easy": "-", "Avg": ":"}
+    avg_label = "Avg" if avg == "users" else f"Avg ({avg} weights)"
+    fig, axes = figure(1, len(recs), width=5.0, height=3.6)
+    handles: list[Any] = []
     with styled():
-        fig = result.plot()
-    for ax in fig.axes:
-        for line in ax.get_lines():
-            colour = _COHERENCE_COLOURS.get(str(line.get_label()))
-            if colour is not None:
-                line.set_color(colour)
-    first = fig.axes[0]
-    twins = [a for a in fig.axes if a.get_position().bounds == first.get_position().bounds]
-    handles = [line for a in twins for line in a.get_lines()]
-    for ax in fig.axes:
-        if ax.get_legend() is not None:  # one legend under the panels instead: it hid the rating-ratio line
-            ax.get_legend().remove()
-        if ax.yaxis.get_label_position() == "right":
-            ax.spines["right"].set_visible(True)
-    fig.set_layout_engine("constrained")
+        for ax, rec in zip(axes[0], recs, strict=True):
+            sub = indexed.loc[rec].sort_index()
+            ps = sub.index.to_numpy(dtype=float)
+            for model, style in lines.items():
+                y = np.zeros(len(ps)) if model == "All-All" else sub[model].to_numpy(dtype=float)
+                ax.plot(
+                    ps,
+                    y,
+                    color=_COHERENCE_COLOURS[model],
+                    linestyle=style,
+                    marker="o",
+                    markersize=3,
+                    label=avg_label if model == "Avg" else model,
+                )
+            ax.set(
+                xlim=(0, 1),
+                xlabel="p (share of difficult users)",
+                ylabel="% RMSE change w.r.t. All-All",
+                title=f"{rec} ({gamma} coherence, {folds}-fold)",
+            )
+            twin = ax.twinx()
+            twin.plot(
+                ps,
+                sub["rating_ratio"].to_numpy(dtype=float),
+                color=_COHERENCE_COLOURS["rating ratio"],
+                linewidth=2,
+                label="rating ratio",
+            )
+            twin.set(ylim=(0, 1), ylabel="rating ratio")
+            twin.spines["right"].set_visible(True)
+            twin.grid(False)
+            if not handles:  # one legend under the panels: inside, it hid the rating-ratio line
+                handles = ax.get_lines() + twin.get_lines()
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=8)
     return fig

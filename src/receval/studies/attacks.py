@@ -67,7 +67,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -89,7 +88,6 @@ __all__ = [
     "detection_quality",
     "fake_user_mask",
     "inject",
-    "plot_attack_experiment",
     "summarize_attack_experiment",
 ]
 
@@ -619,59 +617,6 @@ def summarize_attack_experiment(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.groupby(keys, sort=False)[numeric].mean().reset_index()
     out.insert(len(keys), "n_targets", frame.groupby(keys, sort=False)["target"].nunique().to_numpy())
     return out
-
-
-def plot_attack_experiment(
-    frame: pd.DataFrame, path: str | Path, measures: Sequence[str] = ("prediction_shift", "hit_ratio_after")
-) -> Path:
-    """PNG: each measure (mean over targets) against attack size, one line per algorithm, one row per attack.
-
-    Prediction shifts measured on scores (models without ``predict``) are drawn dashed
-    on a second y axis (their unit is the model's score, not the rating scale).
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    summary = summarize_attack_experiment(frame)
-    attacks = list(dict.fromkeys(summary["attack"]))
-    fig, axes = plt.subplots(
-        len(attacks), len(measures), figsize=(5 * len(measures), 3.6 * len(attacks)), squeeze=False
-    )
-    for r, kind in enumerate(attacks):
-        part = summary[summary["attack"] == kind]
-        for c, measure in enumerate(measures):
-            ax = axes[r][c]
-            twin = None
-            for n_line, (label, group) in enumerate(part.groupby("algorithm", sort=False)):
-                on_scores = measure == "prediction_shift" and (group["shift_kind"] == "score").all()
-                if on_scores and twin is None:
-                    twin = ax.twinx()
-                    twin.set_ylabel("score shift (dashed)")
-                (twin if on_scores else ax).plot(
-                    group["size"] * 100,
-                    group[measure],
-                    marker="o",
-                    linestyle="--" if on_scores else "-",
-                    color=f"C{n_line}",
-                    label=f"{label} (score)" if on_scores else str(label),
-                )
-            ax.set_xlabel("attack size (% of users)")
-            ax.set_ylabel(measure.replace("_", " "))
-            ax.set_title(f"{kind} {part['intent'].iloc[0]} attack")
-            ax.grid(alpha=0.3)
-            handles, labels = ax.get_legend_handles_labels()
-            if twin is not None:
-                more = twin.get_legend_handles_labels()
-                handles, labels = handles + more[0], labels + more[1]
-            ax.legend(handles, labels, fontsize=8)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
 
 
 # ------------------------------------------------------------------ detection

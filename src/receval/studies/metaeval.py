@@ -21,7 +21,9 @@ Three experiments, each for any list of registry metric strings (``"ab_ndcg@10"`
   rank the systems by each metric with full and reduced truth, Kendall's τ between the
   two rankings (scipy's τ-b), averaged over seeds.
 
-:func:`plot_metaeval` draws the three figures (matplotlib, Agg backend).
+:func:`metaeval_study` runs the three on a data set with real recommenders (a seeded
+holdout, each system's top-k lists, training items excluded);
+:func:`receval.report.studies.plot_metaeval` draws the three figures.
 
 Examples
 --------
@@ -40,20 +42,45 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy import stats
 
-from receval.atomic import write_figure
 from receval.errors import ConfigError
 from receval.metrics.registry import MetricInput, parse_metric
 from receval.stats.significance import paired_ttest, permutation_test
 
-__all__ = ["per_user", "swap_correlation", "discriminative_power", "incompleteness", "plot_metaeval", "distort"]
+if TYPE_CHECKING:
+    from receval.data.interactions import Interactions
+
+__all__ = [
+    "DEFAULT_METRICS",
+    "DEFAULT_SYSTEMS",
+    "MetaevalStudy",
+    "discriminative_power",
+    "distort",
+    "incompleteness",
+    "metaeval_study",
+    "per_user",
+    "swap_correlation",
+]
+
+#: Aspect-aware metrics and two relevance-only references, as compared by Parapar & Radlinski (2021).
+DEFAULT_METRICS: tuple[str, ...] = (
+    "ab_ndcg@10",
+    "alpha_ndcg@10",
+    "nerr_ia@10",
+    "s_recall@10",
+    "p_ia@10",
+    "ndcg@10",
+    "precision@10",
+)
+#: Recommenders whose lists are the systems of :func:`metaeval_study` (names of ``receval.recommenders.make``).
+DEFAULT_SYSTEMS: tuple[str, ...] = ("random", "popularity", "item-knn", "mf", "hkv")
 
 
 def per_user(
@@ -302,55 +329,125 @@ def _drop_nan(m: sp.csr_matrix) -> sp.csr_matrix:
     return sp.csr_matrix((m.data[keep], m.indices[keep], indptr), shape=m.shape)
 
 
-def plot_metaeval(
-    curves: pd.DataFrame | None, power: pd.DataFrame | None, robustness: pd.DataFrame | None, out_dir: str | Path
-) -> list[Path]:
-    """Write swap curves, discriminative power and incompleteness figures as PNG; returns the paths."""
-    import matplotlib
+@dataclass(frozen=True)
+class MetaevalStudy:
+    """Outcome of :func:`metaeval_study`.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Attributes
+    ----------
+    swap, curves
+        :func:`swap_correlation`'s table and curves.
+    power
+        :func:`discriminative_power`'s table.
+    robustness
+        :func:`incompleteness`'s table.
+    means
+        Mean per-user value of each metric (columns) for each system (rows).
+    n_users, n_items, n_aspects
+        Users with test ratings (the evaluated users), catalogue size, number of aspects.
+    """
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    names = [m for f in (curves, power, robustness) if f is not None for m in f["metric"]]
-    cmap = plt.get_cmap("tab20")
-    style = {m: {"color": cmap(i % 20), "marker": "os^vD"[i % 5]} for i, m in enumerate(dict.fromkeys(names))}
-    if curves is not None and len(curves):
-        modes = list(dict.fromkeys(curves["mode"]))
-        fig, axes = plt.subplots(1, len(modes), figsize=(5 * len(modes), 4), squeeze=False)
-        for ax, mode in zip(axes[0], modes, strict=True):
-            for metric, g in curves[curves["mode"] == mode].groupby("metric", sort=False):
-                v = g["value"].to_numpy()
-                ax.plot(g["level"], v / v[0] if v[0] else v, label=metric, **style[metric])
-            ax.set(title=f"swaps: {mode}", xlabel="swap level", ylabel="value / value of the ideal list")
-            ax.legend(fontsize=7)
-        paths.append(_save(fig, out / "swap_curves.png"))
-    if power is not None and len(power):
-        table = power.pivot(index="metric", columns="test", values="share").reindex(
-            list(dict.fromkeys(power["metric"]))
-        )
-        fig, ax = plt.subplots(figsize=(7, 4))
-        table.plot.bar(ax=ax)
-        ax.set(ylabel="share of run pairs with p < 0.05", title="discriminative power", ylim=(0, 1.25))
-        ax.legend(title="test", loc="upper right", ncol=2, fontsize=8)
-        ax.tick_params(axis="x", labelrotation=30)
-        paths.append(_save(fig, out / "discriminative_power.png"))
-    if robustness is not None and len(robustness):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for metric, g in robustness.groupby("metric", sort=False):
-            ax.errorbar(g["fraction"] * 100, g["tau"], yerr=g["tau_std"], capsize=3, label=metric, **style[metric])
-        ax.set(xlabel="% of judgments removed", ylabel="Kendall τ with the full-truth ranking", title="incompleteness")
-        ax.legend(fontsize=7)
-        paths.append(_save(fig, out / "incompleteness.png"))
-    return paths
+    swap: pd.DataFrame
+    curves: pd.DataFrame
+    power: pd.DataFrame
+    robustness: pd.DataFrame
+    means: pd.DataFrame
+    n_users: int
+    n_items: int
+    n_aspects: int
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The four tables by their file names (``swap_correlation``, ``swap_curves``, ...)."""
+        return {
+            "swap_correlation": self.swap,
+            "swap_curves": self.curves,
+            "discriminative_power": self.power,
+            "incompleteness": self.robustness,
+        }
 
 
-def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
+def metaeval_study(
+    data: Interactions,
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    systems: Sequence[str] = DEFAULT_SYSTEMS,
+    *,
+    k: int = 10,
+    threshold: float = 4.0,
+    test_fraction: float = 0.2,
+    strengths: Sequence[float] = (0.0, 0.1, 0.3, 0.5),
+    fractions: Sequence[float] = (0.1, 0.3, 0.5, 0.7, 0.9),
+    n_seeds: int = 3,
+    seed: int = 0,
+) -> MetaevalStudy:
+    """The three experiments on ``data`` (with item aspects) and real recommenders.
 
-    fig.tight_layout()
-    write_figure(path, fig, dpi=120)
-    plt.close(fig)
-    return path
+    The data (repeated pairs: last rating kept) is split by a seeded holdout
+    (:func:`receval.split.holdout`, ``test_fraction``, ``seed``); each of ``systems`` is
+    fitted on the training part and recommends top-``k`` lists, training items
+    excluded, to the users with test ratings. Those lists are the runs of
+    :func:`swap_correlation` (cutoff ``k``), :func:`discriminative_power` (distortion
+    ``strengths``, seeded by ``seed``) and :func:`incompleteness` (``fractions`` of the
+    judgments removed, seeds ``seed … seed + n_seeds - 1``). Relevance is rating ≥
+    ``threshold``.
+
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=60, n_items=80, n_ratings=1500, seed=0)
+    >>> study = metaeval_study(data, ["alpha_ndcg@5", "ndcg@5"], ["random", "popularity"], k=5,
+    ...                        strengths=[0, 0.5], fractions=[0.5], n_seeds=1)
+    >>> study.means.shape, sorted(study.tables())
+    ((2, 2), ['discriminative_power', 'incompleteness', 'swap_correlation', 'swap_curves'])
+    """
+    from receval.recommenders import make, recommend
+    from receval.split import holdout
+
+    metric_list = [str(m) for m in metrics]
+    if not metric_list:
+        raise ConfigError("give at least one metric to meta-evaluate, e.g. alpha_ndcg@10,ndcg@10")
+    for m in metric_list:
+        parse_metric(m)  # unknown names fail before any training
+    system_list = [str(s) for s in systems]
+    if not system_list:
+        raise ConfigError("give at least one system (an algorithm name of receval.recommenders.make)")
+    data = data.deduplicate("last")
+    if data.aspects is None:
+        raise ConfigError("the data has no item aspects: give data with aspects (an item,aspect table)")
+    train, test = holdout(data, test_fraction=test_fraction, seed=seed)
+    truth_all, train_all = test.to_csr(), train.to_csr()
+    users = np.flatnonzero(np.diff(truth_all.indptr) > 0)
+    truth, train_csr = truth_all[users], train_all[users]
+    runs = {}
+    for name in system_list:
+        model = make(name).fit(train)
+        runs[name], _ = recommend(model, users, k, exclude=train, seed=seed)
+    common = {"threshold": threshold, "rating_max": float(data.scale.high)}
+    swap, curves = swap_correlation(metric_list, truth, data.aspects, train_csr, k=k, **common)
+    power = discriminative_power(
+        metric_list, runs, truth, data.aspects, train_csr, strengths=strengths, seed=seed, **common
+    )
+    robustness = incompleteness(
+        metric_list,
+        runs,
+        truth,
+        data.aspects,
+        train_csr,
+        fractions=fractions,
+        strengths=strengths,
+        seeds=list(range(seed, seed + n_seeds)),
+        **common,
+    )
+    means = pd.DataFrame(
+        {
+            name: {m: float(np.nanmean(per_user(m, r, truth, data.aspects, train_csr, **common))) for m in metric_list}
+            for name, r in runs.items()
+        }
+    ).T
+    return MetaevalStudy(
+        swap=swap,
+        curves=curves,
+        power=power,
+        robustness=robustness,
+        means=means,
+        n_users=len(users),
+        n_items=data.n_items,
+        n_aspects=data.aspects.shape[1],
+    )

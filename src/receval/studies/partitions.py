@@ -38,13 +38,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from receval.atomic import write_figure
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.stats.coherence import GAMMAS, coherence
@@ -154,49 +152,6 @@ class CoherenceSplitResult:
             out["Rating ratio"] = f"{row['rating_ratio']:.2f}"
             rows.append(out)
         return pd.DataFrame(rows)
-
-    def plot(self, path: str | Path | None = None) -> Any:
-        """Figure-3-style curves: relative RMSE vs p per model, rating ratio on a second axis.
-
-        Returns the matplotlib figure; saves it when ``path`` is given (PNG by suffix).
-        """
-        import matplotlib
-
-        if path is not None:
-            matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        recs = list(dict.fromkeys(self.table.index.get_level_values(0)))
-        fig, axes = plt.subplots(1, len(recs), figsize=(5 * len(recs), 4), squeeze=False)
-        styles = {
-            "All-All": ("black", "-"),
-            "All-Diff": ("tab:red", "--"),
-            "All-Easy": ("tab:green", "--"),
-            "Diff-Diff": ("tab:red", "-"),
-            "Easy-Easy": ("tab:green", "-"),
-            "Avg": ("tab:blue", ":"),
-        }
-        for ax, rec in zip(axes[0], recs, strict=True):
-            sub = self.table.loc[rec].sort_index()
-            ps = sub.index.to_numpy(dtype=float)
-            for model, (color, ls) in styles.items():
-                y = np.zeros(len(ps)) if model == "All-All" else sub[model].to_numpy()
-                ax.plot(ps, y, color=color, linestyle=ls, marker="o", markersize=3, label=model)
-            ax.set_xlim(0, 1)
-            ax.set_xlabel("p (share of difficult users)")
-            ax.set_ylabel("% RMSE change w.r.t. All-All")
-            ax.set_title(f"{rec} ({self.gamma} coherence)")
-            twin = ax.twinx()
-            twin.plot(ps, sub["rating_ratio"].to_numpy(), color="grey", linewidth=2, label="rating ratio")
-            twin.set_ylim(0, 1)
-            twin.set_ylabel("rating ratio")
-            handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
-            ax.legend(handles=handles, fontsize=7, loc="upper right")
-        fig.tight_layout()
-        if path is not None:
-            write_figure(path, fig, dpi=120)
-            plt.close(fig)
-        return fig
 
 
 def coherence_split_experiment(
