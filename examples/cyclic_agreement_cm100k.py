@@ -64,7 +64,7 @@ def main() -> None:
         curve = tau_curve(runs, "recall", "fallout")
         final = pd.DataFrame({n: r.final() for n, r in runs.items()}).T
         print(f"\n{label}: {len(train)} train / {len(test)} test ratings, λ = {lam:g}")
-        print(final[["recall", "fallout", "precision", "antiprecision"]].round(4).to_string())
+        print(final[["recall", "fallout", "precision", "anti_precision"]].round(4).to_string())
         print(f"τ(Recall, Fallout) = {taus['recall_fallout']:+.3f}   mean τ over rounds = {curve['tau'].mean():+.3f}")
         rows.append({"data": label, **taus, "mean_tau_recall_fallout": curve["tau"].mean()})
         if args.out is not None:

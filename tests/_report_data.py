@@ -110,7 +110,7 @@ def cyclic(root: Path, *, systems: int = 4, rounds: int = 20) -> Path:
                 "recall": rate * t / rounds,
                 "fallout": (systems - i) * 0.002 * t / rounds,
                 "precision": np.full(rounds, rate),
-                "antiprecision": np.full(rounds, 0.05 - 0.01 * i),
+                "anti_precision": np.full(rounds, 0.05 - 0.01 * i),
                 "recall_norm": np.full(rounds, rate * 2),
                 "fallout_norm": np.full(rounds, 0.01 * i),
             }

@@ -32,7 +32,7 @@ def _tables(recall, fallout, rounds=1):
 
 
 def _thesis_tau(x, y):
-    """Equation 2.10 of seed 000: Σ_{i<j} sgn(x_i − x_j)·sgn(y_i − y_j) / C(N, 2)."""
+    """Equation 2.10 of Cuesta Fernández (BSc thesis, UAM 2021): Σ_{i<j} sgn(x_i − x_j)·sgn(y_i − y_j) / C(N, 2)."""
     n = len(x)
     s = sum(np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i, j in itertools.combinations(range(n), 2))
     return s / (n * (n - 1) / 2)
@@ -98,8 +98,8 @@ def test_cli_json_and_outputs(ratings_csv, tmp_path, capsys):
     assert status == 0
     payload = json.loads(capsys.readouterr().out)
     assert set(payload["final"]) == {"random", "popularity", "item-bandit-ucb"}
-    assert set(payload["final"]["random"]) >= {"precision", "recall", "antiprecision", "fallout"}
-    assert set(payload["kendall_tau"]) == {"recall_fallout", "precision_antiprecision"}
+    assert set(payload["final"]["random"]) >= {"precision", "recall", "anti_precision", "fallout"}
+    assert set(payload["kendall_tau"]) == {"recall_fallout", "precision_anti_precision"}
     for name in (
         "trajectories.parquet",
         "trajectories.csv",

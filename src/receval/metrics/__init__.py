@@ -6,7 +6,9 @@ user (or one per run for system-level metrics); aggregation is separate and expl
 Modules: :mod:`~receval.metrics.error` (RMSE, MAE), :mod:`~receval.metrics.ranking`
 (precision, recall, nDCG, MAP, MRR, hit rate, anti-metrics, TP/FP/TN/FN),
 :mod:`~receval.metrics.beyond` (coverage, entropy, Gini, diversity, novelty,
-serendipity); other modules add metrics with :func:`register_metric`.
+serendipity), :mod:`~receval.metrics.aspects` (α-nDCG, αβ-nDCG and the intent-aware
+family). :mod:`~receval.metrics.registry` holds every fact about each metric (direction,
+range, side data needed, aliases); other modules add metrics with :func:`register_metric`.
 
 Examples
 --------
@@ -21,8 +23,10 @@ from receval.metrics.registry import (
     MetricInput,
     available_metrics,
     get_definition,
+    metric_direction,
     parse_metric,
     parse_metric_list,
+    register_alias,
     register_metric,
 )
 
@@ -32,7 +36,9 @@ __all__ = [
     "MetricInput",
     "available_metrics",
     "get_definition",
+    "metric_direction",
     "parse_metric",
     "parse_metric_list",
+    "register_alias",
     "register_metric",
 ]

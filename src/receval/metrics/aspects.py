@@ -58,14 +58,16 @@ Examples
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
 from receval.errors import MetricError
-from receval.metrics.registry import MetricInput, register_metric
+from receval.metrics._definition import register_metric
+from receval.metrics._input import MetricInput
 
 __all__ = [
     "ab_ndcg",
@@ -788,12 +790,12 @@ def ab_ndcg(
     ideal: Literal["truth+unrated", "truth"] = "truth+unrated",
     empty: Empty = "skip",
 ) -> np.ndarray:
-    """αβ-nDCG@k (Parapar & Radlinski, RecSys 2021; SPEC §3.4).
+    """αβ-nDCG@k (Parapar & Radlinski, RecSys 2021).
 
     P(a|u,i) = 0 if a ∉ i, ``alpha`` if u has no truth rating for i, ``beta``·r_ui/``rmax``
     if u rated i in the truth. P(a|u) = γ_a^u estimated from the user's ratings
     (:func:`aspect_preferences`): ``gamma="train"`` (default) uses ``train``, ``"truth"``
-    the truth. The default follows the paper and the SPEC — the preference is the MLE
+    the truth. The default follows the paper — the preference is the MLE
     over the items the user has *already* interacted with — and keeps the weights
     independent of the held-out sample, which for users with few test ratings would
     otherwise put all the weight on one or two genres. Gain at rank j:
@@ -878,35 +880,74 @@ def ab_ndcg(
 
 
 # ------------------------------------------------------------------ registry
-def _register(name: str, fn, k: Literal["required", "optional"] = "required", **defaults: object) -> None:
-    """Expose ``fn`` as the metric string ``name@k(...)``; threshold/empty come from the evaluation."""
-    extra = {} if name == "ab_ndcg" else {"threshold": None}
+def _kernel(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """The metric kernel ``(data, k, threshold=None, **params)`` of a binary-relevance function above.
 
-    def metric(data: MetricInput, k: int | None, threshold: float | None = None, **params: object) -> np.ndarray:
-        if name == "ab_ndcg":
-            if params.get("rmax") is None:
-                params["rmax"] = data.rating_max
-        else:
-            params["threshold"] = data.threshold if threshold is None else threshold
-        return fn(data.rankings, data.truth, data.aspects, data.train, k=k, empty=data.empty_users, **params)
+    The threshold and the empty-user policy are the evaluation's unless the metric
+    string sets ``threshold``.
+    """
 
-    register_metric(
-        name,
+    def kernel(data: MetricInput, k: int | None, threshold: float | None = None, **params: Any) -> np.ndarray:
+        thr = data.threshold if threshold is None else float(threshold)
+        arrays = (data.rankings, data.truth, data.aspects, data.train)
+        return fn(*arrays, k=k, threshold=thr, empty=data.empty_users, **params)
+
+    kernel.__name__ = kernel.__qualname__ = f"{fn.__name__}_kernel"
+    kernel.__doc__ = fn.__doc__
+    return kernel
+
+
+@register_metric(
+    "ab_ndcg",
+    direction="higher",
+    needs_aspects=True,
+    defaults={"alpha": 0.005, "beta": 0.5, "rmax": None, "gamma": "train", "ideal": "truth+unrated"},
+    description=(ab_ndcg.__doc__ or "").strip().split("\n")[0],
+)
+def ab_ndcg_kernel(
+    data: MetricInput,
+    k: int | None,
+    alpha: float = 0.005,
+    beta: float = 0.5,
+    rmax: float | None = None,
+    gamma: Literal["train", "truth"] = "train",
+    ideal: Literal["truth+unrated", "truth"] = "truth+unrated",
+) -> np.ndarray:
+    """αβ-nDCG on a :class:`MetricInput`: ``rmax`` defaults to the top of the evaluation's rating scale."""
+    return ab_ndcg(
+        data.rankings,
+        data.truth,
+        data.aspects,
+        data.train,
         k=k,
-        defaults={**extra, **defaults},
+        alpha=alpha,
+        beta=beta,
+        rmax=data.rating_max if rmax is None else rmax,
+        gamma=gamma,
+        ideal=ideal,
+        empty=data.empty_users,
+    )
+
+
+_UNIT = (0.0, 1.0)
+for _name, _fn, _k, _bounds, _defaults in (
+    ("alpha_ndcg", alpha_ndcg, "required", None, {"alpha": 0.5}),
+    ("err_ia", err_ia, "required", _UNIT, {"alpha": 0.5}),
+    ("nerr_ia", nerr_ia, "required", None, {"alpha": 0.5}),
+    ("nrbp", nrbp, "optional", None, {"alpha": 0.5, "beta": 0.5}),
+    ("nnrbp", nnrbp, "optional", None, {"alpha": 0.5, "beta": 0.5}),
+    ("p_ia", p_ia, "required", _UNIT, {}),
+    ("s_recall", s_recall, "required", _UNIT, {"denominator": "relevant", "relevant_only": True}),
+    ("s_rr", s_rr, "required", _UNIT, {"denominator": "relevant", "relevant_only": True}),
+    ("rbu", rbu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5}),
+    ("eu", eu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5}),
+):
+    register_metric(
+        _name,
+        direction="higher",
+        bounds=_bounds,
+        k=_k,
         needs_aspects=True,
-        description=(fn.__doc__ or "").strip().split("\n")[0],
-    )(metric)
-
-
-_register("ab_ndcg", ab_ndcg, alpha=0.005, beta=0.5, rmax=None, gamma="train", ideal="truth+unrated")
-_register("alpha_ndcg", alpha_ndcg, alpha=0.5)
-_register("err_ia", err_ia, alpha=0.5)
-_register("nerr_ia", nerr_ia, alpha=0.5)
-_register("nrbp", nrbp, k="optional", alpha=0.5, beta=0.5)
-_register("nnrbp", nnrbp, k="optional", alpha=0.5, beta=0.5)
-_register("p_ia", p_ia)
-_register("s_recall", s_recall, denominator="relevant", relevant_only=True)
-_register("s_rr", s_rr, denominator="relevant", relevant_only=True)
-_register("rbu", rbu, p=0.8, e=0.03, alpha=0.5)
-_register("eu", eu, p=0.8, e=0.03, alpha=0.5)
+        defaults={"threshold": None, **_defaults},
+        description=(_fn.__doc__ or "").strip().split("\n")[0],
+    )(_kernel(_fn))

@@ -1,4 +1,7 @@
-"""Beyond-accuracy metrics (SPEC §3.3, seed 003): coverage, concentration, diversity, novelty, serendipity.
+"""Beyond-accuracy metrics: coverage, concentration, diversity, novelty, serendipity.
+
+The definitions follow Xiang Liang, *推荐系统实践* (Recommender System Practice), Posts &
+Telecom Press, 2012, ch. 1.
 
 Conventions:
 
@@ -8,17 +11,17 @@ Conventions:
   H = −Σ p log p (natural log; ``base=2`` for bits). Gini
   G = 1/(n−1) Σ_j (2j − n − 1) p(i_j), items sorted by ascending p, over the whole
   catalogue (``items=catalogue``, never-recommended items count with p = 0) or, as in
-  seed 003's code, only over the items that appear (``items=recommended``).
+  Xiang's code, only over the items that appear (``items=recommended``).
   ``gini_train`` is G1 of the training ratings' item popularity and
   ``matthew_effect@k`` = G2 − G1 (> 0: the recommender concentrates popularity).
 - ``diversity@k`` (intra-list) = 1 − Σ_{i≠j} s(i, j) / (½|R|(|R|−1)) with a pluggable
   similarity ``similarity=aspect_jaccard`` (default), ``aspect_cosine``,
   ``rating_cosine`` (cosine of the items' training rating vectors) or any name
   registered with :func:`register_similarity`. Users with fewer than two items: NaN.
-  As in seed 003 the sum runs over unordered pairs.
+  As in Xiang (2012) the sum runs over unordered pairs.
 - ``novelty@k``: ``form=popularity`` mean number of training ratings of the
   recommended items (lower = more novel), ``log_popularity`` mean log(1 + that)
-  (seed 003's book code), ``epc`` expected popularity complement mean(1 − pop(i)/|U|),
+  (Xiang's book code), ``epc`` expected popularity complement mean(1 − pop(i)/|U|),
   ``self_information`` mean −log2 p(i) with p(i) = (pop(i) + 1) / (|U| + 1) so that
   never-rated items stay finite; |U| = users with a training rating.
 - ``serendipity@k`` = (1/k) Σ_{i ∈ top k, i positive} (1 − mean_{j ∈ profile(u)} s(i, j)):
@@ -46,7 +49,8 @@ import scipy.sparse as sp
 
 from receval.data.stats import gini as _gini
 from receval.errors import MetricError
-from receval.metrics.registry import MetricInput, register_metric
+from receval.metrics._definition import register_metric
+from receval.metrics._input import MetricInput
 
 __all__ = ["gini_index", "register_similarity", "pairwise_similarity", "SIMILARITIES"]
 
@@ -164,14 +168,26 @@ def gini_index(popularity: np.ndarray) -> float:
     return _gini(p)
 
 
-@register_metric("coverage", kind="system", k="optional", description="Share of the catalogue recommended")
+@register_metric(
+    "coverage",
+    direction="higher",
+    bounds=(0, 1),
+    kind="system",
+    k="optional",
+    description="Share of the catalogue recommended",
+)
 def coverage(data: MetricInput, k: int | None) -> float:
     """|∪_u top-k(u)| / |I|."""
     return float(np.count_nonzero(_recommended_counts(data, k)) / data.n_items)
 
 
 @register_metric(
-    "entropy", kind="system", k="optional", defaults={"base": "e"}, description="Entropy of recommended popularity"
+    "entropy",
+    direction="higher",
+    kind="system",
+    k="optional",
+    defaults={"base": "e"},
+    description="Entropy of recommended popularity",
 )
 def entropy(data: MetricInput, k: int | None, base: str | float = "e") -> float:
     """−Σ p(i) log p(i) over recommended items, p = share of all recommendations."""
@@ -191,6 +207,8 @@ def _gini_of(counts: np.ndarray, items: str) -> float:
 
 @register_metric(
     "gini",
+    direction="lower",
+    bounds=(0, 1),
     kind="system",
     k="optional",
     defaults={"items": "catalogue"},
@@ -203,6 +221,8 @@ def gini(data: MetricInput, k: int | None, items: str = "catalogue") -> float:
 
 @register_metric(
     "gini_train",
+    direction=None,
+    bounds=(0, 1),
     kind="system",
     k="none",
     defaults={"items": "catalogue"},
@@ -216,6 +236,8 @@ def gini_train(data: MetricInput, k: None, items: str = "catalogue") -> float:
 
 @register_metric(
     "matthew_effect",
+    direction="lower",
+    bounds=(-1, 1),
     kind="system",
     k="optional",
     defaults={"items": "catalogue"},
@@ -230,6 +252,7 @@ def matthew_effect(data: MetricInput, k: int | None, items: str = "catalogue") -
 # --------------------------------------------------------------------- per list
 @register_metric(
     "diversity",
+    direction="higher",
     defaults={"similarity": "aspect_jaccard"},
     description="Intra-list diversity: 1 − mean pairwise similarity",
 )
@@ -251,6 +274,7 @@ def diversity(data: MetricInput, k: int, similarity: str = "aspect_jaccard") -> 
 
 @register_metric(
     "novelty",
+    direction=lambda params: "lower" if params["form"] in ("popularity", "log_popularity") else "higher",
     defaults={"form": "popularity"},
     needs_train=True,
     description="Novelty from training popularity of recommended items",
@@ -278,6 +302,7 @@ def novelty(data: MetricInput, k: int, form: str = "popularity") -> np.ndarray:
 
 @register_metric(
     "serendipity",
+    direction="higher",
     defaults={"similarity": "aspect_jaccard", "threshold": None},
     needs_train=True,
     description="Relevant and unexpected (dissimilar to the training profile) share of the top k",

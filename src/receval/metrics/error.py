@@ -1,4 +1,7 @@
-"""Rating-prediction error: RMSE and MAE, global and per user (SPEC §3.1).
+"""Rating-prediction error: RMSE and MAE, global and per user.
+
+As defined by Xiang (Recommender System Practice, 2012, ch. 1); per user for the magic
+barrier of Said & Bellogín (UMUAI 2018).
 
 ``rmse`` / ``mae`` default to the global value over all test predictions
 (``agg=global``: sqrt(Σ(r − r̂)² / |T|) and Σ|r − r̂| / |T|); per user they are the
@@ -25,7 +28,8 @@ import math
 import numpy as np
 
 from receval.errors import MetricError
-from receval.metrics.registry import MetricInput, register_metric
+from receval.metrics._definition import register_metric
+from receval.metrics._input import MetricInput
 
 __all__ = ["errors_of"]
 
@@ -66,6 +70,7 @@ _DEFAULTS = {"round": False, "rating_step": 1.0}
 
 @register_metric(
     "rmse",
+    direction="lower",
     kind="error",
     k="none",
     defaults=_DEFAULTS,
@@ -82,6 +87,7 @@ def rmse(data: MetricInput, k: None, round: bool = False, rating_step: float = 1
 
 @register_metric(
     "mae",
+    direction="lower",
     kind="error",
     k="none",
     defaults=_DEFAULTS,

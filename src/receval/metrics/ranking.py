@@ -44,7 +44,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.errors import MetricError
-from receval.metrics.registry import Metric, MetricInput, count_rows, register_metric
+from receval.metrics._definition import Metric, register_metric
+from receval.metrics._input import MetricInput, count_rows
 
 __all__ = ["dcg_gains", "ideal_dcg", "pr_curve"]
 
@@ -99,6 +100,8 @@ def _keep(data: MetricInput, threshold: float | None) -> np.ndarray:
 
 @register_metric(
     "precision",
+    direction="higher",
+    bounds=(0, 1),
     defaults={**_THRESHOLD, "denominator": "k"},
     micro=_precision_parts,
     description="Positives in the top k / k",
@@ -115,7 +118,14 @@ def _recall_parts(data: MetricInput, k: int, threshold: float | None = None) -> 
     return num, data.n_positive_at(_thr(data, threshold)).astype(np.float64)
 
 
-@register_metric("recall", defaults=_THRESHOLD, micro=_recall_parts, description="Positives in the top k / positives")
+@register_metric(
+    "recall",
+    direction="higher",
+    bounds=(0, 1),
+    defaults=_THRESHOLD,
+    micro=_recall_parts,
+    description="Positives in the top k / positives",
+)
 def recall(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
     """Positives in the top k divided by the user's positives in the truth."""
     n_pos = data.n_positive_at(_thr(data, threshold))
@@ -123,14 +133,23 @@ def recall(data: MetricInput, k: int, threshold: float | None = None) -> np.ndar
     return _empty(values, n_pos == 0, data)
 
 
-@register_metric("hit_rate", defaults=_THRESHOLD, description="1 if the top k holds a positive")
+@register_metric(
+    "hit_rate", direction="higher", bounds=(0, 1), defaults=_THRESHOLD, description="1 if the top k holds a positive"
+)
 def hit_rate(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
     """1 when at least one positive is in the top k, else 0."""
     values = _hits(data, k, threshold).any(axis=1).astype(np.float64)
     return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
 
 
-@register_metric("mrr", k="optional", defaults=_THRESHOLD, description="1 / rank of the first positive")
+@register_metric(
+    "mrr",
+    direction="higher",
+    bounds=(0, 1),
+    k="optional",
+    defaults=_THRESHOLD,
+    description="1 / rank of the first positive",
+)
 def mrr(data: MetricInput, k: int | None, threshold: float | None = None) -> np.ndarray:
     """Reciprocal rank of the first positive within the top k (0 when there is none)."""
     hits = _hits(data, k, threshold)
@@ -141,6 +160,8 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None) -> np.
 
 @register_metric(
     "map",
+    direction="higher",
+    bounds=(0, 1),
     defaults={**_THRESHOLD, "denominator": "all"},
     description="Average precision at k (trec_eval map_cut)",
 )
@@ -203,6 +224,8 @@ def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain) -> np.
 
 @register_metric(
     "ndcg",
+    direction="higher",
+    bounds=(0, 1),
     defaults={**_THRESHOLD, "gain": "linear"},
     needs_grades=True,
     description="Normalised discounted cumulative gain (trec_eval ndcg_cut)",
@@ -246,6 +269,8 @@ def _anti_parts(
 
 @register_metric(
     "anti_precision",
+    direction="lower",
+    bounds=(0, 1),
     defaults={**_NEG, "denominator": "k"},
     needs_negatives=True,
     micro=_anti_parts,
@@ -267,6 +292,8 @@ def _fallout_parts(data: MetricInput, k: int, negative_threshold: float | None =
 
 @register_metric(
     "fallout",
+    direction="lower",
+    bounds=(0, 1),
     defaults=_NEG,
     needs_negatives=True,
     micro=_fallout_parts,
@@ -278,9 +305,10 @@ def fallout(data: MetricInput, k: int, negative_threshold: float | None = None) 
     return _empty(_safe_div(num, den), den == 0, data)
 
 
-def _count(name: str, description: str, needs_negatives: bool):
+def _count(name: str, description: str, needs_negatives: bool, direction: str):
     @register_metric(
         name,
+        direction=direction,
         defaults={**_THRESHOLD, **_NEG},
         needs_negatives=needs_negatives,
         aggregations=("sum", "macro"),
@@ -299,13 +327,13 @@ def _count(name: str, description: str, needs_negatives: bool):
     return count
 
 
-for _name, _description, _needs in (
-    ("tp", "True positives: positives in the top k", False),
-    ("fp", "False positives: negatives in the top k", True),
-    ("tn", "True negatives: negatives of the user not in the top k", True),
-    ("fn", "False negatives: positives of the user not in the top k", False),
+for _name, _description, _needs, _direction in (
+    ("tp", "True positives: positives in the top k", False, "higher"),
+    ("fp", "False positives: negatives in the top k", True, "lower"),
+    ("tn", "True negatives: negatives of the user not in the top k", True, "higher"),
+    ("fn", "False negatives: positives of the user not in the top k", False, "lower"),
 ):
-    _count(_name, _description, _needs)
+    _count(_name, _description, _needs, _direction)
 
 
 def pr_curve(data: MetricInput, cutoffs: list[int] | np.ndarray, *, agg: str = "macro") -> dict[str, np.ndarray]:

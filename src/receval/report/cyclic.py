@@ -93,10 +93,10 @@ def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
     final = pd.DataFrame({name: _table(run).iloc[-1] for name, run in runs.items()}).T.rename_axis("algorithm")
     write_frame(out / "final.csv", final, index=True)
     curve = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
-    curve["precision_antiprecision"] = tau_curve(runs, "precision", "antiprecision")["tau"]
+    curve["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision")["tau"]
     write_frame(out / "tau.csv", curve)
     ranks = pd.concat(
-        {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "antiprecision")}, axis=1
+        {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "anti_precision")}, axis=1
     )
     ranks.columns = [f"{m}:{a}" for m, a in ranks.columns]
     write_frame(out / "ranks.csv", ranks, index=True)

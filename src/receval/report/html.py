@@ -609,8 +609,8 @@ def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -
     )
     runs = {s: g.drop(columns="system").reset_index(drop=True) for s, g in mean.groupby("system", sort=False)}
     taus = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
-    if {"precision", "antiprecision"} <= set(mean.columns):
-        taus["precision_antiprecision"] = tau_curve(runs, "precision", "antiprecision")["tau"].to_numpy()
+    if {"precision", "anti_precision"} <= set(mean.columns):
+        taus["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision")["tau"].to_numpy()
     rep.figure(
         f"{dataset}-tau",
         f"{dataset}: Kendall τ between the rankings by Recall and by Fallout vs round",

@@ -2,7 +2,7 @@
 
 >>> from receval.simulate import simulate, Trajectory, METRICS
 >>> METRICS[:4]
-('precision', 'recall', 'antiprecision', 'fallout')
+('precision', 'recall', 'anti_precision', 'fallout')
 """
 
 from receval.simulate.core import METRICS, Trajectory, default_threshold, simulate, simulate_many

@@ -1,6 +1,7 @@
 """Do two metrics rank systems alike? Kendall's τ between quality rankings.
 
-At a round t, the systems (algorithms) are ranked by quality under each metric:
+At a round t, the systems (algorithms) are ranked by quality under each metric, in
+the direction the metric registry declares (:func:`receval.metrics.registry.metric_direction`):
 Recall and Precision higher is better, Fallout and AntiPrecision lower is better (a
 false-positive metric measures failure). Kendall's τ (scipy's τ-b, which handles ties)
 between two such quality rankings is +1 when the metrics order the systems identically
@@ -41,10 +42,11 @@ import pandas as pd
 from scipy import stats
 
 from receval.errors import MetricError
+from receval.metrics.registry import metric_direction
 from receval.stats.significance import _kendall_tau
 
 __all__ = [
-    "HIGHER_IS_BETTER",
+    "higher_is_better",
     "metric_values",
     "quality_ranks",
     "kendall_tau",
@@ -53,15 +55,23 @@ __all__ = [
     "ranks_over_time",
 ]
 
-HIGHER_IS_BETTER = {
-    "precision": True,
-    "recall": True,
-    "antiprecision": False,
-    "fallout": False,
-    "recall_norm": True,
-    "fallout_norm": False,
-    "discovered": True,
-}
+
+def higher_is_better(metric: str) -> bool:
+    """Whether larger values of ``metric`` are better, from the metric registry.
+
+    ``metric`` is a metric string (``"precision@10"``) or a declared measure such as the
+    cyclic simulator's ``recall_norm``; a name without a declared direction is refused.
+
+    >>> higher_is_better("recall"), higher_is_better("anti_precision"), higher_is_better("fp@10")
+    (True, False, False)
+    """
+    direction = metric_direction(metric)
+    if direction is None:
+        raise MetricError(
+            f"unknown metric {metric!r} for agreement: the metric registry gives it no direction "
+            "(higher or lower is better); use a metric string such as 'recall' or 'fallout@10'"
+        )
+    return direction == "higher"
 
 
 def _table(traj: Any) -> pd.DataFrame:
@@ -70,15 +80,17 @@ def _table(traj: Any) -> pd.DataFrame:
 
 def _aligned(trajectories: Mapping[str, Any], metric: str) -> pd.DataFrame:
     """Rounds x systems values of ``metric``, each run's last row carried forward."""
-    if metric not in HIGHER_IS_BETTER:
-        raise MetricError(f"unknown metric {metric!r} for agreement; use one of {', '.join(HIGHER_IS_BETTER)}")
+    higher_is_better(metric)  # refuses a name without a direction before any table is read
     if len(trajectories) == 0:
         raise MetricError("no trajectories to compare")
     cols = {}
     for name, traj in trajectories.items():
         table = _table(traj)
         if metric not in table.columns or "round" not in table.columns:
-            raise MetricError(f"trajectory {name!r} has no {metric!r} or 'round' column")
+            raise MetricError(
+                f"unknown metric {metric!r} for trajectory {name!r}: it has no {metric!r} or 'round' column "
+                f"(columns: {', '.join(map(str, table.columns))})"
+            )
         cols[name] = pd.Series(table[metric].to_numpy(dtype=np.float64), index=table["round"].to_numpy())
     last = max(int(c.index.max()) for c in cols.values())
     index = pd.RangeIndex(1, last + 1, name="round")
@@ -97,7 +109,7 @@ def metric_values(trajectories: Mapping[str, Any], metric: str, t: int | None = 
 
 def _quality(values: pd.Series | np.ndarray, metric: str) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64)
-    return v if HIGHER_IS_BETTER[metric] else -v
+    return v if higher_is_better(metric) else -v
 
 
 def quality_ranks(trajectories: Mapping[str, Any], metric: str, t: int | None = None) -> dict[str, float]:
@@ -125,13 +137,13 @@ def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = N
     to trajectories (then at round ``t``, default the last).
 
     >>> final = pd.DataFrame({"recall": [0.3, 0.2], "fallout": [0.1, 0.2],
-    ...                       "precision": [0.5, 0.4], "antiprecision": [0.4, 0.3]}, index=["a", "b"])
+    ...                       "precision": [0.5, 0.4], "anti_precision": [0.4, 0.3]}, index=["a", "b"])
     >>> kendall_agreement(final)
-    {'recall_fallout': 1.0, 'precision_antiprecision': -1.0}
+    {'recall_fallout': 1.0, 'precision_anti_precision': -1.0}
     """
-    pairs = {"recall_fallout": ("recall", "fallout"), "precision_antiprecision": ("precision", "antiprecision")}
+    pairs = {"recall_fallout": ("recall", "fallout"), "precision_anti_precision": ("precision", "anti_precision")}
     if isinstance(final, pd.DataFrame):
-        for col in ("recall", "fallout", "precision", "antiprecision"):
+        for col in ("recall", "fallout", "precision", "anti_precision"):
             if col not in final.columns:
                 raise MetricError(f"the table of final values has no {col!r} column")
         return {k: _kendall_tau(_quality(final[a], a), _quality(final[b], b)) for k, (a, b) in pairs.items()}

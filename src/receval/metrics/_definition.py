@@ -1,0 +1,366 @@
+"""What a metric is: its definition (every fact about it), a resolved :class:`Metric`, the table of names.
+
+A :class:`MetricDefinition` holds the function and every fact the rest of the
+package reads about a metric: its direction (higher or lower is better), its range
+when bounded, the side data it needs, how it aggregates, its accepted parameters,
+its canonical name and its aliases. :func:`register_metric` is the decorator metric
+modules use to add one; :func:`register_alias` adds another spelling (with preset
+parameters when the spelling implies a convention).
+
+Examples
+--------
+>>> d = get_definition("fallout")
+>>> d.name, d.direction, d.bounds, d.needs_negatives
+('fallout', 'lower', (0.0, 1.0), True)
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from receval.errors import MetricError
+
+if TYPE_CHECKING:
+    from receval.metrics._input import MetricInput
+
+__all__ = [
+    "Direction",
+    "Kind",
+    "Metric",
+    "MetricDefinition",
+    "available_metrics",
+    "get_definition",
+    "register_alias",
+    "register_metric",
+    "resolve_name",
+]
+
+Kind = Literal["user", "system", "error"]
+Direction = Literal["higher", "lower"] | None
+_DIRECTIONS = ("higher", "lower", None)
+_REGISTRY: dict[str, MetricDefinition] = {}
+# alias (lower case) -> (canonical name, parameters the alias presets)
+_ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
+
+
+@dataclass(frozen=True)
+class MetricDefinition:
+    """A registered metric: its function and every fact about it.
+
+    Attributes
+    ----------
+    name : str
+        Canonical lower-case name used in metric strings.
+    fn : callable
+        ``fn(data: MetricInput, k: int | None, **params) -> ndarray`` (per user) or
+        ``float`` (``kind="system"``).
+    direction : {"higher", "lower", None} or callable
+        Which values are better; ``None`` for a descriptive quantity with no better
+        side (the training data's Gini). A callable ``direction(params)`` when the
+        direction depends on a parameter (novelty as raw popularity is better low,
+        as self-information better high).
+    bounds : (low, high) or None
+        The range of values when bounded (per user and aggregated); ``None`` when a
+        side is unbounded or depends on the data.
+    kind : {"user", "system", "error"}
+    k : {"required", "optional", "none"}
+        Whether the metric string must, may or must not carry ``@k``.
+    defaults : mapping
+        Every accepted parameter with its default; unknown parameters are an error.
+    needs_grades, needs_negatives, needs_train, needs_aspects, needs_predictions : bool
+        Side data the metric cannot be computed without.
+    micro : callable or None
+        ``micro(data, k, **params) -> (numerator, denominator)`` per user, enabling
+        ``agg=micro`` (Σ numerator / Σ denominator); for error metrics it gives the
+        global value over all predictions (``agg=global``, the default).
+    transform : callable or None
+        Applied to the micro/global ratio (``sqrt`` for RMSE).
+    aggregations : tuple of str
+        Accepted values of the ``agg`` parameter, the default first.
+    aliases : tuple of str
+        Other names that resolve to this metric (see :func:`register_alias`).
+    description : str
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    direction: Direction | Callable[[Mapping[str, Any]], Direction]
+    bounds: tuple[float, float] | None = None
+    kind: Kind = "user"
+    k: Literal["required", "optional", "none"] = "required"
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    needs_grades: bool = False
+    needs_negatives: bool = False
+    needs_train: bool = False
+    needs_aspects: bool = False
+    needs_predictions: bool = False
+    micro: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
+    transform: Callable[[float], float] | None = None
+    aggregations: tuple[str, ...] = ("macro",)
+    description: str = ""
+
+    @property
+    def needs_threshold(self) -> bool:
+        """Whether the metric reads the relevance threshold (binary relevance or a negative class)."""
+        return "threshold" in self.defaults or "negative_threshold" in self.defaults
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """Every registered alias of this metric, sorted."""
+        return tuple(sorted(a for a, (name, _) in _ALIASES.items() if name == self.name))
+
+    def direction_for(self, params: Mapping[str, Any]) -> Direction:
+        """The direction under the given (resolved) parameters."""
+        return self.direction(params) if callable(self.direction) else self.direction
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric ready to compute: a definition, a cutoff and resolved parameters.
+
+    ``str(metric)`` is the canonical metric string (parameters that differ from the
+    defaults, in sorted order); the summary of an evaluation is keyed by the string
+    the user wrote.
+
+    >>> m = Metric.of("recall", 5, agg="micro")
+    >>> str(m), m.aggregation, m.direction
+    ('recall@5(agg=micro)', 'micro', 'higher')
+    """
+
+    definition: MetricDefinition
+    k: int | None
+    params: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, name: str, k: int | None = None, **params: Any) -> Metric:
+        """Build from a name (or alias), a cutoff and keyword parameters (validated)."""
+        canonical, preset = resolve_name(name)
+        definition = _REGISTRY[canonical]
+        label = name if k is None else f"{name}@{k}"
+        check_k(definition, k, label)
+        return cls(definition, k, resolve_params(definition, {**preset, **params}, label))
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def kind(self) -> Kind:
+        return self.definition.kind
+
+    @property
+    def direction(self) -> Direction:
+        """``"higher"`` or ``"lower"`` (which values are better), ``None`` for a descriptive quantity."""
+        return self.definition.direction_for(self.params)
+
+    @property
+    def aggregation(self) -> str:
+        """How per-user values become one number: ``macro`` (mean over scored users),
+        ``micro`` (Σ numerators / Σ denominators), ``global`` (error metrics over all
+        predictions), ``sum`` (counts) or ``system`` (computed on the whole run)."""
+        return str(self.params.get("agg", self.definition.aggregations[0]))
+
+    def __str__(self) -> str:
+        out = self.name if self.k is None else f"{self.name}@{self.k}"
+        changed = {key: v for key, v in self.params.items() if self.definition.defaults.get(key, _MISSING) != v}
+        if changed:
+            out += "(" + ",".join(f"{key}={_format_value(v)}" for key, v in sorted(changed.items())) + ")"
+        return out
+
+    def per_user(self, data: MetricInput) -> np.ndarray:
+        """Per-user values (NaN = not scored); ``kind="system"`` metrics have none."""
+        if self.kind == "system":
+            raise MetricError(f"metric {self}: a system-level metric has no per-user values")
+        params = {key: v for key, v in self.params.items() if key != "agg"}
+        return np.asarray(self.definition.fn(data, self.k, **params), dtype=np.float64)
+
+    def compute(self, data: MetricInput, per_user: np.ndarray | None = None) -> float:
+        """The aggregated value (reuses ``per_user`` values when given)."""
+        params = {key: v for key, v in self.params.items() if key != "agg"}
+        agg = self.aggregation
+        if agg == "system":
+            return float(self.definition.fn(data, self.k, **params))
+        if agg in ("micro", "global"):
+            num, den = self.definition.micro(data, self.k, **params)  # type: ignore[misc]
+            total = float(np.sum(den))
+            value = float(np.sum(num)) / total if total > 0 else float("nan")
+            return self.definition.transform(value) if self.definition.transform is not None else value
+        values = self.per_user(data) if per_user is None else per_user
+        scored = values[~np.isnan(values)]
+        if agg == "sum":
+            return float(scored.sum())
+        return float(scored.mean()) if scored.size else float("nan")
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def register_metric(
+    name: str,
+    *,
+    direction: Direction | Callable[[Mapping[str, Any]], Direction] = None,
+    bounds: tuple[float, float] | None = None,
+    kind: Kind = "user",
+    k: Literal["required", "optional", "none"] = "required",
+    defaults: Mapping[str, Any] | None = None,
+    needs_grades: bool = False,
+    needs_negatives: bool = False,
+    needs_train: bool = False,
+    needs_aspects: bool = False,
+    needs_predictions: bool = False,
+    micro: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
+    transform: Callable[[float], float] | None = None,
+    aggregations: tuple[str, ...] | None = None,
+    aliases: Iterable[str] = (),
+    description: str = "",
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator registering ``fn(data, k, **params)`` under ``name``.
+
+    ``direction``: ``"higher"`` or ``"lower"`` is better, a function of the resolved
+    parameters giving one of them, or ``None`` (the default) for a descriptive quantity
+    with no better side — reports then mark no best value and agreement refuses it. ``defaults``
+    lists every parameter the metric accepts. ``aggregations`` defaults to
+    ``("system",)`` for system metrics, ``("global", "macro")`` for error metrics,
+    ``("macro", "micro")`` when ``micro`` is given and ``("macro",)`` otherwise; with
+    more than one, the parameter ``agg`` (default: the first) chooses.
+    Re-registering a name replaces the definition (so modules can be reloaded).
+
+    >>> @register_metric("list_length_example", k="optional", description="items in the list")
+    ... def _length(data, k):
+    ...     return np.minimum(data.list_length, k or data.rankings.shape[1]).astype(float)
+    >>> get_definition("list_length_example").description
+    'items in the list'
+    >>> del _REGISTRY["list_length_example"]
+    """
+    key = name.lower()
+    if not _NAME.fullmatch(key):
+        raise MetricError(f"metric name {name!r} must be letters, digits and underscores, starting with a letter")
+    if not callable(direction) and direction not in _DIRECTIONS:
+        raise MetricError(f"metric {name!r}: direction must be 'higher', 'lower' or None, got {direction!r}")
+    if bounds is not None and not (len(bounds) == 2 and bounds[0] < bounds[1]):
+        raise MetricError(f"metric {name!r}: bounds must be (low, high) with low < high, got {bounds!r}")
+    params = dict(defaults or {})
+    if aggregations is None:
+        if kind == "system":
+            aggregations = ("system",)
+        elif kind == "error":
+            aggregations = ("global", "macro")
+        else:
+            aggregations = ("macro", "micro") if micro is not None else ("macro",)
+    if any(a in ("micro", "global") for a in aggregations) and micro is None:
+        raise MetricError(f"metric {name!r}: micro/global aggregation needs a micro function")
+    if len(aggregations) > 1:
+        params["agg"] = aggregations[0]
+
+    def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
+        _REGISTRY[key] = MetricDefinition(
+            name=key,
+            fn=fn,
+            direction=direction,
+            bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])),
+            kind=kind,
+            k=k,
+            defaults=MappingProxyType(params),
+            needs_grades=needs_grades,
+            needs_negatives=needs_negatives,
+            needs_train=needs_train,
+            needs_aspects=needs_aspects,
+            needs_predictions=needs_predictions,
+            micro=micro,
+            transform=transform,
+            aggregations=tuple(aggregations),
+            description=description or (fn.__doc__ or "").strip().split("\n")[0],
+        )
+        for alias in aliases:
+            register_alias(alias, key)
+        return fn
+
+    return decorator
+
+
+def register_alias(alias: str, name: str, **params: Any) -> None:
+    """Let ``alias`` stand for the metric ``name`` with ``params`` preset (a named convention).
+
+    Aliases are case-insensitive; parameters written after an alias override its presets.
+
+    >>> register_alias("precision_example", "precision", denominator="list")
+    >>> Metric.of("precision_example", 5).params["denominator"]
+    'list'
+    >>> del _ALIASES["precision_example"]
+    """
+    key = alias.lower()
+    if not _NAME.fullmatch(key):
+        raise MetricError(f"alias {alias!r} must be letters, digits and underscores, starting with a letter")
+    if name.lower() not in _REGISTRY:
+        raise MetricError(f"alias {alias!r} names the unknown metric {name!r}")
+    if key in _REGISTRY:
+        raise MetricError(f"alias {alias!r} is already the name of a metric")
+    resolve_params(_REGISTRY[name.lower()], params, alias)  # fail now on a wrong preset
+    _ALIASES[key] = (name.lower(), MappingProxyType(dict(params)))
+
+
+def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
+    """The canonical name and preset parameters of a name or alias (:class:`MetricError` if unknown).
+
+    >>> resolve_name("NDCG")
+    ('ndcg', mappingproxy({}))
+    """
+    key = name.strip().lower()
+    if key in _REGISTRY:
+        return key, MappingProxyType({})
+    if key in _ALIASES:
+        return _ALIASES[key]
+    close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES], n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    raise MetricError(f"unknown metric {name!r}{hint} (known metrics: {', '.join(available_metrics())})")
+
+
+def get_definition(name: str) -> MetricDefinition:
+    """The registered definition of a metric name or alias (raises :class:`MetricError` with close names)."""
+    return _REGISTRY[resolve_name(name)[0]]
+
+
+def available_metrics() -> list[str]:
+    """Sorted canonical names of every registered metric."""
+    return sorted(_REGISTRY)
+
+
+def check_k(definition: MetricDefinition, k: int | None, label: str) -> None:
+    """Validate the cutoff of a metric string against what the definition accepts."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0):
+        raise MetricError(f"metric {label!r}: the cutoff k must be a positive integer, got {k!r}")
+    if definition.k == "required" and k is None:
+        raise MetricError(f"metric {label!r} needs a cutoff: write {definition.name}@k, e.g. {definition.name}@10")
+    if definition.k == "none" and k is not None:
+        raise MetricError(f"metric {label!r} takes no cutoff: write {definition.name}")
+
+
+def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], label: str) -> Mapping[str, Any]:
+    """The definition's defaults overridden by ``params`` (unknown names and aggregations refused)."""
+    unknown = sorted(set(params) - set(definition.defaults))
+    if unknown:
+        accepted = ", ".join(sorted(definition.defaults)) or "none"
+        raise MetricError(f"metric {label!r}: unknown parameter(s) {unknown}; accepted: {accepted}")
+    if "agg" in params and params["agg"] not in definition.aggregations:
+        allowed = ", ".join(definition.aggregations)
+        raise MetricError(f"metric {label!r}: agg must be one of {allowed}, got {params['agg']!r}")
+    merged = {**definition.defaults, **params}
+    return MappingProxyType(merged)
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)

@@ -1,0 +1,101 @@
+"""Metric strings: ``name[@k][(key=value, ...)]`` read into a :class:`~receval.metrics.registry.Metric`.
+
+Values are read as int, float, ``true``/``false`` or ``none``, else kept as strings;
+names may be any registered alias (see :func:`~receval.metrics.registry.register_alias`).
+
+Examples
+--------
+>>> str(parse_metric("ndcg@10(gain=exponential)"))
+'ndcg@10(gain=exponential)'
+>>> parse_metric_list("ndcg@10, alpha_ndcg@10(alpha=0.5,beta=0.3),mrr")
+['ndcg@10', 'alpha_ndcg@10(alpha=0.5,beta=0.3)', 'mrr']
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from receval.errors import MetricError
+from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name, resolve_params
+
+__all__ = ["parse_metric", "parse_metric_list"]
+
+_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def parse_metric(text: str | Metric) -> Metric:
+    """Parse ``name[@k][(key=value,...)]`` into a :class:`Metric`.
+
+    >>> m = parse_metric("ndcg@10(gain=exponential)")
+    >>> m.name, m.k, m.params["gain"], str(m)
+    ('ndcg', 10, 'exponential', 'ndcg@10(gain=exponential)')
+    >>> parse_metric("mrr").k is None
+    True
+    >>> parse_metric("fallout@10(negative_threshold=3)").params["negative_threshold"]
+    3
+    >>> parse_metric("precision@0")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: metric 'precision@0': the cutoff k must be a positive integer, got '0'
+    >>> parse_metric("nope@3")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: unknown metric 'nope'...
+    """
+    if isinstance(text, Metric):
+        return text
+    if not isinstance(text, str):
+        raise MetricError(f"a metric is a string like 'ndcg@10' or a Metric, got {type(text).__name__}")
+    match = _PATTERN.match(text)
+    if not match:
+        raise MetricError(f"cannot read metric {text!r}; write name@k or name@k(key=value,...), e.g. 'ndcg@10'")
+    name, k_text, param_text = match.groups()
+    canonical, preset = resolve_name(name)
+    definition = _REGISTRY[canonical]
+    k = None
+    if k_text is not None:
+        if not re.fullmatch(r"\d+", k_text) or int(k_text) <= 0:
+            raise MetricError(f"metric {text.strip()!r}: the cutoff k must be a positive integer, got {k_text!r}")
+        k = int(k_text)
+    check_k(definition, k, text.strip())
+    params: dict[str, Any] = dict(preset)
+    if param_text is not None and param_text.strip():
+        for part in param_text.split(","):
+            if "=" not in part:
+                raise MetricError(f"metric {text.strip()!r}: parameter {part.strip()!r} is not key=value")
+            key, value = (s.strip() for s in part.split("=", 1))
+            params[key] = _parse_value(value)
+    return Metric(definition, k, resolve_params(definition, params, text.strip()))
+
+
+def parse_metric_list(text: str) -> list[str]:
+    """Split a comma-separated list of metric strings, keeping commas inside parentheses.
+
+    >>> parse_metric_list("ndcg@10, alpha_ndcg@10(alpha=0.5,beta=0.3),mrr")
+    ['ndcg@10', 'alpha_ndcg@10(alpha=0.5,beta=0.3)', 'mrr']
+    """
+    out, depth, current = [], 0, []
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append("".join(current).strip())
+            current = []
+            continue
+        depth += (ch == "(") - (ch == ")")
+        current.append(ch)
+    out.append("".join(current).strip())
+    return [m for m in out if m]
+
+
+def _parse_value(value: str) -> Any:
+    low = value.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for cast in (int, float):
+        try:
+            return cast(value)
+        except ValueError:
+            pass
+    return value.strip("'\"")
