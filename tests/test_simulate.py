@@ -48,7 +48,7 @@ def test_complete_matrix_identities(name):
     traj = simulate(name, train, full_test, rounds=50, threshold=4, seed=3)
     t = traj.table
     # every recommendable pair is in test: Precision + AntiPrecision = 1 each round
-    np.testing.assert_allclose(t["precision"] + t["antiprecision"], 1.0)
+    np.testing.assert_allclose(t["precision"] + t["anti_precision"], 1.0)
     lhs = traj.n_positives * t["recall"] + traj.n_negatives * t["fallout"]
     np.testing.assert_allclose(lhs, t["n_distinct"])
     assert (t["unknown"] == 0).all()

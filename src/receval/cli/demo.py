@@ -117,7 +117,7 @@ def run_demo(
     console.print(_table(cyclic, f"Cyclic simulation: cumulative metrics after {rounds} rounds"))
     console.print(
         f"Kendall τ between the quality rankings by Recall and by Fallout: {tau['recall_fallout']:+.2f}; "
-        f"by Precision and AntiPrecision: {tau['precision_antiprecision']:+.2f} (+1 agree, −1 inverted)."
+        f"by Precision and AntiPrecision: {tau['precision_anti_precision']:+.2f} (+1 agree, −1 inverted)."
     )
     console.print(f"Done in {time.perf_counter() - t0:.1f} s.")
     return {

@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 
 from receval.errors import DataError
+from receval.metrics.registry import metric_direction
 from receval.report.style import OKABE_ITO, figure, series_style
 
 if TYPE_CHECKING:
@@ -67,16 +68,15 @@ __all__ = [
     "tau_plot",
 ]
 
-_LOWER_IS_BETTER = re.compile(r"^(rmse|mae|mse|fallout|anti_?precision|gini)", re.IGNORECASE)
-
-
 def lower_is_better(metric: str) -> bool:
-    """Whether smaller values of ``metric`` are better (errors, Fallout, AntiPrecision, Gini).
+    """Whether smaller values of ``metric`` are better, as the metric registry declares it.
 
-    >>> lower_is_better("fallout@10"), lower_is_better("ndcg@10"), lower_is_better("antiprecision")
+    >>> lower_is_better("fallout@10"), lower_is_better("ndcg@10"), lower_is_better("anti_precision")
     (True, False, True)
+    >>> lower_is_better("fp@10"), lower_is_better("matthew_effect"), lower_is_better("tp@10")
+    (True, True, False)
     """
-    return bool(_LOWER_IS_BETTER.match(metric))
+    return metric_direction(metric) == "lower"
 
 
 def _need(frame: pd.DataFrame | None, columns: Sequence[str], what: str) -> pd.DataFrame:
@@ -286,7 +286,7 @@ _CYCLIC_PANELS = (
     ("recall", "cumulative Recall"),
     ("fallout", "cumulative Fallout"),
     ("precision", "cumulative Precision"),
-    ("antiprecision", "cumulative AntiPrecision"),
+    ("anti_precision", "cumulative AntiPrecision"),
     ("recall_norm", "normalised Recall"),
     ("fallout_norm", "normalised Fallout"),
 )

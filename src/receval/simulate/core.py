@@ -63,7 +63,7 @@ from receval.simulate._loop import COLUMNS, run_rounds
 
 __all__ = ["simulate", "simulate_many", "default_threshold", "Trajectory", "METRICS"]
 
-METRICS = ("precision", "recall", "antiprecision", "fallout", "discovered", "recall_norm", "fallout_norm")
+METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "recall_norm", "fallout_norm")
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
 _UPDATES = ("sequential", "batched")
 _MAX_CELLS = 2_000_000_000
@@ -336,7 +336,7 @@ def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame
         size = df["n_distinct"].to_numpy()
         df["precision"] = np.where(size > 0, df["tp"] / np.maximum(size, 1), nan)
         df["recall"] = df["tp"] / n_pos if n_pos else nan
-        df["antiprecision"] = np.where(size > 0, df["fp"] / np.maximum(size, 1), nan)
+        df["anti_precision"] = np.where(size > 0, df["fp"] / np.maximum(size, 1), nan)
         df["fallout"] = df["fp"] / n_neg if n_neg else nan
         df["discovered"] = (df["tp"] + df["fp"]) / n_test if n_test else nan
         df["recall_norm"] = np.where(df["oracle_tp"] > 0, df["tp"] / df["oracle_tp"].clip(lower=1), nan)
