@@ -234,7 +234,7 @@ def test_hand_checked_means_and_ucb():
     assert _first_item("item-bandit-ts", train, test, 200) == 1
 
 
-@pytest.mark.parametrize("a0", [1.0, 1.5])  # integer priors use the shape table, others the generic draw
+@pytest.mark.parametrize("a0", [1.0, 1.5])  # integer and non-integer priors
 def test_hand_checked_knn_bandit(a0):
     from scipy import integrate
 

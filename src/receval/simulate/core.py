@@ -56,7 +56,7 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.bandits import _kernels as K
 from receval.recommenders.bandits import make_online
-from receval.recommenders.bandits._rng import seed_state
+from receval.recommenders.bandits._rng import generator
 from receval.recommenders.bandits.item import _ItemCounts
 from receval.recommenders.bandits.knn import KNNBandit
 from receval.simulate._loop import COLUMNS, run_rounds
@@ -264,7 +264,7 @@ def simulate(
     given = np.zeros(nu, np.int64)
     counters = np.zeros(5, np.int64)
     out = np.zeros((rounds, len(COLUMNS)), np.int64)
-    s = seed_state(seed)
+    s = generator(seed)
     order_mode = _ORDERS[order]
     batched = updates == "batched"
 

@@ -2,8 +2,9 @@
 
 The simulator's loop (:func:`receval.simulate._loop.run_rounds`) calls a family's
 ``decide(st, s, cell, mask, u, step, n_avail) -> item`` and ``update(st, u, i, fb)``.
-``st`` is the family's tuple of state arrays (mutated in place), ``s`` the random
-state of :mod:`receval.recommenders.bandits._rng`. Shared simulator state:
+``st`` is the family's tuple of state arrays (mutated in place), ``s`` the simulator's
+``numpy.random.Generator`` (:mod:`receval.recommenders.bandits._rng`). Shared simulator
+state:
 
 - ``cell`` (uint8, users x items): bit 0 = the pair is in the training data, bit 1 = it
   has been recommended; an item is available to a user when ``cell & mask == 0``.
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from receval.recommenders.bandits._rng import beta, bounded, gamma_dc, next_double
+from receval.recommenders.bandits._rng import bounded
 
 # item-policy codes (params[0]) and score kinds (params[1])
 RANDOM, ARGMAX, THOMPSON = 0, 1, 2
@@ -48,20 +49,13 @@ def uniform_available(s, cell, mask, u, n_avail):
 
 # ------------------------------------------------------------------ item policies
 # state: a (successes + α⁰), b (failures + β⁰), p (parameters, see ItemBandit), and the
-# per-item keys m, w, m2, w2 kept current by item_update so that a decision is one tight
-# scan: score = m + c·w with c = δ·√(ln t) for UCB (w = 1/√pulls) and 0 otherwise; for
-# Thompson sampling (m, w) and (m2, w2) are the Marsaglia–Tsang constants (d, c) of the
-# two Gamma shapes a + o and b + o (used when both are ≥ 1).
+# per-item keys m, w kept current by item_update so that an argmax decision is one tight
+# scan: score = m + c·w with c = δ·√(ln t) for UCB (w = 1/√pulls) and 0 otherwise.
+# Thompson sampling draws Beta(a + o, b + o) from a and b directly (no keys).
 @njit(cache=True)
 def item_key(st, i):
-    a, b, p, m, w, m2, w2 = st
+    a, b, p, m, w = st
     if int(p[0]) == THOMPSON:
-        d = max(a[i] + p[6], 1.0) - 1.0 / 3.0
-        m[i] = d
-        w[i] = 1.0 / np.sqrt(9.0 * d)
-        d = max(b[i] + p[6], 1.0) - 1.0 / 3.0
-        m2[i] = d
-        w2[i] = 1.0 / np.sqrt(9.0 * d)
         return
     kind = int(p[1])
     if kind == COUNT:
@@ -87,27 +81,24 @@ def item_keys(st):
 
 @njit(cache=True)
 def item_decide(st, s, cell, mask, u, step, n_avail):
-    a, b, p, m, w, m2, w2 = st
+    a, b, p, m, w = st
     policy = int(p[0])
     if policy == RANDOM:
         return uniform_available(s, cell, mask, u, n_avail)
     if policy == ARGMAX and p[2] > 0.0:
         eps = p[2] / (1.0 + p[3] * step)
-        if next_double(s) < eps:
+        if s.random() < eps:
             return uniform_available(s, cell, mask, u, n_avail)
     best = -np.inf
     bi = -1
     ties = 0
     if policy == THOMPSON:
         off = p[6]
-        for i in range(cell.shape[1]):
-            if cell[u, i] & mask:
+        row = cell[u]
+        for i in range(row.shape[0]):
+            if row[i] & mask:
                 continue
-            if a[i] + off >= 1.0 and b[i] + off >= 1.0:
-                x = gamma_dc(s, m[i], w[i])
-                v = x / (x + gamma_dc(s, m2[i], w2[i]))
-            else:
-                v = beta(s, a[i] + off, b[i] + off)
+            v = s.beta(a[i] + off, b[i] + off)
             if v > best:
                 best = v
                 bi = i
@@ -146,14 +137,11 @@ def item_update(st, u, i, fb):
 # ------------------------------------------------------------------ kNN bandit
 @njit(cache=True)
 def knn_decide(st, s, cell, mask, u, step, n_avail):
-    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x, tab_d, tab_c = st
+    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x = st
     n_users = liked.shape[0]
     k = min(int(p[0]), n_users - 1)
     a0 = p[1]
     b0 = p[2]
-    table = p[3] > 0.0  # integer priors ≥ 1: Marsaglia–Tsang constants by shape from a table
-    ia0 = int(a0)
-    ib0 = int(b0)
     for j in range(k):
         nn_idx[j] = -1
         nn_x[j] = -1.0
@@ -161,13 +149,7 @@ def knn_decide(st, s, cell, mask, u, step, n_avail):
         if v == u:
             continue
         c = co[u, v]
-        if table:
-            ia = ia0 + c
-            ib = ib0 + n_liked[v] - c
-            x = gamma_dc(s, tab_d[ia], tab_c[ia])
-            x = x / (x + gamma_dc(s, tab_d[ib], tab_c[ib]))
-        else:
-            x = beta(s, a0 + c, b0 + n_liked[v] - c)
+        x = s.beta(a0 + c, b0 + n_liked[v] - c)
         if x > nn_x[k - 1]:
             j = k - 1
             while j > 0 and nn_x[j - 1] < x:
@@ -247,9 +229,9 @@ def score_decide(scores, s, cell, mask, u, step, n_avail):
     return bi
 
 
-def dummy_item_state() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def dummy_item_state() -> tuple[np.ndarray, ...]:
     """Placeholder item-policy state (the loop's arguments have fixed types)."""
-    return np.zeros(0), np.zeros(0), np.zeros(9), np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0)
+    return np.zeros(0), np.zeros(0), np.zeros(9), np.zeros(0), np.zeros(0)
 
 
 def dummy_knn_state() -> tuple:
@@ -260,12 +242,10 @@ def dummy_knn_state() -> tuple:
         np.zeros((0, 0), np.int32),
         np.zeros(0, np.int64),
         np.zeros((0, 0), np.int32),
-        np.zeros(4),
+        np.zeros(3),
         np.zeros(0),
         np.zeros(0, np.uint8),
         np.zeros(0, np.int64),
         np.zeros(1, np.int64),
         np.zeros(1),
-        np.zeros(0),
-        np.zeros(0),
     )

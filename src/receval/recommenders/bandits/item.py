@@ -93,7 +93,7 @@ class _ItemCounts(Recommender):
         self.a_ = a + a0
         self.b_ = b + b0
         self.params_ = self._kernel_params(float((a + b).sum()))
-        self.keys_ = tuple(np.zeros(train.n_items) for _ in range(4))
+        self.keys_ = (np.zeros(train.n_items), np.zeros(train.n_items))
         K.item_keys(self.kernel_state())
         return self
 

@@ -84,12 +84,7 @@ class KNNBandit(Recommender):
             row = likes.indices[likes.indptr[u] : likes.indptr[u + 1]]
             self.liked_list_[u, : len(row)] = row
         self.co_ = co
-        integer = all(float(x).is_integer() and x >= 1 for x in (self.alpha0, self.beta0))
-        self.params_ = np.array([float(self.k), float(self.alpha0), float(self.beta0), float(integer)])
-        # Marsaglia–Tsang constants of every integer Gamma shape a draw can need (shape 0 unused)
-        shapes = np.arange(ni + int(max(self.alpha0, self.beta0)) + 2, dtype=np.float64)
-        d = np.maximum(shapes, 1.0) - 1.0 / 3.0
-        self.gamma_table_ = (d, 1.0 / np.sqrt(9.0 * d))
+        self.params_ = np.array([float(self.k), float(self.alpha0), float(self.beta0)])
         return self
 
     def kernel_state(self) -> tuple:
@@ -108,7 +103,6 @@ class KNNBandit(Recommender):
             np.zeros(ni, np.int64),
             np.zeros(k, np.int64),
             np.zeros(k),
-            *self.gamma_table_,
         )
 
     def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
