@@ -246,7 +246,7 @@ def test_cli_reads_numeric_ids_as_text_consistently(tmp_path, capsys) -> None:
 
 
 def test_data_error_for_unknown_extension(tmp_path) -> None:
-    from receval.cli.evaluate import read_table
+    from receval.data.tables import read_table
 
     path = tmp_path / "x.json"
     path.write_text("{}")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from receval.data import FORMATS, Interactions, RatingScale, load, load_user_features, loaders
+from receval.data import FORMATS, Interactions, RatingScale, load, load_user_features, loaders, vocab
 from receval.data.loaders import ML100K_GENRES, check_format, parse_scale
 from receval.errors import DataError
 
@@ -407,7 +407,7 @@ def test_csv_load_matches_from_frame(tmp_path, rows):
 @pytest.mark.parametrize("compiled_from", [0, 1 << 20])
 def test_id_codes_agree_with_pandas_factorize(monkeypatch, compiled_from):
     """Both lookup-table paths (numpy, compiled) and the hashing path give factorize's codes."""
-    monkeypatch.setattr(loaders, "_COMPILED_FROM", compiled_from)
+    monkeypatch.setattr(vocab, "_COMPILED_FROM", compiled_from)
     rng = np.random.default_rng(3)
     cases = [
         rng.integers(-50, 5000, 3000),  # compact range: lookup table
@@ -416,7 +416,7 @@ def test_id_codes_agree_with_pandas_factorize(monkeypatch, compiled_from):
         np.array([7]),
     ]
     for ids in cases:
-        codes, uniques = loaders._codes(pd.Series(ids))
+        codes, uniques = vocab.encode(pd.Series(ids))
         ref_codes, ref_uniques = pd.factorize(ids, sort=True)
         assert codes.dtype == np.int32
         assert np.array_equal(codes, ref_codes) and np.array_equal(uniques, np.asarray(ref_uniques))

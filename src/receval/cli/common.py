@@ -1,7 +1,8 @@
 """Helpers shared by every command that reads data, so all accept the same format names.
 
 A command takes ``PATH`` and ``--format`` (help text :data:`FORMAT_HELP`) and calls
-:func:`load_data`; an unknown format or a malformed file raises
+``load_data`` (:func:`receval.data.load`, the one validated loader; its options left
+as None count as not given); an unknown format or a malformed file raises
 :class:`~receval.errors.DataError`, which the CLI prints as ``error: ...`` with exit
 status 2.
 
@@ -15,11 +16,8 @@ True
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from receval.data.interactions import Interactions
-from receval.data.loaders import FORMATS, check_format, load
+from receval.data.loaders import FORMATS, check_format
+from receval.data.loaders import load as load_data
 
 __all__ = ["FORMAT_HELP", "SCALE_HELP", "load_data", "validate_format"]
 
@@ -30,18 +28,3 @@ SCALE_HELP = "Rating scale LOW..HIGH[:STEP], e.g. 1..5 or 0.5..5:0.5 (known form
 def validate_format(fmt: str) -> str:
     """The normalised format name; a DataError listing the valid names otherwise."""
     return check_format(fmt)
-
-
-def load_data(
-    path: str | Path,
-    fmt: str,
-    familiar_only: bool = False,
-    **options: Any,
-) -> Interactions:
-    """Load ``path`` in format ``fmt`` for a command (options as :func:`receval.data.load`).
-
-    Options left as None (typer's default for an option not given) are dropped, so a
-    command can pass all its optional flags through unchanged.
-    """
-    given = {k: v for k, v in options.items() if v is not None and v != ()}
-    return load(Path(path), validate_format(fmt), familiar_only=familiar_only, **given)

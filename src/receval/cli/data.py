@@ -39,8 +39,9 @@ def stats_command(
     from receval.data.stats import dataset_stats
 
     data = load_data(
-        path, fmt, familiar_only, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp
-    )
+        path, fmt, familiar_only=familiar_only, scale=scale, sep=sep, user=user, item=item, rating=rating,
+        timestamp=timestamp,
+    )  # fmt: skip
     stats = dataset_stats(data)
     if as_json:
         typer.echo(json.dumps(stats))

@@ -1,10 +1,11 @@
 """``receval evaluate``: trec_eval for recommenders (one-shot evaluation of files).
 
 Files are CSV, TSV (``.tsv``, ``.tab``) or Parquet (``.parquet``, ``.pq``) by
-extension: truth ``user,item[,rating]``, recommendations ``user,item,score`` or
-``user,item,rank``, predictions ``user,item,rating,prediction`` (for RMSE/MAE),
-training data ``user,item[,rating]``, aspects ``item,aspect``. Ids are read as text
-in every file so that they match across files.
+extension, read and checked by :func:`receval.data.tables.read_table`: truth
+``user,item[,rating]``, recommendations ``user,item,score`` or ``user,item,rank``,
+predictions ``user,item,rating,prediction`` (for RMSE/MAE), training data
+``user,item[,rating]``, aspects ``item,aspect``. Ids are read as text in every file
+so that they match across files.
 
 Examples
 --------
@@ -30,48 +31,17 @@ from typing import Annotated
 import pandas as pd
 import typer
 
+from receval.data.tables import PARQUET_SUFFIXES, TEXT_SUFFIXES, read_aspects, read_table
 from receval.errors import DataError
 
-__all__ = ["read_table", "register"]
-
-_TEXT = (".csv", ".tsv", ".tab", ".txt")
-_PARQUET = (".parquet", ".pq")
-
-
-def read_table(path: Path, what: str, required: tuple[str, ...]) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet table with ``user``/``item`` ids as text; check the required columns."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"{what} file not found", path=path)
-    suffix = path.suffix.lower()
-    id_cols = {"user": str, "item": str}
-    if suffix in _PARQUET:
-        frame = pd.read_parquet(path)
-        frame = frame.astype({c: str for c in id_cols if c in frame.columns})
-    elif suffix in _TEXT:
-        sep = "," if suffix == ".csv" else "\t"
-        frame = pd.read_csv(path, sep=sep, dtype=id_cols, keep_default_na=False, na_values=[""])
-    else:
-        raise DataError(
-            f"cannot tell the format of the {what} file from its extension {suffix!r}; use .csv, .tsv or .parquet",
-            path=path,
-        )
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"the {what} file needs columns {', '.join(required)}; it has {list(frame.columns)}",
-            path=path,
-            column=missing[0],
-        )
-    return frame
-
+__all__ = ["register"]
 
 def _write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write by extension to a temporary name, then rename (never a partial file)."""
     from receval.atomic import write_frame
 
     suffix = Path(path).suffix.lower()
-    if suffix not in _PARQUET + _TEXT:
+    if suffix not in PARQUET_SUFFIXES + TEXT_SUFFIXES:
         raise DataError(f"cannot tell the output format from the extension {suffix!r}; use .csv, .tsv or .parquet")
     write_frame(path, frame)
 
@@ -122,7 +92,7 @@ def evaluate_command(
         else None
     )
     train_frame = read_table(train, "train", ("user", "item")) if train is not None else None
-    aspect_frame = read_table(aspects, "aspects", ("item", "aspect")) if aspects is not None else None
+    aspect_frame = read_aspects(aspects) if aspects is not None else None
     barrier = None
     if barrier_data is not None:
         from receval.data.interactions import Interactions

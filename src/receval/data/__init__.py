@@ -2,7 +2,10 @@
 
 from receval.data.interactions import Interactions, RatingScale
 from receval.data.loaders import FORMATS, load, load_user_features
+from receval.data.prepare import prepare
 from receval.data.stats import dataset_stats
 from receval.data.synthetic import generate
 
-__all__ = ["FORMATS", "Interactions", "RatingScale", "dataset_stats", "generate", "load", "load_user_features"]
+__all__ = [
+    "FORMATS", "Interactions", "RatingScale", "dataset_stats", "generate", "load", "load_user_features", "prepare",
+]  # fmt: skip

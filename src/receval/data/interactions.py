@@ -18,9 +18,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from receval.data import vocab
 from receval.errors import DataError
 
-__all__ = ["Interactions", "RatingScale"]
+__all__ = ["Interactions", "RatingScale", "aspect_matrix"]
 
 
 @dataclass(frozen=True)
@@ -285,8 +286,8 @@ class Interactions:
         aspect_items = None
         if item_aspects is not None:
             aspect_items = item_aspects["item"]
-        u_codes, u_ids = _factorize(frame[user])
-        i_codes, i_ids = _factorize(frame[item], also=aspect_items)
+        u_codes, u_ids = vocab.encode(frame[user], what="id")
+        i_codes, i_ids = vocab.encode(frame[item], also=aspect_items, what="id")
         ts = None
         if timestamp is not None:
             ts = pd.to_numeric(frame[timestamp], errors="coerce")
@@ -298,7 +299,7 @@ class Interactions:
             ts = ts.to_numpy(dtype=np.int64)
         aspects = names = None
         if item_aspects is not None:
-            aspects, names = _aspect_matrix(item_aspects, i_ids)
+            aspects, names = aspect_matrix(item_aspects, i_ids)
         return cls(
             users=u_codes,
             items=i_codes,
@@ -424,6 +425,57 @@ class Interactions:
             extra={k: v[rows] for k, v in self.extra.items()},
         )
 
+    @classmethod
+    def concat(cls, parts: Sequence[Interactions], *, name: str | None = None) -> Interactions:
+        """The rows of every part, in order, over one id space.
+
+        The parts share their id spaces, or extend them: each part's user ids (and
+        item ids) are the first ids of the longest part's, as when profiles are
+        injected into a data set (:mod:`receval.studies.attacks`) or revealed
+        feedback joins the training data (cyclic simulation). The result takes the
+        longest id spaces, the first part's scale (every rating must lie on it) and
+        aspects (when they cover the result's items), timestamps when every part has
+        them, and the extra columns every part has.
+
+        >>> a = Interactions.from_arrays([1, 2], ["x", "y"], [4, 5])
+        >>> b = a.subset(np.array([1]))
+        >>> both = Interactions.concat([a, b])
+        >>> both.n_ratings, both.n_duplicates, both.user_ids.tolist()
+        (3, 1, [1, 2])
+        """
+        parts = list(parts)
+        if not parts:
+            raise DataError("nothing to concatenate: give at least one Interactions")
+        first = parts[0]
+        user_ids = max((p.user_ids for p in parts), key=len)
+        item_ids = max((p.item_ids for p in parts), key=len)
+        for j, p in enumerate(parts):
+            for what, own, full in (("user", p.user_ids, user_ids), ("item", p.item_ids, item_ids)):
+                if own is not full and not _is_prefix(own, full):
+                    raise DataError(
+                        f"part {j} has another {what} id space ({len(own)} ids) than the others ({len(full)}): "
+                        "concatenate data split from the same Interactions, or rebuild them from frames"
+                    )
+            if j and p.scale != first.scale and not first.scale.contains(p.ratings):
+                raise DataError(f"part {j} has ratings outside the first part's scale {first.scale}")
+        timestamps = None
+        if all(p.timestamps is not None for p in parts):
+            timestamps = np.concatenate([p.timestamps for p in parts])
+        keys = [k for k in first.extra if all(k in p.extra for p in parts)]
+        aspects = first.aspects if first.aspects is None or first.aspects.shape[0] == len(item_ids) else None
+        return first._derive(
+            users=np.concatenate([p.users for p in parts]),
+            items=np.concatenate([p.items for p in parts]),
+            ratings=np.concatenate([p.ratings for p in parts]),
+            user_ids=user_ids,
+            item_ids=item_ids,
+            timestamps=timestamps,
+            extra={k: np.concatenate([p.extra[k] for p in parts]) for k in keys},
+            aspects=aspects,
+            aspect_names=None if aspects is None else first.aspect_names,
+            name=first.name if name is None else name,
+        )
+
     def _derive(self, **changes: object) -> Interactions:
         """A copy with some fields changed, skipping validation.
 
@@ -473,7 +525,7 @@ class Interactions:
 
         Items of the table not in this id space raise :class:`DataError`.
         """
-        aspects, names = _aspect_matrix(table, self.item_ids)
+        aspects, names = aspect_matrix(table, self.item_ids)
         return replace(self, aspects=aspects, aspect_names=names)
 
     # -------------------------------------------------------------- id mapping
@@ -486,43 +538,40 @@ class Interactions:
         return _lookup(self.item_ids, ids, "item", strict)
 
 
-def _factorize(values: pd.Series, also: pd.Series | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Codes and sorted unique ids; ``also`` adds ids that have no row."""
-    if also is not None:
-        combined = pd.concat([pd.Series(values.to_numpy()), pd.Series(also.to_numpy())], ignore_index=True)
-        codes, uniques = pd.factorize(combined, sort=True)
-        codes = codes[: len(values)]
-    else:
-        codes, uniques = pd.factorize(values, sort=True)
-    if (codes < 0).any():
-        bad = int(np.flatnonzero(codes < 0)[0])
-        raise DataError(f"row {bad} has no id", column=values.name)
-    uniques = np.asarray(uniques)
-    if uniques.dtype.kind in "OUT":
-        uniques = uniques.astype(object)
-    return codes.astype(np.int32), uniques
+def _is_prefix(head: np.ndarray, full: np.ndarray) -> bool:
+    return len(head) <= len(full) and bool(np.array_equal(head, full[: len(head)]))
 
 
 def _lookup(space: np.ndarray, ids: Sequence | np.ndarray, what: str, strict: bool) -> np.ndarray:
-    index = pd.Index(space)
-    query = np.asarray(ids, dtype=object) if space.dtype == object else np.asarray(ids)
-    try:
-        out = index.get_indexer(query)
-    except (TypeError, ValueError):
-        out = pd.Index(space.astype(str)).get_indexer(np.asarray(query).astype(str))
-    if strict and (out < 0).any():
-        bad = query[np.flatnonzero(out < 0)[0]]
-        raise DataError(f"{what} id {bad!r} is not in the data's id space")
-    return out.astype(np.int32)
+    return vocab.lookup(space, ids, what) if strict else vocab.index_of(space, ids)
 
 
-def _aspect_matrix(table: pd.DataFrame, item_ids: np.ndarray) -> tuple[sp.csr_matrix, np.ndarray]:
+def aspect_matrix(
+    table: pd.DataFrame, item_ids: np.ndarray, *, unknown: Literal["error", "drop"] = "error"
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Items × aspects 0/1 CSR over the id space ``item_ids`` from a table ``item, aspect``, and the aspect names.
+
+    Aspect names are sorted; items of the table outside ``item_ids`` raise
+    :class:`DataError` (``unknown="error"``) or are left out (``"drop"``).
+
+    >>> m, names = aspect_matrix(pd.DataFrame({"item": [2, 1, 2], "aspect": ["b", "a", "a"]}), np.array([1, 2, 3]))
+    >>> m.toarray().tolist(), names.tolist()
+    ([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]], ['a', 'b'])
+    """
     for col in ("item", "aspect"):
         if col not in table.columns:
             raise DataError(f"aspect table needs columns 'item' and 'aspect'; it has {list(table.columns)}", column=col)
-    rows = _lookup(item_ids, table["item"].to_numpy(), "item (in the aspect table)", strict=True)
-    codes, names = pd.factorize(table["aspect"].astype(str), sort=True)
-    m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, codes)), shape=(len(item_ids), len(names)))
+    if unknown == "error":
+        rows = vocab.lookup(item_ids, table["item"].to_numpy(), "item (in the aspect table)")
+        aspects = table["aspect"]
+    else:
+        rows = vocab.index_of(item_ids, table["item"].to_numpy())
+        keep = rows >= 0
+        rows, aspects = rows[keep], table["aspect"][keep]
+    codes, names = pd.factorize(aspects.astype(str), sort=True)
+    m = sp.csr_matrix(
+        (np.ones(len(rows), dtype=np.float32), (rows, codes)), shape=(len(item_ids), len(names))
+    )
     m.sum_duplicates()
     m.data[:] = 1.0
     return m, np.asarray(names, dtype=object)

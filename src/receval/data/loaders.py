@@ -29,13 +29,15 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from receval.data.interactions import Interactions, RatingScale
+from receval.data.prepare import prepare
+from receval.data.vocab import encode
 from receval.errors import DataError
 
 __all__ = ["FORMATS", "ML100K_GENRES", "load", "load_user_features", "parse_scale"]
@@ -109,7 +111,8 @@ def load(
         Field separator of a csv/tsv file (default ``,`` and tab).
     familiar_only
         Keep only the rows whose ``familiar`` flag is set (CM100k's "Familiar
-        CM100k"), re-indexing users and items to those that remain.
+        CM100k"), re-indexing users and items to those that remain: the same as
+        :func:`receval.data.prepare.prepare` with ``familiar_only=True``.
     ids_as_str
         Read user and item ids of generic files as text (keeps ``007`` distinct
         from ``7``); by default integer-looking ids become integers.
@@ -161,7 +164,7 @@ def load(
                 "(CM100k has it; for a generic file name the column with extra=['familiar'])",
                 path=path,
             )
-        data = _compact(data, np.asarray(data.extra["familiar"], dtype=bool), f"{data.name} (familiar)")
+        data = prepare(data, familiar_only=True)
     return data
 
 
@@ -316,8 +319,8 @@ def _build(frame: pd.DataFrame, layout: _Layout, name: str) -> Interactions:
         if stamps.isna().any():
             raise DataError("a timestamp is missing")
         timestamps = stamps.to_numpy(dtype=np.int64)
-    users, user_ids = _codes(frame[roles["user"]])
-    items, item_ids = _codes(frame[roles["item"]])
+    users, user_ids = encode(frame[roles["user"]], what="user id")
+    items, item_ids = encode(frame[roles["item"]], what="item id")
     return Interactions(
         users=users,
         items=items,
@@ -339,66 +342,7 @@ def _to_datetime(values: pd.Series) -> pd.Series:
         return pd.to_datetime(values, utc=True, format="mixed")
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """int32 codes into the sorted unique ids (the same result as ``pandas.factorize(sort=True)``).
-
-    Integer ids spanning a compact range (as in every MovieLens release) take a
-    lookup table (a compiled pass for large files), several times faster than hashing
-    on 25M rows; other ids go through pandas.
-    """
-    if pd.api.types.is_integer_dtype(values.dtype) and len(values):
-        ids = values.to_numpy(dtype=np.int64)
-        low, high = int(ids.min()), int(ids.max())
-        span = high - low + 1
-        if span <= max(len(ids), 1 << 20):  # the lookup table is no larger than the codes
-            if len(ids) >= _COMPILED_FROM:
-                codes, present = _dense_codes(ids, low, span)
-                return codes, np.flatnonzero(present) + low
-            offsets = ids - low
-            present = np.zeros(span, dtype=bool)
-            present[offsets] = True
-            lookup = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
-            return lookup[offsets], np.flatnonzero(present) + low
-    try:
-        codes, uniques = pd.factorize(values, sort=True)
-    except TypeError:  # ids of mixed types (numbers and text) in one column: compare them as text
-        codes, uniques = pd.factorize(values.astype(str).where(values.notna()), sort=True)
-    if (codes < 0).any():
-        raise DataError("an id is missing")
-    uniques = np.asarray(uniques)
-    if uniques.dtype.kind in "OUT":
-        uniques = uniques.astype(object)
-    return codes.astype(np.int32), uniques
-
-
-def _dense_codes(ids: np.ndarray, low: int, span: int) -> tuple[np.ndarray, np.ndarray]:
-    global _dense_codes_kernel
-    if _dense_codes_kernel is None:
-        import numba
-
-        _dense_codes_kernel = numba.njit(cache=True, nogil=True)(_dense_codes_py)
-    return _dense_codes_kernel(ids, low, span)
-
-
-def _dense_codes_py(ids: np.ndarray, low: int, span: int) -> tuple[np.ndarray, np.ndarray]:
-    present = np.zeros(span, dtype=np.bool_)
-    for x in ids:
-        present[x - low] = True
-    lookup = np.empty(span, dtype=np.int32)
-    count = 0
-    for j in range(span):
-        lookup[j] = count
-        if present[j]:
-            count += 1
-    codes = np.empty(len(ids), dtype=np.int32)
-    for k in range(len(ids)):
-        codes[k] = lookup[ids[k] - low]
-    return codes, present
-
-
-_dense_codes_kernel = None
 _LINE_BLOCK = 1 << 24  # bytes read at a time when counting lines on the error path
-_COMPILED_FROM = 1 << 20  # rows; below, numpy is as fast as the compiled loop and needs no compilation
 
 
 def _as_flag(col: pd.Series) -> pd.Series:
@@ -902,19 +846,3 @@ def _attach_aspects(data: Interactions, pairs: list[tuple[int, str]]) -> Interac
     if table.empty:
         return data
     return data.with_aspects(table)
-
-
-def _compact(data: Interactions, mask: np.ndarray, name: str) -> Interactions:
-    """The rows of ``mask`` with users and items re-indexed to those that remain."""
-    sub = data.subset(mask)
-    used_u, users = np.unique(sub.users, return_inverse=True)
-    used_i, items = np.unique(sub.items, return_inverse=True)
-    return replace(
-        sub,
-        users=users,
-        items=items,
-        user_ids=sub.user_ids[used_u],
-        item_ids=sub.item_ids[used_i],
-        aspects=None if sub.aspects is None else sub.aspects[used_i],
-        name=name,
-    )

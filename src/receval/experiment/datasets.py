@@ -13,10 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError
 from receval.experiment.config import DatasetSpec
 from receval.experiment.protocols import PreparedDataset
 
@@ -61,23 +59,18 @@ def _path(spec: DatasetSpec) -> str:
 
 
 def apply_filters(data: Interactions, filters: Mapping[str, Any], *, label: str = "") -> Interactions:
-    """Keep familiar ratings only and/or users and items with enough ratings (one pass each, in that order).
+    """The configuration's ``filters`` applied by :func:`receval.data.prepare.prepare` (the one preparation path).
+
+    Users and items left without a rating leave the id space, exactly as
+    ``load(..., familiar_only=True)`` and ``receval simulate --familiar-only`` do.
 
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 1], [0, 1, 1], [5, 4, 3], extra={"familiar": [True, False, True]})
     >>> apply_filters(d, {"familiar_only": True}).n_ratings
     2
-    >>> apply_filters(d, {"min_item_ratings": 2}).n_ratings
-    2
+    >>> apply_filters(d, {"min_item_ratings": 2}).n_ratings, apply_filters(d, {"min_item_ratings": 2}).n_items
+    (2, 1)
     """
-    if filters.get("familiar_only"):
-        if "familiar" not in data.extra:
-            raise DataError(f"data set {label!r} has no 'familiar' column; familiar_only needs CM100k-like data")
-        data = data.subset(np.asarray(data.extra["familiar"], dtype=bool))
-    if filters.get("min_user_ratings", 0) > 0:
-        counts = np.bincount(data.users, minlength=data.n_users)
-        data = data.subset(counts[data.users] >= filters["min_user_ratings"])
-    if filters.get("min_item_ratings", 0) > 0:
-        counts = np.bincount(data.items, minlength=data.n_items)
-        data = data.subset(counts[data.items] >= filters["min_item_ratings"])
-    return data
+    from receval.data.prepare import prepare
+
+    return prepare(data, **dict(filters), label=label)

@@ -46,7 +46,7 @@ Examples
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,14 +56,14 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.bandits import _kernels as K
 from receval.recommenders.bandits import make_online
-from receval.recommenders.bandits._rng import generator
+from receval.recommenders.bandits._rng import seed_state
 from receval.recommenders.bandits.item import _ItemCounts
 from receval.recommenders.bandits.knn import KNNBandit
 from receval.simulate._loop import COLUMNS, run_rounds
 
 __all__ = ["simulate", "simulate_many", "default_threshold", "Trajectory", "METRICS"]
 
-METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "recall_norm", "fallout_norm")
+METRICS = ("precision", "recall", "antiprecision", "fallout", "discovered", "recall_norm", "fallout_norm")
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
 _UPDATES = ("sequential", "batched")
 _MAX_CELLS = 2_000_000_000
@@ -143,18 +143,6 @@ def _configure(model: Any, threshold: float, unknown: str | None) -> None:
                 f"unknown={unknown!r} applies to the item bandits only; {type(model).__name__} has no such option"
             )
         model.set_params(unknown=unknown)
-
-
-def _merge(train: Interactions, extra: Interactions) -> Interactions:
-    """Training data plus revealed feedback rows, same id space (for refits)."""
-    return replace(
-        train,
-        users=np.concatenate([train.users, extra.users]),
-        items=np.concatenate([train.items, extra.items]),
-        ratings=np.concatenate([train.ratings, extra.ratings]),
-        timestamps=None,
-        extra={},
-    )
 
 
 def simulate(
@@ -264,7 +252,7 @@ def simulate(
     given = np.zeros(nu, np.int64)
     counters = np.zeros(5, np.int64)
     out = np.zeros((rounds, len(COLUMNS)), np.int64)
-    s = generator(seed)
+    s = seed_state(seed)
     order_mode = _ORDERS[order]
     batched = updates == "batched"
 
@@ -325,7 +313,7 @@ def _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, b
         seen = log[: counters[0]]
         rows = row_of[seen[:, 1], seen[:, 2]]
         rows = np.unique(rows[rows >= 0])
-        model.fit(_merge(train, test.subset(rows)))
+        model.fit(Interactions.concat([train, test.subset(rows)]))  # revealed feedback joins the training data
 
 
 def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame:
@@ -336,7 +324,7 @@ def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame
         size = df["n_distinct"].to_numpy()
         df["precision"] = np.where(size > 0, df["tp"] / np.maximum(size, 1), nan)
         df["recall"] = df["tp"] / n_pos if n_pos else nan
-        df["anti_precision"] = np.where(size > 0, df["fp"] / np.maximum(size, 1), nan)
+        df["antiprecision"] = np.where(size > 0, df["fp"] / np.maximum(size, 1), nan)
         df["fallout"] = df["fp"] / n_neg if n_neg else nan
         df["discovered"] = (df["tp"] + df["fp"]) / n_test if n_test else nan
         df["recall_norm"] = np.where(df["oracle_tp"] > 0, df["tp"] / df["oracle_tp"].clip(lower=1), nan)

@@ -74,6 +74,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
+from receval.data.vocab import index_of
 from receval.errors import ConfigError, DataError
 
 __all__ = [
@@ -161,9 +162,7 @@ def _item_indices(data: Interactions, ids: Sequence[Any] | np.ndarray, what: str
     ids = np.atleast_1d(np.asarray(ids, dtype=object))
     if ids.size == 0:
         raise ConfigError(f"no {what} item given")
-    if data.item_ids.dtype.kind in "iuf":  # ids typed on a command line arrive as strings
-        ids = np.array([_number(v) for v in ids], dtype=object)
-    index = pd.Index(data.item_ids).get_indexer(pd.Index(ids.tolist(), dtype=object))
+    index = index_of(data.item_ids, ids, coerce=True)  # ids typed on a command line arrive as text
     if (index < 0).any():
         bad = ids[np.flatnonzero(index < 0)[0]]
         raise DataError(
@@ -173,15 +172,6 @@ def _item_indices(data: Interactions, ids: Sequence[Any] | np.ndarray, what: str
     if len(np.unique(index)) < len(index):
         raise ConfigError(f"{what} items repeat: {ids.tolist()}")
     return index.astype(np.int64)
-
-
-def _number(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return float(value) if any(c in value for c in ".eE") else int(value)
-        except ValueError:
-            return value
-    return value
 
 
 def _n_fake(data: Interactions, size: float) -> tuple[int, int]:
@@ -280,7 +270,7 @@ def _fill_extra(column: np.ndarray, n: int) -> np.ndarray:
         fill = np.full(n, np.nan, dtype=column.dtype)
     else:
         fill = np.full(n, None, dtype=object)
-    return np.concatenate([column, fill])
+    return fill
 
 
 def inject(
@@ -380,18 +370,18 @@ def inject(
     n_new = n_fake * per_user
     timestamps = None
     if data.timestamps is not None:
-        last = int(data.timestamps.max()) if data.n_ratings else 0
-        timestamps = np.concatenate([data.timestamps, np.full(n_new, last, dtype=np.int64)])
-    attacked = replace(
-        data,
-        users=np.concatenate([data.users, np.repeat(fake_users, per_user).astype(np.int32)]),
-        items=np.concatenate([data.items, items.ravel().astype(np.int32)]),
-        ratings=np.concatenate([data.ratings, ratings.ravel().astype(np.float32)]),
+        timestamps = np.full(n_new, int(data.timestamps.max()) if data.n_ratings else 0, dtype=np.int64)
+    fake = Interactions(
+        users=np.repeat(fake_users, per_user),
+        items=items.ravel(),
+        ratings=ratings.ravel(),
         user_ids=user_ids,
+        item_ids=data.item_ids,
+        scale=data.scale,
         timestamps=timestamps,
         extra={k: _fill_extra(v, n_new) for k, v in data.extra.items()},
-        name=f"{data.name}+{attack}" if data.name else attack,
     )
+    attacked = Interactions.concat([data, fake], name=f"{data.name}+{attack}" if data.name else attack)
     return AttackResult(attacked, fake_users, target_idx, sel, attack, intent, n_real_users)
 
 

@@ -38,7 +38,6 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -100,22 +99,6 @@ def log_list_change(log: pd.DataFrame, *, step: str = "round") -> pd.DataFrame:
     return out
 
 
-def _concat(a: Interactions, b: Interactions) -> Interactions:
-    """Rows of ``a`` then ``b`` (same id space); extras kept when both have them."""
-    ts = None
-    if a.timestamps is not None and b.timestamps is not None:
-        ts = np.concatenate([a.timestamps, b.timestamps])
-    extra = {k: np.concatenate([v, b.extra[k]]) for k, v in a.extra.items() if k in b.extra}
-    return replace(
-        a,
-        users=np.concatenate([a.users, b.users]),
-        items=np.concatenate([a.items, b.items]),
-        ratings=np.concatenate([a.ratings, b.ratings]),
-        timestamps=ts,
-        extra=extra,
-    )
-
-
 def _model(model: Any | str) -> Any:
     if isinstance(model, str):
         from receval.recommenders import make
@@ -175,7 +158,7 @@ def reactivity(
     rows = []
     for step, rows_idx in enumerate(batches, start=1):
         batch = feedback.subset(np.sort(rows_idx))
-        known = _concat(known, batch)
+        known = Interactions.concat([known, batch])
         if mode == "update":
             fb = (batch.ratings >= thr).astype(np.float64)
             model.update(batch.users.astype(np.int64), batch.items.astype(np.int64), fb)
