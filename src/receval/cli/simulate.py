@@ -6,7 +6,7 @@
 
 The data are split by a seeded random holdout (:func:`receval.split.holdout`); every
 algorithm runs with the same split and seed. ``--json`` prints ``{"final": {algorithm:
-{metric: value}}, "kendall_tau": {"recall_fallout": x, "precision_antiprecision": y}}``
+{metric: value}}, "kendall_tau": {"recall_fallout": x, "precision_anti_precision": y}}``
 at the last round (τ between quality rankings: +1 the metrics agree). With ``--out``:
 ``trajectories.parquet`` and ``.csv`` (one row per algorithm and round), ``final.csv``,
 ``tau.csv`` (τ per round), ``ranks.csv``, ``curves.png`` (normalised Recall and
@@ -124,5 +124,5 @@ def simulate_command(
     console.print(table)
     console.print(
         f"Kendall τ (quality rankings, +1 = agree): Recall/Fallout {taus['recall_fallout']:.3f}, "
-        f"Precision/AntiPrecision {taus['precision_antiprecision']:.3f}"
+        f"Precision/AntiPrecision {taus['precision_anti_precision']:.3f}"
     )

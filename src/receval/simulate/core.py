@@ -56,14 +56,14 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.bandits import _kernels as K
 from receval.recommenders.bandits import make_online
-from receval.recommenders.bandits._rng import seed_state
+from receval.recommenders.bandits._rng import generator
 from receval.recommenders.bandits.item import _ItemCounts
 from receval.recommenders.bandits.knn import KNNBandit
 from receval.simulate._loop import COLUMNS, run_rounds
 
 __all__ = ["simulate", "simulate_many", "default_threshold", "Trajectory", "METRICS"]
 
-METRICS = ("precision", "recall", "antiprecision", "fallout", "discovered", "recall_norm", "fallout_norm")
+METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "recall_norm", "fallout_norm")
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
 _UPDATES = ("sequential", "batched")
 _MAX_CELLS = 2_000_000_000
@@ -252,7 +252,7 @@ def simulate(
     given = np.zeros(nu, np.int64)
     counters = np.zeros(5, np.int64)
     out = np.zeros((rounds, len(COLUMNS)), np.int64)
-    s = seed_state(seed)
+    s = generator(seed)
     order_mode = _ORDERS[order]
     batched = updates == "batched"
 
@@ -324,7 +324,7 @@ def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame
         size = df["n_distinct"].to_numpy()
         df["precision"] = np.where(size > 0, df["tp"] / np.maximum(size, 1), nan)
         df["recall"] = df["tp"] / n_pos if n_pos else nan
-        df["antiprecision"] = np.where(size > 0, df["fp"] / np.maximum(size, 1), nan)
+        df["anti_precision"] = np.where(size > 0, df["fp"] / np.maximum(size, 1), nan)
         df["fallout"] = df["fp"] / n_neg if n_neg else nan
         df["discovered"] = (df["tp"] + df["fp"]) / n_test if n_test else nan
         df["recall_norm"] = np.where(df["oracle_tp"] > 0, df["tp"] / df["oracle_tp"].clip(lower=1), nan)
