@@ -35,7 +35,7 @@ Examples
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -49,6 +49,7 @@ from receval.data.vocab import index_of as _index_of
 from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.barrier import MagicBarrier, OverfittingCheck, check_overfitting
+from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 
 __all__ = ["EvaluationResult", "evaluate", "evaluate_model", "to_rankings"]
 
@@ -109,6 +110,8 @@ def evaluate(
     users: Sequence | np.ndarray | None = None,
     unknown_users: Literal["warn", "error"] = "warn",
     barrier: MagicBarrier | None = None,
+    propensities: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
+    mar_sample: Interactions | pd.DataFrame | None = None,
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -146,6 +149,13 @@ def evaluate(
         A magic-barrier estimate (:func:`receval.stats.barrier.magic_barrier`, from
         re-ratings of the same users): an RMSE below it is flagged in
         ``result.overfitting`` and by a warning.
+    propensities, mar_sample
+        For debiased estimates (``recall@10(estimator=snips,propensity=popularity)``,
+        :mod:`receval.metrics.debiased`): fitted propensity models (or a DataFrame
+        ``user, item, propensity`` for ``propensity=known``) and a missing-at-random
+        sample of ratings (``naive-bayes``, ``wtd``); other models are fitted on
+        ``train`` and the truth together. ``conventions["estimators"]`` records each
+        metric's estimator and propensity model.
     """
     specs = _parse_metrics(metrics)
     if empty_users not in ("skip", "zero"):
@@ -211,6 +221,17 @@ def evaluate(
         empty_users=empty_users,
     )
     _check_needs(specs, data, graded)
+    data.propensities = input_propensities(
+        specs,
+        data,
+        eval_user_ids=truth_data.user_ids[eval_users],
+        item_ids=all_items,
+        truth=truth_data,
+        train=train_data,
+        predictions=predictions,
+        given=propensities,
+        mar_sample=mar_sample,
+    )
     per_user = {"user": truth_data.user_ids[eval_users]}
     summary: dict[str, float] = {}
     scored: dict[str, int] = {}
@@ -230,6 +251,7 @@ def evaluate(
         "users_evaluated": len(eval_users),
         "users_scored": scored,
         "users_dropped_not_in_truth": n_dropped,
+        "estimators": {label: estimator_of(spec) for label, spec in specs if spec.kind != "system"},
     }
     result = EvaluationResult(pd.DataFrame(per_user), summary, conventions)
     if barrier is not None:
@@ -254,6 +276,8 @@ def evaluate_model(
     empty_users: Literal["skip", "zero"] = "skip",
     aspects: pd.DataFrame | None = None,
     barrier: MagicBarrier | None = None,
+    propensities: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
+    mar_sample: Interactions | pd.DataFrame | None = None,
 ) -> EvaluationResult:
     """Fit a model on ``train``, rank and predict for the test users, evaluate: the one-shot protocol.
 
@@ -344,6 +368,8 @@ def evaluate_model(
             empty_users=empty_users,
             users=eval_users if items is not None else None,
             barrier=barrier,
+            propensities=propensities,
+            mar_sample=mar_sample,
         )
     else:  # only error metrics, for a model that cannot predict
         result = EvaluationResult(

@@ -48,6 +48,10 @@ _DIRECTIONS = ("higher", "lower", None)
 _REGISTRY: dict[str, MetricDefinition] = {}
 # alias (lower case) -> (canonical name, parameters the alias presets)
 _ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
+# debiased estimation (estimator=ips, propensity=popularity ...) of per-user and error metrics:
+# parameters accepted by every such metric, computed by receval.metrics.debiased, which fills _ESTIMATORS
+DEBIAS_PARAMS = frozenset({"estimator", "propensity", "n_strata", "sample", "n_samples", "sample_seed"})
+_ESTIMATORS: dict[str, Callable[..., Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -178,11 +182,15 @@ class Metric:
         """Per-user values (NaN = not scored); ``kind="system"`` metrics have none."""
         if self.kind == "system":
             raise MetricError(f"metric {self}: a system-level metric has no per-user values")
+        if _ESTIMATORS and not DEBIAS_PARAMS.isdisjoint(self.params):
+            return _ESTIMATORS["per_user"](self, data)
         params = {key: v for key, v in self.params.items() if key != "agg"}
         return np.asarray(self.definition.fn(data, self.k, **params), dtype=np.float64)
 
     def compute(self, data: MetricInput, per_user: np.ndarray | None = None) -> float:
         """The aggregated value (reuses ``per_user`` values when given)."""
+        if _ESTIMATORS and self.kind != "system" and not DEBIAS_PARAMS.isdisjoint(self.params):
+            return _ESTIMATORS["compute"](self, data, per_user)
         params = {key: v for key, v in self.params.items() if key != "agg"}
         agg = self.aggregation
         if agg == "system":
@@ -349,7 +357,8 @@ def check_k(definition: MetricDefinition, k: int | None, label: str) -> None:
 
 def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], label: str) -> Mapping[str, Any]:
     """The definition's defaults overridden by ``params`` (unknown names and aggregations refused)."""
-    unknown = sorted(set(params) - set(definition.defaults))
+    debias = DEBIAS_PARAMS if definition.kind != "system" else frozenset()
+    unknown = sorted(set(params) - set(definition.defaults) - debias)
     if unknown:
         accepted = ", ".join(sorted(definition.defaults)) or "none"
         raise MetricError(f"metric {label!r}: unknown parameter(s) {unknown}; accepted: {accepted}")

@@ -14,8 +14,9 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -51,6 +52,9 @@ class MetricInput:
         Users with no relevant item in the truth: NaN (left out of the mean) or 0.
     train_all : CSR or None
         Training ratings of *all* users (for item popularity and G1); defaults to ``train``.
+    propensities : mapping or None
+        Propensity model name -> :class:`receval.metrics.debiased.Propensities` of the
+        test ratings, for debiased estimators (``recall@10(estimator=ips)``).
 
     Examples
     --------
@@ -75,6 +79,7 @@ class MetricInput:
         predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         empty_users: Literal["skip", "zero"] = "skip",
         train_all: sp.csr_matrix | None = None,
+        propensities: Mapping[str, Any] | None = None,
     ) -> None:
         self.rankings = np.asarray(rankings)
         self.truth = truth
@@ -86,6 +91,7 @@ class MetricInput:
         self.rating_max = rating_max
         self.predictions = predictions
         self.empty_users = empty_users
+        self.propensities = dict(propensities or {})
         self.n_items = truth.shape[1]
 
     @property

@@ -47,14 +47,20 @@ Examples
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+from receval.metrics.debiased import DEBIAS_DEFAULTS, Propensities, check_params, propensity_name
+
+if TYPE_CHECKING:
+    from receval.metrics._definition import Metric
+    from receval.metrics._input import MetricInput
 
 __all__ = [
     "FrequencyPropensity",
@@ -63,10 +69,12 @@ __all__ = [
     "NaiveBayesPropensity",
     "PopularityPropensity",
     "PropensityModel",
+    "calibrated_propensities",
     "check_propensities",
+    "estimator_of",
+    "input_propensities",
     "make_propensity",
     "propensity_models",
-    "calibrated_propensities",
 ]
 
 
@@ -569,3 +577,101 @@ def resolve_models(
             model._need_mar(None)
         out[name] = model.fit(observed, mar=mar)
     return out
+
+
+def _as_interactions(data: Interactions | pd.DataFrame, what: str) -> Interactions:
+    if isinstance(data, Interactions):
+        return data
+    if isinstance(data, pd.DataFrame) and {"user", "item"} <= set(data.columns):
+        return Interactions.from_frame(data, rating="rating" if "rating" in data.columns else None, name=what)
+    raise ConfigError(f"{what} must be an Interactions or a DataFrame with columns user, item[, rating]")
+
+
+def input_propensities(
+    specs: Sequence[tuple[str, Metric]],
+    data: MetricInput,
+    *,
+    eval_user_ids: np.ndarray,
+    item_ids: np.ndarray,
+    truth: Interactions,
+    train: Interactions | None = None,
+    predictions: pd.DataFrame | None = None,
+    given: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
+    mar_sample: Interactions | pd.DataFrame | None = None,
+) -> dict[str, Propensities]:
+    """The propensities a list of metrics needs, aligned with ``data`` (for :func:`receval.evaluate`).
+
+    Each model a debiased metric names (``propensity=...``) is fitted once, on the
+    training and test ratings together (``known`` takes ``given`` as its table; a fitted
+    model in ``given`` is used as is), then evaluated on every test rating and rating
+    prediction (:func:`calibrated_propensities`).
+    """
+    wanted: dict[str, dict[str, object]] = {}
+    for label, spec in specs:
+        if spec.kind == "system" or DEBIAS_DEFAULTS.keys().isdisjoint(spec.params):
+            continue
+        full = replace(spec, params={**DEBIAS_DEFAULTS, **spec.params})
+        check_params(full, label)
+        if full.params["estimator"] != "naive":
+            wanted.setdefault(propensity_name(full.params), {})
+    if not wanted:
+        return {}
+    fitted: dict[str, PropensityModel] = {}
+    if isinstance(given, PropensityModel):
+        fitted[given.name] = given
+    elif isinstance(given, Mapping):
+        fitted.update(given)
+    elif isinstance(given, pd.DataFrame):
+        fitted["known"] = KnownPropensity(given).fit()
+    elif given is not None:
+        raise ConfigError("propensities= must be a fitted model, a {name: model} mapping or a DataFrame")
+    if "known" in wanted and "known" not in fitted:
+        make_propensity("known")  # raises: how to give them
+    mar = None if mar_sample is None else _as_interactions(mar_sample, "MAR sample")
+    observed = truth
+    if train is not None:
+        observed = Interactions.from_frame(
+            pd.concat([train.to_frame(), truth.to_frame()], ignore_index=True),
+            rating="rating",
+            name="observed",
+        )
+    models = resolve_models({n: {} for n in wanted if n not in fitted}, observed, mar=mar)
+    models.update({n: fitted[n] for n in wanted if n in fitted})
+
+    rows = np.repeat(np.arange(data.n_users), np.diff(data.truth.indptr))
+    t_users, t_items, t_ratings = eval_user_ids[rows], item_ids[data.truth.indices], data.truth.data
+    p_users = p_items = p_ratings = item_pos = None
+    if predictions is not None and data.predictions is not None:
+        p_users = eval_user_ids[np.asarray(data.predictions[0])]
+        p_items = predictions["item"].to_numpy()
+        p_ratings = np.asarray(data.predictions[1])
+        item_pos = pd.Index(item_ids).get_indexer(p_items)
+    out = {}
+    for name, model in models.items():
+        catalogue = len(item_ids) if model.absolute else max(len(item_ids), len(getattr(model, "item_ids_", ())))
+        out[name] = Propensities(
+            truth=calibrated_propensities(model, t_users, t_items, t_ratings, eval_user_ids),
+            population=float(data.n_users * catalogue),
+            predictions=None
+            if p_users is None
+            else calibrated_propensities(model, p_users, p_items, p_ratings, eval_user_ids),
+            prediction_items=item_pos,
+            n_items=catalogue,
+            model=name,
+        )
+    return out
+
+
+def estimator_of(metric: Metric) -> dict[str, str | None]:
+    """The estimator and propensity model of a metric, as recorded with every result.
+
+    >>> from receval.metrics import parse_metric
+    >>> estimator_of(parse_metric("recall@10(estimator=snips)"))
+    {'estimator': 'snips', 'propensity': 'popularity'}
+    >>> estimator_of(parse_metric("ndcg@10"))
+    {'estimator': 'naive', 'propensity': None}
+    """
+    params = {**DEBIAS_DEFAULTS, **metric.params}
+    if params["estimator"] == "naive":
+        return {"estimator": "naive", "propensity": None}
+    return {"estimator": str(params["estimator"]), "propensity": propensity_name(params)}
