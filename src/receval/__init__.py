@@ -5,7 +5,7 @@ which never import each other; :mod:`receval._layers` holds the order and
 ``tests/test_layers.py`` enforces it)::
 
     errors -> atomic -> data -> split -> recommenders | metrics -> stats
-        -> evaluate | simulate -> studies -> experiment -> report -> cli
+        -> evaluate | simulate -> studies -> experiment -> report -> cli -> __main__
 
 Examples
 --------
@@ -15,15 +15,22 @@ Examples
 (2, 2, 3)
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
 from receval.data.interactions import Interactions, RatingScale
 from receval.errors import ReceValError
 from receval.evaluate import EvaluationResult, evaluate
 
-try:
-    __version__ = version("receval")
-except PackageNotFoundError:  # running from a source tree without installing
-    __version__ = "0.0.0+unknown"
+
+def _installed_version() -> str:
+    """The installed distribution's version (set from the git tag at build time)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("receval")
+    except PackageNotFoundError:  # running from a source tree without installing
+        return "0.0.0+unknown"
+
+
+__version__ = _installed_version()
+del _installed_version
 
 __all__ = ["EvaluationResult", "Interactions", "RatingScale", "ReceValError", "__version__", "evaluate"]

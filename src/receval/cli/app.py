@@ -1,13 +1,27 @@
-"""Entry point of the ``receval`` command.
+"""Entry point of the ``receval`` command (also ``python -m receval``).
 
 Each command module exposes ``register(app)``; :data:`COMMAND_MODULES` lists them.
 Errors of the :class:`~receval.errors.ReceValError` family print their message and
-exit with status 2, never a traceback.
+exit with status 2, never a traceback; with ``--json`` (or ``--output json``) the
+message goes to stdout as ``{"error": "..."}``, so a script reading JSON always gets
+JSON. Help is plain text (no markup: ``[quick]`` stays as written; long defaults wrap,
+never cut), and every command's help ends with one example from :data:`EXAMPLES`.
+
+Examples
+--------
+>>> main(["--version"])  # doctest: +ELLIPSIS
+receval ...
+0
+>>> main(["evaluate", "--truth", "missing.csv", "--recs", "r.csv", "--metrics", "mrr", "--json"])
+{"error": "missing.csv: truth file not found"}
+2
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
+import json
 import sys
 from collections.abc import Sequence
 
@@ -19,7 +33,8 @@ app = typer.Typer(
     name="receval",
     help="Rigorous offline evaluation of recommender systems.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
@@ -36,27 +51,104 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.attack",
 )
 
+# One example per command, shown at the end of its --help (a command's own epilog wins).
+EXAMPLES: dict[str, str] = {
+    "data stats": "receval data stats ~/data/ml-100k --format movielens-100k",
+    "data fetch": "receval data fetch ml-100k --cache ~/data",
+    "data list": "receval data list",
+    "demo": "receval demo --seed 1 --users 300 --items 500 --ratings 15000 --rounds 20 --out demo",
+    "coherence": "receval coherence --data ~/data/ml-100k --format movielens-100k --gamma wstd --json",
+    "barrier": "receval barrier --data rerated.csv --format csv --scale 1..5 --bootstrap 200",
+    "coherence-split": (
+        "receval coherence-split --data ~/data/ml-100k --format movielens-100k --p 0.1,0.5,0.9 --models ib,ub,mf "
+        "--out split"
+    ),
+    "run": "receval run examples/quickstart.toml --out results/quickstart --jobs 2",
+    "results": "receval results results/quickstart --compare ndcg@10 --baseline 'popularity()'",
+    "evaluate": "receval evaluate --truth test.tsv --recs recs.tsv --metrics ndcg@10,precision@10 --threshold 4",
+    "recommend": "receval recommend --train train.tsv --algorithm item-knn --param k=50 --k 100 --out recs.tsv",
+    "predict": "receval predict --train train.tsv --test test.tsv --algorithm user-knn --out predictions.tsv",
+    "algorithms": "receval algorithms",
+    "metaeval": "receval metaeval --data ~/data/ml-100k --format movielens-100k --systems random,popularity,mf",
+    "simulate": "receval simulate --data ~/data/cm100k --format cm100k --familiar-only --rounds 100 --out cyclic",
+    "report": "receval report results/quickstart --out quickstart.html --latex tables",
+    "attack": (
+        "receval attack --data ~/data/ml-100k --format movielens-100k --attack average --size 0.05 --target 50 "
+        "--algorithm user-knn"
+    ),
+    "version": "receval version",
+}
+
 for _name in COMMAND_MODULES:
     importlib.import_module(_name).register(app)
 
 
 @app.command("version")
 def version_command() -> None:
-    """Print receval's version."""
+    """Print receval's version (the same as `receval --version` without the name)."""
     from receval import __version__
 
     typer.echo(__version__)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from receval import __version__
+
+        typer.echo(f"receval {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print receval's version and exit.", is_eager=True, callback=_print_version
+    ),
+) -> None:
+    """Rigorous offline evaluation of recommender systems."""
+
+
+def _add_examples(typer_app: typer.Typer, prefix: str = "") -> None:
+    """Append the :data:`EXAMPLES` line to the help of every command of ``typer_app``."""
+    for info in typer_app.registered_commands:
+        name = prefix + (info.name or info.callback.__name__.replace("_", "-"))  # type: ignore[union-attr]
+        if not info.epilog and name in EXAMPLES:
+            info.epilog = f"\b\nExample:\n  {EXAMPLES[name]}"  # \b: click keeps the line as written
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _add_examples(group.typer_instance, f"{prefix}{group.name} ")
+
+
+_add_examples(app)
+
+
+def _wants_json(args: Sequence[str]) -> bool:
+    """True when the command line asks for JSON output (``--json``, ``--output json``)."""
+    args = list(args[: args.index("--")] if "--" in args else args)
+    return (
+        "--json" in args
+        or "--output=json" in args
+        or any(a == "--output" and b == "json" for a, b in itertools.pairwise(args))
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    as_json = _wants_json(args)
     try:
-        result = app(args=list(argv) if argv is not None else None, standalone_mode=False)
+        result = app(args=args, standalone_mode=False)
     except ReceValError as err:
-        typer.echo(f"error: {err}", err=True)
+        if as_json:
+            typer.echo(json.dumps({"error": str(err)}, ensure_ascii=False))
+        else:
+            typer.echo(f"error: {err}", err=True)
         return 2
     except typer.TyperException as err:  # usage errors (typer vendors click)
-        err.show()
+        if as_json:
+            typer.echo(json.dumps({"error": err.format_message()}, ensure_ascii=False))
+        else:
+            err.show()
         return getattr(err, "exit_code", 2)
     except typer.Exit as err:
         return err.exit_code
