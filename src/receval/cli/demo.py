@@ -111,7 +111,7 @@ def run_demo(
 
     one_shot, per_user = _one_shot(train, test, threshold, seed)
     console.print(_table(one_shot, "One-shot top-10 evaluation (macro means over test users)"))
-    rmse = _rating_prediction(train, test)
+    rmse = _rating_prediction(train, test, seed)
     console.print(_table(rmse, "Rating prediction on the test ratings"))
     cyclic, tau = _cyclic(train, test, threshold, rounds, seed)
     console.print(_table(cyclic, f"Cyclic simulation: cumulative metrics after {rounds} rounds"))
@@ -132,31 +132,25 @@ def run_demo(
 
 
 def _one_shot(train, test, threshold: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    from receval.evaluate import evaluate
-    from receval.recommenders import make, recommend
+    from receval.evaluate import evaluate_model
+    from receval.recommenders import make
 
-    users = np.unique(test.users)
     rows, per_user = {}, []
     for name, params in DEMO_RANKERS.items():
-        model = make(name, **params).fit(train)
-        items, _ = recommend(model, users, 10, exclude=train, seed=seed)
-        result = evaluate(items, test, DEMO_METRICS, train=train, users=users, threshold=threshold)
+        result = evaluate_model(make(name, **params), train, test, DEMO_METRICS, k=10, threshold=threshold, seed=seed)
         rows[name] = result.summary
         long = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
         per_user.append(long.assign(system=name))
     return pd.DataFrame.from_dict(rows, orient="index"), pd.concat(per_user, ignore_index=True)
 
 
-def _rating_prediction(train, test) -> pd.DataFrame:
-    from receval.evaluate import evaluate
+def _rating_prediction(train, test, seed: int) -> pd.DataFrame:
+    from receval.evaluate import evaluate_model
     from receval.recommenders import make
 
-    truth = test.to_frame()
-    rows = {}
-    for name in DEMO_PREDICTORS:
-        model = make(name).fit(train)
-        predictions = truth.assign(prediction=model.predict(test.users, test.items))
-        rows[name] = evaluate(None, test, ["rmse", "mae"], predictions=predictions).summary
+    rows = {
+        name: evaluate_model(make(name), train, test, ["rmse", "mae"], seed=seed).summary for name in DEMO_PREDICTORS
+    }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 

@@ -18,19 +18,12 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, split_for
 
 __all__: list[str] = []
-
-
-def _make_online(algorithm: str, params: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
-    from receval.recommenders.bandits import make_online
-
-    return make_online(algorithm, preset=str(options.get("preset", "standard")), **params)
 
 
 def _simulate_metrics() -> tuple[str, ...]:
@@ -54,7 +47,6 @@ def _simulate_metrics() -> tuple[str, ...]:
         "refit_every": (int, 10),
     },
     needs_metrics=False,
-    factory=_make_online,
     metric_names=_simulate_metrics,
     description="cyclic (interactive) simulation: one recommendation per user and round, feedback from the test part",
 )
@@ -155,7 +147,8 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     import numpy as np
 
     from receval.errors import ConfigError
-    from receval.recommenders import make, recommend
+    from receval.evaluate import evaluate_model
+    from receval.recommenders import make
     from receval.studies import metaeval as me
 
     train, test = split_for(task, dataset.data)
@@ -166,12 +159,12 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     users = np.unique(test.users)
     truth = test.to_csr()[users]
     train_rows = train.to_csr()[users]
-    systems = {}
-    for name in opts["systems"]:
-        model = make(str(name))
-        if "seed" in model.get_params():
-            model.set_params(seed=task.seed)
-        systems[str(name)] = recommend(model.fit(train), users, k, exclude=train, seed=task.seed)[0]
+    systems = {
+        str(name): evaluate_model(
+            make(str(name)), train, test, list(task.metrics), k=k, threshold=float(opts["threshold"]), seed=task.seed
+        ).rankings
+        for name in opts["systems"]
+    }
     common = {"threshold": float(opts["threshold"]), "rating_max": float(dataset.data.scale.high)}
     metrics = list(task.metrics)
     tables = {}

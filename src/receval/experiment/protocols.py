@@ -33,13 +33,14 @@ from receval.errors import ConfigError
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
     from receval.experiment.config import ExperimentConfig
-    from receval.experiment.grid import Task
+    from receval.experiment.ids import Task
 
 __all__ = [
     "PROTOCOLS",
     "PreparedDataset",
     "Protocol",
     "TaskOutput",
+    "build_model",
     "get_protocol",
     "long_per_user",
     "make_model",
@@ -75,11 +76,11 @@ Runner = Callable[["Task", PreparedDataset], TaskOutput]
 Factory = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Any]
 
 
-def _make_offline(algorithm: str, params: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
-    """``receval.recommenders.make`` (protocol options do not matter)."""
+def build_model(algorithm: str, params: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
+    """:func:`receval.recommenders.make` with the protocol's ``preset`` option (``standard`` without one)."""
     from receval.recommenders.registry import make
 
-    return make(algorithm, **params)
+    return make(algorithm, preset=str(options.get("preset", "standard")), **params)
 
 
 @dataclass(frozen=True)
@@ -123,14 +124,14 @@ def register_protocol(
     uses_split: bool = True,
     needs_metrics: bool = True,
     description: str = "",
-    factory: Factory | None = _make_offline,
+    factory: Factory | None = build_model,
     metric_names: Callable[[], Sequence[str]] | None = None,
 ) -> Callable[[Runner], Runner]:
     """Decorator adding ``run(task, dataset) -> TaskOutput`` to the registry under ``name``.
 
     ``factory(algorithm, params, options)`` builds a model (used to validate the
-    recommenders of a configuration before any work; default
-    :func:`receval.recommenders.make`). ``metric_names()`` lists the metric names the
+    recommenders of a configuration before any work; default :func:`build_model`,
+    ``None`` for protocols without recommenders). ``metric_names()`` lists the metric names the
     protocol reports, when it does not take metric strings of the metric registry.
     """
 
@@ -169,7 +170,7 @@ _SPLIT_CACHE_SIZE = 4  # a worker usually runs many tasks on the same (data, spl
 
 def split_for(task: Task, data: Interactions) -> tuple[Interactions, Interactions]:
     """The task's (train, test), computed once per worker for each (data set, split, seed, fold)."""
-    from receval.experiment.config import canonical_json
+    from receval.experiment.ids import canonical_json
 
     key = (task.dataset_key, canonical_json(task.split), task.seed)
     if key not in _SPLITS:
@@ -194,12 +195,11 @@ def split_for(task: Task, data: Interactions) -> tuple[Interactions, Interaction
 
 def make_model(task: Task) -> Any:
     """The task's model from its protocol's factory, seeded with the task's seed unless the grid fixes one."""
+    from receval.recommenders import clone
+
     params = dict(task.params)
     model = get_protocol(task.protocol).factory(task.algorithm, params, task.options)
-    # a stochastic model takes the task's seed unless the grid fixes it
-    if "seed" not in params and "seed" in getattr(model, "get_params", dict)():
-        model.set_params(seed=task.seed)
-    return model
+    return model if "seed" in params else clone(model, seed=task.seed)
 
 
 def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarray) -> pd.DataFrame:
@@ -227,50 +227,44 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
 def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """One-shot evaluation: split, fit, recommend top-k for every test user, evaluate.
 
-    Error metrics (RMSE, MAE) use the model's ``predict`` on the test pairs; for models
-    without ``predict`` (pure rankers) they are NaN.
+    :func:`receval.evaluate.evaluate_model` applies the protocol's rules; error metrics
+    (RMSE, MAE) are NaN for models without ``predict`` (pure rankers). The model takes
+    the task's seed unless the grid fixes one.
     """
-    from receval.evaluate import evaluate
-    from receval.metrics.registry import parse_metric
-    from receval.recommenders import recommend
+    from receval.evaluate import evaluate, evaluate_model
 
     train, test = split_for(task, dataset.data)
     opts = task.options
-    model = make_model(task).fit(train)
+    result = evaluate_model(
+        make_model(task),
+        train,
+        test,
+        list(task.metrics),
+        k=int(opts["k"]),
+        threshold=opts["threshold"],
+        seed=task.seed,
+        exclude_train=bool(opts["exclude_train"]),
+        seed_model=False,  # make_model has seeded it
+    )
+    metrics = [m for m in task.metrics if m not in result.conventions["not_applicable"]]
     users = np.unique(test.users)
-    items, _ = recommend(model, users, int(opts["k"]), exclude=train if opts["exclude_train"] else None, seed=task.seed)
-    metrics = list(task.metrics)
-    predictions = None
-    errors = [m for m in metrics if parse_metric(m).kind == "error"]
-    if errors and not hasattr(model, "predict"):  # a pure ranker: error metrics do not apply
-        metrics = [m for m in metrics if m not in errors]
-    elif errors:
-        predictions = pd.DataFrame(
-            {
-                "user": test.user_ids[test.users],
-                "item": test.item_ids[test.items],
-                "prediction": np.asarray(model.predict(test.users, test.items), dtype=np.float64),
-            }
-        )
-
-    def run(truth: Interactions) -> Any:
-        preds = predictions
-        if preds is not None and len(truth) != len(test):  # a slice: only its pairs
-            keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
-            preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
-        return evaluate(items, truth, metrics, train=train, threshold=opts["threshold"], users=users, predictions=preds)
 
     def wide(truth: Interactions) -> pd.DataFrame:
-        per_user = run(truth).per_user
+        """The per-user values of the same lists and predictions on a slice of the test data."""
+        preds = result.predictions
+        if preds is not None:  # only the slice's pairs
+            keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
+            preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
+        per_user = evaluate(
+            result.rankings, truth, metrics, train=train, threshold=opts["threshold"], users=users, predictions=preds
+        ).per_user
         index = truth.user_index(per_user["user"].to_numpy())
         return per_user.drop(columns="user").set_index(pd.Index(index, name="user_index"))
 
-    result = run(test)
-    per_user = result.per_user
+    per_user = result.per_user[["user", *metrics]]
     index = test.user_index(per_user["user"].to_numpy())
-    summary = {m: float(result.summary.get(m, np.nan)) for m in task.metrics}  # NaN: the metric does not apply
     out = TaskOutput(
-        aggregates=summary,
+        aggregates={m: float(result.summary[m]) for m in task.metrics},  # NaN: the metric does not apply
         per_user=long_per_user(per_user.drop(columns="user"), index, dataset.data.user_ids),
     )
     if task.slices:

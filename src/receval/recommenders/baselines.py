@@ -1,7 +1,8 @@
 """Non-personalised baselines: Random, MostPopular, Average, GlobalMean, Biases.
 
 Random, MostPopular and Average are the ranking baselines of the cyclic protocol
-(SPEC.md §4) and learn online through ``update(users, items, feedback)`` (feedback
+(Cuesta Fernández, BSc thesis, Universidad Autónoma de Madrid, 2021) and learn
+online through ``update(users, items, feedback)`` (feedback
 1.0 positive, 0.0 negative, NaN unknown). GlobalMean and Biases are the rating
 prediction baselines RMSE studies compare against.
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from receval.data.interactions import Interactions, RatingScale
 from receval.errors import ConfigError
+from receval.recommenders.bandits.item import OnlineAverage, OnlinePopularity, OnlineRandom
 from receval.recommenders.base import Recommender
 
 __all__ = ["Random", "MostPopular", "Average", "GlobalMean", "Biases", "check_pairs"]
@@ -44,8 +46,13 @@ def check_pairs(model: Recommender, users: np.ndarray, items: np.ndarray) -> tup
     return users, items
 
 
-class Random(Recommender):
+class Random(OnlineRandom):
     """Uniformly random scores, reproducible per (seed, user) whatever the batching.
+
+    In the cyclic simulator (:func:`receval.simulate.simulate`) it recommends a
+    uniformly random available item per decision; ``threshold`` is set there (it
+    binarises the training counts the simulator's kernels keep, which random ignores)
+    and is not needed for one-shot ranking.
 
     Examples
     --------
@@ -55,11 +62,15 @@ class Random(Recommender):
     True
     """
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, threshold: float | None = None):
         self.seed = seed
+        self.threshold = threshold
 
     def fit(self, train: Interactions) -> Random:
-        self._start_fit(train)
+        if self.threshold is None:  # one-shot ranking: nothing to count
+            self._start_fit(train)
+            return self
+        super().fit(train)
         return self
 
     def score(self, users: np.ndarray) -> np.ndarray:
@@ -74,8 +85,12 @@ class Random(Recommender):
         self._check_fitted()
 
 
-class MostPopular(Recommender):
+class MostPopular(OnlinePopularity):
     """Items scored by how many ratings they received (all, or positive only).
+
+    The same object serves one-shot ranking and the cyclic simulator, whose kernels
+    update the counts in place and count positive feedback only (the simulator
+    refuses ``update_count="any"``).
 
     Parameters
     ----------
@@ -114,30 +129,33 @@ class MostPopular(Recommender):
     def fit(self, train: Interactions) -> MostPopular:
         _check_choice("count", self.count, ("positive", "any"))
         _check_choice("update_count", self.update_count, ("positive", "any"))
-        self._start_fit(train)
-        weights = train.positive_mask(self.threshold) if self.count == "positive" else None
-        self.counts_ = np.bincount(train.items, weights=weights, minlength=self.n_items_).astype(np.float64)
+        super().fit(train)
         return self
 
-    def score(self, users: np.ndarray) -> np.ndarray:
-        users = self._check_users(users)
-        return np.broadcast_to(self.counts_, (len(users), self.n_items_)).copy()
+    @property
+    def counts_(self) -> np.ndarray:
+        """The item counts (the scores), updated in place by feedback."""
+        self._check_fitted()
+        return self.a_
 
     def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
         """Count positive (or any known) feedback."""
+        if self.update_count == "positive":
+            super().update(users, items, feedback)
+            return
         self._check_fitted()
         items, fb = _feedback(users, items, feedback)
         items = self._check_items(items)
-        hit = fb == 1.0 if self.update_count == "positive" else ~np.isnan(fb)
-        np.add.at(self.counts_, items[hit], 1.0)
+        np.add.at(self.a_, items[~np.isnan(fb)], 1.0)
 
 
-class Average(Recommender):
+class Average(OnlineAverage):
     """Smoothed positive rate σ_i = (a_i + 1) / (n_i + 2) of binarised ratings.
 
     ``a_i`` counts item ``i``'s ratings at or above ``threshold`` and ``n_i`` all its
     ratings (Laplace smoothing: an unrated item scores 1/2). ``update`` adds known
-    feedback (1.0 or 0.0); unknown (NaN) feedback changes nothing.
+    feedback (1.0 or 0.0); unknown (NaN) feedback changes nothing. The same object
+    serves one-shot ranking and the cyclic simulator.
 
     Examples
     --------
@@ -148,27 +166,6 @@ class Average(Recommender):
 
     def __init__(self, threshold: float = 4.0):
         self.threshold = threshold
-
-    def fit(self, train: Interactions) -> Average:
-        self._start_fit(train)
-        pos = train.positive_mask(self.threshold)
-        self.positives_ = np.bincount(train.items, weights=pos, minlength=self.n_items_).astype(np.float64)
-        self.counts_ = np.bincount(train.items, minlength=self.n_items_).astype(np.float64)
-        return self
-
-    def score(self, users: np.ndarray) -> np.ndarray:
-        users = self._check_users(users)
-        sigma = (self.positives_ + 1.0) / (self.counts_ + 2.0)
-        return np.broadcast_to(sigma, (len(users), self.n_items_)).copy()
-
-    def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
-        """Add known feedback (1.0 positive, 0.0 negative); NaN is ignored."""
-        self._check_fitted()
-        items, fb = _feedback(users, items, feedback)
-        items = self._check_items(items)
-        known = ~np.isnan(fb)
-        np.add.at(self.positives_, items[known], fb[known])
-        np.add.at(self.counts_, items[known], 1.0)
 
 
 class GlobalMean(Recommender):

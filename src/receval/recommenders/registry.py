@@ -1,8 +1,19 @@
 """Algorithms by name: ``make("item-knn", k=50)``, parameters from ``key=value`` strings.
 
-Names: ``random``, ``popularity``, ``average``, ``global-mean``, ``biases``,
-``user-knn``, ``item-knn``, ``mf``, ``hkv``, plus ``surprise:<ClassName>`` and
-``implicit:<ClassName>`` for the adapters of :mod:`receval.recommenders.adapters`.
+The one registry of the package: a name means one class in one-shot evaluation,
+the experiment runner and the cyclic simulator. Names: ``random``, ``popularity``,
+``average``, ``global-mean``, ``biases``, ``user-knn``, ``item-knn``, ``mf``, ``hkv``,
+the online learners ``item-bandit-egreedy``, ``item-bandit-ucb``, ``item-bandit-ts``,
+``im-item-bandit-egreedy``, ``im-item-bandit-ucb``, ``im-item-bandit-ts`` (item
+bandits: one class, :class:`~receval.recommenders.bandits.ItemBandit`, with the policy
+and the treatment of unknown feedback fixed by the name) and ``knn-bandit``, plus
+``surprise:<ClassName>`` and ``implicit:<ClassName>`` for the adapters of
+:mod:`receval.recommenders.adapters`.
+
+Presets are parameter sets, not classes: ``make(name, preset="cyclorec")`` starts
+from CycloRec's parameters for ``popularity`` and the item bandits (see
+:data:`PRESETS`; parameters given explicitly always win). ``standard`` (the default)
+is the classes' own defaults.
 
 Examples
 --------
@@ -16,6 +27,11 @@ Biases(item_damping=5.0, user_damping=10.0, clip=False)
 Traceback (most recent call last):
 ...
 receval.errors.ConfigError: biases (Biases) has no parameter 'damping'; valid: item_damping, user_damping, clip
+>>> make("popularity", preset="cyclorec").count
+'any'
+>>> make("im-item-bandit-ts", preset="cyclorec")
+ItemBandit(policy='thompson', epsilon=0.1, epsilon_decay=0.0, delta=1.0, alpha0=0.0, beta0=0.0, unknown='ignore', \
+draw_offset=1.0, threshold=None, seed=0)
 """
 
 from __future__ import annotations
@@ -29,7 +45,10 @@ from typing import Any
 
 from receval.errors import ConfigError
 
-__all__ = ["make", "parse_params", "list_algorithms", "ALGORITHMS", "AlgorithmInfo"]
+__all__ = ["make", "parse_params", "list_algorithms", "ALGORITHMS", "FIXED", "PRESETS", "AlgorithmInfo"]
+
+_ITEM_BANDIT = "receval.recommenders.bandits.item:ItemBandit"
+_POLICY = {"egreedy": "egreedy", "ucb": "ucb", "ts": "thompson"}
 
 ALGORITHMS: dict[str, str] = {
     "random": "receval.recommenders.baselines:Random",
@@ -41,6 +60,42 @@ ALGORITHMS: dict[str, str] = {
     "item-knn": "receval.recommenders.knn:ItemKNN",
     "mf": "receval.recommenders.mf:BiasedMF",
     "hkv": "receval.recommenders.als:HKV",
+    **{f"item-bandit-{k}": _ITEM_BANDIT for k in _POLICY},
+    **{f"im-item-bandit-{k}": _ITEM_BANDIT for k in _POLICY},
+    "knn-bandit": "receval.recommenders.bandits.knn:KNNBandit",
+}
+
+# Parameters a name fixes (they are not parameters of that name).
+FIXED: dict[str, dict[str, Any]] = {
+    **{f"item-bandit-{k}": {"policy": v, "unknown": "failure"} for k, v in _POLICY.items()},
+    **{f"im-item-bandit-{k}": {"policy": v, "unknown": "ignore"} for k, v in _POLICY.items()},
+}
+
+# Parameter sets by preset (what differs from the classes' defaults):
+#
+# ==============================  ==========================  ============================
+#                                 ``standard`` (textbook)     ``cyclorec`` (CycloRec)
+# ==============================  ==========================  ============================
+# popularity counts               positive training ratings   every training rating
+# item bandit prior (α⁰, β⁰)      (1, 1)                      (1, 1)
+# item bandit unknown feedback    failure                     failure
+# ignore-missing prior (α⁰, β⁰)   (1, 1)                      (0, 0)
+# ignore-missing unknown          ignored                     ignored
+# Thompson sampling draws         Beta(α, β)                  Beta(α + 1, β + 1)
+# ==============================  ==========================  ============================
+#
+# With prior (0, 0), ε-greedy and UCB take μ̂ = 0 for an arm with no observation.
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "standard": {
+        "popularity": {"count": "positive"},
+        **{f"item-bandit-{k}": {"alpha0": 1.0, "beta0": 1.0, "draw_offset": 0.0} for k in _POLICY},
+        **{f"im-item-bandit-{k}": {"alpha0": 1.0, "beta0": 1.0, "draw_offset": 0.0} for k in _POLICY},
+    },
+    "cyclorec": {
+        "popularity": {"count": "any"},
+        **{f"item-bandit-{k}": {"alpha0": 1.0, "beta0": 1.0, "draw_offset": 1.0} for k in _POLICY},
+        **{f"im-item-bandit-{k}": {"alpha0": 0.0, "beta0": 0.0, "draw_offset": 1.0} for k in _POLICY},
+    },
 }
 
 _ADAPTERS = {
@@ -144,13 +199,16 @@ def _nested_guess(value: Any) -> Any:
     return _guess(value) if isinstance(value, str) else value
 
 
-def make(name: str, **params: Any) -> Any:
+def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
     """An unfitted recommender by name; string parameter values are converted.
 
+    ``preset`` picks a parameter set of :data:`PRESETS` (explicit parameters win).
     ``surprise:<ClassName>`` / ``implicit:<ClassName>`` pass the parameters to that
     class of the other library (values guessed as bool/int/float/str; dotted keys of
     :func:`parse_params` make nested dicts such as surprise's ``sim_options``).
     """
+    if preset not in PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
     lib, sep, cls_name = name.partition(":")
     if sep:
         if lib not in _ADAPTERS:
@@ -162,13 +220,14 @@ def make(name: str, **params: Any) -> Any:
             f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}, surprise:<Class>, implicit:<Class>"
         )
     cls = _load(ALGORITHMS[name])
-    sig = _signature(cls)
+    fixed = FIXED.get(name, {})
+    sig = {n: p for n, p in _signature(cls).items() if n not in fixed}
     try:
         hints = typing.get_type_hints(cls.__init__)
     except (NameError, TypeError):
         hints = {}
     label = f"{name} ({cls.__name__})"
-    kwargs = {}
+    kwargs = {**fixed, **PRESETS[preset].get(name, {})}
     for key, value in params.items():
         if key not in sig:
             raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}")
@@ -189,7 +248,8 @@ def list_algorithms(names: Sequence[str] | None = None) -> list[AlgorithmInfo]:
         if name not in ALGORITHMS:
             raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
         cls = _load(ALGORITHMS[name])
-        params = {n: p.default for n, p in _signature(cls).items()}
+        fixed = FIXED.get(name, {})
+        params = {n: p.default for n, p in _signature(cls).items() if n not in fixed}
         summary = (inspect.getdoc(cls) or "").split("\n")[0]
         out.append(AlgorithmInfo(name, cls, params, summary))
     return out
