@@ -135,6 +135,8 @@ def _build_model(model_or_name: Any, preset: str) -> tuple[Any, str]:
 
 def _configure(model: Any, threshold: float, unknown: str | None) -> None:
     params = model.get_params() if hasattr(model, "get_params") else {}
+    if params.get("update_count", "positive") != "positive":  # MostPopular: the kernels count positives
+        raise ConfigError("the cyclic simulator counts positive feedback only: use update_count='positive'")
     if "threshold" in params:
         model.set_params(threshold=threshold)
     if unknown is not None:
