@@ -56,15 +56,14 @@ def _format(path: Path, fmt: str | None) -> str:
 
 
 def _train_model(train: Interactions, algorithm: str, params: list[str] | None, seed: int | None):
-    from receval.recommenders import make, parse_params
+    """The named model fitted on ``train``; ``--seed`` seeds it unless ``--param seed=...`` does."""
+    from receval.recommenders import clone, make, parse_params
 
     parsed = parse_params(params or [])
+    model = make(algorithm, **parsed)
     if seed is not None and "seed" not in parsed:
-        from receval.recommenders.registry import ALGORITHMS
-
-        if algorithm in ALGORITHMS and "seed" in make(algorithm).get_params():
-            parsed["seed"] = str(seed)
-    return make(algorithm, **parsed).fit(train)
+        model = clone(model, seed=seed)
+    return model.fit(train)
 
 
 def write_table(frame: pd.DataFrame, out: Path) -> None:
