@@ -20,9 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from receval.cli.coherence import model_factories
 from receval.data import load
-from receval.studies.partitions import coherence_split_experiment
+from receval.report.studies import plot_coherence_split
+from receval.studies.partitions import coherence_split_experiment, paper_models
 
 
 def main() -> int:
@@ -42,7 +42,7 @@ def main() -> int:
     start = time.perf_counter()
     result = coherence_split_experiment(
         data,
-        model_factories(args.models.split(","), args.seed),
+        paper_models(args.models.split(","), args.seed),
         ps,
         folds=args.folds,
         seed=args.seed,
@@ -53,7 +53,7 @@ def main() -> int:
     result.rmse.to_csv(args.out / "rmse.csv")
     text = result.table6().to_string(index=False)
     (args.out / "table6.txt").write_text(text + "\n")
-    result.plot(args.out / "figure.png")
+    plot_coherence_split(result, args.out / "figure.png")
     print(text)
     print(result.table[["best", "worst", "coverage"]].to_string())
     equal_avg = (result.table["All-Easy"] + result.table["All-Diff"]) / 2

@@ -26,7 +26,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from receval.cli.simulate import DEFAULT_ALGORITHMS
 from receval.data import load
 from receval.report.cyclic import write_outputs
 from receval.simulate import simulate_many
@@ -34,7 +33,15 @@ from receval.split import holdout
 from receval.stats.agreement import kendall_agreement, tau_curve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-CONFIGS = DEFAULT_ALGORITHMS  # the thesis' seven non-personalised configurations
+CONFIGS = (  # the thesis' seven non-personalised configurations (receval simulate's default list)
+    "random",
+    "popularity",
+    "average",
+    "item-bandit-egreedy",
+    "item-bandit-ts",
+    "im-item-bandit-egreedy",
+    "im-item-bandit-ts",
+)
 DATASETS = {
     "CM100k (MAR)": ("cm100k/release", "cm100k", False, 3.0),
     "Familiar CM100k (MNAR)": ("cm100k/release", "cm100k", True, 3.0),

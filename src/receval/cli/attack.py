@@ -5,9 +5,9 @@
 [--filler 0.05] [--selected ITEM_ID ...] [--test-fraction 0.2] [--threshold λ] [--detect]
 [--seed S] [--json]``
 
-The data are split by a seeded random holdout; the algorithm is fitted on the
-training part and on the training part plus the fake profiles
-(:func:`receval.studies.attacks.inject`), and
+:func:`receval.studies.attacks.run_attack` splits the data by a seeded random
+holdout, fits the algorithm on the training part and on the training part plus the
+fake profiles (:func:`receval.studies.attacks.inject`), and
 :func:`receval.studies.attacks.attack_effect` compares them: prediction shift of the
 target over the real users who have not rated it, hit ratio of the target in their
 top-k lists before and after, its mean rank, and ``ndcg@k`` / ``precision@k`` on the
@@ -83,37 +83,26 @@ def attack_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the measures as one JSON object.")] = False,
 ) -> None:
     """Inject a shilling attack into the training part and report how the algorithm's output moves."""
-    from receval.recommenders import make, parse_params
-    from receval.simulate.core import default_threshold
-    from receval.split import holdout
-    from receval.studies.attacks import attack_effect, detect_attackers, detection_quality, inject
+    from receval.recommenders import parse_params
+    from receval.studies.attacks import run_attack
 
     fill = parse_filler(filler)
-    ratings = load_data(data, format)
-    ratings = ratings.deduplicate("last") if ratings.has_duplicates else ratings
-    train, test = holdout(ratings, test_fraction=test_fraction, seed=seed)
-    intent = None if push is None else ("push" if push else "nuke")
-    result = inject(train, attack, target, intent=intent, size=size, filler=fill, selected=selected, seed=seed)
-    params = parse_params(param or [])
-    if "seed" not in params and "seed" in make(algorithm).get_params():
-        params["seed"] = str(seed)
-    before = make(algorithm, **params).fit(train)
-    after = make(algorithm, **params).fit(result.data)
-    thr = default_threshold(ratings) if threshold is None else threshold
-    metrics = [f"ndcg@{k}", f"precision@{k}"]
-    effect = attack_effect(before, after, train, result, k=k, test=test, metrics=metrics, threshold=thr, seed=seed)
-    out: dict[str, Any] = {
-        "attack": attack,
-        "intent": result.intent,
-        "size": size,
-        "n_fake": len(result.fake_users),
-        "target": [_plain(t) for t in train.item_ids[result.targets]],
-        "algorithm": algorithm,
-        **effect,
-    }
-    if detect:
-        flags, _ = detect_attackers(result.data)
-        out.update({f"detection_{key}": value for key, value in detection_quality(flags, result.fake_mask).items()})
+    out = run_attack(
+        load_data(data, format),
+        attack,
+        target,
+        algorithm,
+        params=parse_params(param or []),
+        intent=None if push is None else ("push" if push else "nuke"),
+        size=size,
+        filler=fill,
+        selected=selected,
+        k=k,
+        test_fraction=test_fraction,
+        threshold=threshold,
+        detect=detect,
+        seed=seed,
+    )
     out = {key: _plain(value) if not isinstance(value, list) else value for key, value in out.items()}
     if as_json:
         typer.echo(json.dumps(out))

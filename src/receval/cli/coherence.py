@@ -27,14 +27,6 @@ AspectsOpt = Annotated[
     ),
 ]
 
-# the paper's configurations (Table 5): Pearson kNN with 50 neighbours, MF with 50 factors
-MODEL_ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
-    "ib": ("item-knn", {"k": 50, "similarity": "pearson"}),
-    "ub": ("user-knn", {"k": 50, "similarity": "pearson"}),
-    "mf": ("mf", {"factors": 50}),
-}
-
-
 def _load(data: Path, format: str, aspects: Path | None, scale: str | None):
     inter = load_data(data, format, scale=scale)
     if aspects is not None:
@@ -157,24 +149,6 @@ def _parse_ps(text: str) -> list[float]:
         raise ConfigError(f"--p {text!r}: give shares of difficult users like 0.1,0.5,0.9") from err
 
 
-def model_factories(names: list[str], seed: int) -> dict[str, Any]:
-    """Factories for ``--models``: ``ib``, ``ub``, ``mf`` (the paper's settings) or any algorithm name."""
-    from receval.recommenders import make
-
-    out = {}
-    for name in names:
-        algo, params = MODEL_ALIASES.get(name, (name, {}))
-        if algo == "mf":
-            params = {**params, "seed": seed}
-        make(algo, **params)  # fail early on unknown names or parameters
-
-        def factory(algo: str = algo, params: dict[str, Any] = params) -> Any:
-            return make(algo, **params)
-
-        out[name.upper() if name in MODEL_ALIASES else name] = factory
-    return out
-
-
 def coherence_split_command(
     data: DataOpt,
     format: FormatOpt,
@@ -191,16 +165,16 @@ def coherence_split_command(
 ) -> None:
     """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
     from receval.report.studies import plot_coherence_split
-    from receval.studies.partitions import coherence_split_experiment
+    from receval.studies.partitions import coherence_split_experiment, paper_models
 
     names = [m.strip() for m in models.split(",") if m.strip()]
     if folds < 2:
         raise ConfigError(f"--folds {folds}: cross-validation needs at least 2 folds")
-    factories = model_factories(names, seed)
+    recommenders = paper_models(names, seed)  # unknown names or parameters fail before loading
     inter = _load(data, format, aspects, scale)
     if inter.has_duplicates:
         inter = inter.deduplicate("last")
-    result = coherence_split_experiment(inter, factories, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
+    result = coherence_split_experiment(inter, recommenders, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse)):

@@ -89,6 +89,7 @@ __all__ = [
     "detection_quality",
     "fake_user_mask",
     "inject",
+    "run_attack",
     "summarize_attack_experiment",
 ]
 
@@ -459,11 +460,14 @@ def attack_effect(
 
     ``before`` is fitted on ``train``, ``after`` on ``attack.data``; measures are over
     the real users of ``train`` (those with ratings), ``metrics`` on the users of
-    ``test`` (the original id space). Returns ``prediction_shift``, ``shift_kind``,
+    ``test`` (the original id space) by the one-shot protocol
+    (:func:`receval.evaluate.evaluate_model` on the fitted models: top-``k`` lists,
+    training items excluded; ``train`` is the reference of the metrics that need
+    one, before and after). Returns ``prediction_shift``, ``shift_kind``,
     ``hit_ratio_before/after``, ``rank_before/after``, ``rank_shift``, ``n_users`` and
     ``<metric>_before/after/change``.
     """
-    from receval.evaluate import evaluate
+    from receval.evaluate import evaluate_model
     from receval.recommenders import recommend
 
     users = np.unique(train.users).astype(np.int64)
@@ -487,15 +491,10 @@ def attack_effect(
         "n_users": int(valid.any(axis=1).sum()),
     }
     if test is not None and metrics:
-        test_users = np.unique(test.users).astype(np.int64)
-        row = np.searchsorted(users, test_users)
-        known = (row < len(users)) & (users[np.minimum(row, len(users) - 1)] == test_users)
-        empty = np.full((len(test_users), k), -1, dtype=np.int64)
-        results = []
-        for lists in (lists0, lists1):
-            mat = empty.copy()
-            mat[known] = lists[row[known]]
-            results.append(evaluate(mat, test, list(metrics), users=test_users, train=train, threshold=threshold))
+        results = [
+            evaluate_model(model, fitted_on, truth, list(metrics), k=k, threshold=threshold, seed=seed, fitted=True)
+            for model, fitted_on, truth in ((before, train, test), (after, attack.extend(train), attack.extend(test)))
+        ]
         for m in metrics:
             b, a = results[0].summary[m], results[1].summary[m]
             out[f"{m}_before"], out[f"{m}_after"], out[f"{m}_change"] = b, a, a - b
@@ -505,19 +504,12 @@ def attack_effect(
 Factory = Callable[[], Any]
 
 
-def _factories(algorithms: Sequence[str] | Mapping[str, Factory | str]) -> dict[str, Factory]:
-    from receval.recommenders import make
+def _factories(algorithms: Sequence[str] | Mapping[str, Any], seed: int) -> dict[str, Factory]:
+    """Label -> factory of fresh models (:func:`~receval.studies._models.model_factory`; names get ``seed``)."""
+    from receval.studies._models import model_factory
 
     items = algorithms.items() if isinstance(algorithms, Mapping) else ((a, a) for a in algorithms)
-    out: dict[str, Factory] = {}
-    for label, spec in items:
-        if isinstance(spec, str):
-            make(spec)  # unknown names fail before any work
-            out[str(label)] = lambda name=spec: make(name)
-        elif callable(spec):
-            out[str(label)] = spec
-        else:
-            raise ConfigError(f"algorithm {label!r}: give a name of receval.recommenders.make or a factory")
+    out = {str(label): model_factory(spec, seed=seed) for label, spec in items}
     if not out:
         raise ConfigError("no algorithm given")
     return out
@@ -527,7 +519,7 @@ def attack_experiment(
     data: Interactions,
     attack: str | Sequence[str],
     sizes: Sequence[float],
-    algorithms: Sequence[str] | Mapping[str, Factory | str],
+    algorithms: Sequence[str] | Mapping[str, Any],
     *,
     targets: Sequence[Any] | None = None,
     n_targets: int = 5,
@@ -544,7 +536,10 @@ def attack_experiment(
 
     The data is split once (:func:`receval.split.holdout`, ``test_fraction``, ``seed``);
     each algorithm is fitted on the clean training part and, for each attack, size and
-    target, on the attacked one (each target attacked on its own). ``targets`` are
+    target, on the attacked one (each target attacked on its own). ``algorithms`` are
+    names of :func:`receval.recommenders.make` (models with a ``seed`` parameter get
+    ``seed``) or a mapping label -> name, unfitted model (a fresh
+    :func:`receval.recommenders.clone` per fit) or factory. ``targets`` are
     original item ids (default: :func:`choose_targets` on the training part, mid
     popularity). ``threshold`` (default: the smallest scale value above the midpoint)
     defines relevance for ``metrics``. Columns: ``attack``, ``intent``, ``size``,
@@ -563,7 +558,7 @@ def attack_experiment(
     for a in attacks:
         if a not in ATTACKS:
             raise ConfigError(f"unknown attack {a!r}; use one of {', '.join(ATTACKS)}")
-    factories = _factories(algorithms)
+    factories = _factories(algorithms, seed)
     sizes = [float(s) for s in sizes]
     for s in sizes:
         _n_fake(data, s)
@@ -572,7 +567,7 @@ def attack_experiment(
     target_ids = list(targets) if targets is not None else choose_targets(train, n_targets, seed=seed).tolist()
     _item_indices(train, target_ids, "target")
     thr = default_threshold(data) if threshold is None else threshold
-    clean = {label: make().fit(train) for label, make in factories.items()}
+    clean = {label: fresh().fit(train) for label, fresh in factories.items()}
     rows = []
     for a_index, kind in enumerate(attacks):
         for s_index, size in enumerate(sizes):
@@ -581,8 +576,8 @@ def attack_experiment(
                 result = inject(
                     train, kind, [target], intent=intent, size=size, filler=filler, selected=selected, seed=rng
                 )
-                for label, make in factories.items():
-                    after = make().fit(result.data)
+                for label, fresh in factories.items():
+                    after = fresh().fit(result.data)
                     effect = attack_effect(
                         clean[label], after, train, result, k=k, test=test, metrics=metrics, threshold=thr, seed=seed
                     )
@@ -598,6 +593,69 @@ def attack_experiment(
                         }
                     )
     return pd.DataFrame(rows)
+
+
+def run_attack(
+    data: Interactions,
+    attack: str,
+    targets: Sequence[Any],
+    algorithm: str,
+    *,
+    params: Mapping[str, Any] | None = None,
+    intent: Intent | None = None,
+    size: float = 0.05,
+    filler: float = 0.05,
+    selected: Sequence[Any] | None = None,
+    k: int = 10,
+    test_fraction: float = 0.2,
+    threshold: float | None = None,
+    detect: bool = False,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """One attack (all ``targets`` at once) on one algorithm: the measures of :func:`attack_effect`.
+
+    The data is split by a seeded holdout (:func:`receval.split.holdout`); ``algorithm``
+    (a name of :func:`receval.recommenders.make` with ``params``; seeded with ``seed``
+    unless ``params`` sets one) is fitted on the training part and on the training part
+    with the fake profiles (:func:`inject`, seeded with ``seed``); ``ndcg@k`` and
+    ``precision@k`` are measured on the test part with relevance threshold
+    ``threshold`` (default: the smallest scale value above the midpoint). With
+    ``detect``, ``detection_*`` holds :func:`detection_quality` of
+    :func:`detect_attackers` on the attacked data.
+
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    >>> out = run_attack(data, "average", [data.item_ids[5]], "popularity", filler=5, detect=True)
+    >>> out["n_fake"], out["shift_kind"], sorted(key for key in out if key.startswith("detection_"))[:2]
+    (4, 'score', ['detection_f1', 'detection_n_fake'])
+    """
+    from receval.recommenders import clone, make
+    from receval.simulate.core import default_threshold
+    from receval.split import holdout
+
+    data = data.deduplicate("last") if data.has_duplicates else data
+    train, test = holdout(data, test_fraction=test_fraction, seed=seed)
+    result = inject(train, attack, targets, intent=intent, size=size, filler=filler, selected=selected, seed=seed)
+    params = dict(params or {})
+    model = make(algorithm, **params)
+    model_seed = None if "seed" in params else seed
+    before = clone(model, seed=model_seed).fit(train)
+    after = clone(model, seed=model_seed).fit(result.data)
+    thr = default_threshold(data) if threshold is None else threshold
+    metrics = [f"ndcg@{k}", f"precision@{k}"]
+    out: dict[str, Any] = {
+        "attack": attack,
+        "intent": result.intent,
+        "size": size,
+        "n_fake": len(result.fake_users),
+        "target": train.item_ids[result.targets].tolist(),
+        "algorithm": algorithm,
+        **attack_effect(before, after, train, result, k=k, test=test, metrics=metrics, threshold=thr, seed=seed),
+    }
+    if detect:
+        flags, _ = detect_attackers(result.data)
+        out.update({f"detection_{key}": value for key, value in detection_quality(flags, result.fake_mask).items()})
+    return out
 
 
 def summarize_attack_experiment(frame: pd.DataFrame) -> pd.DataFrame:

@@ -37,7 +37,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -99,14 +99,6 @@ def log_list_change(log: pd.DataFrame, *, step: str = "round") -> pd.DataFrame:
     return out
 
 
-def _model(model: Any | str) -> Any:
-    if isinstance(model, str):
-        from receval.recommenders import make
-
-        return make(model)
-    return model
-
-
 def reactivity(
     model: Any | str,
     train: Interactions,
@@ -137,6 +129,7 @@ def reactivity(
     """
     from receval.recommenders import recommend
     from receval.simulate.core import default_threshold
+    from receval.studies._models import model_factory
 
     if train.n_users != feedback.n_users or train.n_items != feedback.n_items:
         raise DataError("train and feedback must share one id space (split one data set, don't re-index)")
@@ -150,7 +143,7 @@ def reactivity(
     else:
         order = np.random.default_rng(seed).permutation(feedback.n_ratings)
     batches = np.array_split(order, steps)
-    model = _model(model).fit(train)
+    model = model_factory(model)().fit(train)
     mode = "update" if hasattr(model, "update") else "refit"
     users = np.arange(train.n_users)
     known = train
@@ -200,7 +193,7 @@ class _SeenOnly:
 
 def window_freshness(
     data: Interactions,
-    model: str | Callable[[], Any],
+    model: Any,
     *,
     n_windows: int = 5,
     k: int = 10,
@@ -208,7 +201,7 @@ def window_freshness(
 ) -> pd.DataFrame:
     """Repeated one-shot runs at the end of each time window (see the module docs).
 
-    ``model`` is an algorithm name or a factory returning an unfitted model. Returns one
+    ``model`` is an algorithm name, an unfitted model or a factory returning one. Returns one
     row per window from the second: ``window``, ``end`` (last timestamp), ``n_users``
     (users with ratings before the window, compared), ``change`` (mean Jaccard
     distance to the previous window's lists), ``new_item_share`` (mean share of new
@@ -222,13 +215,14 @@ def window_freshness(
     >>> bool(table["change"].between(0, 1).all())
     True
     """
-    from receval.recommenders import make, recommend
+    from receval.recommenders import recommend
+    from receval.studies._models import model_factory
 
     if data.timestamps is None:
         raise DataError("window freshness needs timestamps: load data with a timestamp column")
     if isinstance(n_windows, bool) or not isinstance(n_windows, int | np.integer) or n_windows < 2:
         raise ConfigError(f"n_windows={n_windows!r} must be an integer of at least 2")
-    factory = (lambda: make(model)) if isinstance(model, str) else model
+    factory = model_factory(model)
     order = np.argsort(data.timestamps, kind="stable")
     cuts = [order[: int(round(len(order) * w / n_windows))] for w in range(1, n_windows + 1)]
     ends = [int(data.timestamps[c[-1]]) if len(c) else None for c in cuts]
@@ -292,7 +286,7 @@ def item_cold_start_split(
 
 def item_cold_start(
     data: Interactions,
-    model: str | Callable[[], Any],
+    model: Any,
     metrics: Sequence[str] = ("ndcg@10", "precision@10", "recall@10"),
     *,
     item_fraction: float = 0.1,
@@ -302,10 +296,12 @@ def item_cold_start(
 ) -> dict[str, float]:
     """Item cold-start evaluation: rank only the held-out items for each test user.
 
-    Returns the ``metrics`` (on the test users, :func:`receval.evaluate`, relevance
-    ``rating ≥ threshold``, default the smallest scale value above the midpoint) plus
-    ``n_cold_items`` and ``n_users``. A model that cannot score items without training
-    ratings shows it here (e.g. ties broken at random).
+    ``model`` is an algorithm name, an unfitted model or a factory returning one.
+    Returns the ``metrics`` (on the test users by the one-shot protocol,
+    :func:`receval.evaluate.evaluate_model`, relevance ``rating ≥ threshold``, default
+    the smallest scale value above the midpoint) plus ``n_cold_items`` and ``n_users``.
+    A model that cannot score items without training ratings shows it here (e.g. ties
+    broken at random).
 
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=60, n_items=50, n_ratings=1200, seed=0)
@@ -313,17 +309,16 @@ def item_cold_start(
     >>> result["n_cold_items"]
     5
     """
-    from receval.evaluate import evaluate
-    from receval.recommenders import make, recommend
+    from receval.evaluate import evaluate_model
     from receval.simulate.core import default_threshold
+    from receval.studies._models import model_factory
 
     train, test, cold = item_cold_start_split(data, item_fraction, seed)
-    factory = (lambda: make(model)) if isinstance(model, str) else model
     allowed = np.zeros(data.n_items, dtype=bool)
     allowed[cold] = True
-    fitted = _SeenOnly(factory().fit(train), allowed)
-    users = np.unique(test.users).astype(np.int64)
-    lists, _ = recommend(fitted, users, min(k, len(cold)), exclude=train, seed=seed)
+    fitted = _SeenOnly(model_factory(model)().fit(train), allowed)
     thr = default_threshold(data) if threshold is None else threshold
-    result = evaluate(lists, test, list(metrics), users=users, train=train, threshold=thr)
-    return {**result.summary, "n_cold_items": len(cold), "n_users": len(users)}
+    result = evaluate_model(
+        fitted, train, test, list(metrics), k=min(k, len(cold)), threshold=thr, seed=seed, fitted=True
+    )
+    return {**result.summary, "n_cold_items": len(cold), "n_users": result.conventions["users_evaluated"]}

@@ -388,7 +388,7 @@ def metaeval_study(
     :func:`swap_correlation` (cutoff ``k``), :func:`discriminative_power` (distortion
     ``strengths``, seeded by ``seed``) and :func:`incompleteness` (``fractions`` of the
     judgments removed, seeds ``seed … seed + n_seeds - 1``). Relevance is rating ≥
-    ``threshold``.
+    ``threshold``. The systems' means are :func:`receval.evaluate.evaluate_model`'s.
 
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=60, n_items=80, n_ratings=1500, seed=0)
@@ -397,7 +397,8 @@ def metaeval_study(
     >>> study.means.shape, sorted(study.tables())
     ((2, 2), ['discriminative_power', 'incompleteness', 'swap_correlation', 'swap_curves'])
     """
-    from receval.recommenders import make, recommend
+    from receval.evaluate import evaluate_model
+    from receval.recommenders import make
     from receval.split import holdout
 
     metric_list = [str(m) for m in metrics]
@@ -415,10 +416,10 @@ def metaeval_study(
     truth_all, train_all = test.to_csr(), train.to_csr()
     users = np.flatnonzero(np.diff(truth_all.indptr) > 0)
     truth, train_csr = truth_all[users], train_all[users]
-    runs = {}
-    for name in system_list:
-        model = make(name).fit(train)
-        runs[name], _ = recommend(model, users, k, exclude=train, seed=seed)
+    runs, means = {}, {}
+    for name in system_list:  # the one-shot protocol: lists of the test users, training items excluded
+        result = evaluate_model(make(name), train, test, metric_list, k=k, threshold=threshold, seed=seed)
+        runs[name], means[name] = result.rankings, result.summary
     common = {"threshold": threshold, "rating_max": float(data.scale.high)}
     swap, curves = swap_correlation(metric_list, truth, data.aspects, train_csr, k=k, **common)
     power = discriminative_power(
@@ -435,18 +436,12 @@ def metaeval_study(
         seeds=list(range(seed, seed + n_seeds)),
         **common,
     )
-    means = pd.DataFrame(
-        {
-            name: {m: float(np.nanmean(per_user(m, r, truth, data.aspects, train_csr, **common))) for m in metric_list}
-            for name, r in runs.items()
-        }
-    ).T
     return MetaevalStudy(
         swap=swap,
         curves=curves,
         power=power,
         robustness=robustness,
-        means=means,
+        means=pd.DataFrame(means).T,
         n_users=len(users),
         n_items=data.n_items,
         n_aspects=data.aspects.shape[1],

@@ -49,14 +49,42 @@ from receval.stats.coherence import GAMMAS, coherence
 
 __all__ = [
     "MODELS",
+    "PAPER_MODELS",
     "difficult_users",
     "coherence_partitions",
     "CoherenceSplitResult",
     "coherence_split_experiment",
+    "paper_models",
 ]
 
 MODELS: tuple[str, ...] = ("All-All", "All-Easy", "All-Diff", "Easy-Easy", "Diff-Diff")
 _COMPARED = ("All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy")  # the columns Table 6 marks
+
+#: The paper's recommenders (Said & Bellogín 2018, Table 5): Pearson kNN with 50 neighbours, MF with 50 factors.
+PAPER_MODELS: dict[str, tuple[str, dict[str, Any]]] = {
+    "ib": ("item-knn", {"k": 50, "similarity": "pearson"}),
+    "ub": ("user-knn", {"k": 50, "similarity": "pearson"}),
+    "mf": ("mf", {"factors": 50}),
+}
+
+
+def paper_models(names: Sequence[str], seed: int = 0) -> dict[str, Any]:
+    """Unfitted models by name: ``ib``, ``ub``, ``mf`` (:data:`PAPER_MODELS`, labelled upper-case) or any algorithm.
+
+    Models with a ``seed`` parameter get ``seed`` (:func:`receval.recommenders.clone`).
+
+    >>> {label: type(model).__name__ for label, model in paper_models(["ib", "mf", "biases"], seed=3).items()}
+    {'IB': 'ItemKNN', 'MF': 'BiasedMF', 'biases': 'Biases'}
+    >>> paper_models(["mf"], seed=3)["MF"].get_params()["seed"]
+    3
+    """
+    from receval.recommenders import clone, make
+
+    out = {}
+    for name in names:
+        algo, params = PAPER_MODELS.get(name, (name, {}))
+        out[name.upper() if name in PAPER_MODELS else name] = clone(make(algo, **params), seed=seed)
+    return out
 
 
 def _check_p(ps: Sequence[float]) -> list[float]:
@@ -156,7 +184,7 @@ class CoherenceSplitResult:
 
 def coherence_split_experiment(
     data: Interactions,
-    models: Mapping[str, Callable[[], Any]],
+    models: Mapping[str, Any],
     ps: Sequence[float] = (0.1, 0.5, 0.9),
     *,
     folds: int = 5,
@@ -172,8 +200,10 @@ def coherence_split_experiment(
     data
         All ratings, with item attributes (one rating per pair; repeated pairs raise).
     models
-        Name -> factory returning a fresh, unfitted model with ``fit(train)`` and
-        ``predict(users, items)`` (any protocol model, e.g. ``lambda: make("item-knn")``).
+        Name -> unfitted model with ``fit(train)`` and ``predict(users, items)`` (any
+        protocol model, e.g. ``make("item-knn")``; every fit uses a fresh
+        :func:`receval.recommenders.clone` of it), or a factory returning one (e.g.
+        ``lambda: make("item-knn")``).
     ps
         Shares of difficult users, each in (0, 1).
     folds
@@ -188,6 +218,7 @@ def coherence_split_experiment(
         Optional callback receiving a line per fitted model.
     """
     from receval.split import kfold_per_user
+    from receval.studies._models import model_factory
 
     ps = _check_p(ps)
     if gamma not in GAMMAS:
@@ -195,7 +226,8 @@ def coherence_split_experiment(
     if avg not in ("users", "equal"):
         raise ConfigError(f"avg={avg!r} is not supported; use 'users' or 'equal'")
     if not models:
-        raise ConfigError("give at least one recommender factory")
+        raise ConfigError("give at least one recommender (a model or a factory)")
+    factories = {name: model_factory(model) for name, model in models.items()}
     if data.has_duplicates:
         raise DataError(
             f"{data.n_duplicates} repeated (user, item) ratings; call data.deduplicate(...) before the "
@@ -217,7 +249,7 @@ def coherence_split_experiment(
         coh = coherence(train, gamma)
         n_undefined += int((~coh.defined).sum())
         truth = test.ratings.astype(np.float64)
-        for rec, factory in models.items():
+        for rec, factory in factories.items():
             if progress:
                 progress(f"fold {f + 1}/{folds} {rec} All")
             pred_all = np.asarray(factory().fit(train).predict(test.users, test.items), dtype=np.float64)
