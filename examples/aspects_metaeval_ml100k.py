@@ -16,12 +16,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from receval.cli import main
+from receval.data import load
+from receval.report.studies import write_metaeval
+from receval.studies.metaeval import metaeval_study
 
 METRICS = "ab_ndcg@10,alpha_ndcg@10,nerr_ia@10,nnrbp,p_ia@10,s_recall@10,s_rr@10,rbu@10,eu@10,ndcg@10,precision@10"
 SYSTEMS = "random,popularity,item-knn,user-knn,mf,hkv"
 
-if __name__ == "__main__":
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
         "--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-100k"
@@ -31,13 +34,29 @@ if __name__ == "__main__":
     args = parser.parse_args()
     if not args.data.exists():
         print(f"MovieLens 100K not found at {args.data}; skipping (pass --data)")
-        sys.exit(0)
-    sys.exit(
-        main(
-            [
-                "metaeval", "--data", str(args.data), "--format", "movielens-100k", "--metrics", METRICS,
-                "--systems", SYSTEMS, "--out", str(args.out), "--seed", str(args.seed), "--threshold", "4",
-                "--strengths", "0,0.1,0.3,0.5", "--fractions", "0.1,0.3,0.5,0.7,0.9", "--seeds", "3",
-            ]
-        )
-    )  # fmt: skip
+        return 0
+    study = metaeval_study(
+        load(args.data, "movielens-100k"),
+        METRICS.split(","),
+        SYSTEMS.split(","),
+        threshold=4.0,
+        strengths=(0.0, 0.1, 0.3, 0.5),
+        fractions=(0.1, 0.3, 0.5, 0.7, 0.9),
+        n_seeds=3,
+        seed=args.seed,
+    )
+    write_metaeval(study, args.out)
+    print(f"{study.n_users} users, {study.n_items} items, {study.n_aspects} aspects\n")
+    print("system means:\n" + study.means.round(4).to_string() + "\n")
+    for title, frame, columns, values in (
+        ("swap correlation (Kendall τ)", study.swap, "mode", "tau"),
+        ("discriminative power (share of pairs, p < 0.05)", study.power, "test", "share"),
+        ("incompleteness (Kendall τ vs full truth)", study.robustness, "fraction", "tau"),
+    ):
+        print(f"{title}:\n{frame.pivot(index='metric', columns=columns, values=values).round(3).to_string()}\n")
+    print(f"tables and figures in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
