@@ -209,7 +209,10 @@ def debiased_per_user(metric: Metric, data: MetricInput) -> np.ndarray:
     if metric.kind == "error":
         num, den = _error_parts(metric, data, props, per_user=True)
         values = np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0)
-        return np.sqrt(values) if metric.name == "rmse" else values
+        if metric.name == "rmse":  # a doubly robust MSE of one user may be negative: no RMSE (NaN)
+            with np.errstate(invalid="ignore"):
+                return np.sqrt(values)
+        return values
     num, den, empty = _ranking_parts(metric, data, props)
     values = np.divide(num, den, out=np.zeros(len(num)), where=den > 0)
     values[empty] = np.nan if data.empty_users == "skip" else 0.0

@@ -651,7 +651,8 @@ def input_propensities(
         catalogue = len(item_ids) if model.absolute else max(len(item_ids), len(getattr(model, "item_ids_", ())))
         out[name] = Propensities(
             truth=calibrated_propensities(model, t_users, t_items, t_ratings, eval_user_ids),
-            population=float(data.n_users * catalogue),
+            # known propensities are absolute: their population is every user of the id space
+            population=float((len(truth.user_ids) if model.absolute else data.n_users) * catalogue),
             predictions=None
             if p_users is None
             else calibrated_propensities(model, p_users, p_items, p_ratings, eval_user_ids),
