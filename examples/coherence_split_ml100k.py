@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from receval.data import load
-from receval.report.studies import plot_coherence_split
+from receval.report.studies import write_coherence_split
 from receval.studies.partitions import coherence_split_experiment, paper_models
 
 
@@ -48,12 +48,9 @@ def main() -> int:
         seed=args.seed,
         progress=lambda line: print(f"[{time.perf_counter() - start:6.0f} s] {line}", file=sys.stderr),
     )
-    args.out.mkdir(parents=True, exist_ok=True)
-    result.table.to_csv(args.out / "table.csv")
-    result.rmse.to_csv(args.out / "rmse.csv")
+    write_coherence_split(result, args.out)
     text = result.table6().to_string(index=False)
     (args.out / "table6.txt").write_text(text + "\n")
-    plot_coherence_split(result, args.out / "figure.png")
     print(text)
     print(result.table[["best", "worst", "coverage"]].to_string())
     equal_avg = (result.table["All-Easy"] + result.table["All-Diff"]) / 2

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 import typer
 
-from receval.atomic import write_frame
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
 from receval.data.tables import read_aspects, read_table
 from receval.errors import ConfigError
@@ -164,7 +163,7 @@ def coherence_split_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
     """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
-    from receval.report.studies import plot_coherence_split
+    from receval.report.studies import write_coherence_split
     from receval.studies.partitions import coherence_split_experiment, paper_models
 
     names = [m.strip() for m in models.split(",") if m.strip()]
@@ -175,18 +174,14 @@ def coherence_split_command(
     if inter.has_duplicates:
         inter = inter.deduplicate("last")
     result = coherence_split_experiment(inter, recommenders, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-        for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse)):
-            write_frame(out / name, frame, index=True)
-        plot_coherence_split(result, out / "figure.png")
+    written = write_coherence_split(result, out) if out is not None else []
     if json_out:
         typer.echo(result.table.reset_index().to_json(orient="records"))
         return
     typer.echo(result.table6().to_string(index=False))
     typer.echo(f"relative RMSE in % w.r.t. All-All; ▲ best, ▼ worst; coherence {gamma}, {folds}-fold per user")
-    if out is not None:
-        typer.echo(f"wrote {out / 'table.csv'}, {out / 'rmse.csv'}, {out / 'figure.png'}")
+    if written:
+        typer.echo(f"wrote {', '.join(map(str, written))}")
 
 
 def register(app: typer.Typer) -> None:

@@ -7,6 +7,7 @@ The studies compute tables; this module draws them and writes the figures throug
   :func:`plot_attack_experiment`;
 - easy and difficult users (:mod:`receval.studies.partitions`):
   :func:`~receval.report.figures.coherence_curves`, saved by :func:`plot_coherence_split`;
+  :func:`write_coherence_split` writes the tables (CSV) and the figure;
 - meta-evaluation of metrics (:mod:`receval.studies.metaeval`):
   :func:`~receval.report.figures.swap_curves`,
   :func:`~receval.report.figures.discriminative_bars` and
@@ -43,7 +44,14 @@ if TYPE_CHECKING:
     from receval.studies.metaeval import MetaevalStudy
     from receval.studies.partitions import CoherenceSplitResult
 
-__all__ = ["attack_curves", "plot_attack_experiment", "plot_coherence_split", "plot_metaeval", "write_metaeval"]
+__all__ = [
+    "attack_curves",
+    "plot_attack_experiment",
+    "plot_coherence_split",
+    "plot_metaeval",
+    "write_coherence_split",
+    "write_metaeval",
+]
 
 _DPI = 120
 
@@ -119,6 +127,17 @@ def plot_coherence_split(result: CoherenceSplitResult, path: str | Path) -> Path
     """
     fig = F.coherence_curves(result.table.reset_index(), gamma=result.gamma, folds=result.folds, avg=result.avg)
     return _write(fig, path)
+
+
+def write_coherence_split(result: CoherenceSplitResult, out_dir: str | Path) -> list[Path]:
+    """Write ``table.csv`` (relative RMSE per recommender and p), ``rmse.csv`` and ``figure.png``; returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [
+        write_frame(out / name, frame, index=True)
+        for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse))
+    ]
+    return [*paths, plot_coherence_split(result, out / "figure.png")]
 
 
 # ---------------------------------------------------------------- metaeval
