@@ -1,4 +1,4 @@
-"""Easy/difficult partitions by coherence and the five-model experiment (seed 002, §5)."""
+"""Easy/difficult partitions by coherence and the five-model experiment (Said & Bellogín, UMUAI 2018, §5)."""
 
 from __future__ import annotations
 

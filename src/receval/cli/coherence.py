@@ -1,4 +1,4 @@
-"""``receval coherence``, ``receval barrier`` and ``receval coherence-split`` (seed 002)."""
+"""``receval coherence``, ``receval barrier`` and ``receval coherence-split`` (Said & Bellogín, UMUAI 2018)."""
 
 from __future__ import annotations
 

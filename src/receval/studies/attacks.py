@@ -1,4 +1,4 @@
-"""Shilling (profile-injection) attacks, robustness measures and an attack-detection baseline (SPEC §3.3).
+"""Shilling (profile-injection) attacks, robustness measures and an attack-detection baseline.
 
 An attacker creates fake user profiles that rate a *target* item with the top of the
 scale (*push*) or the bottom (*nuke*), plus *filler* items chosen at random (the

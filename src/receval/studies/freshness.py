@@ -1,4 +1,6 @@
-"""Freshness and reactivity of recommendation lists (SPEC §3.3, real-time behaviour).
+"""Freshness and reactivity of recommendation lists (real-time behaviour).
+
+The dimension of Xiang, Recommender System Practice, 2012, ch. 1.
 
 Three protocols:
 

@@ -1,4 +1,4 @@
-"""Easy and difficult users by coherence, and the five training/test models (seed 002, §5).
+"""Easy and difficult users by coherence, and the five training/test models (Said & Bellogín, UMUAI 2018, §5).
 
 For a share ``p``, the ``p`` least coherent users are *difficult*, the rest *easy*.
 Training and test data split into ``Tr_e, Tr_d, Te_e, Te_d`` and five models are
