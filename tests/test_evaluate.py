@@ -248,8 +248,8 @@ def test_cli_reads_numeric_ids_as_text_consistently(tmp_path, capsys) -> None:
 def test_data_error_for_unknown_extension(tmp_path) -> None:
     from receval.data.tables import read_table
 
-    path = tmp_path / "x.json"
-    path.write_text("{}")
+    path = tmp_path / "x.xlsx"  # .json is a format now (ranx's run files)
+    path.write_text("a;b\n")
     with pytest.raises(DataError, match="extension"):
         read_table(path, "truth", ("user", "item"))
 

@@ -44,8 +44,10 @@ import pandas as pd
 import scipy.sparse as sp
 
 from receval.data.interactions import Interactions, aspect_matrix
+from receval.data.tables import as_frame
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
+from receval.data.vocab import mismatch
 from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.barrier import MagicBarrier, OverfittingCheck, check_overfitting
@@ -112,6 +114,12 @@ def evaluate(
     barrier: MagicBarrier | None = None,
     propensities: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
     mar_sample: Interactions | pd.DataFrame | None = None,
+    user: str | None = None,
+    item: str | None = None,
+    rating: str | None = None,
+    score: str | None = None,
+    rank: str | None = None,
+    timestamp: str | None = None,
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -119,13 +127,19 @@ def evaluate(
     ----------
     recommendations
         A DataFrame with columns ``user``, ``item`` and ``score`` (higher first) or
-        ``rank`` (1 first), original ids; or an int matrix of item indices (into the
-        truth's item id space, padded with -1), one row per user of ``users`` (user
-        indices of the truth; by default every user of the truth's id space); or
-        ``None`` when only error metrics are asked.
+        ``rank`` (1 first), original ids (LensKit's ``user_id``/``item_id`` and ranx's
+        ``q_id``/``doc_id`` are recognised; other names through ``user=`` ...); a
+        ``{user: {item: score}}`` dict (ir-measures, pytrec_eval) or a ``ranx.Run``;
+        an int matrix of item indices (into the truth's item id space, padded with
+        -1), one row per user of ``users`` (user indices of the truth; by default
+        every user of the truth's id space); a float or scipy-sparse *score* matrix
+        of the same rows × the truth's items (each row ranked by descending score,
+        ties by item index; a sparse matrix ranks only its stored entries, a dense one
+        every finite score); or ``None`` when only error metrics are asked.
     truth
-        :class:`~receval.Interactions` or a DataFrame ``user, item[, rating]``
-        (without ``rating`` every truth item has rating 1 and graded metrics refuse).
+        :class:`~receval.Interactions`, a DataFrame ``user, item[, rating]``
+        (without ``rating`` every truth item has rating 1 and graded metrics refuse),
+        a ``{user: {item: grade}}`` dict or a ``ranx.Qrels``.
     metrics
         Metric strings (``"ndcg@10"``, ``"fallout@10(negative_threshold=3)"``) or
         :class:`~receval.metrics.Metric` objects; a single string may list several
@@ -156,8 +170,16 @@ def evaluate(
         sample of ratings (``naive-bayes``, ``wtd``); other models are fitted on
         ``train`` and the truth together. ``conventions["estimators"]`` records each
         metric's estimator and propensity model.
+    user, item, rating, score, rank, timestamp
+        Column names of the given DataFrames, when they are not receval's.
     """
     specs = _parse_metrics(metrics)
+    names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank, "timestamp": timestamp}
+    columns = {role: name for role, name in names.items() if name is not None}
+    recommendations = as_frame(recommendations, "recommendations", columns)
+    truth = as_frame(truth, "truth", columns)
+    train = as_frame(train, "train", columns)
+    predictions = as_frame(predictions, "predictions", columns)
     if empty_users not in ("skip", "zero"):
         raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
     if unknown_users not in ("warn", "error"):
@@ -166,6 +188,8 @@ def evaluate(
     truth_data = truth if isinstance(truth, Interactions) else _frame_to_interactions(truth, "truth")
     thr, neg_thr = _thresholds(specs, threshold, negative_threshold, graded)
 
+    if _is_score_matrix(recommendations):
+        recommendations = _rank_scores(recommendations, users, truth_data, _needed_width(specs))
     all_items = truth_data.item_ids
     rec_users = rec_items = order_values = None
     descending = False
@@ -251,6 +275,7 @@ def evaluate(
         "users_evaluated": len(eval_users),
         "users_scored": scored,
         "users_dropped_not_in_truth": n_dropped,
+        "users_without_list": None if recommendations is None else int(np.count_nonzero((rankings < 0).all(axis=1))),
         "estimators": {label: estimator_of(spec) for label, spec in specs if spec.kind != "system"},
     }
     result = EvaluationResult(pd.DataFrame(per_user), summary, conventions)
@@ -530,10 +555,12 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
             raise MetricError(f"rank of row {j} is missing or not a number", column="rank")
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {list(recs.columns)}")
-    users = _index_of(truth.user_ids, recs["user"].to_numpy())
-    raw_items = recs["item"].to_numpy()
+    users = _index_of(truth.user_ids, recs["user"])  # ids read from a file are categorical: each looked up once
+    raw_items = recs["item"].reset_index(drop=True)
     unknown = users < 0
     n_dropped = 0
+    if len(users) and unknown.all():
+        raise DataError(mismatch(truth.user_ids, recs["user"], "user"))
     if unknown.any():
         bad_ids = pd.unique(recs["user"].to_numpy()[unknown])
         n_dropped = len(bad_ids)
@@ -543,7 +570,47 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=3)
         keep = ~unknown
         users, order, raw_items = users[keep], order[keep], raw_items[keep]
-    return users, _index_of(truth.item_ids, raw_items), order, descending, raw_items, n_dropped
+    items = _index_of(truth.item_ids, raw_items)
+    if len(items) and (items < 0).all():
+        raise DataError(mismatch(truth.item_ids, raw_items, "item"))
+    return users, items, order, descending, raw_items, n_dropped
+
+
+def _is_score_matrix(recommendations: object) -> bool:
+    if sp.issparse(recommendations):
+        return True
+    return isinstance(recommendations, np.ndarray) and recommendations.ndim == 2 and recommendations.dtype.kind == "f"
+
+
+def _rank_scores(scores, users, truth: Interactions, width: int | None) -> np.ndarray:
+    """Item-index lists from a score matrix (rows: ``users`` or every truth user; columns: the truth's items).
+
+    Each row ranks by descending score, ties by item index; a sparse matrix ranks only
+    its stored entries, a dense one every finite score (-inf or NaN: not recommended).
+    """
+    n_rows = truth.n_users if users is None else len(np.asarray(users))
+    if scores.shape != (n_rows, truth.n_items):
+        rows_meant = "truth users" if users is None else "entries of users="
+        raise DataError(
+            f"the score matrix is {scores.shape[0]} x {scores.shape[1]}, but there are {n_rows} {rows_meant} and "
+            f"{truth.n_items} truth items: give scores over the truth's id space (an Interactions from "
+            "receval.split keeps the whole data set's), or pass users= for the rows"
+        )
+    if sp.issparse(scores):
+        m = sp.coo_matrix(scores)
+        ok = np.isfinite(m.data)
+        rows, cols, values = m.row[ok], m.col[ok], m.data[ok]
+        order = np.lexsort((cols, rows))
+        rows, cols, values = rows[order], cols[order], values[order]
+    else:
+        values_all = np.where(np.isnan(scores), -np.inf, scores)
+        keep = np.isfinite(values_all)
+        if width is not None and width < scores.shape[1]:  # only the top width per row (and ties) can be listed
+            kth = -np.partition(-values_all, width - 1, axis=1)[:, width - 1 : width]
+            keep &= values_all >= kth
+        rows, cols = np.nonzero(keep)
+        values = values_all[rows, cols]
+    return to_rankings(rows, cols.astype(np.int32), values, n_rows, width, descending=True)
 
 
 def _needed_width(specs: list[tuple[str, Metric]]) -> int | None:

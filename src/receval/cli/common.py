@@ -21,7 +21,9 @@ from receval.data.loaders import load as load_data
 
 __all__ = ["FORMAT_HELP", "SCALE_HELP", "load_data", "validate_format"]
 
-FORMAT_HELP = "Data format: " + ", ".join(FORMATS) + "."
+FORMAT_HELP = (
+    "Data format: " + ", ".join(FORMATS) + ", or a known data set's name (ml-100k, ..., cm100k: `receval data list`)."
+)
 SCALE_HELP = "Rating scale LOW..HIGH[:STEP], e.g. 1..5 or 0.5..5:0.5 (known formats declare theirs)."
 
 

@@ -31,10 +31,12 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from receval.data.tables import PARQUET_SUFFIXES, TEXT_SUFFIXES, read_aspects, read_table
+from receval.data.tables import PARQUET_SUFFIXES, TABLE_FORMATS, TEXT_SUFFIXES, read_aspects, read_table
 from receval.errors import DataError
 
 __all__ = ["register"]
+
+_FORMAT_HELP = "Table format (default: from the extension, then the content): " + ", ".join(TABLE_FORMATS) + "."
 
 def _write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write by extension to a temporary name, then rename (never a partial file)."""
@@ -78,27 +80,44 @@ def evaluate_command(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {metric: value} as JSON.")] = False,
+    truth_format: Annotated[str | None, typer.Option("--truth-format", help=_FORMAT_HELP)] = None,
+    recs_format: Annotated[str | None, typer.Option("--recs-format", help=_FORMAT_HELP)] = None,
+    user: Annotated[str | None, typer.Option("--user", help="User column (default user; user_id, q_id found)")] = None,
+    item: Annotated[str | None, typer.Option("--item", help="Item column (default item; item_id found)")] = None,
+    rating: Annotated[str | None, typer.Option("--rating", help="Rating (grade) column of the truth.")] = None,
+    score: Annotated[str | None, typer.Option("--score", help="Score column of the recommendations.")] = None,
+    rank: Annotated[str | None, typer.Option("--rank", help="Rank column of the recommendations.")] = None,
+    timestamp: Annotated[str | None, typer.Option("--timestamp", help="Timestamp column.")] = None,
+    no_header: Annotated[
+        bool,
+        typer.Option(
+            "--no-header", help="Text tables have no header: columns user, item, rating|score, timestamp in order."
+        ),
+    ] = False,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.evaluate import evaluate
 
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
-    truth_frame = read_table(truth, "truth", ("user", "item"))
-    recs_frame = read_table(recs, "recommendations", ("user", "item")) if recs is not None else None
-    pred_frame = (
-        read_table(predictions, "predictions", ("user", "item", "rating", "prediction"))
-        if predictions is not None
-        else None
-    )
-    train_frame = read_table(train, "train", ("user", "item")) if train is not None else None
-    aspect_frame = read_aspects(aspects) if aspects is not None else None
+    names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank, "timestamp": timestamp}
+    columns = {role: name for role, name in names.items() if name is not None}
+    header = False if no_header else None
+
+    def read(path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "") -> object:
+        return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option)
+
+    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format")
+    recs_frame = read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format") if recs else None
+    pred_frame = read(predictions, "predictions", ("user", "item", "rating", "prediction")) if predictions else None
+    train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format") if train else None
+    aspect_frame = read_aspects(aspects, header=header) if aspects is not None else None
     barrier = None
     if barrier_data is not None:
         from receval.data.interactions import Interactions
         from receval.stats.barrier import magic_barrier
 
-        rerated = Interactions.from_frame(read_table(barrier_data, "barrier data", ("user", "item", "rating")))
+        rerated = Interactions.from_frame(read(barrier_data, "barrier data", ("user", "item", "rating")))
         barrier = magic_barrier(rerated, ddof=1, n_bootstrap=0)
     with warnings.catch_warnings():  # the overfitting check is reported below, once
         warnings.filterwarnings("ignore", message=r"RMSE .* below")
@@ -126,6 +145,8 @@ def evaluate_command(
         f"users evaluated: {conv['users_evaluated']}  threshold: {conv['threshold']:g}  "
         f"negative threshold: {conv['negative_threshold']:g}  empty users: {conv['empty_users']}"
     )
+    if conv.get("users_without_list"):
+        typer.echo(f"truth users without a list (scored as empty lists): {conv['users_without_list']}")
     width = max(len(name) for name in result.summary)
     for name, value in result.summary.items():
         agg = conv["aggregation"][name]  # type: ignore[index]

@@ -171,14 +171,17 @@ def load(
 def check_format(format: str, path: str | Path | None = None) -> str:
     """The format name normalised (case, ``_``), or a :class:`DataError` listing the valid names.
 
-    >>> check_format("MovieLens_100K")
-    'movielens-100k'
+    >>> check_format("MovieLens_100K"), check_format("ml-100k"), check_format("ml-latest-small")
+    ('movielens-100k', 'movielens-100k', 'movielens-latest')
     >>> check_format("ml100k")
     Traceback (most recent call last):
     ...
     receval.errors.DataError: unknown format 'ml100k'; use one of: movielens-100k, movielens-1m, ...
     """
+    from receval.data.registry import format_aliases
+
     name = str(format).strip().lower().replace("_", "-")
+    name = format_aliases().get(name, name)  # a known data set's name: ml-100k is movielens-100k
     if name not in FORMATS:
         raise DataError(f"unknown format {format!r}; use one of: {', '.join(FORMATS)}", path=path)
     return name

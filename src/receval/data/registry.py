@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 
 from receval.errors import DataError
 
-__all__ = ["DATASETS", "KnownDataset", "default_cache", "fetch", "safe_extract"]
+__all__ = ["DATASETS", "KnownDataset", "dataset_name", "default_cache", "fetch", "format_aliases", "safe_extract"]
 
 _GROUPLENS = "https://files.grouplens.org/datasets/movielens"
 
@@ -154,6 +154,32 @@ DATASETS: dict[str, KnownDataset] = {
 """Registry name -> :class:`KnownDataset`."""
 
 
+def dataset_name(name: str) -> str:
+    """The registry name of a data set given by its name or its format (``data fetch`` and ``--format`` share them).
+
+    >>> dataset_name("MovieLens-100K"), dataset_name("ml_1m")
+    ('ml-100k', 'ml-1m')
+    >>> dataset_name("movielens-latest")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: format 'movielens-latest' names several data sets (ml-latest-small, ml-latest); give one
+    """
+    key = str(name).strip().lower().replace("_", "-")
+    if key in DATASETS:
+        return key
+    by_format = [d.name for d in DATASETS.values() if d.format == key]
+    if len(by_format) == 1:
+        return by_format[0]
+    if by_format:
+        raise DataError(f"format {name!r} names several data sets ({', '.join(by_format)}); give one")
+    raise DataError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
+
+
+def format_aliases() -> dict[str, str]:
+    """Data set name -> its :func:`receval.data.load` format (``ml-100k`` -> ``movielens-100k``)."""
+    return {d.name: d.format for d in DATASETS.values()}
+
+
 def default_cache() -> Path:
     """The download cache: ``$RECEVAL_DATA`` if set, else the user cache folder (``pooch.os_cache``)."""
     env = os.environ.get("RECEVAL_DATA")
@@ -184,8 +210,7 @@ def fetch(name: str, cache_dir: str | Path | None = None, *, sha256: str | None 
     """
     import pooch
 
-    if name not in DATASETS:
-        raise DataError(f"unknown data set {name!r}; known: {', '.join(DATASETS)}")
+    name = dataset_name(name)
     entry = DATASETS[name]
     if entry.url is None:
         raise DataError(f"{name} must be downloaded by hand: {entry.note}")

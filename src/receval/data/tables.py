@@ -1,24 +1,55 @@
-"""The one validated reader of evaluation tables: truth, recommendations, predictions, aspects.
+"""The one validated reader of evaluation tables, in the formats the field writes.
 
-:func:`read_table` reads a CSV, TSV or Parquet file into a DataFrame with the
-columns a command needs, checked: a missing file or column, a folder, an empty
-file, text that is not UTF-8, a row with the wrong number of fields, a value that
-is not a number where a number is meant — each is a :class:`~receval.errors.DataError`
-naming the file, the line (1-based, counting the header, as an editor shows it)
-and the column. Ids (``user``, ``item``) are read as text in every file, so that
-they match across files whatever they look like (``007`` stays ``007``).
+:func:`read_table` reads truth, recommendations (runs), predictions, training data
+and aspects into a DataFrame with receval's column names (``user``, ``item``,
+``rating``, ``score``, ``rank``, ``timestamp``, ``prediction``, ``aspect``):
 
-Speed: the file is read by Arrow's multi-threaded CSV reader with the column types
-fixed up front; only when that read fails does a second, slow line-by-line scan
-find the first bad line to name it (as :mod:`receval.data.loaders` does).
+========================  ===================================================================
+format (``--*-format``)   what the file is
+========================  ===================================================================
+``csv`` / ``tsv``         delimited text with a header (or ``header=False``: positional
+                          columns user, item, rating or score, timestamp)
+``parquet``               Parquet (also as ranx's ``Run.save("x.parquet")`` writes it)
+``trec``                  TREC run ``qid Q0 docid rank score tag`` or qrels
+                          ``qid 0 docid grade`` (whitespace-separated, no header; trec_eval,
+                          ranx, Anserini, Elliot write them)
+``ranx-json``             ``{user: {item: score}}`` as ranx's ``Run/Qrels.save("x.json")``
+                          writes it (the ir-measures / pytrec_eval dict)
+``recbole``               RecBole atomic files (``.inter``, ``.item``): tab-separated with a
+                          ``name:type`` header (``user_id:token item_id:token rating:float``)
+``movielens-100k``        ``u.data``, ``u1.base``, ``u1.test``: tab-separated user, item,
+                          rating, timestamp, no header (also ``ml-100k``)
+========================  ===================================================================
+
+Without a format, the extension decides (``.csv``, ``.tsv``/``.tab``, ``.parquet``/``.pq``/
+``.parq``, ``.json``, ``.inter``/``.item``, ``.trec``/``.run``/``.qrels``), then the content
+(a TREC line, a RecBole header, a line of numbers without a header, JSON); when it
+cannot tell, the error names the option to pass. Columns called as LensKit, RecBole,
+MovieLens or ranx call them (``user_id``/``item_id``, ``userId``/``movieId``,
+``q_id``/``doc_id``) are recognised; any other name is given by ``columns``
+(``--user COL --item COL ...`` on the command line).
+
+Every problem is a :class:`~receval.errors.DataError` naming the file, the line
+(1-based, as an editor shows it), the column and what to pass instead: a missing
+file or column, a folder, an empty file, text that is not UTF-8, a line with the
+wrong number of fields, a value that is not a number where a number is meant.
+
+Speed: delimited text is read by Arrow's multi-threaded CSV reader with the column
+types fixed up front and the id columns dictionary-encoded (each distinct id is
+decoded once; :mod:`receval.data.vocab` maps rows to indices through the dictionary
+codes, with no per-row Python). Only when the read fails does a second, slow
+line-by-line scan find the first bad line to name it (as :mod:`receval.data.loaders`).
 
 Examples
 --------
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
->>> _ = (folder / "recs.csv").write_text("user,item,score\\n007,x,0.5\\n7,y,0.25\\n")
->>> read_table(folder / "recs.csv", "recommendations", ("user", "item")).to_dict("list")
-{'user': ['007', '7'], 'item': ['x', 'y'], 'score': [0.5, 0.25]}
+>>> _ = (folder / "run.trec").write_text("7 Q0 x 1 0.9 bm25\\n7 Q0 y 2 0.5 bm25\\n")
+>>> read_table(folder / "run.trec", "recommendations").astype({"user": str, "item": str}).to_dict("list")
+{'user': ['7', '7'], 'item': ['x', 'y'], 'score': [0.9, 0.5]}
+>>> _ = (folder / "u1.test").write_text("1\\t6\\t5\\t887431973\\n2\\t9\\t3\\t887431974\\n")
+>>> read_table(folder / "u1.test", "truth").columns.tolist()
+['user', 'item', 'rating', 'timestamp']
 >>> _ = (folder / "bad.csv").write_text("user,item,score\\n1,x,0.5\\n2,y,high\\n")
 >>> read_table(folder / "bad.csv", "recommendations")
 Traceback (most recent call last):
@@ -30,8 +61,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -39,14 +73,58 @@ import pandas as pd
 from receval.data import vocab
 from receval.errors import DataError
 
-__all__ = ["NUMERIC", "read_aspects", "read_table"]
+__all__ = ["NUMERIC", "ROLES", "TABLE_FORMATS", "check_table_format", "read_aspects", "read_table"]
 
-TEXT_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
-PARQUET_SUFFIXES = (".parquet", ".pq")
+TABLE_FORMATS: dict[str, str] = {
+    "csv": "comma-separated text with a header (or --no-header: user, item, rating|score, timestamp)",
+    "tsv": "tab-separated text with a header (or --no-header)",
+    "parquet": "Parquet file (ranx's Run/Qrels parquet too)",
+    "trec": "TREC run (qid Q0 docid rank score tag) or qrels (qid 0 docid grade), no header",
+    "ranx-json": "JSON {user: {item: score}} (ranx Run/Qrels .json, ir-measures/pytrec_eval dicts)",
+    "recbole": "RecBole atomic file (.inter/.item): tab-separated, header name:type (user_id:token ...)",
+    "movielens-100k": "u.data, u1.base, u1.test: tab-separated user, item, rating, timestamp, no header",
+}
+"""Table format name -> what the file must be (``--truth-format`` / ``--recs-format``)."""
+
+_ALIASES = {"tab": "tsv", "pq": "parquet", "parq": "parquet", "json": "ranx-json", "ranx": "ranx-json",
+            "atomic": "recbole", "ml-100k": "movielens-100k", "ml100k": "movielens-100k",
+            "trec-run": "trec", "qrels": "trec", "trec-qrels": "trec"}  # fmt: skip
+ROLES = ("user", "item", "rating", "score", "rank", "timestamp", "prediction", "aspect")
+"""receval's column names; ``columns={role: name}`` maps a file's own names onto them."""
 NUMERIC = ("rating", "score", "rank", "prediction")
 """Columns read as numbers (64-bit floats) wherever they appear."""
 _IDS = ("user", "item")
-_TEXT = ("aspect",)
+_KNOWN = {  # other libraries' names for receval's columns (LensKit, RecBole, MovieLens, ranx, trec_eval)
+    "user": ("user_id", "userId", "userid", "q_id", "qid", "query_id"),
+    "item": ("item_id", "itemId", "itemid", "movieId", "doc_id", "docid", "docno"),
+    "rating": ("grade", "relevance"),
+}
+_USES = {  # the columns each table uses: a column map naming one of these must name a column that exists
+    "truth": ("user", "item", "rating", "timestamp"),
+    "train": ("user", "item", "rating", "timestamp"),
+    "recommendations": ("user", "item", "score", "rank"),
+    "predictions": ("user", "item", "rating", "prediction"),
+    "aspects": ("item", "aspect"),
+}
+_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
+           ".parq": "parquet", ".json": "ranx-json", ".inter": "recbole", ".item": "recbole",
+           ".trec": "trec", ".run": "trec", ".qrels": "trec"}  # fmt: skip
+TEXT_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
+PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
+_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def check_table_format(format: str, option: str = "--format") -> str:
+    """A table format name normalised (case, ``_``, aliases), or a :class:`DataError` listing the names.
+
+    >>> check_table_format("ML_100K"), check_table_format("json")
+    ('movielens-100k', 'ranx-json')
+    """
+    name = str(format).strip().lower().replace("_", "-")
+    name = _ALIASES.get(name, name)
+    if name not in TABLE_FORMATS:
+        raise DataError(f"unknown table format {format!r} for {option}; use one of: {', '.join(TABLE_FORMATS)}")
+    return name
 
 
 def read_table(
@@ -54,64 +132,104 @@ def read_table(
     what: str = "table",
     required: Sequence[str] = (),
     *,
+    format: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    header: bool | None = None,
+    positional: Sequence[str] | None = None,
     text_ids: bool = True,
+    option: str = "--format",
 ) -> pd.DataFrame:
-    """Read a CSV/TSV/Parquet table by extension; check it and its ``required`` columns.
+    """Read a table in any of :data:`TABLE_FORMATS`; check it and its ``required`` columns.
 
     Parameters
     ----------
     path
-        ``.csv`` (comma), ``.tsv``/``.tab``/``.txt`` (tab) with a header, or
-        ``.parquet``/``.pq``.
+        The file (``movielens-100k`` also takes the folder holding ``u.data``).
     what
         The table's role in messages (``"truth"``, ``"recommendations"``, ...).
     required
-        Columns that must be present.
+        receval column names that must be present.
+    format
+        One of :data:`TABLE_FORMATS`; by default told from the extension, then the content.
+    columns
+        ``{role: column}``: the file's name for a receval column (``{"user": "uid"}``);
+        for a file without a header, names are positional.
+    header
+        Whether delimited text has a header line; by default detected (a first line
+        whose fields are all numbers, or no known column name over a body of the
+        same shape, is data).
+    positional
+        Column names of a file without a header, in order (default ``user, item``,
+        then ``rating`` or ``score`` — ``score`` when ``what`` is ``recommendations`` —
+        and ``timestamp``).
     text_ids
-        Read ``user``/``item`` as text (default), or let the file's values decide
-        (integers stay integers: for matching ids of a data set loaded with its format).
+        Read ``user``/``item`` as text (default; as categorical columns: each distinct
+        id once), or let the file's values decide (integers stay integers).
+    option
+        The command-line option that sets ``format`` (named in errors).
 
     Returns
     -------
     DataFrame
-        ``rating``, ``score``, ``rank`` and ``prediction`` as finite floats; ids as
-        text (unless ``text_ids=False``); an ``aspect`` column as text.
+        receval's column names; ``rating``, ``score``, ``rank`` and ``prediction`` as
+        finite floats; ids as text unless ``text_ids=False``.
     """
     path = Path(path)
     if not path.exists():
         raise DataError(f"{what} file not found", path=path)
+    fmt = check_table_format(format, option) if format is not None else None
+    if fmt == "movielens-100k" and path.is_dir():
+        path = path / "u.data"
+        if not path.is_file():
+            raise DataError(f"no u.data in this folder; give the {what} file itself", path=path.parent)
     if path.is_dir():
         raise DataError(f"the {what} path is a folder; give the file", path=path)
-    suffix = path.suffix.lower()
-    if suffix in PARQUET_SUFFIXES:
-        frame = _read_parquet(path, text_ids)
-        sep = None
-    elif suffix in TEXT_SUFFIXES:
-        sep = "," if suffix == ".csv" else "\t"
-        frame = _read_text(path, sep, text_ids)
+    value = "score" if what.startswith("recommendation") or what == "run" else "rating"
+    names = tuple(positional) if positional is not None else ("user", "item", value, "timestamp")
+    if fmt is None:
+        fmt, detected_header = _detect(path, what, option)
+        header = detected_header if header is None else header
+    reader = _Reader(path, what, names, text_ids, columns)
+    if fmt in ("csv", "tsv", "movielens-100k"):
+        sep = "," if fmt == "csv" else "\t"
+        if fmt == "movielens-100k":
+            header = False
+        elif header is None:
+            header = _has_header(path, sep, columns)
+        frame = reader.delimited(sep, header)
+    elif fmt == "parquet":
+        frame = reader.parquet()
+    elif fmt == "trec":
+        frame = reader.trec()
+    elif fmt == "ranx-json":
+        frame = reader.json(value)
     else:
-        raise DataError(
-            f"cannot tell the format of the {what} file from its extension {suffix!r}; use .csv, .tsv or .parquet",
-            path=path,
-        )
+        frame = reader.recbole()
+    frame = _roles(frame, path, what, columns, value)
+    if text_ids:  # ids as text in every file, so that they match across files and formats
+        for col in _IDS:
+            if col in frame.columns and not isinstance(frame[col].dtype, pd.CategoricalDtype):
+                frame[col] = frame[col].astype(str).astype("category")
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise DataError(
-            f"the {what} file needs columns {', '.join(required)}; it has {list(frame.columns)}",
+            f"the {what} file needs columns {', '.join(required)}; it has {list(frame.columns)} "
+            f"(name yours with --{missing[0]} COL, or --no-header for positional columns)",
             path=path,
             column=missing[0],
         )
-    _check_values(frame, path, sep)
+    _check_values(frame, path, reader.line_of)
     return frame
 
 
-def read_aspects(path: str | Path, item_ids: np.ndarray | None = None) -> pd.DataFrame:
+def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options: Any) -> pd.DataFrame:
     """An item → aspect table (columns ``item``, ``aspect``; ``|`` separates several aspects in one cell).
 
     Blank aspects are left out. With ``item_ids`` (a data set's id space), items
     are matched by value, text read as the id space's kind (``'12'`` is item 12),
     the table's ``item`` column takes the data set's own ids, and items outside it
     are dropped (unrated items carry no signal); none matching is an error.
+    ``options`` go to :func:`read_table`.
 
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
@@ -120,7 +238,9 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None) -> pd.Dat
     {'item': [1, 1], 'aspect': ['Drama', 'Comedy']}
     """
     path = Path(path)
-    table = read_table(path, "aspects", ("item", "aspect"))[["item", "aspect"]]
+    options.setdefault("positional", ("item", "aspect"))
+    table = read_table(path, "aspects", ("item", "aspect"), **options)[["item", "aspect"]]
+    table = table.astype({"item": str, "aspect": str})
     table = table.assign(aspect=table["aspect"].str.split("|")).explode("aspect", ignore_index=True)
     table["aspect"] = table["aspect"].str.strip()
     table = table[table["aspect"] != ""]
@@ -133,22 +253,318 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None) -> pd.Dat
     return table.reset_index(drop=True)
 
 
-# ------------------------------------------------------------------ reading
-def _read_text(path: Path, sep: str, text_ids: bool) -> pd.DataFrame:
-    import pyarrow as pa
-    import pyarrow.csv as pv
+# ------------------------------------------------------------------ detection
+def _detect(path: Path, what: str, option: str) -> tuple[str, bool | None]:
+    """(format, header) from the extension, else from the first lines."""
+    by_suffix = _SUFFIX.get(path.suffix.lower())
+    if by_suffix is not None:
+        return by_suffix, None
+    lines = _head_lines(path)
+    if not lines:
+        raise DataError(f"the {what} file is empty", path=path, line=1)
+    first = lines[0]
+    if first.lstrip().startswith("{"):
+        return "ranx-json", None
+    fields = first.split()
+    if len(fields) == 6 and fields[1] == "Q0":
+        return "trec", False
+    if "\t" in first and all(":" in f for f in first.split("\t")):
+        return "recbole", True
+    sep = "\t" if "\t" in first else ("," if "," in first else None)
+    if sep is None:
+        if len(fields) == 4 and all(line.split()[1:2] == ["0"] for line in lines if line.split()):
+            return "trec", False  # qid 0 docid grade
+        raise DataError(
+            f"cannot tell the format of the {what} file from its extension {path.suffix!r} or its first line; "
+            f"pass {option} with one of {', '.join(TABLE_FORMATS)}",
+            path=path,
+        )
+    if sep == "\t" and len(fields) == 4 and all(_NUMBER.match(f.strip()) for f in fields):
+        return "movielens-100k" if len(lines) < 2 or len(lines[1].split("\t")) == 4 else "tsv", False
+    return ("tsv" if sep == "\t" else "csv"), None
 
-    header = _header(path, sep)
-    types = {c: pa.float64() for c in NUMERIC if c in header}
-    types.update({c: pa.string() for c in _TEXT if c in header})
-    if text_ids:
-        types.update({c: pa.string() for c in _IDS if c in header})
-    options = pv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=False)
+
+def _head_lines(path: Path, size: int = 1 << 16) -> list[str]:
+    with open(path, "rb") as fh:
+        raw = fh.read(size)
+    text = raw.decode("utf-8-sig", errors="replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[:-1] if len(raw) == size and len(lines) > 1 else lines
+
+
+def _has_header(path: Path, sep: str, columns: Mapping[str, str] | None) -> bool:
+    """Whether the first line names columns: it holds a known name, or text where the body has numbers."""
+    lines = _head_lines(path)
+    if not lines:
+        return True  # the empty-file error comes from the reader, with its line
+    first = [f.strip() for f in next(csv.reader([lines[0]], delimiter=sep))]
+    known = set(ROLES) | {n for names in _KNOWN.values() for n in names} | set((columns or {}).values())
+    if any(f in known or f.split(":")[0] in known for f in first):
+        return True
+    if all(_NUMBER.match(f) for f in first):
+        return False
+    body = [next(csv.reader([line], delimiter=sep)) for line in lines[1:50]]
+    if not body:
+        return True  # one line of text: a header (an empty table) rather than one row of text ids
+    numeric_below = [
+        j for j in range(len(first)) if body and all(j < len(r) and _NUMBER.match(r[j].strip()) for r in body)
+    ]
+    return any(not _NUMBER.match(first[j]) for j in numeric_below)
+
+
+# ------------------------------------------------------------------ readers
+class _Reader:
+    """One file's readers; ``line_of(row)`` gives a data row's line for error messages."""
+
+    def __init__(
+        self, path: Path, what: str, names: tuple[str, ...], text_ids: bool, columns: Mapping[str, str] | None = None
+    ) -> None:
+        self.path, self.what, self.names, self.text_ids = path, what, names, text_ids
+        self.role_of = {name: role for role, name in (columns or {}).items()}
+        self.sep: str | None = None
+        self.header = True
+        self.whitespace = False
+
+    def line_of(self, row: int) -> int | None:
+        if self.sep is None:
+            return None
+        skip = 1 if self.header else 0
+        for j, (number, _) in enumerate(_records(self.path, self.sep, self.whitespace)):
+            if j == row + skip:
+                return number
+        return None
+
+    def delimited(self, sep: str, header: bool, names: Sequence[str] | None = None) -> pd.DataFrame:
+        import pyarrow as pa
+        import pyarrow.csv as pv
+
+        self.sep, self.header = sep, header
+        if header:
+            own = _header(self.path, sep)
+            read = pv.ReadOptions(use_threads=True, block_size=1 << 24)
+        else:
+            n = _field_count(self.path, sep, self.whitespace)
+            own = list(names) if names is not None else _positional(self.names, n)
+            if len(own) != n:
+                raise DataError(
+                    f"has {n} fields; expected {len(own)} ({' '.join(own)})",
+                    path=self.path,
+                    line=_first_line(self.path),
+                )
+            read = pv.ReadOptions(column_names=own, use_threads=True, block_size=1 << 24)
+        types: dict[str, Any] = {c: pa.float64() for c in NUMERIC if c in own}
+        ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
+        for col in own:
+            base = self.role_of.get(col, col.split(":")[0])
+            if base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
+                if ids is not None:
+                    types[col] = ids
+            elif base == "aspect":
+                types[col] = pa.string()
+            elif base in NUMERIC + _KNOWN["rating"]:
+                types[col] = pa.float64()
+        convert = pv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=False)
+        try:
+            table = pv.read_csv(
+                self.path, read_options=read, parse_options=pv.ParseOptions(delimiter=sep), convert_options=convert
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise _locate(self.path, sep, header, own, self.whitespace, exc) from exc
+        return table.to_pandas()
+
+    def trec(self) -> pd.DataFrame:
+        first = _head_lines(self.path)
+        if not first:
+            raise DataError(f"the {self.what} file is empty", path=self.path, line=1)
+        sep = "\t" if "\t" in first[0] else " "
+        self.whitespace = sep == " " and any("  " in line.strip() for line in first)
+        n = len(first[0].split())
+        if n == 6:
+            names, keep = ("user", "_q0", "item", "rank", "score", "_tag"), ["user", "item", "score"]
+            expected = "a TREC run line is: qid Q0 docid rank score tag"
+        elif n == 4:
+            names, keep = ("user", "_iter", "item", "rating"), ["user", "item", "rating"]
+            expected = "a TREC qrels line is: qid 0 docid grade"
+        else:
+            raise DataError(f"has {n} fields; {self._trec_help()}", path=self.path, line=_first_line(self.path))
+        if self.whitespace:
+            frame = self._whitespace(names, expected)
+        else:
+            try:
+                frame = self.delimited(sep, False, names)
+            except DataError as err:
+                if err.line is not None and "fields" in err.message:
+                    raise DataError(f"{err.message}; {expected}", path=self.path, line=err.line) from None
+                raise
+        return frame[keep]
+
+    def _trec_help(self) -> str:
+        return "a TREC run line is 'qid Q0 docid rank score tag' (6 fields), a qrels line 'qid 0 docid grade' (4)"
+
+    def _whitespace(self, names: tuple[str, ...], expected: str) -> pd.DataFrame:
+        """Fields separated by runs of spaces (as trec_eval accepts): pandas' C parser, then the same checks."""
+        self.sep, self.header = " ", False
+        dtype = {c: str for c in _IDS if self.text_ids}
+        dtype.update({c: "float64" for c in NUMERIC if c in names})
+        try:
+            frame = pd.read_csv(
+                self.path, sep=r"\s+", header=None, names=list(names), index_col=False, engine="c", dtype=dtype,
+            )  # fmt: skip
+        except (ValueError, pd.errors.ParserError) as exc:
+            located = _locate(self.path, " ", False, list(names), True, exc)
+            raise DataError(f"{located.message}; {expected}", path=self.path, line=located.line,
+                            column=located.column) from exc  # fmt: skip
+        return frame.astype({c: "category" for c in _IDS if self.text_ids})
+
+    def parquet(self) -> pd.DataFrame:
+        import pyarrow.parquet as pq
+
+        try:
+            frame = pq.read_table(self.path).to_pandas()
+        except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+            raise DataError(f"not a readable Parquet file ({exc})", path=self.path) from exc
+        for col in frame.columns:
+            base = str(col)
+            if base in NUMERIC + _KNOWN["rating"] and not pd.api.types.is_numeric_dtype(frame[col]):
+                num = pd.to_numeric(frame[col], errors="coerce")
+                bad = (num.isna() & frame[col].notna()).to_numpy()
+                if bad.any():
+                    row = int(np.flatnonzero(bad)[0])
+                    raise DataError(
+                        f"row {row + 1}: {col} {frame[col].iloc[row]!r} is not a number", path=self.path, column=col
+                    )
+                frame[col] = num
+        return frame
+
+    def json(self, value: str) -> pd.DataFrame:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as err:
+            raise DataError("the file is not UTF-8 text; save it as UTF-8", path=self.path) from err
+        try:
+            nested = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DataError(
+                f"not valid JSON: {err.msg} (column {err.colno})", path=self.path, line=err.lineno
+            ) from None
+        return from_nested(nested, value, source=self.path)
+
+    def recbole(self) -> pd.DataFrame:
+        """RecBole atomic file: tab-separated, ``name:type`` header; ``token_seq`` fields stay text."""
+        frame = self.delimited("\t", True)
+        renamed = {c: c.split(":")[0] for c in frame.columns}
+        for col, base in renamed.items():
+            kind = col.split(":")[1] if ":" in col else "token"
+            if kind in ("float", "float_seq") and not pd.api.types.is_numeric_dtype(frame[col]):
+                num = pd.to_numeric(frame[col], errors="coerce")
+                bad = (num.isna() & frame[col].notna()).to_numpy()
+                if bad.any():
+                    row = int(np.flatnonzero(bad)[0])
+                    raise DataError(
+                        f"{base} {frame[col].iloc[row]!r} is not a number", path=self.path,
+                        line=self.line_of(row), column=col,
+                    )  # fmt: skip
+                frame[col] = num
+        return frame.rename(columns=renamed)
+
+
+def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> Any:
+    """An in-memory table in receval's columns: DataFrames (any column names), ranx ``Run``/``Qrels``, dicts.
+
+    ``{user: {item: value}}`` dicts (ir-measures, pytrec_eval, ``ranx.Run.to_dict()``)
+    and ranx objects become ``user, item, score`` (``rating`` for the truth); a
+    DataFrame has its columns renamed by ``columns`` and by other libraries' names
+    (LensKit's ``user_id``/``item_id``, ranx's ``q_id``/``doc_id``). Anything else
+    (None, :class:`~receval.Interactions`, arrays, matrices) is returned as it is.
+
+    >>> as_frame({"u": {"i": 3}}, "truth").to_dict("list")
+    {'user': ['u'], 'item': ['i'], 'rating': [3.0]}
+    >>> as_frame(pd.DataFrame({"user_id": [1], "item_id": [2], "score": [0.5]}), "recommendations").columns.tolist()
+    ['user', 'item', 'score']
+    """
+    value = "score" if what.startswith("recommendation") else "rating"
+    if type(obj).__module__.startswith("ranx") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels
+        obj = obj.to_dict()
+    if isinstance(obj, Mapping):
+        return from_nested(obj, value)
+    if isinstance(obj, pd.DataFrame):
+        return _roles(obj, None, what, columns, value)
+    return obj
+
+
+def from_nested(nested: Any, value: str = "score", *, source: object | None = None) -> pd.DataFrame:
+    """``{user: {item: value}}`` (ranx, ir-measures, pytrec_eval) as a frame ``user, item, <value>``.
+
+    >>> from_nested({"u1": {"a": 2.0, "b": 1.0}, "u2": {"a": 0.5}}).to_dict("list")
+    {'user': ['u1', 'u1', 'u2'], 'item': ['a', 'b', 'a'], 'score': [2.0, 1.0, 0.5]}
+    """
+    if not isinstance(nested, Mapping):
+        raise DataError(f"expected {{user: {{item: {value}}}}}, got {type(nested).__name__}", path=source)
+    users: list[Any] = []
+    items: list[Any] = []
+    values: list[Any] = []
+    for user, row in nested.items():
+        if not isinstance(row, Mapping):
+            raise DataError(f"user {user!r}: expected {{item: {value}}}, got {type(row).__name__}", path=source)
+        users += [user] * len(row)
+        items += list(row.keys())
+        values += list(row.values())
     try:
-        table = pv.read_csv(path, parse_options=pv.ParseOptions(delimiter=sep), convert_options=options)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise _locate(path, sep, exc) from exc
-    return table.to_pandas()
+        numbers = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        j = next(j for j, v in enumerate(values) if not _is_number(v))
+        raise DataError(
+            f"the {value} of user {users[j]!r}, item {items[j]!r} is {values[j]!r}, not a number", path=source
+        ) from None
+    return pd.DataFrame({"user": users, "item": items, value: numbers})
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return not isinstance(value, bool)
+
+
+# ------------------------------------------------------------------ columns
+def _roles(
+    frame: pd.DataFrame, path: Path | None, what: str, columns: Mapping[str, str] | None, value: str
+) -> pd.DataFrame:
+    """The file's columns renamed to receval's: the ``columns`` map, then other libraries' names."""
+    rename: dict[str, str] = {}
+    uses = _USES.get(what, ROLES)
+    for role, name in (columns or {}).items():
+        if role not in ROLES:
+            raise DataError(f"unknown column role {role!r}; use one of {', '.join(ROLES)}", path=path)
+        if name in frame.columns:
+            rename[name] = role
+        elif role in uses and role not in frame.columns:
+            raise DataError(
+                f"--{role} {name!r}: the {what} {'file' if path else 'table'} has no such column; "
+                f"it has {list(frame.columns)}",
+                path=path,
+                column=name,
+            )
+    taken = set(rename.values())
+    for role, names in _KNOWN.items():
+        if role in taken or role in frame.columns:
+            continue
+        found = [n for n in names if n in frame.columns and n not in rename]
+        if found:
+            rename[found[0]] = role
+            taken.add(role)
+    if value == "rating" and "rating" not in taken and "rating" not in frame.columns and "score" in frame.columns:
+        rename.setdefault("score", "rating")  # a qrels table (ranx) calls the grade 'score'
+    out = frame.rename(columns=rename)
+    clash = out.columns[out.columns.duplicated()].tolist()
+    if clash:
+        raise DataError(f"two columns would be called {clash[0]!r}; map only one of them", path=path)
+    return out
+
+
+def _positional(names: tuple[str, ...], n: int) -> list[str]:
+    return list(names[:n]) + [f"column{j + 1}" for j in range(len(names), n)]
 
 
 def _header(path: Path, sep: str) -> list[str]:
@@ -163,57 +579,52 @@ def _header(path: Path, sep: str) -> list[str]:
     return [h.strip() for h in next(csv.reader([text], delimiter=sep))]
 
 
-def _read_parquet(path: Path, text_ids: bool) -> pd.DataFrame:
-    import pyarrow.parquet as pq
-
-    try:
-        frame = pq.read_table(path).to_pandas()
-    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
-        raise DataError(f"not a readable Parquet file ({exc})", path=path) from exc
-    if text_ids:
-        frame = frame.astype({c: str for c in _IDS if c in frame.columns})
-    for col in NUMERIC:
-        if col in frame.columns and not pd.api.types.is_numeric_dtype(frame[col]):
-            num = pd.to_numeric(frame[col], errors="coerce")
-            bad = num.isna() & frame[col].notna()
-            if bad.any():
-                row = int(np.flatnonzero(bad.to_numpy())[0])
-                raise DataError(f"row {row + 1}: {col} {frame[col].iloc[row]!r} is not a number", path=path, column=col)
-            frame[col] = num
-    return frame
+def _field_count(path: Path, sep: str, whitespace: bool) -> int:
+    for _, fields in _records(path, sep, whitespace):
+        return len(fields)
+    raise DataError("the file is empty: it has no rows", path=path, line=1)
 
 
-def _check_values(frame: pd.DataFrame, path: Path, sep: str | None) -> None:
+def _first_line(path: Path) -> int:
+    for number, _ in _records(path, ",", False):
+        return number
+    return 1
+
+
+def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
     """Ids present, numbers finite; the first bad value is named by its line (text) or row (Parquet)."""
     for col in frame.columns:
         if col in _IDS:
             values = frame[col]
-            bad = values.isna().to_numpy()
-            if values.dtype != object and not pd.api.types.is_string_dtype(values):
-                problem = "missing"
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                cats = values.cat.categories
+                blank = np.asarray(cats.astype(str).str.strip() == "")
+                bad = np.asarray(values.cat.codes < 0) | (blank[np.asarray(values.cat.codes)] if blank.any() else False)
             else:
-                bad = bad | (values.fillna("").astype(str).str.strip() == "").to_numpy()
-                problem = "empty"
-            message = f"{problem} {col} id"
+                bad = np.asarray(values.isna())
+                if values.dtype == object or pd.api.types.is_string_dtype(values):
+                    bad = bad | np.asarray(values.fillna("").astype(str).str.strip() == "")
+            message = f"empty {col} id"
         elif col in NUMERIC and pd.api.types.is_float_dtype(frame[col]):
             values = frame[col].to_numpy()
             bad = ~np.isfinite(values)
             message = None
         else:
             continue
-        if bad.any():
+        if np.any(bad):
             row = int(np.flatnonzero(bad)[0])
             if message is None:
-                value = values[row]
-                message = f"{col} is missing" if np.isnan(value) else f"{col} {value!r} is not a finite number"
-            if sep is None:  # Parquet: no lines
+                number = values[row]
+                message = f"{col} is missing" if np.isnan(number) else f"{col} {number!r} is not a finite number"
+            line = line_of(row)
+            if line is None:
                 raise DataError(f"row {row + 1}: {message}", path=path, column=col)
-            raise DataError(message, path=path, line=_line_of_row(path, sep, row), column=col)
+            raise DataError(message, path=path, line=line, column=col)
 
 
 # ------------------------------------------------------------------ the error path
-def _records(path: Path, sep: str):
-    """(line number, fields) of every non-blank record; raises a DataError at the first non-UTF-8 line."""
+def _records(path: Path, sep: str, whitespace: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every non-blank record; a DataError at the first non-UTF-8 line."""
     with open(path, "rb") as fh:
         for number, raw in enumerate(fh, start=1):
             try:
@@ -224,29 +635,23 @@ def _records(path: Path, sep: str):
                     path=path,
                     line=number,
                 ) from None
-            fields = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+            if whitespace:
+                fields = text.split()
+            else:
+                fields = next(csv.reader(io.StringIO(text), delimiter=sep), [])
             if any(f.strip() for f in fields):
                 yield number, fields
 
 
-def _line_of_row(path: Path, sep: str, row: int) -> int | None:
-    """The line of data row ``row`` (0-based, after the header)."""
-    for j, (number, _) in enumerate(_records(path, sep)):
-        if j == row + 1:
-            return number
-    return None
-
-
-def _locate(path: Path, sep: str, exc: Exception) -> DataError:
+def _locate(path: Path, sep: str, header: bool, names: list[str], whitespace: bool, exc: Exception) -> DataError:
     """The first bad line: not UTF-8, a wrong number of fields, or a non-number in a numeric column."""
-    records = _records(path, sep)
-    first = next(records, None)
-    if first is None:
-        return DataError("the file is empty: it has no header and no rows", path=path, line=1)
-    _, names = first
-    names = [n.strip() for n in names]
+    records = _records(path, sep, whitespace)
+    if header:
+        first = next(records, None)
+        if first is None:
+            return DataError("the file is empty: it has no header and no rows", path=path, line=1)
     shown = ("\\t" if sep == "\t" else sep).join(names)
-    numeric = [(j, c) for j, c in enumerate(names) if c in NUMERIC]
+    numeric = [(j, c) for j, c in enumerate(names) if c.split(":")[0] in NUMERIC + _KNOWN["rating"]]
     count = 0
     for number, fields in records:
         count += 1
@@ -261,5 +666,5 @@ def _locate(path: Path, sep: str, exc: Exception) -> DataError:
             except ValueError:
                 return DataError(f"{col} {text!r} is not a number", path=path, line=number, column=col)
     if count == 0:
-        return DataError("the file has a header but no rows", path=path, line=2)
+        return DataError("the file has no rows", path=path, line=2 if header else 1)
     return DataError(f"could not read the table: {exc}", path=path)

@@ -44,7 +44,7 @@ import pandas as pd
 
 from receval.errors import DataError
 
-__all__ = ["encode", "extend", "index_of", "lookup"]
+__all__ = ["encode", "extend", "index_of", "lookup", "mismatch"]
 
 _COMPILED_FROM = 1 << 20  # rows; below, numpy is as fast as the compiled loop and needs no compilation
 _dense_codes_kernel = None
@@ -69,6 +69,8 @@ def encode(
     [1, 2, 3]
     """
     series = values if isinstance(values, pd.Series) else pd.Series(_as_array(values))
+    if also is None and isinstance(series.dtype, pd.CategoricalDtype):
+        return _encode_categorical(series, what)
     n = len(series)
     if also is not None:
         series = pd.concat([pd.Series(series.to_numpy()), pd.Series(_as_array(also))], ignore_index=True)
@@ -95,6 +97,10 @@ def index_of(
     [2, 0, -1]
     """
     space = np.asarray(space)
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):  # ids read from a file: look up each once
+        cat = pd.Categorical(values)
+        found = index_of(space, _as_array(cat.categories), coerce=coerce)
+        return np.where(cat.codes >= 0, found[cat.codes], -1).astype(np.int32)
     values = _as_array(values)
     if coerce:
         values = _coerce(space, values)
@@ -145,6 +151,31 @@ def lookup(
     return out
 
 
+def mismatch(space: np.ndarray, values: Any, what: str, side: str = "recommendations", other: str = "truth") -> str:
+    """The message for ids of which none is in ``space``: an example of each side, and a type mismatch named.
+
+    >>> print(mismatch(np.array([1, 2]), np.array(["1", "7"], dtype=object), "user"))
+    none of the user ids of the recommendations is in the truth (recommendations: '1', truth: 1): the same ids are \
+text on one side and numbers on the other ('1' vs 1); read both the same way (as text: str ids)
+    """
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        values = pd.Categorical(values).categories
+    given = _as_array(values)
+    example = _plain(given[0]) if len(given) else None
+    theirs = _plain(space[0]) if len(space) else None
+    message = f"none of the {what} ids of the {side} is in the {other} ({side}: {example!r}, {other}: {theirs!r})"
+    found = index_of(space, given, coerce=True) if len(given) and len(space) else np.zeros(0, dtype=np.int32)
+    if (found >= 0).any():
+        j = int(np.flatnonzero(found >= 0)[0])
+        message += (
+            f": the same ids are text on one side and numbers on the other ({_plain(given[j])!r} vs "
+            f"{_plain(space[found[j]])!r}); read both the same way (as text: str ids)"
+        )
+    else:
+        message += f": are these the {other}'s {what} ids?"
+    return message
+
+
 def extend(space: np.ndarray, new: np.ndarray) -> np.ndarray:
     """``space`` followed by the ``new`` ids, keeping a numeric dtype when both are numeric."""
     new = np.asarray(new)
@@ -183,6 +214,20 @@ def _coerce(space: np.ndarray, values: np.ndarray) -> np.ndarray:
     if space.dtype == object and values.dtype.kind in "iuf":
         return values.astype(str).astype(object)
     return values
+
+
+def _encode_categorical(series: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of a categorical column (ids read as a dictionary): the dictionary is sorted once, rows are remapped."""
+    codes = np.asarray(series.cat.codes)
+    if (codes < 0).any():
+        bad = int(np.flatnonzero(codes < 0)[0])
+        raise DataError(f"row {bad} has no {what}", column=series.name)
+    categories = _as_array(series.cat.categories)
+    used = np.bincount(codes, minlength=len(categories)) > 0
+    new_codes, ids = _codes(pd.Series(categories[used]))
+    table = np.full(len(categories), -1, dtype=np.int32)
+    table[used] = new_codes
+    return table[codes], ids
 
 
 def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
