@@ -204,7 +204,7 @@ def debiasing_study(
     *,
     metrics: Sequence[str] = DEFAULT_METRICS,
     estimators: Sequence[str] = DEFAULT_ESTIMATORS,
-    propensity: str | None = None,
+    propensities: Sequence[str] | None = None,
     threshold: float,
     negative_threshold: float | None = None,
     k: int = 10,
@@ -222,25 +222,35 @@ def debiasing_study(
         Metric strings without estimator parameters, and estimators; pairs with no
         form (``dr`` for ranking metrics, ``ips`` for MRR, ``wtd`` without a MAR sample)
         are skipped.
-    propensity
-        The propensity model of ``ips``, ``snips``, ``dr`` and ``stratified``: by default
-        ``known`` when the parts carry exact propensities, else ``naive-bayes`` with a
-        MAR sample, else ``popularity``.
+    propensities
+        The propensity models of ``ips``, ``snips``, ``dr`` and ``stratified``; the first
+        gives the plain labels (``ips``), the others labels like ``ips[naive-bayes]``. By
+        default ``known`` and ``popularity`` when the parts carry exact propensities, else
+        ``popularity``, ``logistic`` and (with a MAR sample) ``naive-bayes``.
     threshold, negative_threshold
         Relevance threshold λ (and the negative threshold for Fallout).
     """
     from receval.recommenders import clone
 
-    if propensity is None:
-        propensity = "known" if parts.known is not None else "naive-bayes" if parts.mar_sample is not None else None
-        propensity = propensity or "popularity"
     has_mar = parts.mar_sample is not None
-    plan = [
-        (metric, est, _label(metric, est, propensity if est in ("ips", "snips", "dr", "stratified") else None))
-        for metric in metrics
-        for est in estimators
-        if _applies(metric, est, has_mar)
-    ]
+    if propensities is None:
+        propensities = ["known", "popularity"] if parts.known is not None else ["popularity", "logistic"]
+        propensities += ["naive-bayes"] if has_mar else []
+    models = list(propensities)
+    if not models:
+        raise ConfigError("give at least one propensity model, e.g. propensities=['popularity']")
+    plan = []
+    for metric in metrics:
+        for est in estimators:
+            if not _applies(metric, est, has_mar):
+                continue
+            if est in ("ips", "snips", "dr", "stratified"):
+                plan += [
+                    (metric, est if j == 0 else f"{est}[{model}]", _label(metric, est, model))
+                    for j, model in enumerate(models)
+                ]
+            else:
+                plan.append((metric, est, _label(metric, est, None)))
     if not plan:
         raise ConfigError("no (metric, estimator) pair applies; give ranking or error metrics and estimators")
     mar_n_pairs = len(np.unique(parts.mar_test.users.astype(np.int64) * parts.mar_test.n_items + parts.mar_test.items))
@@ -305,7 +315,7 @@ def debiasing_study(
         recall_fallout=_recall_fallout(estimates),
         conventions={
             "data": parts.name,
-            "propensity": propensity,
+            "propensities": models,
             "threshold": threshold,
             "negative_threshold": threshold if negative_threshold is None else negative_threshold,
             "k": k,
