@@ -1,16 +1,19 @@
-"""The cyclic simulator's round loop, compiled (and cached) once by numba.
+"""The cyclic simulator's round loop, compiled (and cached) by numba once per family.
 
-``family`` selects the decide/update kernels of
-:mod:`receval.recommenders.bandits._kernels` (0 item policies, 1 kNN bandit, 2 fixed
-scores; the other families' states are placeholders); this loop does the user order,
-the feedback lookup, the cumulative counts, the oracle budgets, the optional log and
-sequential or batched updates.
+:func:`run_rounds` does the user order, the feedback lookup, the cumulative counts,
+the oracle budgets, the optional log and sequential or batched updates; it calls the
+``decide``/``update`` kernels of :mod:`receval.recommenders.bandits._kernels` that
+the type of the model state ``st`` selects when the loop is compiled: a 5-tuple of
+arrays is the item policies' state, a 10-tuple the kNN bandit's, a 2-d array a fixed
+score matrix (models refitted between calls). So each family gets its own
+specialised, cached loop, and a command compiles only the families it runs.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
 
 from receval.recommenders.bandits._kernels import item_decide, item_update, knn_decide, knn_update, score_decide
 from receval.recommenders.bandits._rng import bounded
@@ -19,20 +22,37 @@ from receval.recommenders.bandits._rng import bounded
 COLUMNS = ("n_recommendations", "n_distinct", "tp", "fp", "unknown", "active_users", "oracle_tp", "oracle_fp")
 
 
-@njit(cache=True)
-def _update(family, item_st, knn_st, u, i, fb):
-    if family == 0:
-        item_update(item_st, u, i, fb)
-    elif family == 1:
-        knn_update(knn_st, u, i, fb)
+def _decide(st, s, cell, mask, u, step, n_avail):
+    """The next item for user ``u`` (compiled only: the implementation follows ``st``'s type)."""
+    raise NotImplementedError
+
+
+def _update(st, u, i, fb):
+    """Learn from feedback ``fb`` on (u, i) (compiled only; fixed scores learn nothing)."""
+    raise NotImplementedError
+
+
+@overload(_decide)
+def _decide_for(st, s, cell, mask, u, step, n_avail):
+    if isinstance(st, types.Array):
+        return lambda st, s, cell, mask, u, step, n_avail: score_decide(st, s, cell, mask, u, step, n_avail)
+    if isinstance(st, types.UniTuple):
+        return lambda st, s, cell, mask, u, step, n_avail: item_decide(st, s, cell, mask, u, step, n_avail)
+    return lambda st, s, cell, mask, u, step, n_avail: knn_decide(st, s, cell, mask, u, step, n_avail)
+
+
+@overload(_update)
+def _update_for(st, u, i, fb):
+    if isinstance(st, types.Array):
+        return lambda st, u, i, fb: None
+    if isinstance(st, types.UniTuple):
+        return lambda st, u, i, fb: item_update(st, u, i, fb)
+    return lambda st, u, i, fb: knn_update(st, u, i, fb)
 
 
 @njit(cache=True)
 def run_rounds(
-    family,
-    item_st,
-    knn_st,
-    scores,
+    st,
     s,
     cell,
     mask,
@@ -80,12 +100,7 @@ def run_rounds(
             for _ in range(n_per_round):
                 if avail[u] == 0:
                     break
-                if family == 0:
-                    i = item_decide(item_st, s, cell, mask, u, counters[0], avail[u])
-                elif family == 1:
-                    i = knn_decide(knn_st, s, cell, mask, u, counters[0], avail[u])
-                else:
-                    i = score_decide(scores, s, cell, mask, u, counters[0], avail[u])
+                i = _decide(st, s, cell, mask, u, counters[0], avail[u])
                 fb = label[u, i]
                 counters[0] += 1
                 given[u] += 1
@@ -112,9 +127,9 @@ def run_rounds(
                     buf_f[nb] = fb
                     nb += 1
                 else:
-                    _update(family, item_st, knn_st, u, i, fb)
+                    _update(st, u, i, fb)
         for j in range(nb):
-            _update(family, item_st, knn_st, buf_u[j], buf_i[j], buf_f[j])
+            _update(st, buf_u[j], buf_i[j], buf_f[j])
         otp = 0
         ofp = 0
         for u in range(n_users):

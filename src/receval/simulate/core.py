@@ -54,7 +54,6 @@ import pandas as pd
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
-from receval.recommenders.bandits import _kernels as K
 from receval.recommenders.bandits import make_online
 from receval.recommenders.bandits._rng import generator
 from receval.recommenders.bandits.item import _ItemCounts
@@ -67,7 +66,6 @@ METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "re
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
 _UPDATES = ("sequential", "batched")
 _MAX_CELLS = 2_000_000_000
-_NO_SCORES = np.zeros((0, 0))
 
 
 @dataclass
@@ -266,11 +264,7 @@ def simulate(
     if generic:
         done = _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every)
     else:
-        if isinstance(model, _ItemCounts):
-            states = (0, model.kernel_state(), K.dummy_knn_state(), _NO_SCORES)
-        else:
-            states = (1, K.dummy_item_state(), model.kernel_state(), _NO_SCORES)
-        done = run_rounds(*states, *common, 0, rounds, n_per_round, order_mode, batched, log, keep_log)
+        done = run_rounds(model.kernel_state(), *common, 0, rounds, n_per_round, order_mode, batched, log, keep_log)
 
     table = _table(out[:done], n_pos, n_neg, test.n_ratings)
     log_frame = None
@@ -307,8 +301,8 @@ def _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, b
             raise DataError(f"{type(model).__name__}.score returned shape {scores.shape}, expected {(nu, ni)}")
         scores = np.where(np.isnan(scores), -np.inf, scores)
         end = min(rounds, t + refit_every)
-        states = (2, K.dummy_item_state(), K.dummy_knn_state(), np.ascontiguousarray(scores))
-        done = run_rounds(*states, *common, t, end, n_per_round, order_mode, batched, log, True)
+        scores = np.ascontiguousarray(scores)
+        done = run_rounds(scores, *common, t, end, n_per_round, order_mode, batched, log, True)
         if done < end or end == rounds:
             return done
         t = end

@@ -228,24 +228,3 @@ def score_decide(scores, s, cell, mask, u, step, n_avail):
                 bi = i
     return bi
 
-
-def dummy_item_state() -> tuple[np.ndarray, ...]:
-    """Placeholder item-policy state (the loop's arguments have fixed types)."""
-    return np.zeros(0), np.zeros(0), np.zeros(9), np.zeros(0), np.zeros(0)
-
-
-def dummy_knn_state() -> tuple:
-    """Placeholder kNN-bandit state."""
-    z8 = np.zeros((0, 0), np.uint8)
-    return (
-        z8,
-        np.zeros((0, 0), np.int32),
-        np.zeros(0, np.int64),
-        np.zeros((0, 0), np.int32),
-        np.zeros(3),
-        np.zeros(0),
-        np.zeros(0, np.uint8),
-        np.zeros(0, np.int64),
-        np.zeros(1, np.int64),
-        np.zeros(1),
-    )
