@@ -75,14 +75,14 @@ _SIMILARITIES = ("pearson", "cosine", "adjusted-cosine", "vector-cosine")
 _MAX_ENTITIES = 40_000
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, shrinkage):  # pragma: no cover
     """Dense similarities; Y-lists sorted by x, so each pair is accumulated once (xj > xi)
     into the upper triangle, then mirrored."""
     n_x = len(x_ptr) - 1
     sim = np.zeros((n_x, n_x))
     n_chunks = min(n_x, 64)
-    for c in numba.prange(n_chunks):
+    for c in range(n_chunks):
         # per candidate xj: count, Σ ri·rj, Σ ri, Σ rj, Σ ri², Σ rj² (one cache line per xj)
         acc = np.zeros((n_x, 6))
         touched = np.empty(n_x, dtype=np.int64)
@@ -128,23 +128,23 @@ def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, 
     return sim
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _mirror_upper(sim):  # pragma: no cover
     """Copy the upper triangle onto the lower one, tile by tile (cache-friendly)."""
     n = sim.shape[0]
     tile = 64
     n_tiles = (n + tile - 1) // tile
-    for bi in numba.prange(n_tiles):
+    for bi in range(n_tiles):
         for bj in range(bi + 1):
             for i in range(bi * tile, min(n, (bi + 1) * tile)):
                 for j in range(bj * tile, min(i, (bj + 1) * tile)):
                     sim[i, j] = sim[j, i]
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _predict(xs, ys, sim, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k, global_mean):  # pragma: no cover
     out = np.empty(len(xs))
-    for p in numba.prange(len(xs)):
+    for p in range(len(xs)):
         x = xs[p]
         y = ys[p]
         if not (known_x[x] and known_y[y]):

@@ -114,11 +114,11 @@ def _replace_root(hs, hk, hi, size, v, key, item):  # pragma: no cover
     hs[pos], hk[pos], hi[pos] = v, key, item
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True)
 def _topk_kernel(scores, k, perm, offsets, out_items, out_scores):  # pragma: no cover
     """Per row, a size-k heap whose root is the worst kept item; then sorted best first."""
     n = scores.shape[1]
-    for r in numba.prange(scores.shape[0]):
+    for r in range(scores.shape[0]):
         hs = np.empty(k)
         hk = np.empty(k, dtype=np.int64)
         hi = np.empty(k, dtype=np.int64)
