@@ -44,11 +44,13 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.coherence",
     "receval.cli.run",
     "receval.cli.evaluate",
+    "receval.cli.compare",
     "receval.cli.recommend",
     "receval.cli.metaeval",
     "receval.cli.simulate",
     "receval.cli.report",
     "receval.cli.attack",
+    "receval.cli.debias",
 )
 
 # One example per command, shown at the end of its --help (a command's own epilog wins).
@@ -66,6 +68,7 @@ EXAMPLES: dict[str, str] = {
     "run": "receval run examples/quickstart.toml --out results/quickstart --jobs 2",
     "results": "receval results results/quickstart --compare ndcg@10 --baseline 'popularity()'",
     "evaluate": "receval evaluate --truth test.tsv --recs recs.tsv --metrics ndcg@10,precision@10 --threshold 4",
+    "compare": "receval compare --truth qrels.trec bm25.trec als=als-run.trec --metrics nDCG@10,P@10 --report cmp.html",
     "recommend": "receval recommend --train train.tsv --algorithm item-knn --param k=50 --k 100 --out recs.tsv",
     "predict": "receval predict --train train.tsv --test test.tsv --algorithm user-knn --out predictions.tsv",
     "algorithms": "receval algorithms",

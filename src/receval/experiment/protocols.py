@@ -113,7 +113,11 @@ class Protocol:
 
 PROTOCOLS: dict[str, Protocol] = {}
 # Modules whose import registers the built-in protocols (imported on first lookup, also in workers).
-_PROTOCOL_MODULES = ("receval.experiment.adapters", "receval.experiment.attack_protocol")
+_PROTOCOL_MODULES = (
+    "receval.experiment.adapters",
+    "receval.experiment.attack_protocol",
+    "receval.experiment.debias_protocol",
+)
 
 
 def register_protocol(

@@ -1,0 +1,65 @@
+"""The ``debiased`` protocol: naive and debiased estimates on an MNAR test against the MAR truth.
+
+Importing this module registers the protocol in
+:data:`receval.experiment.protocols.PROTOCOLS`; the registry imports it on first lookup,
+in the main process and in every worker.
+
+The data set needs a ``familiar`` column (CM100k; generated data with
+``familiar_fraction``): :func:`receval.studies.debiasing.cm100k_parts` holds out
+``test_fraction`` of the ratings with the task's seed, the task's recommender is
+trained on the familiar training ratings, and
+:func:`receval.studies.debiasing.debiasing_study` evaluates its lists on the familiar
+test ratings with each of ``estimators`` (propensity models ``propensities``, empty
+for the default) and on all test ratings. Aggregates: ``<metric>|<estimator>`` (the
+estimate) and ``<metric>|mar`` (the MAR value) for each metric of the configuration;
+the table ``debias`` holds the rows of the study. Kendall τ between the rankings of the
+recommenders follows from the aggregates of the tasks
+(:func:`receval.stats.significance.system_agreement`).
+
+Examples
+--------
+>>> from receval.experiment.protocols import get_protocol
+>>> get_protocol("debiased").options["test_fraction"]
+(<class 'float'>, 0.2)
+"""
+
+from __future__ import annotations
+
+from receval.experiment.grid import Task
+from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol
+
+__all__: list[str] = []
+
+
+@register_protocol(
+    "debiased",
+    options={
+        "estimators": (list, ["naive", "ips", "snips", "dr", "stratified", "wtd", "wtd_h"]),
+        "propensities": (list, []),
+        "test_fraction": (float, 0.2),
+        "k": (int, 10),
+        "threshold": (float, 3.0),
+    },
+    uses_split=False,
+    description="estimates on the familiar (MNAR) test with each estimator against the MAR truth (all test ratings)",
+)
+def debiased(task: Task, dataset: PreparedDataset) -> TaskOutput:
+    """One recommender: its estimates per metric and estimator, and the MAR values."""
+    from receval.studies.debiasing import cm100k_parts, debiasing_study
+
+    opts = task.options
+    parts = cm100k_parts(dataset.data, test_fraction=float(opts["test_fraction"]), seed=task.seed)
+    study = debiasing_study(
+        parts,
+        {task.algorithm: make_model(task)},
+        metrics=list(task.metrics),
+        estimators=list(opts["estimators"]),
+        propensities=list(opts["propensities"]) or None,
+        threshold=float(opts["threshold"]),
+        k=int(opts["k"]),
+        seed=task.seed,
+    )
+    rows = study.estimates
+    aggregates = {f"{r.metric}|{r.estimator}": float(r.estimate) for r in rows.itertuples()}
+    aggregates.update({f"{r.metric}|mar": float(r.truth) for r in rows.itertuples()})
+    return TaskOutput(aggregates=aggregates, tables={"debias": rows})
