@@ -27,7 +27,7 @@ What each layer may use:
 - ``experiment`` — configurations, task grids, protocols, executors, the result store.
 - ``report`` — every figure and table drawn for studies and experiments.
 - ``receval`` — the package's own ``__init__``.
-- ``cli`` — thin commands over all of the above.
+- ``cli`` — thin commands over all of the above; ``__main__`` — ``python -m receval``.
 
 >>> layer_of("metrics") < layer_of("evaluate") < layer_of("report")
 True
@@ -52,13 +52,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("report",),
     ("receval",),
     ("cli",),
+    ("__main__",),
 )
 
 
 def layer_of(unit: str) -> int:
     """The index in :data:`LAYERS` of ``unit`` (``KeyError`` for a unit in no layer).
 
-    >>> layer_of("errors"), layer_of("cli") == len(LAYERS) - 1
+    >>> layer_of("errors"), layer_of("__main__") == len(LAYERS) - 1
     (0, True)
     """
     for index, units in enumerate(LAYERS):

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 
 
 def _console() -> Console:
@@ -96,6 +96,8 @@ def run_command(
         return 130
     finally:
         progress.stop()
+    for task_id, why in report.repaired.items():
+        console.print(f"ran again: {task_id} (was damaged: {why})", highlight=False)
     summary = summarise(report.store)
     if len(summary):
         console.print(_summary_table(summary, f"{report.config.name}: mean ± std over seeds"))
@@ -124,17 +126,37 @@ def results_command(
     from receval.experiment.store import ResultStore
 
     store = ResultStore(directory)
-    meta = store.meta()
-    if meta is None:
-        raise ConfigError(f"{str(directory)!r} is not a receval experiment directory (no experiment.json)")
+    try:
+        meta = store.meta()
+    except DataError as err:  # the tasks' own records still name the experiment
+        typer.echo(f"warning: {err.message}", err=True)
+        meta = {}
+    else:
+        if meta is None:
+            raise ConfigError(f"{str(directory)!r} is not a receval experiment directory (no experiment.json)")
     console = _console()
     tasks = store.read("tasks") if store.parts.exists() else pd.DataFrame(columns=["status"])
+    damaged = store.damaged()
     counts = tasks["status"].value_counts().to_dict() if len(tasks) else {}
+
+    def recorded(key: str, column: str) -> Any:  # from experiment.json, else from the tasks' records
+        return meta.get(key, tasks[column].iloc[0] if column in tasks and len(tasks) else "?")
+
+    name, config_hash = recorded("name", "experiment"), recorded("config_hash", "config_hash")
+    n_tasks = meta.get("n_tasks")
+    state = [f"{counts.get('ok', 0)} ok", f"{counts.get('failed', 0)} failed"]
+    if damaged:
+        state.append(f"{len(damaged)} damaged")
+    if n_tasks is not None:
+        state.append(f"{n_tasks - len(tasks) - len(damaged)} not run")
     console.print(
-        f"experiment {meta['name']!r} (config {meta['config_hash']}): {meta['n_tasks']} tasks, "
-        f"{counts.get('ok', 0)} ok, {counts.get('failed', 0)} failed, "
-        f"{meta['n_tasks'] - len(tasks)} not run"
+        f"experiment {name!r} (config {config_hash}): " + (f"{n_tasks} tasks, " if n_tasks is not None else "")
+        + ", ".join(state)
     )
+    for task_id, why in damaged.items():
+        console.print(f"  damaged: {task_id}: {why}", highlight=False)
+    if damaged:
+        console.print("  (run the same configuration again: damaged tasks run again, the others are kept)")
     console.print("tables: " + ", ".join(f"{p.name}" for p in sorted(store.root.glob("*.parquet"))))
     if len(tasks) and counts.get("ok"):
         console.print(_summary_table(summarise(store), "mean ± std over seeds"))

@@ -16,10 +16,13 @@ Examples
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
+import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator, Mapping
@@ -34,6 +37,7 @@ from receval.experiment.protocols import PreparedDataset, TaskOutput, get_protoc
 __all__ = ["TaskResult", "make_executor", "run_task", "EXECUTORS"]
 
 EXECUTORS = ("local", "dask", "ray")
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass
@@ -136,7 +140,31 @@ class _InProcess(_Executor):
 _WORKER_DATA: dict[str, PreparedDataset] = {}
 
 
+def _die_with_parent(interval: float = 0.5) -> None:
+    """End this worker process as soon as the process that started it is gone.
+
+    A parent killed with ``SIGKILL`` cannot shut its pool down, and a worker in the
+    middle of a task would otherwise finish it (and then idle) as an orphan. On Linux
+    the kernel sends ``SIGKILL`` when the parent dies (``PR_SET_PDEATHSIG``), even while
+    the worker is inside native code; everywhere, a daemon thread polls the parent's pid
+    and exits when the worker has been re-parented.
+    """
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    def watch() -> None:
+        while os.getppid() == parent:  # also catches a parent that died before prctl took effect
+            time.sleep(interval)
+        os._exit(1)  # nobody is left to receive a result
+
+    threading.Thread(target=watch, name="receval-parent-watchdog", daemon=True).start()
+
+
 def _install(datasets: Mapping[str, PreparedDataset]) -> None:
+    """The local workers' initializer: tie the worker's life to its parent, keep the data sets."""
+    _die_with_parent()
     _WORKER_DATA.clear()
     _WORKER_DATA.update(datasets)
 

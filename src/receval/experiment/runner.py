@@ -12,7 +12,7 @@ import json
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ def versions() -> dict[str, str]:
 
 @dataclass
 class RunReport:
-    """What a run did: the store, how many tasks were skipped, ran, failed."""
+    """What a run did: the store, how many tasks were skipped, ran, failed; the damaged tasks it found (and re-ran)."""
 
     store: ResultStore
     config: ExperimentConfig
@@ -56,6 +56,7 @@ class RunReport:
     ok: int
     failed: int
     seconds: float
+    repaired: dict[str, str] = field(default_factory=dict)
 
 
 def _record(task: Task, result: TaskResult, cfg: ExperimentConfig, vers: dict[str, str]) -> dict[str, Any]:
@@ -139,6 +140,7 @@ def run_experiment(
     ok = failed = 0
     try:
         store.open(meta, force=force)
+        repaired = store.damaged()
         finished = store.finished_ids()
         todo = [t for t in tasks if t.id not in finished]
         by_id = {t.id: t for t in todo}
@@ -162,7 +164,8 @@ def run_experiment(
         ex.close()
         if store.parts.exists():
             store.rebuild()
-    return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, time.perf_counter() - t0)
+    seconds = time.perf_counter() - t0
+    return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, seconds, repaired)
 
 
 def summarise(store: ResultStore) -> pd.DataFrame:

@@ -16,6 +16,14 @@ whole files behind: a task without its ``.task.parquet`` marker is simply run ag
 and its other files are replaced atomically. The combined tables are rebuilt from
 ``parts/``, sorted by task id, so they never hold a task twice.
 
+Files damaged after the fact (a disk error, a copy cut short, a file deleted by hand)
+are found too: each marker records the size and SHA-256 checksum of every file of its
+task, and a task whose marker is unreadable, or whose files are missing or differ from
+the record, counts as *damaged* — never as finished. A resumed run runs it again;
+:meth:`ResultStore.damaged` names such tasks and why, and the combined tables hold only
+intact tasks. A damaged ``experiment.json`` is rewritten by a run of the configuration
+whose tasks the markers record.
+
 Reading without receval::
 
     import pandas as pd
@@ -38,9 +46,11 @@ set()
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,13 +58,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from receval.atomic import atomic_write, write_text
-from receval.errors import ConfigError
+from receval.atomic import atomic_write, remove_stale_temporaries, write_text
+from receval.errors import ConfigError, DataError
 
 __all__ = ["ResultStore", "CORE_TABLES"]
 
 CORE_TABLES = ("tasks", "aggregates", "per_user")
 _MARKER = "task"
+_FILES = "files"  # the marker's column recording {table: [size, sha256]} of the task's files
+_UNREADABLE = (OSError, ValueError, pa.ArrowException)  # what reading a damaged file raises
 
 
 def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | None = None) -> None:
@@ -65,12 +77,28 @@ def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | N
     atomic_write(path, lambda tmp: pq.write_table(table, tmp))
 
 
+def _signature(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+@dataclass(frozen=True)
+class _Finished:
+    """An intact task: its record (the marker's row, without the checksums) and its tables' files."""
+
+    record: pd.DataFrame
+    files: Mapping[str, Path]
+
+
 class ResultStore:
     """An experiment directory (created on demand)."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
         self.parts = self.root / "parts"
+        # checksums and markers already read, keyed by path and (size, mtime): a file is read again only when it changed
+        self._digests: dict[Path, tuple[tuple[int, int], tuple[int, str]]] = {}
+        self._markers: dict[Path, tuple[tuple[int, int], pd.DataFrame]] = {}
 
     # ------------------------------------------------------------ identity
     @property
@@ -79,10 +107,31 @@ class ResultStore:
         return self.root / "experiment.json"
 
     def meta(self) -> dict[str, Any] | None:
-        """The stored experiment description, or None for a new directory."""
+        """The stored experiment description, or None for a new directory.
+
+        Raises :class:`~receval.errors.DataError` naming the file when it is damaged
+        (truncated, not JSON, not an object).
+        """
         if not self.meta_path.exists():
             return None
-        return json.loads(self.meta_path.read_text(encoding="utf-8"))
+        try:
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+            if not isinstance(meta, dict):
+                raise ValueError(f"a JSON {type(meta).__name__}, not an object")
+        except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            raise DataError(
+                f"{self.meta_path}: damaged experiment description ({err}); run the same configuration "
+                "with --out to rewrite it"
+            ) from None
+        return meta
+
+    def _recorded_hashes(self) -> set[str]:
+        """The configuration hashes the intact tasks' markers record."""
+        hashes: set[str] = set()
+        for finished in self._scan()[0].values():
+            if "config_hash" in finished.record:
+                hashes.update(str(h) for h in finished.record["config_hash"])
+        return hashes
 
     def check(self, meta: Mapping[str, Any], *, force: bool = False) -> bool:
         """Whether the directory may hold the configuration ``meta["config_hash"]`` (reads only).
@@ -90,8 +139,20 @@ class ResultStore:
         Returns True when existing results must be cleared first (``force`` over another
         configuration's results); raises :class:`ConfigError` when the directory holds
         another configuration's results (or unrelated files) and ``force`` is not set.
+        A damaged ``experiment.json`` is judged by the hashes the task markers record.
         """
-        old = self.meta()
+        try:
+            old = self.meta()
+        except DataError as err:
+            others = self._recorded_hashes() - {meta["config_hash"]}
+            if not others:
+                return False  # our own experiment: open() rewrites the description
+            if not force:
+                raise ConfigError(
+                    f"{err.message}; its tasks belong to another configuration (hash {', '.join(sorted(others))}); "
+                    "choose another --out or pass --force to replace them"
+                ) from None
+            return True
         if old is None:
             if self.root.exists() and any(self.root.iterdir()) and not force:
                 raise ConfigError(
@@ -115,9 +176,13 @@ class ResultStore:
             self.clear()
         self.root.mkdir(parents=True, exist_ok=True)
         self.parts.mkdir(exist_ok=True)
-        for stale in [*self.parts.glob(".*.tmp-*"), *self.root.glob(".*.tmp-*")]:  # temps of a killed run
-            stale.unlink(missing_ok=True)
-        if self.meta() is None:
+        for folder in (self.root, self.parts):  # temporaries of a killed run
+            remove_stale_temporaries(folder)
+        try:
+            intact = self.meta() is not None
+        except DataError:
+            intact = False
+        if not intact:
             write_text(self.meta_path, json.dumps(dict(meta), indent=2, sort_keys=True, default=str))
 
     def clear(self) -> None:
@@ -130,62 +195,168 @@ class ResultStore:
             self.meta_path.unlink()
 
     # ------------------------------------------------------------ per task
-    def finished_ids(self, *, ok_only: bool = True) -> set[str]:
-        """Ids of tasks whose marker file exists (only the successful ones unless ``ok_only=False``)."""
+    def _digest(self, path: Path) -> tuple[int, str]:
+        """(size, SHA-256) of a file, read again only when its size or modification time changed."""
+        signature = _signature(path)
+        known = self._digests.get(path)
+        if known is None or known[0] != signature:
+            sha = hashlib.sha256()
+            size = 0
+            with path.open("rb") as fh:
+                while block := fh.read(1 << 20):
+                    sha.update(block)
+                    size += len(block)
+            known = (signature, (size, sha.hexdigest()))
+            self._digests[path] = known
+        return known[1]
+
+    def _marker(self, path: Path) -> pd.DataFrame:
+        signature = _signature(path)
+        known = self._markers.get(path)
+        if known is None or known[0] != signature:
+            known = (signature, pq.read_table(path).to_pandas())
+            self._markers[path] = known
+        return known[1]
+
+    def _verify(self, task_id: str, marker: Path) -> _Finished | str:
+        """The intact task, or why it is damaged."""
+        name = f"parts/{marker.name}"
+        try:
+            record = self._marker(marker)
+        except _UNREADABLE as err:
+            return f"{name} is unreadable ({type(err).__name__}: {err})"
+        try:
+            recorded = json.loads(record[_FILES].iloc[0]) if len(record) == 1 and _FILES in record else None
+        except (TypeError, ValueError):
+            recorded = None
+        if not isinstance(recorded, dict):
+            return f"{name} records no file sizes and checksums (damaged, or written by an older receval)"
+        files = {}
+        for table, (size, sha) in sorted(recorded.items()):
+            path = self.parts / f"{task_id}.{table}.parquet"
+            if not path.exists():
+                return f"parts/{path.name} is missing"
+            try:
+                actual = self._digest(path)
+            except OSError as err:
+                return f"parts/{path.name} is unreadable ({err})"
+            if actual[0] != size:
+                return f"parts/{path.name} has {actual[0]} bytes, the marker recorded {size}"
+            if actual[1] != sha:
+                return f"parts/{path.name} differs from the checksum its marker recorded"
+            files[table] = path
+        return _Finished(record.drop(columns=_FILES), files)
+
+    def _scan(self) -> tuple[dict[str, _Finished], dict[str, str]]:
+        """(intact tasks by id, damaged tasks' reasons by id), in task-id order."""
+        intact: dict[str, _Finished] = {}
+        damaged: dict[str, str] = {}
         if not self.parts.exists():
-            return set()
-        ids = {p.name.split(".")[0] for p in self.parts.glob(f"*.{_MARKER}.parquet")}
-        if not ok_only or not ids:
-            return ids
-        tasks = self.read_parts(_MARKER, columns=["task_id", "status"])
-        return set(tasks.loc[tasks["status"] == "ok", "task_id"])
+            return intact, damaged
+        for marker in sorted(self.parts.glob(f"*.{_MARKER}.parquet")):
+            task_id = marker.name.split(".")[0]
+            verdict = self._verify(task_id, marker)
+            if isinstance(verdict, str):
+                damaged[task_id] = verdict
+            else:
+                intact[task_id] = verdict
+        return intact, damaged
+
+    def damaged(self) -> dict[str, str]:
+        """Tasks whose marker exists but whose files are unreadable, missing or changed: id -> what is wrong.
+
+        A resumed run runs them again; until then they count as not finished.
+
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.write_task("t1", {"status": "ok"}, {"aggregates": pd.DataFrame({"metric": ["m"], "value": [1.0]})})
+        >>> store.finished_ids()
+        {'t1'}
+        >>> (store.parts / "t1.aggregates.parquet").unlink()
+        >>> store.damaged(), store.finished_ids()
+        ({'t1': 'parts/t1.aggregates.parquet is missing'}, set())
+        """
+        return self._scan()[1]
+
+    def finished_ids(self, *, ok_only: bool = True) -> set[str]:
+        """Ids of intact finished tasks (only the successful ones unless ``ok_only=False``); see :meth:`damaged`."""
+        intact = self._scan()[0]
+        if not ok_only:
+            return set(intact)
+        return {tid for tid, f in intact.items() if "status" in f.record and (f.record["status"] == "ok").all()}
 
     def write_task(self, task_id: str, record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> None:
-        """Write one task's tables, then its record (the marker), each atomically."""
+        """Write one task's tables, then its record (the marker, with their sizes and checksums), each atomically."""
+        if _MARKER in tables:
+            raise ValueError("table name 'task' is reserved")
+        if _FILES in record:
+            raise ValueError(f"record key {_FILES!r} is reserved")
         self.parts.mkdir(parents=True, exist_ok=True)
         for old in self.parts.glob(f"{task_id}.*.parquet"):  # a failed earlier attempt may have left tables
             if old.name.split(".")[1] not in tables:
                 old.unlink()
+        files = {}
         for name, frame in tables.items():
-            if name == _MARKER:
-                raise ValueError("table name 'task' is reserved")
-            _atomic_parquet(frame, self.parts / f"{task_id}.{name}.parquet", task_id)
-        _atomic_parquet(pa.Table.from_pylist([dict(record)]), self.parts / f"{task_id}.{_MARKER}.parquet", task_id)
+            path = self.parts / f"{task_id}.{name}.parquet"
+            _atomic_parquet(frame, path, task_id)
+            files[name] = list(self._digest(path))
+        marker = dict(record, **{_FILES: json.dumps(files, sort_keys=True)})
+        _atomic_parquet(pa.Table.from_pylist([marker]), self.parts / f"{task_id}.{_MARKER}.parquet", task_id)
 
     def read_parts(self, table: str, columns: list[str] | None = None) -> pd.DataFrame:
-        """All per-task files of ``table`` concatenated in task-id order (finished tasks only)."""
-        done = sorted(p.name.split(".")[0] for p in self.parts.glob(f"*.{_MARKER}.parquet"))
-        frames = [
-            pd.read_parquet(self.parts / f"{tid}.{table}.parquet", columns=columns)
-            for tid in done
-            if (self.parts / f"{tid}.{table}.parquet").exists()
-        ]
+        """All per-task files of ``table`` concatenated in task-id order (intact finished tasks only).
+
+        ``table="task"`` gives the tasks' records.
+        """
+        intact = self._scan()[0]
+        if table == _MARKER:
+            frames = [f.record if columns is None else f.record[columns] for f in intact.values()]
+        else:
+            frames = [pd.read_parquet(f.files[table], columns=columns) for f in intact.values() if table in f.files]
         frames = [f for f in frames if len(f)]
         if not frames:
             return pd.DataFrame(columns=columns or ["task_id"])
         return pd.concat(frames, ignore_index=True)
 
     def table_names(self) -> list[str]:
-        """Names of the tables present in parts/ (``tasks`` first)."""
-        names = {p.name.split(".")[1] for p in self.parts.glob("*.parquet")} if self.parts.exists() else set()
-        names.discard(_MARKER)
+        """Names of the tables of the intact tasks in parts/ (``tasks`` first)."""
+        names = {name for finished in self._scan()[0].values() for name in finished.files}
         return ["tasks", *sorted(names)]
 
     def rebuild(self) -> dict[str, int]:
-        """Rewrite the combined tables from parts/; returns the row count of each."""
+        """Rewrite the combined tables from the intact tasks in parts/; returns the row count of each.
+
+        A combined table no intact task contributes to any more is removed.
+        """
         counts = {}
-        for name in self.table_names():
+        names = self.table_names()
+        for name in names:
             frame = self.read_parts(_MARKER if name == "tasks" else name)
             _atomic_parquet(frame, self.root / f"{name}.parquet")
             counts[name] = len(frame)
+        for path in self.root.glob("*.parquet"):
+            if path.stem not in names:
+                path.unlink()
         return counts
 
-    def read(self, table: str) -> pd.DataFrame:
-        """A combined table (rebuilt first when parts/ is newer)."""
-        path = self.root / f"{table}.parquet"
+    def _stale(self, path: Path) -> bool:
+        """Whether the combined table ``path`` may not reflect parts/ (missing, older, or damage present)."""
+        if not path.exists():
+            return True
         newest = max((p.stat().st_mtime for p in self.parts.glob("*.parquet")), default=0.0)
-        if not path.exists() or path.stat().st_mtime < newest:
+        if self.parts.exists():
+            newest = max(newest, self.parts.stat().st_mtime)  # a deleted part changes the folder's time
+        return path.stat().st_mtime < newest or bool(self.damaged())
+
+    def read(self, table: str) -> pd.DataFrame:
+        """A combined table (rebuilt first when parts/ is newer, a task is damaged, or the table is unreadable)."""
+        path = self.root / f"{table}.parquet"
+        if self._stale(path):
             self.rebuild()
         if not path.exists():
             raise ConfigError(f"{str(self.root)!r} has no table {table!r}; tables: {', '.join(self.table_names())}")
-        return pd.read_parquet(path)
+        try:
+            return pd.read_parquet(path)
+        except _UNREADABLE:
+            self.rebuild()
+            return pd.read_parquet(path)

@@ -1,0 +1,249 @@
+"""A result store that survives damage, workers that die with their parent, temporaries cleaned after a kill.
+
+Damage is done to a copy of a finished run (one task's files corrupted, emptied,
+truncated or deleted; ``experiment.json`` truncated): ``receval results`` names it and
+exits 0, and ``receval run`` resumes to tables byte-identical to the uninterrupted run,
+re-running only the damaged task.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from receval.atomic import atomic_write
+from receval.cli import main
+from receval.experiment import ResultStore, run_experiment
+from receval.experiment.runner import summarise
+
+GRID = """\
+name = "damage"
+seeds = [0, 1]
+metrics = ["precision@5", "ndcg@5", "rmse"]
+
+[datasets.toy]
+generate = {{ n_users = {n_users}, n_items = {n_items}, n_ratings = {n_ratings}, seed = 5 }}
+
+[split]
+method = "holdout"
+test_fraction = 0.25
+
+[protocol]
+name = "one-shot"
+k = 5
+
+[recommenders.popularity]
+params = {{ threshold = [3, 4] }}
+[recommenders.biases]
+params = {{ item_damping = [5.0, 25.0] }}
+"""
+TIMING = ["started", "seconds", "peak_rss_mb", "worker"]
+
+
+def _config(folder: Path, size: tuple[int, int, int] = (60, 80, 1500)) -> Path:
+    path = folder / "grid.toml"
+    path.write_text(GRID.format(n_users=size[0], n_items=size[1], n_ratings=size[2]))
+    return path
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("reference")
+    cfg = _config(folder)
+    report = run_experiment(cfg, out=folder / "out")
+    assert (report.ok, report.failed, report.n_tasks) == (8, 0, 8)
+    return cfg, folder / "out"
+
+
+def _victim(out: Path) -> str:
+    """The first task of the biases(item_damping=5.0) configuration (one of its two seeds)."""
+    tasks = pd.read_parquet(out / "tasks.parquet")
+    mine = tasks[tasks["label"].str.contains("item_damping=5.0")].sort_values("seed")
+    return str(mine["task_id"].iloc[0])
+
+
+def _flip_bytes(path: Path) -> None:
+    """Same size, different content: only the checksum can tell."""
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 8] = bytes(b ^ 0xFF for b in data[middle : middle + 8])
+    path.write_bytes(bytes(data))
+
+
+DAMAGE: dict[str, Callable[[Path, str], None]] = {
+    "corrupt aggregates part": lambda out, t: _flip_bytes(out / "parts" / f"{t}.aggregates.parquet"),
+    "empty task marker": lambda out, t: (out / "parts" / f"{t}.task.parquet").write_bytes(b""),
+    "truncated per-user part": lambda out, t: (out / "parts" / f"{t}.per_user.parquet").write_bytes(
+        (out / "parts" / f"{t}.per_user.parquet").read_bytes()[:100]
+    ),
+    "deleted aggregates part": lambda out, t: (out / "parts" / f"{t}.aggregates.parquet").unlink(),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_damaged_task_is_named_then_rerun_to_identical_tables(
+    reference: tuple[Path, Path], tmp_path: Path, damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, ref = reference
+    out = tmp_path / "out"
+    shutil.copytree(ref, out)
+    victim = _victim(out)
+    DAMAGE[damage](out, victim)
+
+    store = ResultStore(out)
+    assert set(store.damaged()) == {victim}
+    assert victim not in store.finished_ids() and len(store.finished_ids()) == 7
+    summary = summarise(store).set_index("label")
+    damped = summary.loc[[label for label in summary.index if "item_damping=5.0" in label]]
+    assert damped["n"].tolist() == [1]  # one intact seed, not a mean "over 2" of one seed
+
+    capsys.readouterr()
+    assert main(["results", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"damaged: {victim}" in printed and "7 ok" in printed
+
+    assert main(["run", str(cfg), "--out", str(out)]) == 0
+    after = pd.read_parquet(out / "tasks.parquet").set_index("task_id")
+    before = pd.read_parquet(ref / "tasks.parquet").set_index("task_id")
+    rerun = after.index[after["started"] != before.loc[after.index, "started"]]
+    assert list(rerun) == [victim]  # only the damaged task ran again
+    pd.testing.assert_frame_equal(after.drop(columns=TIMING), before.drop(columns=TIMING), check_exact=True)
+    for name in ("aggregates", "per_user"):
+        assert (out / f"{name}.parquet").read_bytes() == (ref / f"{name}.parquet").read_bytes()
+    assert ResultStore(out).damaged() == {}
+
+
+def test_truncated_experiment_json_is_named_and_rewritten(
+    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg, ref = reference
+    out = tmp_path / "out"
+    shutil.copytree(ref, out)
+    text = (out / "experiment.json").read_text()
+    (out / "experiment.json").write_text(text[: len(text) // 2])
+
+    capsys.readouterr()
+    assert main(["results", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "experiment.json: damaged experiment description" in captured.err
+    assert "8 ok" in captured.out
+
+    assert main(["run", str(cfg), "--out", str(out)]) == 0
+    assert "8 skipped" in capsys.readouterr().out  # nothing ran again
+    assert (out / "experiment.json").read_text().startswith("{")
+    for name in ("aggregates", "per_user"):
+        assert (out / f"{name}.parquet").read_bytes() == (ref / f"{name}.parquet").read_bytes()
+
+
+def test_truncated_experiment_json_of_another_configuration_is_refused(
+    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ref = reference
+    out = tmp_path / "out"
+    shutil.copytree(ref, out)
+    (out / "experiment.json").write_text('{"name": "dam')
+    other = tmp_path / "other.toml"
+    other.write_text(_config(tmp_path).read_text().replace("seeds = [0, 1]", "seeds = [7]"))
+    assert main(["run", str(other), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "experiment.json: damaged experiment description" in err and "another configuration" in err
+    assert len(list((out / "parts").glob("*.task.parquet"))) == 8  # nothing touched
+
+
+# ------------------------------------------------------------------ processes left behind
+
+
+def _children(pid: int) -> set[int]:
+    """Live descendants of ``pid`` (Linux /proc)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the process tree from /proc")
+def test_kill_9_of_the_main_process_leaves_no_worker(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, size=(1200, 1000, 45_000))  # tasks of about half a second each
+    out = tmp_path / "out"
+    command = ["run", str(cfg), "--out", str(out), "--jobs", "2"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "from receval.cli.app import entry; entry()", *command],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        start_new_session=True,
+    )
+    workers: set[int] = set()
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            workers |= _children(proc.pid)
+            done = list((out / "parts").glob("*.task.parquet")) if (out / "parts").exists() else []
+            if len(workers) >= 2 and done:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()}"
+        workers |= _children(proc.pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        deadline = time.time() + 10
+        while time.time() < deadline and any(_alive(p) for p in workers):
+            time.sleep(0.1)
+        assert [p for p in workers if _alive(p)] == [], "workers outlived their killed parent by 10 s"
+    finally:
+        for pid in workers | {proc.pid}:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+        proc.stderr.close()
+
+
+def test_temporary_of_a_killed_writer_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    script = (
+        "import sys, time\n"
+        "from receval.atomic import atomic_write\n"
+        "def write(tmp):\n"
+        "    tmp.write_text('half a table')\n"
+        "    print(tmp.name, flush=True)\n"
+        "    time.sleep(600)\n"
+        f"atomic_write({str(tmp_path / 'recs.csv')!r}, write)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        name = proc.stdout.readline().strip()
+        assert name == f".recs.csv.tmp-{proc.pid}"
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    assert (tmp_path / name).exists()  # SIGKILL leaves the temporary behind
+    other = tmp_path / "other.txt"
+    atomic_write(other, lambda p: p.write_text("ok"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
