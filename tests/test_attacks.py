@@ -173,8 +173,8 @@ def test_average_attack_raises_user_knn_predictions_not_random(seed):
     target = choose_targets(train, 1, seed=seed)
     result = inject(train, "average", target, size=0.05, filler=0.05, seed=seed)
     effects = {}
-    for name in ("user-knn", "random"):
-        before, after = make(name).fit(train), make(name).fit(result.data)
+    for name, params in (("user-knn", {"similarity": "pearson"}), ("random", {})):  # Pearson kNN, as Lam & Riedl
+        before, after = make(name, **params).fit(train), make(name, **params).fit(result.data)
         effects[name] = attack_effect(before, after, train, result, k=10)
     knn, rnd = effects["user-knn"], effects["random"]
     assert knn["shift_kind"] == "rating" and knn["prediction_shift"] > 0.05

@@ -89,7 +89,7 @@ def test_algorithms_lists_names_and_defaults(capsys):
     text = capsys.readouterr().out
     for name in ("random", "popularity", "average", "global-mean", "biases", "user-knn", "item-knn", "mf", "hkv"):
         assert f"\n{name} " in f"\n{text}"
-    assert "similarity=pearson" in text and "surprise:<Class>" in text
+    assert "similarity=auto" in text and "surprise:<Class>" in text
 
 
 def test_predictions_feed_receval_evaluate(files, capsys):

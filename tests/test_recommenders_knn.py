@@ -112,7 +112,7 @@ def test_topn_scores_equal_brute_force(split, centered):
     dense = train.to_csr().toarray().astype(np.float64)
     rated = dense > 0
     for cls in (ItemKNN, UserKNN):
-        model = cls(k=7, centered=centered).fit(train)
+        model = cls(k=7, centered=centered, similarity="pearson").fit(train)
         sim = model.similarity_.copy()
         np.fill_diagonal(sim, -np.inf)
         nbrs = np.zeros_like(sim)
@@ -158,3 +158,17 @@ def test_cold_start_and_bad_input(split):
     duplicated = Interactions.from_arrays([0, 0], [1, 1], [3, 4])
     with pytest.raises(DataError, match="deduplicate"):
         UserKNN().fit(duplicated)
+
+
+@pytest.mark.parametrize("cls", [ItemKNN, UserKNN])
+def test_auto_similarity_ranks_by_vector_cosine_and_predicts_by_pearson(split, cls):
+    train, test = split
+    auto = cls(k=9).fit(train)
+    assert auto.similarity == "auto"
+    ranking = cls(k=9, similarity="vector-cosine").fit(train)
+    rating = cls(k=9, similarity="pearson").fit(train)
+    users = np.arange(train.n_users)
+    np.testing.assert_array_equal(auto.score(users), ranking.score(users))
+    np.testing.assert_array_equal(auto.predict(test.users, test.items), rating.predict(test.users, test.items))
+    np.testing.assert_array_equal(auto.similarity_, rating.similarity_)
+    assert not np.array_equal(ranking.score(users), rating.score(users))

@@ -45,8 +45,8 @@ def test_rmse_within_one_percent_of_surprise_svd():
 
 def test_seeded_and_deterministic():
     train, test = _low_rank(1, 120, 80)
-    a = BiasedMF(factors=8, epochs=5, seed=3).fit(train)
-    b = BiasedMF(factors=8, epochs=5, seed=3).fit(train)
+    a = BiasedMF(factors=8, epochs=5, seed=3, ranking="rating").fit(train)
+    b = BiasedMF(factors=8, epochs=5, seed=3, ranking="rating").fit(train)
     c = BiasedMF(factors=8, epochs=5, seed=4).fit(train)
     np.testing.assert_array_equal(a.user_factors_, b.user_factors_)
     np.testing.assert_array_equal(a.score([0, 1]), b.score([0, 1]))
@@ -68,3 +68,18 @@ def test_cold_start_and_errors():
         BiasedMF(factors=0).fit(train)
     with pytest.raises(ConfigError, match="learning_rate"):
         BiasedMF(learning_rate=-1).fit(train)
+
+
+def test_pure_svd_ranking_equals_numpy_svd():
+    # PureSVD (Cremonesi, Koren & Turrin, RecSys 2010): scores r_u Q Qᵀ with Q the leading right singular vectors
+    train, _ = _low_rank(2, 60, 40)
+    dense = train.to_csr().toarray().astype(np.float64)
+    _, _, vt = np.linalg.svd(dense, full_matrices=False)
+    for f in (5, 60):  # svds path, and more factors than items: every singular vector (dense path)
+        q = vt[:f].T
+        model = BiasedMF(factors=f, epochs=1).fit(train)
+        np.testing.assert_allclose(model.score(np.arange(12)), dense[:12] @ q @ q.T, atol=1e-8)
+    rated = BiasedMF(factors=5, epochs=1, ranking="rating").fit(train).predict([0, 1], [2, 3])
+    np.testing.assert_array_equal(rated, BiasedMF(factors=5, epochs=1).fit(train).predict([0, 1], [2, 3]))
+    with pytest.raises(ConfigError, match="ranking='best'"):
+        BiasedMF(ranking="best").fit(train)

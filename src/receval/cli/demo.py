@@ -31,14 +31,14 @@ DEMO_METRICS = (
     "alpha_ndcg@10(alpha=0.5)",
     "ab_ndcg@10",
 )
-# Top-N kNN uses the cosine of whole rating vectors: the co-rated similarities that rating
-# prediction uses (as scikit-surprise) rank rarely rated items first.
+# Defaults throughout: kNN ranks with whole-vector cosine and MF with PureSVD, and both
+# predict ratings as scikit-surprise does (see receval.recommenders.knn and .mf).
 DEMO_RANKERS = {
     "random": {},
     "popularity": {"threshold": THRESHOLD},
     "average": {"threshold": THRESHOLD},
-    "item-knn": {"similarity": "vector-cosine"},
-    "user-knn": {"similarity": "vector-cosine"},
+    "item-knn": {},
+    "user-knn": {},
     "mf": {},
     "hkv": {"threshold": THRESHOLD},
 }

@@ -14,7 +14,19 @@ bit-identical models.
 
 Users or items inside the id space without training ratings get zero bias and
 zero factors (a user without ratings is predicted ``μ + b_i``). Predictions are
-clipped to the rating scale when ``clip``; ``score`` ranks by the unclipped value.
+clipped to the rating scale when ``clip``.
+
+Top-N ranking (``score``, :func:`~receval.recommenders.recommend`) depends on
+``ranking``. A model fitted to the observed ratings only predicts how much a user
+would like an item *if* they rated it, so ranking by the predicted rating puts
+rarely rated, highly rated items first: on MovieLens 100K ``u1`` (P@10, λ = 4,
+training items excluded) that scores 0.120, below Popularity's 0.222 (Cremonesi,
+Koren & Turrin, RecSys 2010, found the same for rating-trained MF). By default
+(``ranking="pure-svd"``) ``score`` therefore uses PureSVD from that paper: the
+``factors`` leading right singular vectors ``Q`` of the training rating matrix with
+unrated entries 0, ``score(u) = r_u Q Qᵀ`` (0.327 on ``u1``); it is computed on the
+first call of ``score``, so rating prediction alone never pays for it.
+``ranking="rating"`` ranks by the (unclipped) predicted rating.
 
 Examples
 --------
@@ -27,8 +39,12 @@ True
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numba
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import svds
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
@@ -77,6 +93,10 @@ class BiasedMF(Recommender):
         Seed of the initialisation and the shuffling.
     clip
         Clip predictions to the rating scale.
+    ranking
+        What ``score`` ranks by: ``"pure-svd"`` (PureSVD of the training ratings with
+        ``factors`` dimensions) or ``"rating"`` (the predicted rating); see the module
+        docstring.
     """
 
     def __init__(
@@ -89,6 +109,7 @@ class BiasedMF(Recommender):
         shuffle: bool = True,
         seed: int = 0,
         clip: bool = True,
+        ranking: Literal["pure-svd", "rating"] = "pure-svd",
     ):
         self.factors = factors
         self.epochs = epochs
@@ -98,6 +119,7 @@ class BiasedMF(Recommender):
         self.shuffle = shuffle
         self.seed = seed
         self.clip = clip
+        self.ranking = ranking
 
     def fit(self, train: Interactions) -> BiasedMF:
         for name in ("factors", "epochs"):
@@ -106,7 +128,11 @@ class BiasedMF(Recommender):
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
         if not (self.learning_rate > 0 and self.regularization >= 0 and self.init_std >= 0):
             raise ConfigError("learning_rate must be > 0, regularization and init_std >= 0")
+        if self.ranking not in ("pure-svd", "rating"):
+            raise ConfigError(f"ranking={self.ranking!r} is not one of ['pure-svd', 'rating']")
         self._start_fit(train)
+        self._train = train
+        self.__dict__.pop("pure_svd_", None)
         rng = np.random.default_rng(self.seed)
         users, items = train.users.astype(np.int64), train.items.astype(np.int64)
         ratings = train.ratings.astype(np.float64)
@@ -147,10 +173,32 @@ class BiasedMF(Recommender):
         return np.clip(raw, self.scale_.low, self.scale_.high) if self.clip else raw
 
     def score(self, users: np.ndarray) -> np.ndarray:
+        """Top-N scores: PureSVD's ``r_u Q Qᵀ`` (default) or the unclipped predicted rating."""
         users = self._check_users(users)
+        if self.ranking == "pure-svd":
+            ratings, q = self._pure_svd()
+            return np.asarray(ratings[users] @ q) @ q.T
         return (
             self.mean_
             + self.user_bias_[users][:, None]
             + self.item_bias_[None, :]
             + self.user_factors_[users] @ self.item_factors_.T
         )
+
+    def _pure_svd(self) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The training rating matrix and PureSVD's items x f matrix Q (computed once per fit).
+
+        f = ``factors``; a matrix with fewer users or items than that keeps all of its
+        singular vectors (a dense SVD: then ``Q Qᵀ`` projects onto the row space).
+        """
+        if "pure_svd_" not in self.__dict__:
+            train = self._train.deduplicate("last") if self._train.has_duplicates else self._train
+            ratings = train.to_csr().astype(np.float64)
+            rank = min(ratings.shape)
+            if int(self.factors) < rank:
+                start = np.full(rank, 1.0 / np.sqrt(rank))  # ARPACK's start vector, fixed: deterministic
+                _, _, vt = svds(ratings, k=int(self.factors), v0=start)
+            else:
+                _, _, vt = np.linalg.svd(ratings.toarray(), full_matrices=False)
+            self.pure_svd_ = (ratings, np.ascontiguousarray(vt.T))
+        return self.pure_svd_
