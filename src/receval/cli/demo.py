@@ -17,6 +17,8 @@ import numpy as np
 import pandas as pd
 import typer
 
+from receval.cli.output import OUTPUT_HELP, output_format
+
 THRESHOLD = 4.0  # λ on the generated 1–5 scale, as the thesis on MovieLens
 DEMO_METRICS = (
     "precision@10",
@@ -43,6 +45,11 @@ DEMO_RANKERS = {
     "hkv": {"threshold": THRESHOLD},
 }
 DEMO_PREDICTORS = ("global-mean", "biases", "item-knn", "user-knn", "mf")
+TITLES = {
+    "one_shot": "One-shot top-10 evaluation (macro means over test users)",
+    "rmse": "Rating prediction on the test ratings",
+    "cyclic": "Cyclic simulation: cumulative metrics after {rounds} rounds",
+}
 DEMO_CYCLIC = ("random", "popularity", "average", "item-bandit-egreedy", "item-bandit-ts", "im-item-bandit-ts")
 
 
@@ -59,19 +66,28 @@ def demo_command(
     rounds: int = typer.Option(100, help="Rounds of the cyclic simulation."),
     out: Path = typer.Option(Path("receval-demo"), help="Folder for the result tables and the HTML report."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
 ) -> None:
     """Generate MovieLens-like data and evaluate recommenders on it, end to end."""
     from rich.console import Console
 
-    console = Console(quiet=json_output)
+    from receval.cli.output import Table, print_table
+
+    fmt = output_format(output, json_output)
+    console = Console(quiet=fmt != "table")  # tsv/markdown/json: only the tables, printed below
     from receval.report.html import report_from_tables
 
     summary = run_demo(seed=seed, users=users, items=items, ratings=ratings, rounds=rounds, console=console)
     _write(summary, out)
     report = report_from_tables(summary, out / "report.html")
     console.print(f"\nTables written to [bold]{out}[/bold]; report: [bold]{report}[/bold]")
-    if json_output:
+    if fmt == "json":
         typer.echo(json.dumps(_jsonable(summary), indent=2))
+    elif fmt != "table":
+        for key, title in TITLES.items():
+            print_table(_table(summary[key], title.format(rounds=rounds)), fmt)
+        tau = summary["kendall_tau"]
+        print_table(Table(["pair", "kendall_tau"], [[k, v] for k, v in tau.items()], title="Kendall τ"), fmt)
 
 
 def run_demo(
@@ -89,6 +105,7 @@ def run_demo(
     """
     from rich.console import Console
 
+    from receval.cli.output import print_table
     from receval.data.stats import dataset_stats
     from receval.data.synthetic import generate
     from receval.split import holdout
@@ -110,11 +127,11 @@ def run_demo(
     )
 
     one_shot, per_user = _one_shot(train, test, threshold, seed)
-    console.print(_table(one_shot, "One-shot top-10 evaluation (macro means over test users)"))
+    print_table(_table(one_shot, TITLES["one_shot"]), console=console)
     rmse = _rating_prediction(train, test, seed)
-    console.print(_table(rmse, "Rating prediction on the test ratings"))
+    print_table(_table(rmse, TITLES["rmse"]), console=console)
     cyclic, tau = _cyclic(train, test, threshold, rounds, seed)
-    console.print(_table(cyclic, f"Cyclic simulation: cumulative metrics after {rounds} rounds"))
+    print_table(_table(cyclic, TITLES["cyclic"].format(rounds=rounds)), console=console)
     console.print(
         f"Kendall τ between the quality rankings by Recall and by Fallout: {tau['recall_fallout']:+.2f}; "
         f"by Precision and AntiPrecision: {tau['precision_anti_precision']:+.2f} (+1 agree, −1 inverted)."
@@ -168,15 +185,10 @@ def _cyclic(train, test, threshold: float, rounds: int, seed: int) -> tuple[pd.D
 
 def _table(frame: pd.DataFrame, title: str):
     """Metrics as rows and systems as columns: there are more metrics than systems."""
-    from rich.table import Table
+    from receval.cli.output import Table
 
-    table = Table(title=title, title_justify="left")
-    table.add_column("metric", no_wrap=True)
-    for system in frame.index:
-        table.add_column(str(system), justify="right")
-    for metric in frame.columns:
-        table.add_row(str(metric), *(f"{v:.4f}" for v in frame[metric].astype(float)))
-    return table
+    rows = [[str(metric), *frame[metric].astype(float)] for metric in frame.columns]
+    return Table(["metric", *(str(system) for system in frame.index)], rows, title=title)
 
 
 def _write(summary: dict, out: Path) -> None:
