@@ -77,3 +77,69 @@ def test_bad_requests_are_config_errors(runs: dict, baseline: str | None, messag
     truth, _ = _world()
     with pytest.raises(ConfigError, match=message):
         compare_runs(runs, truth, "precision@10", baseline=baseline)
+
+
+def _write_trec(folder, truth: pd.DataFrame, runs: dict[str, pd.DataFrame]) -> list[str]:
+    lines = [f"{r.user} 0 {r.item} {r.rating}" for r in truth.itertuples()]
+    (folder / "qrels.txt").write_text("\n".join(lines) + "\n")
+    paths = []
+    for name, recs in runs.items():
+        rows = recs.sort_values(["user", "score"], ascending=[True, False])
+        rows = rows.assign(rank=rows.groupby("user").cumcount() + 1)
+        body = [f"{r.user} Q0 {r.item} {r.rank} {r.score} {name}" for r in rows.itertuples()]
+        (folder / f"{name}.trec").write_text("\n".join(body) + "\n")
+        paths.append(str(folder / f"{name}.trec"))
+    return paths
+
+
+def test_cli_compare_three_trec_runs_gives_scipys_pvalues(tmp_path, capsys) -> None:
+    import json
+
+    from receval.cli import main
+
+    truth, runs = _world(3)
+    paths = _write_trec(tmp_path, truth, runs)
+    report = tmp_path / "cmp.html"
+    argv = ["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", *paths]
+    status = main([*argv, "--metrics", "ndcg@10", "--threshold", "3", "--report", str(report), "--json"])
+    body = json.loads(capsys.readouterr().out)
+    assert status == 0 and set(body["summary"]) == {"bm25", "als", "pop"} and report.stat().st_size > 0
+    per_user = {
+        name: evaluate(recs, truth, ["ndcg@10"], threshold=3).per_user.set_index("user")["ndcg@10"]
+        for name, recs in runs.items()
+    }
+    for row in body["tests"]:
+        both = pd.concat([per_user[row["a"]], per_user[row["b"]]], axis=1).dropna()
+        assert row["pvalue"] == pytest.approx(stats.ttest_rel(both.iloc[:, 0], both.iloc[:, 1]).pvalue, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--test", "ztest"], "--test must be one of"),
+        (["--correction", "fdr"], "--correction must be one of"),
+        (["--baseline", "nosuch"], "baseline 'nosuch'"),
+    ],
+)
+def test_cli_compare_bad_options_exit_2_before_work(tmp_path, capsys, extra: list[str], message: str) -> None:
+    from receval.cli import main
+
+    truth, runs = _world(4)
+    paths = _write_trec(tmp_path, truth, runs)
+    argv = ["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", *paths, "--metrics", "mrr"]
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_cli_compare_same_names_must_be_renamed(tmp_path, capsys) -> None:
+    from receval.cli import main
+
+    truth, runs = _world(5)
+    (tmp_path / "x").mkdir()
+    first = _write_trec(tmp_path, truth, {"run": runs["pop"]})[0]
+    second = _write_trec(tmp_path / "x", truth, {"run": runs["als"]})[0]
+    argv = ["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", first, second]
+    argv += ["--metrics", "mrr"]
+    assert main(argv) == 2 and "NAME=FILE" in capsys.readouterr().err
+    assert main([*argv[:5], f"a={first}", f"b={second}", *argv[7:], "--json"]) == 0

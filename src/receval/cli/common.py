@@ -16,10 +16,67 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
 from receval.data.loaders import FORMATS, check_format
 from receval.data.loaders import load as load_data
+from receval.data.tables import TABLE_FORMATS, read_table
 
-__all__ = ["FORMAT_HELP", "SCALE_HELP", "load_data", "validate_format"]
+__all__ = [
+    "FORMAT_HELP",
+    "SCALE_HELP",
+    "TABLE_FORMAT_HELP",
+    "ItemColumn",
+    "NoHeader",
+    "RankColumn",
+    "RatingColumn",
+    "ScoreColumn",
+    "TimestampColumn",
+    "UserColumn",
+    "load_data",
+    "table_reader",
+    "validate_format",
+]
+
+TABLE_FORMAT_HELP = "Table format (default: from the extension, then the content): " + ", ".join(TABLE_FORMATS) + "."
+# The column options every command that reads tables accepts (they apply to every table it reads).
+UserColumn = Annotated[str | None, typer.Option("--user", help="User column (default user; user_id, q_id found).")]
+ItemColumn = Annotated[str | None, typer.Option("--item", help="Item column (default item; item_id found).")]
+RatingColumn = Annotated[str | None, typer.Option("--rating", help="Rating (grade) column of the truth.")]
+ScoreColumn = Annotated[str | None, typer.Option("--score", help="Score column of the recommendations.")]
+RankColumn = Annotated[str | None, typer.Option("--rank", help="Rank column of the recommendations.")]
+TimestampColumn = Annotated[str | None, typer.Option("--timestamp", help="Timestamp column.")]
+NoHeader = Annotated[
+    bool,
+    typer.Option(
+        "--no-header", help="Text tables have no header: columns user, item, rating|score, timestamp in order."
+    ),
+]
+
+
+def table_reader(
+    *,
+    user: str | None = None,
+    item: str | None = None,
+    rating: str | None = None,
+    score: str | None = None,
+    rank: str | None = None,
+    timestamp: str | None = None,
+    no_header: bool = False,
+) -> Callable[..., Any]:
+    """``read(path, what, required, fmt=None, option=...)``: :func:`read_table` with a command's column options."""
+    names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank, "timestamp": timestamp}
+    columns = {role: name for role, name in names.items() if name is not None}
+    header = False if no_header else None
+
+    def read(path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "--format") -> Any:
+        return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option)
+
+    return read
 
 FORMAT_HELP = (
     "Data format: " + ", ".join(FORMATS) + ", or a known data set's name (ml-100k, ..., cm100k: `receval data list`)."

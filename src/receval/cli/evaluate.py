@@ -31,12 +31,22 @@ from typing import Annotated
 import pandas as pd
 import typer
 
-from receval.data.tables import PARQUET_SUFFIXES, TABLE_FORMATS, TEXT_SUFFIXES, read_aspects, read_table
+from receval.cli.common import (
+    TABLE_FORMAT_HELP,
+    ItemColumn,
+    NoHeader,
+    RankColumn,
+    RatingColumn,
+    ScoreColumn,
+    TimestampColumn,
+    UserColumn,
+    table_reader,
+)
+from receval.data.tables import PARQUET_SUFFIXES, TEXT_SUFFIXES, read_aspects
 from receval.errors import DataError
 
 __all__ = ["register"]
 
-_FORMAT_HELP = "Table format (default: from the extension, then the content): " + ", ".join(TABLE_FORMATS) + "."
 
 def _write_table(frame: pd.DataFrame, path: Path) -> None:
     """Write by extension to a temporary name, then rename (never a partial file)."""
@@ -80,38 +90,29 @@ def evaluate_command(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print {metric: value} as JSON.")] = False,
-    truth_format: Annotated[str | None, typer.Option("--truth-format", help=_FORMAT_HELP)] = None,
-    recs_format: Annotated[str | None, typer.Option("--recs-format", help=_FORMAT_HELP)] = None,
-    user: Annotated[str | None, typer.Option("--user", help="User column (default user; user_id, q_id found)")] = None,
-    item: Annotated[str | None, typer.Option("--item", help="Item column (default item; item_id found)")] = None,
-    rating: Annotated[str | None, typer.Option("--rating", help="Rating (grade) column of the truth.")] = None,
-    score: Annotated[str | None, typer.Option("--score", help="Score column of the recommendations.")] = None,
-    rank: Annotated[str | None, typer.Option("--rank", help="Rank column of the recommendations.")] = None,
-    timestamp: Annotated[str | None, typer.Option("--timestamp", help="Timestamp column.")] = None,
-    no_header: Annotated[
-        bool,
-        typer.Option(
-            "--no-header", help="Text tables have no header: columns user, item, rating|score, timestamp in order."
-        ),
-    ] = False,
+    truth_format: Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)] = None,
+    recs_format: Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)] = None,
+    user: UserColumn = None,
+    item: ItemColumn = None,
+    rating: RatingColumn = None,
+    score: ScoreColumn = None,
+    rank: RankColumn = None,
+    timestamp: TimestampColumn = None,
+    no_header: NoHeader = False,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.evaluate import evaluate
 
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
-    names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank, "timestamp": timestamp}
-    columns = {role: name for role, name in names.items() if name is not None}
-    header = False if no_header else None
-
-    def read(path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "") -> object:
-        return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option)
-
+    read = table_reader(
+        user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
+    )
     truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format")
     recs_frame = read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format") if recs else None
     pred_frame = read(predictions, "predictions", ("user", "item", "rating", "prediction")) if predictions else None
     train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format") if train else None
-    aspect_frame = read_aspects(aspects, header=header) if aspects is not None else None
+    aspect_frame = read_aspects(aspects, header=False if no_header else None) if aspects is not None else None
     barrier = None
     if barrier_data is not None:
         from receval.data.interactions import Interactions

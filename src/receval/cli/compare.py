@@ -1,0 +1,149 @@
+"""``receval compare``: several runs against one truth, with paired tests and an HTML report.
+
+Each RUN is a file (any format ``receval evaluate`` reads: CSV/TSV/Parquet, TREC, ranx
+JSON, RecBole …) named by its file name without extension, or ``NAME=FILE``.
+
+Examples
+--------
+>>> import json, tempfile, pathlib
+>>> from receval.cli import main
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> _ = (d / "qrels.trec").write_text("1 0 a 1\\n1 0 b 1\\n2 0 a 1\\n3 0 c 1\\n")
+>>> _ = (d / "bm25.trec").write_text("1 Q0 a 1 9 x\\n2 Q0 a 1 9 x\\n3 Q0 c 1 9 x\\n")
+>>> _ = (d / "pop.trec").write_text("1 Q0 c 1 9 y\\n2 Q0 b 1 9 y\\n3 Q0 a 1 9 y\\n")
+>>> main(["compare", "--truth", str(d / "qrels.trec"), str(d / "bm25.trec"), str(d / "pop.trec"),
+...       "--metrics", "precision@1", "--json"])  # doctest: +ELLIPSIS
+{"summary": {"bm25": {"precision@1": 1.0}, "pop": {"precision@1": 0.0}}, "tests": [{"metric": "precision@1", ...
+0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from receval.cli.common import (
+    TABLE_FORMAT_HELP,
+    ItemColumn,
+    NoHeader,
+    RankColumn,
+    RatingColumn,
+    ScoreColumn,
+    TimestampColumn,
+    UserColumn,
+    table_reader,
+)
+from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
+from receval.errors import ConfigError
+
+__all__ = ["register"]
+
+_TESTS = ("ttest", "wilcoxon", "permutation")
+_CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+
+
+def _named(runs: list[str]) -> dict[str, Path]:
+    """``{name: path}`` from ``FILE`` or ``NAME=FILE`` arguments; names must be distinct."""
+    named: dict[str, Path] = {}
+    for text in runs:
+        name, sep, path = text.partition("=")
+        if not sep or not name or Path(text).exists():
+            name, path = Path(text).stem, text
+        if name in named:
+            raise ConfigError(f"two runs are named {name!r}; name them as NAME=FILE")
+        named[name] = Path(path)
+    return named
+
+
+def _choice(value: str, choices: tuple[str, ...], option: str) -> str:
+    if value not in choices:
+        raise ConfigError(f"{option} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def compare_command(
+    runs: Annotated[list[str], typer.Argument(help="Run files (FILE or NAME=FILE), at least two.")],
+    truth: Annotated[Path, typer.Option("--truth", help="Held-out ratings or qrels: user,item[,rating].")],
+    metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings, e.g. ndcg@10,P@10.")],
+    threshold: Annotated[float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1).")] = None,
+    test: Annotated[str, typer.Option("--test", help="Paired test: ttest, wilcoxon or permutation.")] = "ttest",
+    correction: Annotated[
+        str, typer.Option("--correction", help="Multiple-comparison correction: holm, bonferroni, bh or none.")
+    ] = "holm",
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="Compare every run with this one only (default: all pairs).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals and permutations.")] = 0,
+    report: Annotated[Path | None, typer.Option("--report", help="Also write an HTML report to this file.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary and tests as one JSON object.")] = False,
+    output: Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)] = None,
+    truth_format: Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)] = None,
+    recs_format: Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)] = None,
+    user: UserColumn = None,
+    item: ItemColumn = None,
+    rating: RatingColumn = None,
+    score: ScoreColumn = None,
+    rank: RankColumn = None,
+    timestamp: TimestampColumn = None,
+    no_header: NoHeader = False,
+) -> None:
+    """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
+    from receval.studies.compare import compare_runs
+
+    fmt = output_format(output, as_json)
+    named = _named(runs)
+    _choice(test, _TESTS, "--test")
+    _choice(correction, _CORRECTIONS, "--correction")
+    if report is not None and report.is_dir():
+        raise ConfigError(f"--report {str(report)!r} is a folder; give the HTML file to write")
+    read = table_reader(
+        user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
+    )
+    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format")
+    frames = {
+        name: read(path, "recommendations", ("user", "item"), recs_format, "--recs-format")
+        for name, path in named.items()
+    }
+    result = compare_runs(
+        frames,
+        truth_frame,
+        metrics,
+        baseline=baseline,
+        test=test,  # type: ignore[arg-type]
+        correction=correction,  # type: ignore[arg-type]
+        seed=seed,
+        threshold=threshold,
+    )
+    if report is not None:
+        from receval.report.html import report_from_tables
+
+        tables = {"comparison": result.summary, "per_user": result.per_user}
+        pairs = result.tests["metric"] + ": " + result.tests["a"] + " vs " + result.tests["b"]
+        tables |= {"paired tests": result.tests.drop(columns=["metric", "a", "b"]).set_axis(pairs.to_list())}
+        report_from_tables(tables, report, title="receval compare")
+    if fmt == "json":
+        body = {
+            "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
+            "tests": [{k: _plain(v) for k, v in row.items()} for row in result.tests.to_dict("records")],
+        }
+        typer.echo(json.dumps(body))
+        return
+    print_table(Table.from_frame(result.summary, title="Metrics per run"), fmt)
+    print_table(Table.from_frame(result.tests, title=f"Paired {test} tests ({correction})", index=False), fmt)
+    if report is not None:
+        typer.echo(f"report written to {report}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``compare`` to the main app."""
+    app.command("compare")(compare_command)
