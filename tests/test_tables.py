@@ -350,3 +350,36 @@ def test_data_set_aliases_are_shared():
         assert check_format(name) == entry.format
         assert dataset_name(name) == name
     assert dataset_name("movielens-100k") == "ml-100k"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("t.csv", b"", r"t\.csv, line 1: the file is empty"),
+        ("t.csv", b"user,item,rating\n1,a,5\n2,\xe9,4\n", r"t\.csv, line 3: byte 3 of the line is not UTF-8 text"),
+        ("t.csv", b"user,item,rating\n1,a,5\n2,b,4,9\n", r"t\.csv, line 3: has 4 fields, expected 3"),
+        ("t.csv", b"user,item,rating\n1,a,5\n2,b,nan\n", r"t\.csv, line 3, column rating: rating is missing"),
+        ("t.csv", b"user,item,rating\n1,a,5\n\n2,b,inf\n", r"t\.csv, line 4, column rating: rating inf is not"),
+        ("t.csv", b"user,item,rating\n1,a,5\n,b,3\n", r"t\.csv, line 3, column user: empty user id"),
+        ("t.parquet", b"PAR1 not really", r"t\.parquet: not a readable Parquet file"),
+        ("t", None, r"the truth path is a folder; give the file"),
+    ],
+)
+def test_unreadable_tables_are_one_line_errors(tmp_path, capsys, name, content, message):
+    truth = tmp_path / name
+    if content is None:
+        truth.mkdir()
+    else:
+        truth.write_bytes(content)
+    (tmp_path / "r.csv").write_text("user,item,score\n1,a,0.5\n")
+    err = _cli_error(capsys, "--truth", str(truth), "--recs", str(tmp_path / "r.csv"), "--metrics", "mrr")
+    assert re.search(message, err), err
+
+
+def test_blank_aspects_are_left_out(tmp_path, capsys):
+    (tmp_path / "t.csv").write_text("user,item,rating\n1,a,5\n1,b,2\n")
+    (tmp_path / "r.csv").write_text("user,item,score\n1,a,0.9\n1,b,0.5\n")
+    (tmp_path / "a.csv").write_text("item,aspect\na,x\nb,\nb,y| \n")
+    assert main(["evaluate", "--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--aspects",
+                 str(tmp_path / "a.csv"), "--metrics", "s_recall@2", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == {"s_recall@2": 1.0}

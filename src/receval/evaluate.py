@@ -573,7 +573,32 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
     items = _index_of(truth.item_ids, raw_items)
     if len(items) and (items < 0).all():
         raise DataError(mismatch(truth.item_ids, raw_items, "item"))
+    perm = _group_by_user(users, order, descending)
+    if perm is not None:
+        users, items, order = users[perm], items[perm], order[perm]
+        raw_items = raw_items.iloc[perm].reset_index(drop=True)
     return users, items, order, descending, raw_items, n_dropped
+
+
+def _group_by_user(users: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray | None:
+    """A stable sort by user index for a run written user after user, each list ranked (as tools write runs).
+
+    Such a run is sorted once its blocks are in user-index order (ids sorted as text differ
+    from the file's order), which a stable integer sort gives, without the full lexsort of
+    :func:`to_rankings`. None when the run is already in order, or is not grouped and ranked.
+    """
+    if len(users) < 2:
+        return None
+    step = np.diff(users)
+    if (step >= 0).all():
+        return None
+    ranked = np.diff(order) <= 0 if descending else np.diff(order) >= 0
+    if not (ranked | (step != 0)).all():
+        return None
+    starts = np.flatnonzero(np.r_[True, step != 0])
+    if len(np.unique(users[starts])) < len(starts):  # a user in two blocks: the lexsort must merge them
+        return None
+    return np.argsort(users, kind="stable")
 
 
 def _is_score_matrix(recommendations: object) -> bool:

@@ -615,7 +615,7 @@ def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
             row = int(np.flatnonzero(bad)[0])
             if message is None:
                 number = values[row]
-                message = f"{col} is missing" if np.isnan(number) else f"{col} {number!r} is not a finite number"
+                message = f"{col} is missing" if np.isnan(number) else f"{col} {float(number):g} is not a finite number"
             line = line_of(row)
             if line is None:
                 raise DataError(f"row {row + 1}: {message}", path=path, column=col)
