@@ -63,7 +63,7 @@ def run_command(
         console=console,
         transient=False,
     )
-    state: dict[str, int] = {}
+    state: dict[str, Any] = {}
 
     def on_start(todo: list, skipped: int, where: str) -> None:
         console.print(f"{len(todo) + skipped} tasks, {skipped} already finished, {len(todo)} to run on {where}")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 
@@ -228,10 +228,12 @@ def compare(
     frames = []
     for dataset, part in table.groupby("dataset", sort=True):
         mean = part.groupby([*keys, "system", "user_index"], as_index=False, observed=True)["value"].mean()
-        kwargs = {"baseline": baseline, "test": test, "correction": correction}
         if slices:
-            res = compare_slices(mean.assign(metric=metric), **kwargs)
+            res = compare_slices(mean.assign(metric=metric), baseline=baseline, test=test, correction=correction)
         else:
-            res = compare_systems(mean, user="user_index", **kwargs)  # type: ignore[arg-type]
+            # compare_systems checks the names of the test and the correction
+            res = compare_systems(
+                mean, user="user_index", baseline=baseline, test=cast(Any, test), correction=cast(Any, correction)
+            )
         frames.append(res.assign(dataset=dataset, metric=metric))
     return pd.concat(frames, ignore_index=True)

@@ -65,10 +65,9 @@ def _shard_parts(job: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray 
         metric = parse_metric(name)
         values = metric.per_user(data)
         num = den = None
-        if metric.aggregation in ("micro", "global"):
-            num, den = (
-                np.asarray(x, dtype=np.float64) for x in metric.definition.micro(data, metric.k, **_params(metric))
-            )
+        micro = metric.definition.micro
+        if metric.aggregation in ("micro", "global") and micro is not None:  # the parser allows them only then
+            num, den = (np.asarray(x, dtype=np.float64) for x in micro(data, metric.k, **_params(metric)))
         out[name] = (values, num, den)
     return out
 
