@@ -81,12 +81,17 @@ def test_rbu_eu_by_hand():
     a = csr([[1, 1], [1, 0]])
     truth = csr([[1, 1]])
     r = np.array([[0, 1]])
-    # RBU: pos1 (1/2)(0.5 + 0.5) - 0.03; pos2 0.8 ((1/2) 0.5 * 0.5 - 0.03)
-    assert am.rbu(r, truth, a, k=2)[0] == pytest.approx(0.47 + 0.8 * 0.095)
+    # RBU: pos1 (1/2)(0.5 + 0.5) - 0.03; pos2 0.8 ((1/2) 0.5 * 0.5 - 0.03); the authors' code
+    # (the default) multiplies by (1 - p) = 0.2, the paper's formula does not
+    assert am.rbu(r, truth, a, k=2)[0] == pytest.approx(0.2 * (0.47 + 0.8 * 0.095))
+    assert am.rbu(r, truth, a, k=2, convention="paper")[0] == pytest.approx(0.47 + 0.8 * 0.095)
     # EU: pos1 (1/2)(1 + 1) - 0.03; pos2 0.8 ((1/2) 0.5 - 0.03)
     assert am.eu(r, truth, a, k=2)[0] == pytest.approx(0.97 + 0.8 * 0.22)
-    # more effort than gain at depth: a non-relevant item only costs
-    assert am.rbu(np.array([[0, -1]]), truth, a, k=2)[0] == pytest.approx(0.47 - 0.8 * 0.03)
+    # a non-relevant item only costs; the padding of a short list is not read and costs nothing
+    assert am.rbu(np.array([[0, 2]]), csr([[1, 1, 0]]), csr([[1, 1], [1, 0], [0, 1]]), k=2)[0] == pytest.approx(
+        0.2 * (0.47 - 0.8 * 0.03)
+    )
+    assert am.rbu(np.array([[0, -1]]), truth, a, k=2)[0] == pytest.approx(0.2 * 0.47)
 
 
 def test_s_rr_and_s_recall_by_hand():

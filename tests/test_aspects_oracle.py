@@ -7,6 +7,8 @@ smallest item index, so docnos are named in reverse item order to share the idea
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -93,3 +95,60 @@ def test_ties_in_the_ideal_matter_and_match():
     for k in (2, 3, 4, 5):
         expected = _oracle(ir_measures.alpha_nDCG @ k, qrels, run, 1)
         np.testing.assert_allclose(am.alpha_ndcg(rankings, truth, a, k=k), expected, atol=1e-12)
+
+
+# With α = 0.3 the greedy ideal meets candidates whose gains are sums of the same powers
+# (1 - α)^c over different aspects: equal in real arithmetic, but added in aspect order the
+# float sums differ in the last bit. Deciding that tie by rounding (as receval once did)
+# takes another item and changes α-nDCG@5 by 8e-5; ndeval decides it as exact arithmetic.
+EXACT_TIE_ASPECTS = np.array(
+    [[0, 1, 0, 0, 1], [0, 0, 1, 1, 1], [1, 0, 1, 1, 0], [0, 1, 1, 1, 0], [1, 0, 1, 1, 1]], dtype=float
+)
+
+
+def _exact_greedy_ideal(aspects: sp.csr_matrix, alpha: float, depth: int) -> tuple[list[Fraction], bool]:
+    """The greedy α-nDCG ideal in rational arithmetic (ties to the lowest item index), and
+    whether some step had an exact tie at the top that float sums in aspect order break."""
+    x, counts, used, gains, rounding_tie = 1 - Fraction(alpha), {}, set(), [], False
+    for _ in range(min(depth, aspects.shape[0])):
+        exact, naive = {}, {}
+        for item in set(range(aspects.shape[0])) - used:
+            tags = aspects.indices[aspects.indptr[item] : aspects.indptr[item + 1]]
+            exact[item] = sum((x ** counts.get(a, 0) for a in tags), Fraction(0))
+            naive[item] = sum(float(1 - alpha) ** counts.get(a, 0) for a in tags)
+        best_gain = max(exact.values())
+        tied = sorted(item for item, gain in exact.items() if gain == best_gain)
+        rounding_tie |= len({naive[item] for item in tied}) > 1
+        used.add(tied[0])
+        gains.append(best_gain)
+        for a in aspects.indices[aspects.indptr[tied[0]] : aspects.indptr[tied[0] + 1]]:
+            counts[a] = counts.get(a, 0) + 1
+    return gains, rounding_tie
+
+
+def test_exact_ties_in_the_ideal_are_not_decided_by_rounding():
+    a = sp.csr_matrix(EXACT_TIE_ASPECTS)
+    truth = sp.csr_matrix(np.ones((1, 5)))
+    rankings = np.array([[4, 3, 0, 2, 1]])
+    exact, rounding_tie = _exact_greedy_ideal(a, 0.3, 5)
+    assert rounding_tie  # the case holds a real tie that float sums would break
+    _, _, _, _, _, ideal, _, _ = am._ia(rankings, truth, a, 5, 1.0, 0.3, 5)
+    np.testing.assert_allclose(ideal[0], [float(g) for g in exact], rtol=0, atol=1e-15)
+    qrels, run = _qrels_run(rankings, truth, a)
+    for k in (3, 4, 5):
+        expected = _oracle(ir_measures.alpha_nDCG(alpha=0.3) @ k, qrels, run, 1)
+        np.testing.assert_allclose(am.alpha_ndcg(rankings, truth, a, k=k, alpha=0.3), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.3, 0.5, 0.7])
+def test_greedy_ideal_equals_rational_arithmetic(alpha):
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        n_items, n_aspects = int(rng.integers(3, 13)), int(rng.integers(2, 9))
+        a = sp.csr_matrix((rng.random((n_items, n_aspects)) < 0.45).astype(float))
+        if a.nnz == 0:
+            continue
+        truth = sp.csr_matrix(np.ones((1, n_items)))
+        _, _, _, _, _, ideal, _, _ = am._ia(np.array([np.arange(n_items)]), truth, a, n_items, 1.0, alpha, n_items)
+        exact, _ = _exact_greedy_ideal(a, alpha, n_items)
+        np.testing.assert_allclose(ideal[0, : len(exact)], [float(g) for g in exact], rtol=0, atol=1e-12)

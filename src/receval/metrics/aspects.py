@@ -38,8 +38,10 @@ Formulas (rank j = 1..k, c_{a,j} = relevant items with aspect a above rank j)
   (``relevant_only=False``: of any item), D = S_u (``denominator="relevant"``, ndeval's
   strec) or all aspects (``"all"``, Zhai et al.'s n_A).
 - S-RR@k: 1 / (first rank at which S-recall reaches 1), 0 if not within k.
-- RBU@k (Amigó et al. 2018): Σ_j p^{j−1} (Σ_{a∈S_u} (1/|S_u|) r(i_j,a) Π_{l<j}(1 − r(i_l,a)) − e),
-  r(i,a) = ρ J(i,a), p = 0.8, e = 0.03, ρ = ``alpha`` [0.5].
+- RBU@k (Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018), as the authors' code computes it:
+  (1 − p) Σ_{j≤n} p^{j−1} (Σ_{a∈S_u} (1/|S_u|) r(i_j,a) Π_{l<j}(1 − r(i_l,a)) − e) over the
+  n ≤ k items of the list, r(i,a) = ρ J(i,a), p = 0.8, e = 0.03, ρ = ``alpha`` [0.5];
+  ``convention="paper"`` without the (1 − p) factor (see :func:`rbu`).
 - EU@k (expected utility, Yang & Lad 2009, in the form compared by Amigó et al.):
   Σ_j p^{j−1} (Σ_{a∈S_u} (1/|S_u|) J(i_j,a)(1−α)^{c_{a,j}} − e): nuggets dampened by
   redundancy as in α-nDCG, a geometric (RBP) reader with patience p, cost e per item read.
@@ -207,6 +209,29 @@ def _contains(indices: np.ndarray, lo: int, hi: int, item: int) -> bool:
 
 
 @njit(cache=True, nogil=True)
+def _canonical_gain(counts, a_indices, lo, hi, powers, buf):
+    """Σ_a (1−α)^{counts[a]} over ``a_indices[lo:hi]``, summed in a canonical order.
+
+    The exponents are sorted (largest first, so the smallest terms are added first)
+    and ``powers[c]`` is one table of (1−α)^c: two candidates whose gains are equal
+    in real arithmetic because they hold the same multiset of exponents get the same
+    float, whatever the order of their aspects — ties are never decided by rounding.
+    """
+    n = hi - lo
+    for q in range(n):
+        e = counts[a_indices[lo + q]]
+        j = q
+        while j > 0 and buf[j - 1] < e:  # insertion sort, descending
+            buf[j] = buf[j - 1]
+            j -= 1
+        buf[j] = e
+    g = 0.0
+    for q in range(n):
+        g += powers[buf[q]]
+    return g
+
+
+@njit(cache=True, nogil=True)
 def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects, alpha, ideal_depth):
     """Per user: novelty-discounted gains of the run and of the greedy ideal, |S_u|,
     relevant (item, aspect) pairs per position and newly covered aspects per position."""
@@ -216,8 +241,16 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
     ideal = np.zeros((n_users, ideal_depth))
     n_rel_aspects = np.zeros(n_users, dtype=np.int64)
     seen = np.zeros(n_aspects, dtype=np.int64)
-    gain = np.ones(n_aspects)
+    covered = np.zeros(n_aspects, dtype=np.int64)
     in_s = np.zeros(n_aspects, dtype=np.bool_)
+    # (1-α)^c for every count an aspect can reach in the ideal (at most ideal_depth items)
+    powers = np.ones(ideal_depth + 1)
+    for c in range(1, ideal_depth + 1):
+        powers[c] = powers[c - 1] * (1.0 - alpha)
+    max_aspects = 0
+    for i in range(len(a_indptr) - 1):
+        max_aspects = max(max_aspects, a_indptr[i + 1] - a_indptr[i])
+    buf = np.zeros(max(max_aspects, 1), dtype=np.int64)
     for u in range(n_users):
         lo, hi = rel_indptr[u], rel_indptr[u + 1]
         # aspects of the relevant items (S_u)
@@ -242,7 +275,7 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
                     seen[a] += 1
                 run[u, j] = g
                 pairs[u, j] = a_indptr[it + 1] - a_indptr[it]
-            # greedy ideal over the relevant items; ties -> lowest item index
+            # greedy ideal over the relevant items; exact ties -> lowest item index
             n_cand = hi - lo
             used = np.zeros(n_cand, dtype=np.bool_)
             steps = min(n_cand, ideal_depth)
@@ -253,9 +286,7 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
                     if used[c]:
                         continue
                     it = rel_indices[lo + c]
-                    g = 0.0
-                    for q in range(a_indptr[it], a_indptr[it + 1]):
-                        g += gain[a_indices[q]]
+                    g = _canonical_gain(covered, a_indices, a_indptr[it], a_indptr[it + 1], powers, buf)
                     if g > best_g:
                         best_g = g
                         best = c
@@ -263,7 +294,7 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
                 ideal[u, step] = best_g
                 it = rel_indices[lo + best]
                 for q in range(a_indptr[it], a_indptr[it + 1]):
-                    gain[a_indices[q]] *= 1.0 - alpha
+                    covered[a_indices[q]] += 1
         # reset the per-user buffers
         for t in range(lo, hi):
             it = rel_indices[t]
@@ -271,7 +302,7 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
                 a = a_indices[q]
                 in_s[a] = False
                 seen[a] = 0
-                gain[a] = 1.0
+                covered[a] = 0
     return run, ideal, n_rel_aspects, pairs
 
 
@@ -568,24 +599,39 @@ def rbu(
     e: float = 0.03,
     alpha: float = 0.5,
     threshold: float = 1.0,
+    convention: Literal["evall", "paper"] = "evall",
     empty: Empty = "skip",
 ) -> np.ndarray:
-    """Rank-biased utility (Amigó et al. 2018) with r(i, a) = ``alpha`` · J(i, a).
+    """Rank-biased utility (Amigó, Spina & Carrillo-de-Albornoz, SIGIR 2018) with r(i, a) = ``alpha`` · J(i, a).
+
+    RBU@k = (1 − p) Σ_{j ≤ n} p^{j−1} (Σ_{a∈S_u} (1/|S_u|) r(i_j, a) Π_{l<j} (1 − r(i_l, a)) − e)
+    over the n = min(k, list length) recommended items: the authors' reference
+    implementation (``RBU.java`` of github.com/jCarrilloDeAlbornoz/RBU, the code behind
+    EvALL's RBU), ``convention="evall"`` (default). Its (1 − p) turns the geometric
+    weights into the probability that the user stops at rank j, and the effort e is
+    charged only for the items the list holds (padding of a list shorter than k is
+    never read). With binary relevance its r = (2^1 − 1) / 2^1 = 0.5 = ``alpha``.
+    ``convention="paper"`` omits the (1 − p) factor, as the metric is written in the paper.
 
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
-    >>> rbu(np.array([[0, 1]]), T, A, k=2).round(6).tolist()  # (0.25 - 0.03) + 0.8 (0.25 - 0.03)
-    [0.396]
+    >>> rbu(np.array([[0, 1]]), T, A, k=2).round(6).tolist()  # 0.2 ((0.25 - 0.03) + 0.8 (0.25 - 0.03))
+    [0.0792]
+    >>> rbu(np.array([[0, -1]]), T, A, k=2, convention="paper").round(6).tolist()  # padding costs nothing
+    [0.22]
     """
     _check_empty(empty)
     p = _check_unit("p", p)
     rho = _check_unit("alpha", alpha, open_low=True)
     _check_effort(e)
-    _, k, _, _, run, _, ns, _ = _ia(rankings, truth, aspects, k, threshold, rho, 1)
-    # r Π(1 - r) per aspect = ρ (1-ρ)^c: the novelty gain times ρ
-    gains = rho * run / np.maximum(ns, 1)[:, None] - e
-    return _finish(_rbp_sum(gains, p), ns > 0, empty)
+    if convention not in ("evall", "paper"):
+        raise MetricError(f"rbu convention must be 'evall' (the authors' code) or 'paper', got {convention!r}")
+    r, k, _, _, run, _, ns, _ = _ia(rankings, truth, aspects, k, threshold, rho, 1)
+    # r Π(1 - r) per aspect = ρ (1-ρ)^c: the novelty gain times ρ; the effort only where an item is shown
+    gains = rho * run / np.maximum(ns, 1)[:, None] - e * (r >= 0)
+    value = _rbp_sum(gains, p)
+    return _finish(value * (1.0 - p) if convention == "evall" else value, ns > 0, empty)
 
 
 def eu(
@@ -939,7 +985,7 @@ for _name, _fn, _k, _bounds, _defaults in (
     ("p_ia", p_ia, "required", _UNIT, {}),
     ("s_recall", s_recall, "required", _UNIT, {"denominator": "relevant", "relevant_only": True}),
     ("s_rr", s_rr, "required", _UNIT, {"denominator": "relevant", "relevant_only": True}),
-    ("rbu", rbu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5}),
+    ("rbu", rbu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5, "convention": "evall"}),
     ("eu", eu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5}),
 ):
     register_metric(
