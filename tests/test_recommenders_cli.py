@@ -103,3 +103,45 @@ def test_predictions_feed_receval_evaluate(files, capsys):
     reported = json.loads(capsys.readouterr().out)["rmse"]
     pred = pd.read_csv(out, sep="\t")
     assert reported == pytest.approx(np.sqrt(np.mean((pred["prediction"] - pred["rating"]) ** 2)), rel=1e-5)
+
+
+def test_recommend_only_for_test_or_listed_users(files, capsys):
+    train = pd.read_csv(files / "train.csv")
+    test = pd.read_csv(files / "test.tsv", sep="\t")
+    extra = pd.DataFrame({"user": ["newcomer"], "item": ["m0"], "rating": [4]})  # not a training user
+    pd.concat([test, extra]).to_csv(files / "test2.tsv", sep="\t", index=False)
+    base = ["recommend", "--train", str(files / "train.csv"), "--algorithm", "popularity", "--k", "3"]
+    assert main([*base, "--test", str(files / "test2.tsv"), "--out", str(files / "a.tsv")]) == 0
+    assert "1 test users are not in the training file" in capsys.readouterr().out
+    recs = pd.read_csv(files / "a.tsv", sep="\t")
+    assert set(recs["user"]) == set(test["user"]) and set(test["user"]) < set(train["user"])
+    # the same lists as for every training user, restricted
+    assert main([*base, "--out", str(files / "all.tsv")]) == 0
+    everyone = pd.read_csv(files / "all.tsv", sep="\t")
+    pd.testing.assert_frame_equal(recs, everyone[everyone["user"].isin(test["user"])].reset_index(drop=True))
+    (files / "users.txt").write_text("user\nu3\n\nu1\nu3\n")
+    assert main([*base, "--users", str(files / "users.txt"), "--out", str(files / "b.tsv")]) == 0
+    assert sorted(set(pd.read_csv(files / "b.tsv", sep="\t")["user"])) == ["u1", "u3"]
+    capsys.readouterr()
+    (files / "bad.txt").write_text("u1\nnobody\n")
+    assert main([*base, "--users", str(files / "bad.txt"), "--out", str(files / "c.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert "bad.txt, line 2" in err and "'nobody' is not in the training file" in err
+    assert main([*base, "--users", str(files / "users.txt"), "--test", str(files / "test.tsv"), "--out", "x"]) == 2
+    assert not (files / "c.tsv").exists()
+
+
+def test_recommend_headerless_movielens_split_files(tmp_path):
+    pairs = [(u, i) for u in range(1, 9) for i in range(1, 13) if (u + i) % 3]
+    rows = [(u, i, 1 + (u * 7 + i) % 5, 880000000 + u * 100 + i) for u, i in pairs]
+    frame = pd.DataFrame(rows)
+    held = (frame[0] + frame[1]) % 4 == 0
+    frame[~held].to_csv(tmp_path / "u1.base", sep="\t", header=False, index=False)
+    frame[held].to_csv(tmp_path / "u1.test", sep="\t", header=False, index=False)
+    args = ["recommend", "--train", str(tmp_path / "u1.base"), "--test", str(tmp_path / "u1.test")]
+    out = tmp_path / "recs.tsv"
+    assert main([*args, "--format", "movielens-100k", "--algorithm", "item-knn", "--k", "2", "--out", str(out)]) == 0
+    recs = pd.read_csv(out, sep="\t")
+    assert set(recs["user"]) == set(frame[held][0])
+    seen = set(zip(frame[~held][0], frame[~held][1], strict=True))
+    assert not any((u, i) in seen for u, i in zip(recs["user"], recs["item"], strict=True))

@@ -88,13 +88,35 @@ def recommend_command(
     ] = False,
     format: FormatOpt = None,
     scale: ScaleOpt = None,
+    test: Annotated[
+        Path | None,
+        typer.Option("--test", help="Make lists only for this ratings file's users (read as --train is)."),
+    ] = None,
+    users_file: Annotated[
+        Path | None,
+        typer.Option("--users", help="Make lists only for these users: a file of user ids, one per line."),
+    ] = None,
 ) -> None:
-    """Train on --train and write each training user's top-k list (user, item, score, rank)."""
+    """Train on --train and write top-k lists (user, item, score, rank) for its users, or those of --test/--users.
+
+    Without ``--test``/``--users`` every training user gets a list. With ``--test``, the
+    users of that file do (those absent from the training file cannot be scored: they
+    are counted and left out); with ``--users``, the ids listed (each must be a
+    training user).
+    """
     from receval.recommenders import recommend
 
+    if test is not None and users_file is not None:
+        raise ConfigError("give --test or --users, not both")
     data = load_data(train, _format(train, format), scale=scale)
     model = _train_model(data, algorithm, param, seed)
-    users = np.unique(data.users)
+    users, unknown = np.unique(data.users), 0
+    if test is not None:
+        truth = load_data(test, _format(test, format), scale=scale)
+        index = data.user_index(np.unique(truth.user_ids[truth.users]), strict=False)
+        users, unknown = np.unique(index[index >= 0]), int((index < 0).sum())
+    elif users_file is not None:
+        users = _listed_users(users_file, data)
     items, scores = recommend(model, users, k, exclude=None if include_train else data, seed=seed or 0)
     valid = items >= 0
     rows, ranks = np.nonzero(valid)
@@ -107,7 +129,31 @@ def recommend_command(
         }
     )
     write_table(frame, out)
-    typer.echo(f"wrote {len(frame)} recommendations for {len(users)} users to {out}")
+    absent = f" ({unknown} test users are not in the training file: no list)" if unknown else ""
+    typer.echo(f"wrote {len(frame)} recommendations for {len(users)} users to {out}{absent}")
+
+
+def _listed_users(path: Path, data: Interactions) -> np.ndarray:
+    """Training user indices of the ids in ``path`` (one per line; blank lines and a ``user`` header skipped)."""
+    if not path.is_file():
+        raise DataError("users file not found", path=path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [(n, line.strip()) for n, line in enumerate(lines, start=1) if line.strip()]
+    if rows and rows[0][1].lower() == "user":
+        rows = rows[1:]
+    if not rows:
+        raise DataError("the users file lists no user id (one id per line)", path=path)
+    known = pd.Index(np.asarray(data.user_ids).astype(str))
+    index = known.get_indexer([value for _, value in rows])
+    if (index < 0).any():
+        line, value = rows[int(np.flatnonzero(index < 0)[0])]
+        raise DataError(
+            f"user {value!r} is not in the training file ({int((index < 0).sum())} listed users are not); "
+            "list only training users (a model cannot score users it has not seen)",
+            path=path,
+            line=line,
+        )
+    return np.unique(index)
 
 
 def predict_command(
