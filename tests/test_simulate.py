@@ -320,6 +320,38 @@ def test_generic_model_refits_on_revealed_feedback():
     assert traj.algorithm == "_CountingScorer"
 
 
+class _WarmScorer(_CountingScorer):
+    """Also has ``refit``: the simulator uses it for every refit after the first fit."""
+
+    def refit(self, train):
+        self.refits = getattr(self, "refits", 0) + 1
+        self.sizes.append(train.n_ratings)
+        return self
+
+
+def test_refit_method_is_used_after_the_first_fit():
+    train, test = _split(_sparse(n_users=20, n_items=15, seed=5), 0.5, 5)
+    model = _WarmScorer()
+    traj = simulate(model, train, test, rounds=5, threshold=4, refit_every=2, seed=0, record_log=True)
+    assert model.fits == 1 and model.refits == 2  # rounds 1-2 from fit, 3-4 and 5 from refits
+    known = traj.log[(traj.log["round"] <= 4) & (traj.log["feedback"] >= 0)]
+    assert model.sizes[-1] == len(train) + len(known)
+
+
+def test_hkv_refit_continues_the_sweeps():
+    pytest.importorskip("implicit")
+    from receval.recommenders.als import HKV
+
+    train, _ = _split(_sparse(n_users=40, n_items=30, seed=7), 0.3, 7)
+    warm = HKV(factors=8, iterations=5, seed=1).fit(train).refit(train, iterations=4)
+    cold = HKV(factors=8, iterations=9, seed=1).fit(train)
+    np.testing.assert_array_equal(warm.user_factors_, cold.user_factors_)  # 5 + 4 sweeps = 9 sweeps
+    np.testing.assert_array_equal(warm.item_factors_, cold.item_factors_)
+    assert warm.model_.iterations == 5
+    with pytest.raises(ConfigError, match="id space"):
+        warm.refit(_sparse(n_users=10, n_items=30, seed=7))
+
+
 def test_offline_models_by_name():
     pytest.importorskip("receval.recommenders.knn")
     train, test = _split(_sparse(n_users=20, n_items=15, seed=6), 0.5, 6)

@@ -29,7 +29,9 @@ have. The hot loop is numba-compiled per recommender family
 once for all users, recommended from by the same compiled loop, and refitted on the
 training data plus the known feedback revealed so far every ``refit_every`` rounds:
 between refits they do not learn (each refit costs one ``fit`` and one full
-``score``, so ``refit_every=1`` with 500 rounds means 500 fits).
+``score``, so ``refit_every=1`` with 500 rounds means 500 fits). A model with a
+``refit(train)`` method is refitted through it after its first fit: HKV continues ALS
+from its current factors for a few sweeps (:meth:`receval.recommenders.als.HKV.refit`).
 
 Examples
 --------
@@ -201,7 +203,8 @@ def simulate(
     preset
         ``"standard"`` or ``"cyclorec"`` for models built by name.
     refit_every
-        Rounds between refits of models other than the built-in online ones.
+        Rounds between refits of models other than the built-in online ones (warm, through
+        the model's ``refit`` method, when it has one).
     seed
         Seeds every random choice of the run (same seed ⇒ identical trajectory).
     record_log
@@ -309,7 +312,8 @@ def _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, b
         seen = log[: counters[0]]
         rows = row_of[seen[:, 1], seen[:, 2]]
         rows = np.unique(rows[rows >= 0])
-        model.fit(Interactions.concat([train, test.subset(rows)]))  # revealed feedback joins the training data
+        refit = getattr(model, "refit", model.fit)
+        refit(Interactions.concat([train, test.subset(rows)]))  # revealed feedback joins the training data
 
 
 def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame:
