@@ -282,16 +282,31 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
             for step in range(steps):
                 best = -1
                 best_g = -1.0
+                best_canonical = -1.0  # the canonical sum of the best, once a near tie needs it
                 for c in range(n_cand):
                     if used[c]:
                         continue
                     it = rel_indices[lo + c]
-                    g = _canonical_gain(covered, a_indices, a_indptr[it], a_indptr[it + 1], powers, buf)
-                    if g > best_g:
-                        best_g = g
-                        best = c
+                    g = 0.0
+                    for q in range(a_indptr[it], a_indptr[it + 1]):
+                        g += powers[covered[a_indices[q]]]
+                    # rounding moves a sum of at most a few dozen terms ≤ 1 by far less than tol:
+                    # beyond it the order is that of the real values; within it, compare the
+                    # canonical sums, equal whenever the real values are equal
+                    tol = 1e-9 * (1.0 + best_g)
+                    if best < 0 or g > best_g + tol:
+                        best, best_g, best_canonical = c, g, -1.0
+                    elif g >= best_g - tol:
+                        if best_canonical < 0.0:
+                            top = rel_indices[lo + best]
+                            best_canonical = _canonical_gain(
+                                covered, a_indices, a_indptr[top], a_indptr[top + 1], powers, buf
+                            )
+                        canonical = _canonical_gain(covered, a_indices, a_indptr[it], a_indptr[it + 1], powers, buf)
+                        if canonical > best_canonical:
+                            best, best_g, best_canonical = c, g, canonical
                 used[best] = True
-                ideal[u, step] = best_g
+                ideal[u, step] = best_g if best_canonical < 0.0 else best_canonical
                 it = rel_indices[lo + best]
                 for q in range(a_indptr[it], a_indptr[it + 1]):
                     covered[a_indices[q]] += 1
