@@ -36,10 +36,12 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 
 __all__ = [
+    "METHODS",
     "holdout",
     "kfold_per_user",
     "leave_one_out",
     "per_user_holdout",
+    "split_by_name",
     "temporal",
     "train_validation_test",
 ]
@@ -345,3 +347,50 @@ def train_validation_test(
     rest, test = methods[method](data, t, seed=rng)
     train, validation = methods[method](rest, v / (1 - t), seed=rng)
     return train, validation, test
+
+
+METHODS: dict[str, str] = {
+    "holdout": "random pairs of all users (holdout)",
+    "per-user": "a random share of each user's pairs (per_user_holdout)",
+    "temporal": "the latest pairs overall (temporal)",
+    "temporal-per-user": "each user's latest pairs (temporal, per_user=True)",
+    "loo": "each user's last pair, by time (leave_one_out, mode='last')",
+    "loo-random": "one random pair per user (leave_one_out, mode='random')",
+    "kfold": "per-user k-fold cross-validation (kfold_per_user)",
+}
+
+
+def split_by_name(
+    data: Interactions,
+    method: str,
+    *,
+    test_fraction: float = 0.2,
+    folds: int = 5,
+    seed: Seed = 0,
+) -> list[tuple[Interactions, Interactions]]:
+    """The split called ``method`` (a key of :data:`METHODS`) as a list of ``(train, test)`` folds.
+
+    One fold for every method but ``kfold`` (``folds`` of them); ``test_fraction``
+    applies to the holdout and temporal methods. For scripts and the command line,
+    where the method is a name.
+
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=20, n_items=30, n_ratings=200, seed=0)
+    >>> [(len(tr), len(te)) for tr, te in split_by_name(data, "kfold", folds=4)]
+    [(150, 50), (150, 50), (150, 50), (150, 50)]
+    >>> split_by_name(data, "random")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: unknown split method 'random'; use one of holdout, per-user, temporal, ...
+    """
+    if method == "holdout":
+        return [holdout(data, test_fraction, seed)]
+    if method == "per-user":
+        return [per_user_holdout(data, test_fraction, seed)]
+    if method in ("temporal", "temporal-per-user"):
+        return [temporal(data, test_fraction, per_user=method == "temporal-per-user", seed=seed)]
+    if method in ("loo", "loo-random"):
+        return [leave_one_out(data, "last" if method == "loo" else "random", seed)]
+    if method == "kfold":
+        return kfold_per_user(data, folds, seed)
+    raise ConfigError(f"unknown split method {method!r}; use one of {', '.join(METHODS)}")

@@ -40,6 +40,7 @@ app = typer.Typer(
 
 COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.data",
+    "receval.cli.split",
     "receval.cli.demo",
     "receval.cli.coherence",
     "receval.cli.run",
@@ -58,6 +59,7 @@ EXAMPLES: dict[str, str] = {
     "data stats": "receval data stats ~/data/ml-100k --format movielens-100k",
     "data fetch": "receval data fetch ml-100k --cache ~/data",
     "data list": "receval data list",
+    "split": "receval split ~/data/ml-100k --format ml-100k --method per-user --test-fraction 0.2 --seed 1 --out split",
     "demo": "receval demo --seed 1 --users 300 --items 500 --ratings 15000 --rounds 20 --out demo",
     "coherence": "receval coherence --data ~/data/ml-100k --format movielens-100k --gamma wstd --json",
     "barrier": "receval barrier --data rerated.csv --format csv --scale 1..5 --bootstrap 200",
@@ -79,6 +81,7 @@ EXAMPLES: dict[str, str] = {
         "receval attack --data ~/data/ml-100k --format movielens-100k --attack average --size 0.05 --target 50 "
         "--algorithm user-knn"
     ),
+    "debias": "receval debias --data ~/data/cm100k --format cm100k --seed 1 --json",
     "version": "receval version",
 }
 

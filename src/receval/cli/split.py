@@ -1,0 +1,100 @@
+"""``receval split``: seeded train/test files that every other command reads back.
+
+Writes ``OUT/train.tsv`` and ``OUT/test.tsv`` (``kfold``: ``OUT/fold-1/…`` to
+``OUT/fold-K/…``), tab-separated with the header ``user, item, rating[, timestamp]``
+in the data's original ids. The unit of every split is the (user, item) pair, so
+repeated ratings of a pair stay on one side (:mod:`receval.split`).
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from receval.cli import main
+>>> d = pathlib.Path(tempfile.mkdtemp())
+>>> rows = [f"{u}\\t{i}\\t{1 + (u * i) % 5}\\t{880000000 + u * 100 + i}" for u in range(1, 11) for i in range(1, 11)]
+>>> _ = (d / "u.data").write_text("\\n".join(rows) + "\\n")
+>>> main(["split", str(d), "--format", "ml-100k", "--method", "per-user", "--out", str(d / "split")])
+train: 80 ratings of 10 users -> .../split/train.tsv
+test: 20 ratings of 10 users -> .../split/test.tsv
+0
+>>> (d / "split" / "test.tsv").read_text().splitlines()[0]
+'user\\titem\\trating\\ttimestamp'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data, validate_format
+from receval.errors import ConfigError
+
+__all__ = ["register"]
+
+_MAX_SEED = 2**63 - 1
+
+
+def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) -> None:
+    """Every option checked before any data is read, so bad options write nothing."""
+    from receval.split import METHODS
+
+    if method not in METHODS:
+        raise ConfigError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
+    if not 0 < test_fraction < 1:
+        raise ConfigError(f"--test-fraction must lie strictly between 0 and 1; got {test_fraction:g}")
+    if folds < 2:
+        raise ConfigError(f"--folds must be at least 2; got {folds}")
+    if not 0 <= seed <= _MAX_SEED:
+        raise ConfigError(f"--seed must be an integer from 0 to {_MAX_SEED}; got {seed}")
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
+
+
+def split_command(
+    data: Annotated[Path, typer.Argument(help="The data set's folder (multi-file formats) or file.")],
+    fmt: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for train.tsv and test.tsv (created if missing).")],
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="holdout, per-user, temporal, temporal-per-user, loo (last by time), loo-random or kfold.",
+        ),
+    ] = "holdout",
+    test_fraction: Annotated[
+        float, typer.Option("--test-fraction", help="Share of pairs held out (holdout and temporal methods).")
+    ] = 0.2,
+    folds: Annotated[int, typer.Option("--folds", help="Number of folds of --method kfold.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (ties included).")] = 0,
+    scale: Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)] = None,
+    sep: Annotated[str | None, typer.Option("--sep", help="Field separator of a csv/tsv file.")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="User column of a csv/tsv/parquet file.")] = None,
+    item: Annotated[str | None, typer.Option("--item", help="Item column of a csv/tsv/parquet file.")] = None,
+    rating: Annotated[str | None, typer.Option("--rating", help="Rating column of a csv/tsv/parquet file.")] = None,
+    timestamp: Annotated[
+        str | None, typer.Option("--timestamp", help="Timestamp column of a csv/tsv/parquet file.")
+    ] = None,
+) -> None:
+    """Split a data set into train/test files (seeded; repeated ratings of a pair stay together)."""
+    from receval.atomic import write_frame
+    from receval.split import split_by_name
+
+    _check(method, test_fraction, folds, seed, out)
+    loaded = load_data(
+        data, validate_format(fmt), scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp
+    )
+    parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed)
+    for number, (train, test) in enumerate(parts, start=1):
+        folder = out / f"fold-{number}" if method == "kfold" else out
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, part in (("train", train), ("test", test)):
+            frame = part.to_frame()[["user", "item", "rating", *(["timestamp"] if part.timestamps is not None else [])]]
+            path = write_frame(folder / f"{name}.tsv", frame)
+            users = len(frame["user"].unique())
+            typer.echo(f"{name}: {len(frame)} ratings of {users} users -> {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``split`` to the main app."""
+    app.command("split")(split_command)
