@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
+from receval.cli.output import OUTPUT_HELP, output_format
 
 data_app = typer.Typer(help="Inspect and fetch data sets.", no_args_is_help=True)
 
@@ -27,6 +28,7 @@ def stats_command(
     path: Path = typer.Argument(..., help="The data set's folder (multi-file formats) or file."),
     fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
+    output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
     familiar_only: bool = typer.Option(False, "--familiar-only", help="Only rows flagged familiar (CM100k)."),
     scale: str | None = typer.Option(None, "--scale", help=SCALE_HELP),
     sep: str | None = typer.Option(None, "--sep", help="Field separator of a csv/tsv file."),
@@ -38,28 +40,24 @@ def stats_command(
     """Users, items, ratings, density, rating histogram, popularity long tail, Gini, MAR/MNAR."""
     from receval.data.stats import dataset_stats
 
+    fmt_out = output_format(output, as_json)
     data = load_data(
         path, fmt, familiar_only=familiar_only, scale=scale, sep=sep, user=user, item=item, rating=rating,
         timestamp=timestamp,
     )  # fmt: skip
     stats = dataset_stats(data)
-    if as_json:
+    if fmt_out == "json":
         typer.echo(json.dumps(stats))
     else:
-        _print_stats(stats, str(path))
+        _print_stats(stats, str(path), fmt_out)
 
 
-def _print_stats(stats: dict[str, Any], label: str) -> None:
-    from rich.console import Console
-    from rich.table import Table
+def _print_stats(stats: dict[str, Any], label: str, fmt: str = "table") -> None:
+    from receval.cli.output import Table, print_table
 
-    console = Console()
-    table = Table(title=f"{stats['name'] or label}", show_header=True)
-    table.add_column("statistic")
-    table.add_column("all", justify="right")
     familiar = stats.get("familiar")
-    if familiar is not None:
-        table.add_column("familiar", justify="right")
+    columns = ["statistic", "all", *(["familiar"] if familiar is not None else [])]
+    table = Table(columns, title=f"{stats['name'] or label}", right=[c != "statistic" for c in columns])
     rows = [
         ("users", "n_users", "{:,}"),
         ("items (rated)", "n_items", "{:,}"),
@@ -92,17 +90,14 @@ def _print_stats(stats: dict[str, Any], label: str) -> None:
     table.add_row("scale", f"{scale['low']:g}..{scale['high']:g}{step}", *([""] if familiar is not None else []))
     if "n_aspects" in stats:
         table.add_row("aspects", str(stats["n_aspects"]), *([""] if familiar is not None else []))
-    console.print(table)
-    hist = Table(title="ratings per value", show_header=True)
-    hist.add_column("rating")
-    hist.add_column("count", justify="right")
-    if familiar is not None:
-        hist.add_column("familiar", justify="right")
+    print_table(table, fmt)
+    columns = ["rating", "count", *(["familiar"] if familiar is not None else [])]
+    hist = Table(columns, title="ratings per value", right=[c != "rating" for c in columns])
     for value, count in stats["rating_counts"].items():
         extra = [f"{familiar['rating_counts'].get(value, 0):,}"] if familiar is not None else []
         hist.add_row(value, f"{count:,}", *extra)
-    console.print(hist)
-    console.print(f"MAR/MNAR rule: {stats['mar_mnar'].get('rule', '')}")
+    print_table(hist, fmt)
+    typer.echo(("# " if fmt == "tsv" else "") + f"MAR/MNAR rule: {stats['mar_mnar'].get('rule', '')}")
 
 
 def _activity(s: dict[str, Any]) -> str:
@@ -128,17 +123,13 @@ def fetch_command(
 
 
 @data_app.command("list")
-def list_command() -> None:
+def list_command(output: str = typer.Option("table", "--output", help=OUTPUT_HELP)) -> None:
     """The known data sets, their formats and whether a checksum is on record."""
-    from rich.console import Console
-    from rich.table import Table
-
+    from receval.cli.output import Table, print_table
     from receval.data.registry import DATASETS
 
-    table = Table(show_header=True)
-    for col in ("name", "format", "sha256", "description"):
-        table.add_column(col)
+    table = Table(["name", "format", "sha256", "description"])
     for d in DATASETS.values():
         check = "by hand" if d.url is None else ("yes" if d.sha256 else "none (--sha256)")
         table.add_row(d.name, d.format, check, d.description)
-    Console(width=160).print(table)
+    print_table(table, output_format(output))

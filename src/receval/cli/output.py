@@ -84,13 +84,15 @@ def output_format(output: str | None, as_json: bool = False) -> str:
 class Table:
     """A titled table of raw values; numbers are formatted with ``float_format`` for text output.
 
-    A column whose values are all numbers (or empty) is right-aligned.
+    A column whose values are all numbers (or empty) is right-aligned, unless ``right``
+    says per column (for numbers already formatted as text, such as ``"1,234"``).
     """
 
     columns: list[str]
-    rows: list[list[Any]]
+    rows: list[list[Any]] = field(default_factory=list)
     title: str | None = None
     float_format: str = "{:.4f}"
+    right: list[bool] | None = None
     _text: list[list[str]] = field(init=False, repr=False, default_factory=list)
 
     def __post_init__(self) -> None:
@@ -99,6 +101,13 @@ class Table:
         for i, row in enumerate(self.rows):
             if len(row) != len(self.columns):
                 raise ValueError(f"row {i} has {len(row)} values for {len(self.columns)} columns")
+
+    def add_row(self, *values: Any) -> None:
+        """Append one row (as many values as columns)."""
+        if len(values) != len(self.columns):
+            raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
+        self.rows.append(list(values))
+        self._text = []
 
     @classmethod
     def from_frame(
@@ -144,7 +153,9 @@ class Table:
         return self._text
 
     def numeric(self) -> list[bool]:
-        """Whether each column holds only numbers (and empty cells)."""
+        """Whether each column is right-aligned: ``right`` when given, else whether it holds only numbers."""
+        if self.right is not None:
+            return list(self.right)
         out = []
         for j in range(len(self.columns)):
             values = [row[j] for row in self.rows if row[j] is not None]
