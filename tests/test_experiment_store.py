@@ -247,3 +247,16 @@ def test_temporary_of_a_killed_writer_is_removed_by_the_next_write(tmp_path: Pat
     other = tmp_path / "other.txt"
     atomic_write(other, lambda p: p.write_text("ok"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.txt"]
+
+
+def test_corrupt_combined_table_is_rebuilt_from_the_parts(
+    reference: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, ref = reference
+    out = tmp_path / "out"
+    shutil.copytree(ref, out)
+    _flip_bytes(out / "aggregates.parquet")
+    os.utime(out / "aggregates.parquet", (time.time() + 60, time.time() + 60))  # newer than every part
+    assert main(["results", str(out)]) == 0
+    assert "8 ok" in capsys.readouterr().out
+    assert (out / "aggregates.parquet").read_bytes() == (ref / "aggregates.parquet").read_bytes()

@@ -10,6 +10,7 @@ Layout of an experiment directory::
     aggregates.parquet         task_id, metric, value
     per_user.parquet           task_id, user_index, user, metric, value
     <table>.parquet            any further table (trajectories, slices, ...)
+    tables.json                size and SHA-256 of each combined table (rebuilt with them)
 
 A run interrupted at any point (Ctrl-C, ``kill -9``, a crashed worker) leaves only
 whole files behind: a task without its ``.task.parquet`` marker is simply run again,
@@ -21,8 +22,9 @@ are found too: each marker records the size and SHA-256 checksum of every file o
 task, and a task whose marker is unreadable, or whose files are missing or differ from
 the record, counts as *damaged* — never as finished. A resumed run runs it again;
 :meth:`ResultStore.damaged` names such tasks and why, and the combined tables hold only
-intact tasks. A damaged ``experiment.json`` is rewritten by a run of the configuration
-whose tasks the markers record.
+intact tasks; a combined table that differs from the size and checksum recorded in
+``tables.json`` is rebuilt before it is read. A damaged ``experiment.json`` is rewritten
+by a run of the configuration whose tasks the markers record.
 
 Reading without receval::
 
@@ -185,12 +187,18 @@ class ResultStore:
         if not intact:
             write_text(self.meta_path, json.dumps(dict(meta), indent=2, sort_keys=True, default=str))
 
+    @property
+    def manifest_path(self) -> Path:
+        """``tables.json``: size and checksum of each combined table."""
+        return self.root / "tables.json"
+
     def clear(self) -> None:
-        """Delete the results this store wrote (parts, combined tables, experiment.json)."""
+        """Delete the results this store wrote (parts, combined tables, tables.json, experiment.json)."""
         if self.parts.exists():
             shutil.rmtree(self.parts)
         for path in self.root.glob("*.parquet"):
             path.unlink()
+        self.manifest_path.unlink(missing_ok=True)
         if self.meta_path.exists():
             self.meta_path.unlink()
 
@@ -329,34 +337,41 @@ class ResultStore:
         A combined table no intact task contributes to any more is removed.
         """
         counts = {}
+        manifest = {}
         names = self.table_names()
         for name in names:
             frame = self.read_parts(_MARKER if name == "tasks" else name)
-            _atomic_parquet(frame, self.root / f"{name}.parquet")
+            path = self.root / f"{name}.parquet"
+            _atomic_parquet(frame, path)
             counts[name] = len(frame)
+            manifest[name] = list(self._digest(path))
         for path in self.root.glob("*.parquet"):
             if path.stem not in names:
                 path.unlink()
+        write_text(self.manifest_path, json.dumps(manifest, indent=1, sort_keys=True))
         return counts
 
-    def _stale(self, path: Path) -> bool:
-        """Whether the combined table ``path`` may not reflect parts/ (missing, older, or damage present)."""
+    def _stale(self, table: str) -> bool:
+        """Whether a combined table may not reflect parts/: missing, older, changed since written, or damage present."""
+        path = self.root / f"{table}.parquet"
         if not path.exists():
             return True
         newest = max((p.stat().st_mtime for p in self.parts.glob("*.parquet")), default=0.0)
         if self.parts.exists():
             newest = max(newest, self.parts.stat().st_mtime)  # a deleted part changes the folder's time
-        return path.stat().st_mtime < newest or bool(self.damaged())
+        if path.stat().st_mtime < newest or self.damaged():
+            return True
+        try:
+            recorded = json.loads(self.manifest_path.read_text(encoding="utf-8")).get(table)
+        except (OSError, ValueError, AttributeError):  # missing, damaged, or not an object
+            return True
+        return recorded != list(self._digest(path))
 
     def read(self, table: str) -> pd.DataFrame:
-        """A combined table (rebuilt first when parts/ is newer, a task is damaged, or the table is unreadable)."""
-        path = self.root / f"{table}.parquet"
-        if self._stale(path):
+        """A combined table, rebuilt from the intact tasks first when it may not reflect them (see the module docs)."""
+        if self._stale(table):
             self.rebuild()
+        path = self.root / f"{table}.parquet"
         if not path.exists():
             raise ConfigError(f"{str(self.root)!r} has no table {table!r}; tables: {', '.join(self.table_names())}")
-        try:
-            return pd.read_parquet(path)
-        except _UNREADABLE:
-            self.rebuild()
-            return pd.read_parquet(path)
+        return pd.read_parquet(path)
