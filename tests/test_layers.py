@@ -31,15 +31,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 # Known violations left to their owners. Each entry names the owner; the test fails when
 # an entry is no longer a violation, so that the list only shrinks. The goal is an empty list.
-ALLOWED: frozenset[str] = frozenset(
-    {
-        # B: protocols.get_protocol imports adapters/attack_protocol by name, which import protocols;
-        # experiment/config.py now imports them (registering the built-ins), so the loop can go.
-        "cycle through receval.experiment.adapters, receval.experiment.attack_protocol, "
-        "receval.experiment.protocols: receval.experiment.adapters -> receval.experiment.protocols "
-        "-> receval.experiment.adapters",
-    }
-)
+ALLOWED: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,11 @@ from pathlib import Path
 from typing import Any
 
 from receval.errors import ConfigError, ReceValError
-from receval.experiment import adapters, attack_protocol  # noqa: F401  (their import registers the built-in protocols)
+from receval.experiment import (  # noqa: F401  (their import registers the built-in protocols)
+    adapters,
+    attack_protocol,
+    debias_protocol,
+)
 from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import PROTOCOLS, get_protocol
 

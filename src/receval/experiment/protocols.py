@@ -111,13 +111,9 @@ class Protocol:
             raise ConfigError("no data set: add a [datasets.<label>] table with path + format or generate = {...}")
 
 
+# The built-in protocols register themselves when their modules are imported; the
+# experiment package imports them (receval.experiment.config), in every process.
 PROTOCOLS: dict[str, Protocol] = {}
-# Modules whose import registers the built-in protocols (imported on first lookup, also in workers).
-_PROTOCOL_MODULES = (
-    "receval.experiment.adapters",
-    "receval.experiment.attack_protocol",
-    "receval.experiment.debias_protocol",
-)
 
 
 def register_protocol(
@@ -158,10 +154,6 @@ def register_protocol(
 
 def get_protocol(name: str) -> Protocol:
     """The registered protocol ``name`` (:class:`ConfigError` listing the known ones otherwise)."""
-    import importlib
-
-    for module in _PROTOCOL_MODULES:
-        importlib.import_module(module)
     if name not in PROTOCOLS:
         raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(sorted(PROTOCOLS))}")
     return PROTOCOLS[name]
