@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -187,3 +188,23 @@ def test_demo_output_tsv(tmp_path, capsys):
     written = pd.read_csv(tmp_path / "one_shot.csv", index_col=0).T
     assert list(one_shot.columns) == list(written.columns)
     assert (one_shot - written).abs().max().max() <= 5e-5  # printed to 4 decimals
+
+
+def test_results_output_formats(tmp_path, capsys):
+    sys.path.insert(0, str(Path(__file__).parent))
+    import _report_data
+
+    root = _report_data.one_shot(tmp_path / "r", systems=3, seeds=2, users=30, slices=False)
+    assert main(["results", str(root), "--output", "tsv"]) == 0
+    out = capsys.readouterr().out
+    summary = pd.read_csv(io.StringIO(out), sep="\t", comment="#")
+    assert list(summary.columns[:2]) == ["configuration", "n"] and len(summary) == 3
+    metrics = [c for c in summary.columns[2:] if not c.endswith("_std")]
+    assert metrics and all(f"{m}_std" in summary.columns for m in metrics)  # every metric, not the first six
+    assert main(["results", str(root), "--output", "json", "--compare", metrics[0]]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"]["columns"] == list(summary.columns)
+    assert doc["compare"]["columns"][:2] == ["a", "b"] and len(doc["compare"]["rows"]) == 3  # three pairs
+    assert main(["results", str(root), "--output", "markdown"]) == 0
+    md = capsys.readouterr().out.splitlines()
+    assert md[0] == "**mean ± std over seeds**" and md[2].startswith("| configuration | n | ")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,8 @@ import pandas as pd
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
+from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table, render
 from receval.errors import ConfigError, DataError
 
 
@@ -21,13 +22,14 @@ def _console() -> Console:
     return console if console.is_terminal else Console(width=160)
 
 
-def _summary_table(frame: pd.DataFrame, title: str, max_metrics: int = 6) -> Table:
-    metrics = [c for c in frame.columns if c not in ("label", "n") and not c.endswith("_std")][:max_metrics]
-    table = Table(title=title, show_lines=False)
-    table.add_column("configuration", overflow="fold")
-    table.add_column("n", justify="right")
-    for m in metrics:
-        table.add_column(m, justify="right")
+def _summary_table(frame: pd.DataFrame, title: str, fmt: str = "table") -> Table:
+    """Mean ± std of every metric per configuration; tsv and json keep means and stds as separate numbers."""
+    metrics = [c for c in frame.columns if c not in ("label", "n") and not c.endswith("_std")]
+    if fmt in ("tsv", "json"):
+        columns = ["label", "n", *(c for m in metrics for c in (m, f"{m}_std") if c in frame.columns)]
+        numbers = frame[columns].rename(columns={"label": "configuration"})
+        return Table.from_frame(numbers, title=title, index=False)
+    table = Table(["configuration", "n", *metrics], title=title, right=[False, *([True] * (len(metrics) + 1))])
     for _, row in frame.iterrows():
         cells = [str(row["label"]), str(row["n"])]
         for m in metrics:
@@ -100,7 +102,7 @@ def run_command(
         console.print(f"ran again: {task_id} (was damaged: {why})", highlight=False)
     summary = summarise(report.store)
     if len(summary):
-        console.print(_summary_table(summary, f"{report.config.name}: mean ± std over seeds"))
+        print_table(_summary_table(summary, f"{report.config.name}: mean ± std over seeds"), console=console)
     console.print(
         f"{report.ok} ok, {report.failed} failed, {report.skipped} skipped (already done) of {report.n_tasks} tasks "
         f"in {time.perf_counter() - t0:.1f}s; results in {report.store.root}"
@@ -120,6 +122,7 @@ def results_command(
     test: str = typer.Option("ttest", "--test", help="ttest, wilcoxon or permutation."),
     correction: str = typer.Option("holm", "--correction", help="bonferroni, holm, bh or none."),
     slices: bool = typer.Option(False, "--slices", help="With --compare: test within every slice group."),
+    output: str = typer.Option("table", "--output", help=OUTPUT_HELP + " Other than table: the rest on stderr."),
 ) -> int:
     """List and summarise an experiment's results; optionally compare configurations with paired tests."""
     from receval.experiment.runner import compare, summarise
@@ -134,7 +137,10 @@ def results_command(
     else:
         if meta is None:
             raise ConfigError(f"{str(directory)!r} is not a receval experiment directory (no experiment.json)")
-    console = _console()
+    fmt = output_format(output)
+    console = _console() if fmt == "table" else Console(stderr=True)  # stdout: only the tables
+    tables = console if fmt == "table" else None
+    doc: dict[str, Any] = {}
     tasks = store.read("tasks") if store.parts.exists() else pd.DataFrame(columns=["status"])
     damaged = store.damaged()
     counts = tasks["status"].value_counts().to_dict() if len(tasks) else {}
@@ -159,16 +165,25 @@ def results_command(
         console.print("  (run the same configuration again: damaged tasks run again, the others are kept)")
     console.print("tables: " + ", ".join(f"{p.name}" for p in sorted(store.root.glob("*.parquet"))))
     if len(tasks) and counts.get("ok"):
-        console.print(_summary_table(summarise(store), "mean ± std over seeds"))
+        summary = _summary_table(summarise(store), "mean ± std over seeds", fmt)
+        if fmt == "json":
+            doc["summary"] = json.loads(render(summary, "json"))
+        else:
+            print_table(summary, fmt, tables)
     if failed:
         for _, row in tasks[tasks["status"] != "ok"].iterrows():
             console.print(f"  {row['task_id']}  {row['label']}: {row['error']}", highlight=False)
     if compare_metric is not None:
         res = compare(store, compare_metric, baseline=baseline, test=test, correction=correction, slices=slices)
-        console.print(
-            f"paired {test} over users (values averaged over seeds), {correction} correction, metric {compare_metric}:"
-        )
-        console.print(res.to_string(index=False, float_format=lambda v: f"{v:.4g}"), highlight=False)
+        title = f"paired {test} over users (values averaged over seeds), {correction} correction"
+        title += f", metric {compare_metric}"
+        table = Table.from_frame(res, title=title, index=False, float_format="{:.4g}")
+        if fmt == "json":
+            doc["compare"] = json.loads(render(table, "json"))
+        else:
+            print_table(table, fmt, tables)
+    if fmt == "json":
+        typer.echo(json.dumps(doc, ensure_ascii=False))
     return 0
 
 
