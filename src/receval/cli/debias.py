@@ -1,11 +1,12 @@
 """``receval debias``: how well do debiased estimators recover the MAR evaluation?
 
-``receval debias --data PATH --format FORMAT [--test-fraction F] [--threshold λ]
+``receval debias --data PATH --format FORMAT [--familiar COLUMN] [--test-fraction F] [--threshold λ]
 [--negative-threshold ν] [--metrics LIST] [--estimators LIST] [--propensities LIST]
 [--algorithms LIST] [--k K] [--seed S] [--out DIR] [--json]``
 
 The data set needs an MNAR part and a MAR ground truth: a ``familiar`` column, as
-CM100k has (familiar ratings = MNAR, all ratings of randomly shown tracks = MAR).
+CM100k has (familiar ratings = MNAR, all ratings of randomly shown tracks = MAR); for a
+csv/tsv/parquet file ``--familiar`` names the column.
 :func:`receval.studies.debiasing.debiasing_study` trains the algorithms (default: the
 cyclic study's random, popularity and average plus user-kNN, item-kNN, MF and HKV) on
 the familiar training ratings, evaluates their lists on the familiar test ratings with
@@ -28,7 +29,7 @@ import numpy as np
 import typer
 
 from receval.cli.common import FORMAT_HELP, load_data
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 
 _ALGORITHMS = "random,popularity,average,user-knn,item-knn,mf,hkv"
 
@@ -63,6 +64,9 @@ def default_threshold(scale) -> float:
 def debias_command(
     data: Annotated[Path, typer.Option("--data", help="Ratings file or folder with a 'familiar' column (CM100k).")],
     format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
+    familiar: Annotated[
+        str, typer.Option("--familiar", help="Column flagging the MNAR (familiar) ratings, for csv/tsv/parquet.")
+    ] = "familiar",
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of ratings held out.")] = 0.2,
     threshold: Annotated[
         float | None, typer.Option("--threshold", help="Relevance threshold λ (default: above the scale midpoint).")
@@ -88,7 +92,16 @@ def debias_command(
     from receval.recommenders import make
     from receval.studies.debiasing import DEFAULT_ESTIMATORS, DEFAULT_METRICS, cm100k_parts, debiasing_study
 
-    loaded = load_data(data, format)
+    if format.strip().lower() == "cm100k":
+        loaded = load_data(data, format)
+    else:
+        try:
+            loaded = load_data(data, format, extra=[familiar])
+        except KeyError:
+            raise DataError(
+                f"{data}: no column {familiar!r} flagging the MNAR (familiar) ratings; the debiasing study needs an "
+                "MNAR part and a MAR ground truth — name the column with --familiar, or use CM100k (--format cm100k)"
+            ) from None
     parts = cm100k_parts(loaded, test_fraction=test_fraction, seed=seed)
     names = [a.strip() for a in algorithms.split(",") if a.strip()]
     if len(names) < 2:

@@ -25,7 +25,7 @@ Examples
 
 from __future__ import annotations
 
-from receval.experiment.grid import Task
+from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol
 
 __all__: list[str] = []
