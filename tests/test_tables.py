@@ -383,3 +383,16 @@ def test_blank_aspects_are_left_out(tmp_path, capsys):
     assert main(["evaluate", "--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--aspects",
                  str(tmp_path / "a.csv"), "--metrics", "s_recall@2", "--json"]) == 0  # fmt: skip
     assert json.loads(capsys.readouterr().out) == {"s_recall@2": 1.0}
+
+
+def test_recbole_item_file_gives_the_same_aspects_as_a_csv(tmp_path, capsys):
+    (tmp_path / "t.csv").write_text("user,item,rating\n1,a,5\n1,b,2\n2,c,4\n")
+    (tmp_path / "r.csv").write_text("user,item,score\n1,a,0.9\n1,c,0.5\n2,b,0.7\n2,c,0.6\n")
+    (tmp_path / "a.csv").write_text("item,aspect\na,Action|Comedy\nb,Drama\nc,Action\n")
+    (tmp_path / "ml.item").write_text("item_id:token\tgenre:token_seq\na\tAction Comedy\nb\tDrama\nc\tAction\n")
+    got = []
+    for aspects in ("a.csv", "ml.item"):
+        assert main(["evaluate", "--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--aspects",
+                     str(tmp_path / aspects), "--metrics", "s_recall@2,alpha_ndcg@2", "--json"]) == 0  # fmt: skip
+        got.append(json.loads(capsys.readouterr().out))
+    assert got[0] == got[1] and got[0]["s_recall@2"] > 0

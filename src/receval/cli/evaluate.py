@@ -1,11 +1,14 @@
 """``receval evaluate``: trec_eval for recommenders (one-shot evaluation of files).
 
-Files are CSV, TSV (``.tsv``, ``.tab``) or Parquet (``.parquet``, ``.pq``) by
-extension, read and checked by :func:`receval.data.tables.read_table`: truth
-``user,item[,rating]``, recommendations ``user,item,score`` or ``user,item,rank``,
-predictions ``user,item,rating,prediction`` (for RMSE/MAE), training data
-``user,item[,rating]``, aspects ``item,aspect``. Ids are read as text in every file
-so that they match across files.
+Every file is read and checked by :func:`receval.data.tables.read_table`: CSV, TSV,
+Parquet, TREC run/qrels, ranx JSON, RecBole atomic files or headerless MovieLens
+files (``u1.test``), told from the extension, then the content, or set by
+``--truth-format`` / ``--recs-format``. Columns: truth ``user,item[,rating]``,
+recommendations ``user,item,score`` or ``user,item,rank``, predictions
+``user,item,rating,prediction`` (for RMSE/MAE), training data ``user,item[,rating]``,
+aspects ``item,aspect``; other names through ``--user/--item/--rating/--score/--rank/
+--timestamp``, positional columns through ``--no-header``. Ids are read as text in
+every file so that they match across files.
 
 Examples
 --------

@@ -185,7 +185,8 @@ def read_table(
     if path.is_dir():
         raise DataError(f"the {what} path is a folder; give the file", path=path)
     value = "score" if what.startswith("recommendation") or what == "run" else "rating"
-    names = tuple(positional) if positional is not None else ("user", "item", value, "timestamp")
+    last = "prediction" if what == "predictions" else "timestamp"
+    names = tuple(positional) if positional is not None else ("user", "item", value, last)
     if fmt is None:
         fmt, detected_header = _detect(path, what, option)
         header = detected_header if header is None else header
@@ -239,9 +240,20 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
     """
     path = Path(path)
     options.setdefault("positional", ("item", "aspect"))
-    table = read_table(path, "aspects", ("item", "aspect"), **options)[["item", "aspect"]]
-    table = table.astype({"item": str, "aspect": str})
-    table = table.assign(aspect=table["aspect"].str.split("|")).explode("aspect", ignore_index=True)
+    table = read_table(path, "aspects", ("item",), **options)
+    sequences = table.attrs.get("token_seq", ())
+    if "aspect" not in table.columns and len(table.columns) == 2:  # a RecBole .item file: item_id and one feature
+        table = table.rename(columns={c: "aspect" for c in table.columns if c != "item"})
+    if "aspect" not in table.columns:
+        raise DataError(
+            f"the aspects file needs columns item, aspect; it has {list(table.columns)} (name yours with --aspect COL)",
+            path=path,
+            column="aspect",
+        )
+    split = r"[|\s]+" if sequences else "|"  # RecBole token_seq fields are space-separated
+    table = table[["item", "aspect"]].astype({"item": str, "aspect": str})
+    table = table.assign(aspect=table["aspect"].str.split(split, regex=bool(sequences)))
+    table = table.explode("aspect", ignore_index=True)
     table["aspect"] = table["aspect"].str.strip()
     table = table[table["aspect"] != ""]
     if item_ids is None:
@@ -334,7 +346,9 @@ class _Reader:
                 return number
         return None
 
-    def delimited(self, sep: str, header: bool, names: Sequence[str] | None = None) -> pd.DataFrame:
+    def delimited(
+        self, sep: str, header: bool, names: Sequence[str] | None = None, keep: Sequence[str] | None = None
+    ) -> pd.DataFrame:
         import pyarrow as pa
         import pyarrow.csv as pv
 
@@ -363,7 +377,9 @@ class _Reader:
                 types[col] = pa.string()
             elif base in NUMERIC + _KNOWN["rating"]:
                 types[col] = pa.float64()
-        convert = pv.ConvertOptions(column_types=types, null_values=[""], strings_can_be_null=False)
+        convert = pv.ConvertOptions(
+            column_types=types, null_values=[""], strings_can_be_null=False, include_columns=keep
+        )
         try:
             table = pv.read_csv(
                 self.path, read_options=read, parse_options=pv.ParseOptions(delimiter=sep), convert_options=convert
@@ -391,7 +407,7 @@ class _Reader:
             frame = self._whitespace(names, expected)
         else:
             try:
-                frame = self.delimited(sep, False, names)
+                frame = self.delimited(sep, False, names, keep)  # the other fields are parsed, not converted
             except DataError as err:
                 if err.line is not None and "fields" in err.message:
                     raise DataError(f"{err.message}; {expected}", path=self.path, line=err.line) from None
@@ -465,7 +481,9 @@ class _Reader:
                         line=self.line_of(row), column=col,
                     )  # fmt: skip
                 frame[col] = num
-        return frame.rename(columns=renamed)
+        frame = frame.rename(columns=renamed)
+        frame.attrs["token_seq"] = [renamed[c] for c in renamed if c.endswith(":token_seq")]
+        return frame
 
 
 def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> Any:
