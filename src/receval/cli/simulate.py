@@ -23,6 +23,7 @@ import pandas as pd
 import typer
 
 from receval.cli.common import FORMAT_HELP, load_data
+from receval.cli.output import OUTPUT_HELP, output_format
 from receval.errors import ConfigError
 
 DEFAULT_ALGORITHMS = (
@@ -81,12 +82,14 @@ def simulate_command(
     refit_every: int = typer.Option(10, "--refit-every", help="Rounds between refits of user-knn/item-knn/hkv."),
     out: Path | None = typer.Option(None, "--out", help="Folder for trajectories, tables and PNG figures."),
     as_json: bool = typer.Option(False, "--json", help="Print the final metrics and Kendall's τ as JSON."),
+    output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
 ) -> None:
     """Recommend, read feedback, learn, repeat: Precision/Recall/AntiPrecision/Fallout per round."""
     from receval.simulate import default_threshold, simulate_many
     from receval.split import holdout
     from receval.stats.agreement import kendall_agreement
 
+    fmt_out = output_format(output, as_json)
     names = [a.strip() for a in algorithms.split(",") if a.strip()]
     if not names:
         raise ConfigError("--algorithms is empty; give comma-separated names such as random,popularity")
@@ -104,25 +107,19 @@ def simulate_command(
         from receval.report.cyclic import write_outputs
 
         write_outputs(out, runs)
-    if as_json:
+    if fmt_out == "json":
         payload = {
             "final": {n: {m: _clean(v) for m, v in row.items()} for n, row in final.to_dict("index").items()},
             "kendall_tau": {k: _clean(v) for k, v in taus.items()},
         }
         typer.echo(json.dumps(payload))
         return
-    from rich.console import Console
-    from rich.table import Table
+    from receval.cli.output import Table, print_table
 
-    table = Table(title=f"after {rounds} rounds (λ = {lam:g}, preset {preset})", title_justify="left")
-    table.add_column("algorithm")
-    for col in final.columns:
-        table.add_column(col, justify="right")
-    for name, row in final.iterrows():
-        table.add_row(str(name), *(f"{v:.4f}" for v in row))
-    console = Console()
-    console.print(table)
-    console.print(
-        f"Kendall τ (quality rankings, +1 = agree): Recall/Fallout {taus['recall_fallout']:.3f}, "
+    title = f"after {rounds} rounds (λ = {lam:g}, preset {preset})"
+    print_table(Table.from_frame(final, title=title, index_label="algorithm"), fmt_out)
+    typer.echo(
+        ("# " if fmt_out == "tsv" else "")
+        + f"Kendall τ (quality rankings, +1 = agree): Recall/Fallout {taus['recall_fallout']:.3f}, "
         f"Precision/AntiPrecision {taus['precision_anti_precision']:.3f}"
     )
