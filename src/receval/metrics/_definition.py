@@ -48,6 +48,8 @@ _DIRECTIONS = ("higher", "lower", None)
 _REGISTRY: dict[str, MetricDefinition] = {}
 # alias (lower case) -> (canonical name, parameters the alias presets)
 _ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
+# aliases that hold only as spelled (another library's case-sensitive name, e.g. ir-measures' nDCG)
+_EXACT_ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
 # debiased estimation (estimator=ips, propensity=popularity ...) of per-user and error metrics:
 # parameters accepted by every such metric, computed by receval.metrics.debiased, which fills _ESTIMATORS
 DEBIAS_PARAMS = frozenset({"estimator", "propensity", "n_strata", "sample", "n_samples", "sample_seed"})
@@ -118,7 +120,8 @@ class MetricDefinition:
     @property
     def aliases(self) -> tuple[str, ...]:
         """Every registered alias of this metric, sorted."""
-        return tuple(sorted(a for a, (name, _) in _ALIASES.items() if name == self.name))
+        table = {**_ALIASES, **_EXACT_ALIASES}
+        return tuple(sorted(a for a, (name, _) in table.items() if name == self.name))
 
     def direction_for(self, params: Mapping[str, Any]) -> Direction:
         """The direction under the given (resolved) parameters."""
@@ -298,25 +301,27 @@ def register_metric(
     return decorator
 
 
-def register_alias(alias: str, name: str, **params: Any) -> None:
+def register_alias(alias: str, name: str, *, case_sensitive: bool = False, **params: Any) -> None:
     """Let ``alias`` stand for the metric ``name`` with ``params`` preset (a named convention).
 
-    Aliases are case-insensitive; parameters written after an alias override its presets.
+    Aliases are case-insensitive unless ``case_sensitive`` (then only the exact spelling
+    matches, which lets ir-measures' ``nDCG`` keep trec_eval's convention while ``ndcg``
+    stays receval's); parameters written after an alias override its presets.
 
     >>> register_alias("precision_example", "precision", denominator="list")
     >>> Metric.of("precision_example", 5).params["denominator"]
     'list'
     >>> del _ALIASES["precision_example"]
     """
-    key = alias.lower()
-    if not _NAME.fullmatch(key):
+    key = alias if case_sensitive else alias.lower()
+    if not _NAME.fullmatch(alias.lower()):
         raise MetricError(f"alias {alias!r} must be letters, digits and underscores, starting with a letter")
     if name.lower() not in _REGISTRY:
         raise MetricError(f"alias {alias!r} names the unknown metric {name!r}")
     if key in _REGISTRY:
         raise MetricError(f"alias {alias!r} is already the name of a metric")
     resolve_params(_REGISTRY[name.lower()], params, alias)  # fail now on a wrong preset
-    _ALIASES[key] = (name.lower(), MappingProxyType(dict(params)))
+    (_EXACT_ALIASES if case_sensitive else _ALIASES)[key] = (name.lower(), MappingProxyType(dict(params)))
 
 
 def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
@@ -325,12 +330,14 @@ def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
     >>> resolve_name("NDCG")
     ('ndcg', mappingproxy({}))
     """
+    if name.strip() in _EXACT_ALIASES:
+        return _EXACT_ALIASES[name.strip()]
     key = name.strip().lower()
     if key in _REGISTRY:
         return key, MappingProxyType({})
     if key in _ALIASES:
         return _ALIASES[key]
-    close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES], n=3, cutoff=0.6)
+    close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES, *_EXACT_ALIASES], n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise MetricError(f"unknown metric {name!r}{hint} (known metrics: {', '.join(available_metrics())})")
 

@@ -1,7 +1,8 @@
 """Metric strings: ``name[@k][(key=value, ...)]`` read into a :class:`~receval.metrics.registry.Metric`.
 
 Values are read as int, float, ``true``/``false`` or ``none``, else kept as strings;
-names may be any registered alias (see :func:`~receval.metrics.registry.register_alias`).
+names may be any registered alias (see :func:`~receval.metrics.registry.register_alias`),
+and trec_eval's ``name_k`` spelling (``P_10``, ``ndcg_cut_10``) means ``name@k``.
 
 Examples
 --------
@@ -22,6 +23,7 @@ from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name
 __all__ = ["parse_metric", "parse_metric_list"]
 
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_(\d+)$")  # trec_eval's P_10, ndcg_cut_10
 
 
 def parse_metric(text: str | Metric) -> Metric:
@@ -38,6 +40,8 @@ def parse_metric(text: str | Metric) -> Metric:
     Traceback (most recent call last):
     ...
     receval.errors.MetricError: metric 'precision@0': the cutoff k must be a positive integer, got '0'
+    >>> str(parse_metric("P_10")), str(parse_metric("nDCG@10")), str(parse_metric("hits@5"))
+    ('precision@10', 'ndcg@10(convention=trec_eval)', 'tp@5(agg=macro)')
     >>> parse_metric("nope@3")
     Traceback (most recent call last):
     ...
@@ -51,6 +55,9 @@ def parse_metric(text: str | Metric) -> Metric:
     if not match:
         raise MetricError(f"cannot read metric {text!r}; write name@k or name@k(key=value,...), e.g. 'ndcg@10'")
     name, k_text, param_text = match.groups()
+    trec = _TREC_CUTOFF.match(name) if k_text is None else None
+    if trec is not None and not _known(name) and _known(trec.group(1)):
+        name, k_text = trec.groups()
     canonical, preset = resolve_name(name)
     definition = _REGISTRY[canonical]
     k = None
@@ -67,6 +74,14 @@ def parse_metric(text: str | Metric) -> Metric:
             key, value = (s.strip() for s in part.split("=", 1))
             params[key] = _parse_value(value)
     return Metric(definition, k, resolve_params(definition, params, text.strip()))
+
+
+def _known(name: str) -> bool:
+    try:
+        resolve_name(name)
+    except MetricError:
+        return False
+    return True
 
 
 def parse_metric_list(text: str) -> list[str]:

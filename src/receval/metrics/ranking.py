@@ -50,6 +50,7 @@ from receval.metrics._input import MetricInput, count_rows
 __all__ = ["dcg_gains", "ideal_dcg", "pr_curve"]
 
 _THRESHOLD = {"threshold": None}
+_NEG = {"negative_threshold": None}
 
 
 def _thr(data: MetricInput, threshold: float | None) -> float:
@@ -162,11 +163,12 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None) -> np.
     "map",
     direction="higher",
     bounds=(0, 1),
+    k="optional",
     defaults={**_THRESHOLD, "denominator": "all"},
-    description="Average precision at k (trec_eval map_cut)",
+    description="Average precision at k (trec_eval map_cut; map without k: trec_eval map over the whole list)",
 )
 def average_precision(
-    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "all"
+    data: MetricInput, k: int | None, threshold: float | None = None, denominator: str = "all"
 ) -> np.ndarray:
     """AP@k = Σ_{i≤k, positive} P@i / |positives| (``denominator=min``: min(k, |positives|))."""
     hits = _hits(data, k, threshold)
@@ -176,23 +178,89 @@ def average_precision(
     if denominator == "all":
         den = n_pos
     elif denominator == "min":
-        den = np.minimum(n_pos, k)
+        den = n_pos if k is None else np.minimum(n_pos, k)
     else:
         raise MetricError(f"map denominator must be 'all' or 'min', got {denominator!r}")
     return _empty(_safe_div(total, den), n_pos == 0, data)
 
 
+@register_metric(
+    "f1",
+    direction="higher",
+    bounds=(0, 1),
+    defaults=_THRESHOLD,
+    description="Harmonic mean of precision@k and recall@k",
+)
+def f1(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
+    """2 P R / (P + R) = 2 · positives in the top k / (k + the user's positives); 0 without a hit (ranx's f1)."""
+    n_pos = data.n_positive_at(_thr(data, threshold))
+    hits = _hits(data, k, threshold).sum(axis=1)
+    return _empty(_safe_div(2.0 * hits, k + n_pos), n_pos == 0, data)
+
+
+@register_metric(
+    "r_precision",
+    direction="higher",
+    bounds=(0, 1),
+    k="none",
+    defaults=_THRESHOLD,
+    description="Precision at R, R = the user's number of positives (trec_eval Rprec)",
+)
+def r_precision(data: MetricInput, k: None, threshold: float | None = None) -> np.ndarray:
+    """Positives among the first R recommended items / R, R = the user's positives in the truth.
+
+    A list shorter than R counts its missing positions as misses (trec_eval ``Rprec``, ranx ``r-precision``).
+    """
+    hits = data.positive_at(_thr(data, threshold))
+    n_pos = data.n_positive_at(_thr(data, threshold))
+    within = np.arange(hits.shape[1])[None, :] < n_pos[:, None]
+    return _empty(_safe_div((hits & within).sum(axis=1), n_pos), n_pos == 0, data)
+
+
+@register_metric(
+    "auc",
+    direction="higher",
+    bounds=(0, 1),
+    k="optional",
+    defaults={**_THRESHOLD, **_NEG},
+    needs_negatives=True,
+    description="ROC AUC of the ranking over the user's judged items in the (top-k) list",
+)
+def auc(
+    data: MetricInput, k: int | None, threshold: float | None = None, negative_threshold: float | None = None
+) -> np.ndarray:
+    """Share of (positive, negative) pairs of ranked judged items where the positive ranks higher.
+
+    Conventions: only items that are both in the user's top k (the whole list without
+    k) and judged in the truth take part — positives rated ≥ ``threshold``, negatives
+    rated < ``negative_threshold``; unrated recommended items and judged items missing
+    from the list are left out. The list order is the score, so there are no ties. A user
+    without a ranked positive or a ranked negative has no AUC: NaN (``empty_users="skip"``) or 0.
+    """
+    pos = _hits(data, k, threshold)
+    neg = _negatives(data, pos.shape[1], negative_threshold)[:, : pos.shape[1]]
+    # pairs ordered correctly: for each positive, the negatives ranked below it
+    below = neg.sum(axis=1, keepdims=True) - np.cumsum(neg, axis=1)
+    n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
+    pairs = (n_pos * n_neg).astype(np.float64)
+    return _empty(_safe_div((below * pos).sum(axis=1), pairs), pairs == 0, data)
+
+
 Gain = Literal["linear", "exponential", "binary"]
 
 
-def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain) -> np.ndarray:
+def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain, *, graded: bool = False) -> np.ndarray:
     """Gain of each rating: positive ones (≥ threshold) get r, 2^r − 1 or 1; the rest (and NaN) 0.
+
+    ``graded=True`` is trec_eval's rule: every judged rating above 0 gains, whatever the threshold.
 
     >>> dcg_gains(np.array([5.0, 2.0, np.nan]), 3, "exponential").tolist()
     [31.0, 0.0, 0.0]
+    >>> dcg_gains(np.array([5.0, 2.0, 0.0]), 3, "linear", graded=True).tolist()
+    [5.0, 2.0, 0.0]
     """
     ratings = np.asarray(ratings, dtype=np.float64)
-    pos = ratings >= threshold
+    pos = ratings > 0 if graded else ratings >= threshold
     if gain == "linear":
         values = ratings
     elif gain == "exponential":
@@ -204,13 +272,13 @@ def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain) -> np.ndarray:
     return np.where(pos, values, 0.0)
 
 
-def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain) -> np.ndarray:
+def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain, *, graded: bool = False) -> np.ndarray:
     """DCG@k of each user's truth ratings sorted in decreasing gain.
 
     >>> ideal_dcg(sp.csr_matrix(np.array([[1.0, 3.0, 2.0]])), 2, 1, "linear").round(6).tolist()
     [4.26186]
     """
-    gains = dcg_gains(truth.data.astype(np.float64), threshold, gain)
+    gains = dcg_gains(truth.data.astype(np.float64), threshold, gain, graded=graded)
     counts = np.diff(truth.indptr)
     rows = np.repeat(np.arange(truth.shape[0]), counts)
     # one argsort of a composite key (row, then descending gain) instead of a slower lexsort
@@ -226,18 +294,34 @@ def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain) -> np.
     "ndcg",
     direction="higher",
     bounds=(0, 1),
-    defaults={**_THRESHOLD, "gain": "linear"},
+    defaults={**_THRESHOLD, "gain": "linear", "convention": "ranx"},
     needs_grades=True,
-    description="Normalised discounted cumulative gain (trec_eval ndcg_cut)",
+    description="Normalised discounted cumulative gain",
 )
-def ndcg(data: MetricInput, k: int, threshold: float | None = None, gain: Gain = "linear") -> np.ndarray:
-    """DCG@k / ideal DCG@k with log2(rank + 1) discount; gains per ``gain``."""
+def ndcg(
+    data: MetricInput, k: int, threshold: float | None = None, gain: Gain = "linear", convention: str = "ranx"
+) -> np.ndarray:
+    """DCG@k / ideal DCG@k with log2(rank + 1) discount; gains per ``gain``.
+
+    ``convention="ranx"`` (default): only ratings ≥ the threshold gain (ranx's ``ndcg``
+    with ``-l`` = threshold; at threshold 1 on a 1–5 scale also trec_eval's).
+    ``convention="trec_eval"``: every judged rating above 0 gains its value, the
+    threshold applies only to binary measures (trec_eval's ``ndcg_cut``).
+    """
+    if convention not in ("ranx", "trec_eval"):
+        raise MetricError(f"ndcg convention must be 'ranx' or 'trec_eval', got {convention!r}")
+    graded = convention == "trec_eval"
+    if graded and threshold is not None:
+        raise MetricError(
+            "ndcg with convention=trec_eval takes gains from every judged rating and has no threshold; "
+            "drop threshold= or use convention=ranx"
+        )
     thr = _thr(data, threshold)
     grades = data.grades[:, :k]
     discount = 1.0 / np.log2(np.arange(2, grades.shape[1] + 2, dtype=np.float64))
     # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
-    dcg = (dcg_gains(grades, thr, gain) * discount).sum(axis=1)
-    idcg = ideal_dcg(data.truth, k, thr, gain)
+    dcg = (dcg_gains(grades, thr, gain, graded=graded) * discount).sum(axis=1)
+    idcg = ideal_dcg(data.truth, k, thr, gain, graded=graded)
     return _empty(_safe_div(dcg, idcg), idcg <= 0, data)
 
 
@@ -254,9 +338,6 @@ def _n_negative(data: MetricInput, negative_threshold: float | None) -> np.ndarr
     if negative_threshold is None or float(negative_threshold) == data.negative_threshold:
         return data.n_negative
     return count_rows(data.truth, data.truth.data < float(negative_threshold))
-
-
-_NEG = {"negative_threshold": None}
 
 
 def _anti_parts(

@@ -35,6 +35,8 @@ Examples
 ('lower', 'lower', 'lower')
 >>> get_definition("precision").bounds
 (0.0, 1.0)
+>>> str(parse_metric("ndcg_cut_10")), str(parse_metric("AP@100")), get_definition("RR").name
+('ndcg@10(convention=trec_eval)', 'map@100', 'mrr')
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ from receval.metrics._parse import parse_metric, parse_metric_list
 __all__ = [
     "BUILTIN_MODULES",
     "Direction",
+    "FIELD_SPELLINGS",
     "Kind",
     "Metric",
     "MetricDefinition",
@@ -166,3 +169,23 @@ register_measure(
 register_measure(
     "discovered", direction="higher", bounds=(0, 1), description="share of the held-out ratings recommended so far"
 )
+
+
+# the spellings of trec_eval, ranx and ir-measures, each with the convention of its library;
+# a metric string keeps the spelling typed (evaluation summaries are keyed by it)
+FIELD_SPELLINGS: tuple[tuple[str, str, dict[str, object], str], ...] = (
+    ("p", "precision", {}, "ir-measures P@k, trec_eval P_k"),
+    ("r", "recall", {}, "ir-measures R@k"),
+    ("nDCG", "ndcg", {"convention": "trec_eval"}, "ir-measures nDCG@k = trec_eval ndcg_cut (exact spelling)"),
+    ("ndcg_cut", "ndcg", {"convention": "trec_eval"}, "trec_eval ndcg_cut_k"),
+    ("ndcg_burges", "ndcg", {"gain": "exponential"}, "ranx ndcg_burges@k"),
+    ("ap", "map", {}, "ir-measures AP, AP@k (trec_eval map, map_cut_k)"),
+    ("map_cut", "map", {}, "trec_eval map_cut_k"),
+    ("rr", "mrr", {}, "ir-measures RR, RR@k"),
+    ("recip_rank", "mrr", {}, "trec_eval recip_rank"),
+    ("hits", "tp", {"agg": "macro"}, "ranx hits@k: mean number of positives in the top k"),
+    ("success", "hit_rate", {}, "trec_eval success_k, ir-measures Success@k"),
+    ("rprec", "r_precision", {}, "trec_eval Rprec, ir-measures Rprec"),
+)
+for _alias, _name, _preset, _ in FIELD_SPELLINGS:
+    register_alias(_alias, _name, case_sensitive=_alias != _alias.lower(), **_preset)
