@@ -362,6 +362,7 @@ def test_data_set_aliases_are_shared():
         ("t.csv", b"user,item,rating\n1,a,5\n\n2,b,inf\n", r"t\.csv, line 4, column rating: rating inf is not"),
         ("t.csv", b"user,item,rating\n1,a,5\n,b,3\n", r"t\.csv, line 3, column user: empty user id"),
         ("t.parquet", b"PAR1 not really", r"t\.parquet: not a readable Parquet file"),
+        ("t.csv", b"user,item,rating\n1,a,5\n1,b,2\n\n1,a,4\n", r"t\.csv, line 5: user '1', item 'a' repeats line 2"),
         ("t", None, r"the truth path is a folder; give the file"),
     ],
 )

@@ -73,8 +73,10 @@ def table_reader(
     columns = {role: name for role, name in names.items() if name is not None}
     header = False if no_header else None
 
-    def read(path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "--format") -> Any:
-        return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option)
+    def read(
+        path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "--format", **kw: Any
+    ) -> Any:
+        return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option, **kw)
 
     return read
 

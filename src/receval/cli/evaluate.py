@@ -111,7 +111,7 @@ def evaluate_command(
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
-    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format")
+    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format", unique=("user", "item"))
     recs_frame = read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format") if recs else None
     pred_frame = read(predictions, "predictions", ("user", "item", "rating", "prediction")) if predictions else None
     train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format") if train else None

@@ -138,6 +138,7 @@ def read_table(
     positional: Sequence[str] | None = None,
     text_ids: bool = True,
     option: str = "--format",
+    unique: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Read a table in any of :data:`TABLE_FORMATS`; check it and its ``required`` columns.
 
@@ -167,6 +168,9 @@ def read_table(
         id once), or let the file's values decide (integers stay integers).
     option
         The command-line option that sets ``format`` (named in errors).
+    unique
+        Columns whose combination must not repeat (``("user", "item")`` for a truth
+        table); a repeat is an error naming both lines.
 
     Returns
     -------
@@ -220,7 +224,28 @@ def read_table(
             column=missing[0],
         )
     _check_values(frame, path, reader.line_of)
+    if unique and all(c in frame.columns for c in unique):
+        _check_unique(frame, list(unique), path, what, reader.line_of)
     return frame
+
+
+def _check_unique(frame: pd.DataFrame, cols: list[str], path: Path, what: str, line_of: Any) -> None:
+    repeated = frame.duplicated(cols).to_numpy()
+    if not repeated.any():
+        return
+    row = int(np.flatnonzero(repeated)[0])
+    key = frame.iloc[row][cols]
+    first = int(np.flatnonzero((frame[cols] == key.to_numpy()).all(axis=1).to_numpy())[0])
+    shown = ", ".join(f"{c} {key[c]!r}" for c in cols)
+    where_first = line_of(first)
+    before = f"line {where_first}" if where_first is not None else f"row {first + 1}"
+    message = (
+        f"{shown} repeats {before} ({int(repeated.sum())} repeated pairs in the {what}); keep one row per pair"
+    )
+    line = line_of(row)
+    if line is None:
+        raise DataError(f"row {row + 1}: {message}", path=path)
+    raise DataError(message, path=path, line=line)
 
 
 def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options: Any) -> pd.DataFrame:
