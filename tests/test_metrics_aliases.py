@@ -52,8 +52,8 @@ def test_every_field_spelling_names_a_metric_and_did_you_mean() -> None:
     for alias, name, preset, _ in FIELD_SPELLINGS:
         assert get_definition(alias).name == name
         assert alias in get_definition(name).aliases
-        assert all(parse_metric(f"{alias}@5" if get_definition(name).k != "none" else alias).params[p] == v
-                   for p, v in preset.items())
+        metric = parse_metric(alias if get_definition(name).k == "none" else f"{alias}@5")
+        assert {key: metric.params[key] for key in preset} == preset
     with pytest.raises(MetricError, match="did you mean 'recip_rank'"):
         parse_metric("recip_rnk")
     with pytest.raises(MetricError, match="did you mean 'ndcg'"):
