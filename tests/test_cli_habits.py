@@ -137,6 +137,15 @@ def test_help_is_plain_text():
     assert ",".join(DEFAULT_ALGORITHMS) in simulate.replace("- ", "-").replace(", ", ",")
 
 
+def test_command_list_is_not_cut(capsys):
+    assert main(["--help"]) == 0
+    listing = capsys.readouterr().out.split("Commands:", 1)[1]
+    assert "..." not in listing and "…" not in listing
+    listing = " ".join(listing.split())
+    assert "Generate MovieLens-like data and evaluate recommenders on it, end to end." in listing
+    assert "attributes (e.g. genres)." in listing  # the first sentence, not cut at "e.g."
+
+
 def test_tidy_top_level_namespace():
     public = {n for n in dir(receval) if not n.startswith("_")}
     assert "version" not in public and "PackageNotFoundError" not in public

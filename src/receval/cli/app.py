@@ -20,8 +20,10 @@ receval ...
 from __future__ import annotations
 
 import importlib
+import inspect
 import itertools
 import json
+import re
 import sys
 from collections.abc import Sequence
 
@@ -114,12 +116,25 @@ def _root(
     """Rigorous offline evaluation of recommender systems."""
 
 
+def _first_sentence(doc: str) -> str:
+    """The first sentence of a docstring's first paragraph, on one line."""
+    paragraph = " ".join(inspect.cleandoc(doc).split("\n\n")[0].split())
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z`])", paragraph, maxsplit=1)[0]  # not after "e.g. genres"
+
+
 def _add_examples(typer_app: typer.Typer, prefix: str = "") -> None:
-    """Append the :data:`EXAMPLES` line to the help of every command of ``typer_app``."""
+    """Append the :data:`EXAMPLES` line to the help of every command of ``typer_app``.
+
+    Also gives each command its first sentence as the short help of the command list,
+    which click would otherwise cut to the terminal's width with "...".
+    """
     for info in typer_app.registered_commands:
         name = prefix + (info.name or info.callback.__name__.replace("_", "-"))  # type: ignore[union-attr]
         if not info.epilog and name in EXAMPLES:
             info.epilog = f"\b\nExample:\n  {EXAMPLES[name]}"  # \b: click keeps the line as written
+        doc = info.help or (info.callback.__doc__ if info.callback else None)
+        if not info.short_help and doc:
+            info.short_help = _first_sentence(doc)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
             _add_examples(group.typer_instance, f"{prefix}{group.name} ")
