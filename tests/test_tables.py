@@ -287,11 +287,39 @@ def test_headerless_u1_files_round_trip_and_evaluate_as_headed_ones(tmp_path, ca
 
 
 @pytest.mark.realdata
-def test_real_ml100k_u1_files_read_without_options(ml100k_dir):
+def test_real_ml100k_u1_popularity_run_as_trec_equals_pytrec_eval(ml100k_dir, tmp_path, capsys):
+    """u1.base/u1.test as GroupLens ship them, a most-popular TREC run: no option but the metrics."""
     base = read_table(ml100k_dir / "u1.base", "train")
     test = read_table(ml100k_dir / "u1.test", "truth")
     assert (len(base), len(test)) == (80000, 20000)
     assert list(test.columns) == ["user", "item", "rating", "timestamp"]
+    counts = base["item"].astype(str).value_counts(sort=False)
+    ranked = counts.index.to_numpy()[np.lexsort((counts.index.astype(int), -counts.to_numpy()))][:200]
+    seen = base.groupby(base["user"].astype(str), observed=True)["item"].agg(lambda s: set(s.astype(str)))
+    lines, run = [], {}
+    for user in sorted(test["user"].astype(str).unique(), key=int):
+        items = [i for i in ranked if i not in seen.get(user, set())][:10]
+        run[user] = {i: float(10 - r) for r, i in enumerate(items)}
+        lines += [f"{user} Q0 {i} {r + 1} {10 - r} pop\n" for r, i in enumerate(items)]
+    (tmp_path / "pop.run").write_text("".join(lines))
+    per_user = tmp_path / "per_user.csv"
+    args = ["--metrics", "precision@10,ndcg@10", "--threshold", "4", "--per-user", str(per_user)]
+    assert main(["evaluate", "--truth", str(ml100k_dir / "u1.test"), "--recs", str(tmp_path / "pop.run"), *args]) == 0
+    qrels: dict[str, dict[str, int]] = {}
+    for u, i, r in test[["user", "item", "rating"]].astype({"user": str, "item": str}).itertuples(index=False):
+        qrels.setdefault(u, {})[i] = int(r)
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"P_10"}, relevance_level=4).evaluate(run)
+    ours = pd.read_csv(per_user, dtype={"user": str}).set_index("user")
+    users = sorted(trec)
+    np.testing.assert_allclose(ours.loc[users, "precision@10"].fillna(0.0), [trec[u]["P_10"] for u in users],
+                               atol=1e-9)  # fmt: skip
+    assert "users evaluated: 459" in capsys.readouterr().out
+
+
+@pytest.mark.realdata
+def test_real_ml_latest_small_ratings_csv_columns_are_recognised(ml_latest_small_dir):
+    ratings = read_table(ml_latest_small_dir / "ratings.csv", "truth")
+    assert list(ratings.columns) == ["user", "item", "rating", "timestamp"] and len(ratings) == 100836
 
 
 # ---------------------------------------------------------------- bad input
