@@ -22,9 +22,10 @@ Estimators (``w = 1 / p``):
 - ``snips`` — self-normalised IPS: the weights are rescaled so that they sum to the
   number of (user, item) pairs they stand for (Swaminathan & Joachims, NeurIPS 2015;
   Schnabel et al., 2016; Yang et al., 2018). Ratio metrics whose normaliser is itself
-  an IPS sum (recall, nDCG, AP, Fallout) are invariant to that scale, so their SNIPS
-  value equals the IPS value; precision, hit rate, anti-precision and the error
-  metrics differ.
+  an IPS sum of the same weights (recall, Fallout) are invariant to that scale, so
+  their SNIPS value equals the IPS value; for the others (precision, hit rate,
+  anti-precision, nDCG — whose ideal DCG fills at most k ranks —, AP, the error
+  metrics) it differs.
 - ``dr`` — doubly robust rating error (Wang, Zhang, Sun & Qi, ICML 2019): ``(1/N)(Σ_all
   ê + Σ_obs (e − ê) w)`` with the imputed error ``ê`` of an item the SNIPS mean error
   of its observed predictions (the global SNIPS mean for items without any); only
@@ -266,10 +267,10 @@ def sample_values(metric: Metric, data: MetricInput) -> np.ndarray:
 # ---------------------------------------------------------- Horvitz–Thompson forms
 def _weights(metric: Metric, props: Propensities, values: np.ndarray | None = None) -> np.ndarray:
     """``1 / p``, rescaled for SNIPS so that the weights of the test ratings sum to the population."""
-    p = props.truth if values is None else values
-    w = 1.0 / np.asarray(p, dtype=np.float64)
+    w_truth = 1.0 / np.asarray(props.truth, dtype=np.float64)
+    w = w_truth if values is None else 1.0 / np.asarray(values, dtype=np.float64)
     if metric.params.get("estimator") == "snips":
-        total = float((1.0 / np.asarray(props.truth, dtype=np.float64)).sum())
+        total = float(w_truth.sum())
         w = w * (props.population / total) if total > 0 else w
     return w
 
@@ -281,15 +282,21 @@ def _weights_at(data: MetricInput, w: np.ndarray, mask: np.ndarray) -> np.ndarra
     in the row-major, column-sorted truth — cheaper than a second dense lookup.
     """
     truth = data.truth
-    n_items = max(int(truth.shape[1]), 1)
     rows, cols = np.nonzero(mask)
     out = np.zeros(mask.shape, dtype=np.float64)
-    if not len(rows):
-        return out
-    entry_rows = np.repeat(np.arange(truth.shape[0], dtype=np.int64), np.diff(truth.indptr))
-    keys = entry_rows * n_items + truth.indices
-    wanted = rows.astype(np.int64) * n_items + data.rankings[rows, cols]
-    out[rows, cols] = w[np.searchsorted(keys, wanted)]
+    if len(rows):
+        entries = _entries(truth.indptr, truth.indices, rows, data.rankings[rows, cols])
+        out[rows, cols] = w[entries]
+    return out
+
+
+@numba.njit(cache=True)
+def _entries(indptr, indices, rows, items):
+    """Position in the CSR data of each (row, item), by binary search within the row's sorted columns."""
+    out = np.empty(len(rows), dtype=np.int64)
+    for j in range(len(rows)):
+        lo, hi = indptr[rows[j]], indptr[rows[j] + 1]
+        out[j] = lo + np.searchsorted(indices[lo:hi], items[j])
     return out
 
 

@@ -13,9 +13,10 @@ per estimator: on MAR data the two agree, on MNAR data they can invert (Sánchez
 Bellogín, RecSys 2018) — the question is which estimator restores the agreement.
 
 The MAR value of a metric is its IPS estimate on the MAR test set with the uniform
-propensity ``|MAR test| / (users × items)``: for ratio metrics (recall, nDCG, AP,
-Fallout) and the error metrics this is the plain value on the MAR test, for precision
-and hit rate it is put on the scale of the complete data, the target of the estimators.
+propensity ``|MAR test| / (users × items)``, i.e. its estimate of the complete-data
+value, the target of the estimators: for Recall, Fallout and the error metrics this is
+the plain value on the MAR test; precision, nDCG and AP are put on the scale of the
+complete data (a sparse test set deflates their plain values).
 
 Examples
 --------
@@ -25,8 +26,8 @@ Examples
 >>> parts = generated_parts(truth, test_fraction=0.3, seed=0)
 >>> systems = {"popularity": make("popularity"), "random": make("random")}
 >>> study = debiasing_study(parts, systems, metrics=["recall@10"], estimators=["naive", "ips", "snips"], threshold=4)
->>> sorted(study.summary("recall@10")["kendall_tau"])
-['ips', 'naive', 'snips']
+>>> sorted(study.summary("recall@10")["kendall_tau"])  # ips: known propensities, ips[popularity]: fitted
+['ips', 'ips[popularity]', 'naive', 'snips', 'snips[popularity]']
 """
 
 from __future__ import annotations
