@@ -200,8 +200,15 @@ def _own_names(truth, run):
     return run.rename(columns={"user": "who", "score": "s"}), truth.rename(columns={"user": "who", "rating": "g"})
 
 
+def _ir_measures(truth, run):
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels = [ir_measures.Qrel(u, i, int(g)) for u, i, g in truth.itertuples(index=False)]
+    return [ir_measures.ScoredDoc(u, i, float(s)) for u, i, s in run.itertuples(index=False)], qrels
+
+
 OBJECTS = {
     "ranx-objects": (_ranx_objects, {}),
+    "ir-measures-tuples": (_ir_measures, {}),
     "pytrec-eval-dicts": (_dicts, {}),
     "lenskit-frames": (_lenskit, {}),
     "column-keywords": (_own_names, {"user": "who", "score": "s", "rating": "g"}),

@@ -514,8 +514,9 @@ class _Reader:
 def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> Any:
     """An in-memory table in receval's columns: DataFrames (any column names), ranx ``Run``/``Qrels``, dicts.
 
-    ``{user: {item: value}}`` dicts (ir-measures, pytrec_eval, ``ranx.Run.to_dict()``)
-    and ranx objects become ``user, item, score`` (``rating`` for the truth); a
+    ``{user: {item: value}}`` dicts (ir-measures, pytrec_eval, ``ranx.Run.to_dict()``),
+    lists of ir-measures ``Qrel``/``ScoredDoc`` tuples and ranx objects become
+    ``user, item, score`` (``rating`` for the truth); a
     DataFrame has its columns renamed by ``columns`` and by other libraries' names
     (LensKit's ``user_id``/``item_id``, ranx's ``q_id``/``doc_id``). Anything else
     (None, :class:`~receval.Interactions`, arrays, matrices) is returned as it is.
@@ -528,11 +529,20 @@ def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> A
     value = "score" if what.startswith("recommendation") else "rating"
     if type(obj).__module__.startswith("ranx") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels
         obj = obj.to_dict()
+    if isinstance(obj, list | tuple) and obj and hasattr(obj[0], "_fields") and "query_id" in obj[0]._fields:
+        obj = _named_rows(obj, value)  # ir-measures Qrel / ScoredDoc tuples
     if isinstance(obj, Mapping):
         return from_nested(obj, value)
     if isinstance(obj, pd.DataFrame):
         return _roles(obj, None, what, columns, value)
     return obj
+
+
+def _named_rows(rows: Sequence[Any], value: str) -> pd.DataFrame:
+    fields = rows[0]._fields
+    source = "relevance" if "relevance" in fields else "score"
+    frame = pd.DataFrame.from_records(rows, columns=fields)
+    return pd.DataFrame({"user": frame["query_id"], "item": frame["doc_id"], value: frame[source].astype(float)})
 
 
 def from_nested(nested: Any, value: str = "score", *, source: object | None = None) -> pd.DataFrame:
