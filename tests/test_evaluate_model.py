@@ -123,3 +123,30 @@ def test_sklearn_clone_every_builtin(split, name):
     if "seed" in model.get_params():
         assert clone(model, seed=11).get_params()["seed"] == 11
         assert sklearn.base.clone(model.set_params(seed=11)).seed == 11
+
+
+def test_one_shot_protocol_reports_system_metrics_and_nan_errors_for_rankers():
+    from receval.experiment import expand, parse_config
+    from receval.experiment.protocols import PreparedDataset, get_protocol
+
+    cfg = parse_config(
+        """
+metrics = ["precision@5", "coverage@5", "rmse"]
+[datasets.toy]
+generate = { n_users = 50, n_items = 60, n_ratings = 1200, seed = 3 }
+[split]
+method = "holdout"
+test_fraction = 0.25
+[protocol]
+name = "one-shot"
+k = 5
+[recommenders.popularity]
+[recommenders.biases]
+"""
+    )
+    data = generate(50, 60, 1200, seed=3)
+    out = {t.algorithm: get_protocol("one-shot").run(t, PreparedDataset(data)) for t in expand(cfg)}
+    assert np.isnan(out["popularity"].aggregates["rmse"]) and 0 < out["biases"].aggregates["rmse"] < 2
+    assert all(0 < o.aggregates["coverage@5"] <= 1 for o in out.values())
+    assert set(out["popularity"].per_user["metric"]) == {"precision@5"}  # no rows for a metric that does not apply
+    assert set(out["biases"].per_user["metric"]) == {"precision@5", "rmse"}

@@ -37,7 +37,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -129,7 +129,8 @@ def evaluate(
         A DataFrame with columns ``user``, ``item`` and ``score`` (higher first) or
         ``rank`` (1 first), original ids (LensKit's ``user_id``/``item_id`` and ranx's
         ``q_id``/``doc_id`` are recognised; other names through ``user=`` ...); a
-        ``{user: {item: score}}`` dict (ir-measures, pytrec_eval) or a ``ranx.Run``;
+        ``{user: {item: score}}`` dict (pytrec_eval), a list of ir-measures
+        ``ScoredDoc`` tuples or a ``ranx.Run``;
         an int matrix of item indices (into the truth's item id space, padded with
         -1), one row per user of ``users`` (user indices of the truth; by default
         every user of the truth's id space); a float or scipy-sparse *score* matrix
@@ -191,7 +192,9 @@ def evaluate(
     if _is_score_matrix(recommendations):
         recommendations = _rank_scores(recommendations, users, truth_data, _needed_width(specs))
     all_items = truth_data.item_ids
-    rec_users = rec_items = order_values = None
+    rec_users: Any = None  # with a DataFrame of recommendations: user and item indices, ordering values
+    rec_items: Any = None
+    order_values: Any = None
     descending = False
     n_dropped = 0
     if isinstance(recommendations, pd.DataFrame):
@@ -266,7 +269,7 @@ def evaluate(
             per_user[label] = values
             scored[label] = int(np.count_nonzero(~np.isnan(values)))
         summary[label] = spec.compute(data, values)
-    conventions = {
+    conventions: dict[str, object] = {
         "threshold": thr,
         "negative_threshold": neg_thr,
         "empty_users": empty_users,
@@ -285,7 +288,7 @@ def evaluate(
 
 
 def evaluate_model(
-    model: object,
+    model: Any,
     train: Interactions,
     test: Interactions,
     metrics: Sequence[str | Metric] | str,
@@ -642,7 +645,7 @@ def _needed_width(specs: list[tuple[str, Metric]]) -> int | None:
     ks = [spec.k for _, spec in specs if spec.kind != "error"]
     if not ks or any(k is None for k in ks):
         return None
-    return max(ks)
+    return max(k for k in ks if k is not None)
 
 
 def _matrix_input(matrix, users, truth: Interactions, eval_users, width, n_items) -> np.ndarray:

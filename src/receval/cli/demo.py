@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ DEMO_METRICS = (
 )
 # Defaults throughout: kNN ranks with whole-vector cosine and MF with PureSVD, and both
 # predict ratings as scikit-surprise does (see receval.recommenders.knn and .mf).
-DEMO_RANKERS = {
+DEMO_RANKERS: dict[str, dict[str, Any]] = {
     "random": {},
     "popularity": {"threshold": THRESHOLD},
     "average": {"threshold": THRESHOLD},
@@ -118,7 +119,7 @@ def run_demo(
     console.print(
         f"Generated {stats['n_ratings']:,} ratings by {stats['n_users']:,} users of {stats['n_items']:,} items "
         f"(density {stats['density']:.4f}, item-popularity Gini {stats['gini_item_popularity']:.3f}, "
-        f"{stats['mar_mnar']['label']}), {len(data.aspect_names)} genres."
+        f"{stats['mar_mnar']['label']}), {0 if data.aspect_names is None else len(data.aspect_names)} genres."
     )
     train, test = holdout(data, test_fraction=0.2, seed=seed)
     threshold = THRESHOLD

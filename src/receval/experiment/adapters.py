@@ -159,13 +159,15 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     users = np.unique(test.users)
     truth = test.to_csr()[users]
     train_rows = train.to_csr()[users]
-    systems = {
-        str(name): evaluate_model(
+    systems: dict[str, np.ndarray] = {}
+    for name in opts["systems"]:
+        result = evaluate_model(
             make(str(name)), train, test, list(task.metrics), k=k, threshold=float(opts["threshold"]), seed=task.seed
-        ).rankings
-        for name in opts["systems"]
-    }
-    common = {"threshold": float(opts["threshold"]), "rating_max": float(dataset.data.scale.high)}
+        )
+        if result.rankings is None:
+            raise ConfigError("the meta-evaluation needs ranking metrics (e.g. ndcg@10), not only error metrics")
+        systems[str(name)] = result.rankings
+    common: dict[str, Any] = {"threshold": float(opts["threshold"]), "rating_max": float(dataset.data.scale.high)}
     metrics = list(task.metrics)
     tables = {}
     aggregates: dict[str, float] = {}

@@ -194,7 +194,10 @@ def make_model(task: Task) -> Any:
     from receval.recommenders import clone
 
     params = dict(task.params)
-    model = get_protocol(task.protocol).factory(task.algorithm, params, task.options)
+    factory = get_protocol(task.protocol).factory
+    if factory is None or task.algorithm is None:
+        raise ConfigError(f"protocol {task.protocol!r} builds no recommenders")
+    model = factory(task.algorithm, params, task.options)
     return model if "seed" in params else clone(model, seed=task.seed)
 
 
@@ -242,7 +245,8 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         exclude_train=bool(opts["exclude_train"]),
         seed_model=False,  # make_model has seeded it
     )
-    metrics = [m for m in task.metrics if m not in result.conventions["not_applicable"]]
+    not_applicable = set(result.conventions["not_applicable"])  # type: ignore[call-overload]
+    metrics = [m for m in task.metrics if m not in not_applicable]
     users = np.unique(test.users)
 
     def wide(truth: Interactions) -> pd.DataFrame:
@@ -257,7 +261,7 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         index = truth.user_index(per_user["user"].to_numpy())
         return per_user.drop(columns="user").set_index(pd.Index(index, name="user_index"))
 
-    per_user = result.per_user[["user", *metrics]]
+    per_user = result.per_user.drop(columns=sorted(not_applicable))
     index = test.user_index(per_user["user"].to_numpy())
     out = TaskOutput(
         aggregates={m: float(result.summary[m]) for m in task.metrics},  # NaN: the metric does not apply
