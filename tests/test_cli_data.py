@@ -137,6 +137,11 @@ def test_fetch_verifies_unpacks_and_caches(tmp_path, toy_dataset, capsys):
     # a second fetch uses the cache (the source may disappear)
     Path(toy_dataset.url.removeprefix("file://")).unlink()
     assert fetch("toy", cache) == folder
+    # names are spelled freely, and a data set's name is a format alias (ml-100k = movielens-100k)
+    code, out, _ = run(capsys, "data", "fetch", "TOY", "--cache", cache)
+    assert code == 0 and Path(out.split("\t")[0]) == folder
+    code, out, _ = run(capsys, "data", "stats", folder, "-f", "ml-100k", "--json")
+    assert code == 0 and json.loads(out)["n_ratings"] == 2
 
 
 def test_fetch_checksum_mismatch_is_an_error(tmp_path, toy_dataset, capsys):

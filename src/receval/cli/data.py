@@ -111,15 +111,15 @@ def _fmt(value: Any, pattern: str) -> str:
 
 @data_app.command("fetch")
 def fetch_command(
-    name: str = typer.Argument(..., help="A known data set (see `receval data list`)."),
+    name: str = typer.Argument(..., help="A known data set (see `receval data list`), by name or format."),
     cache: Path | None = typer.Option(None, "--cache", help="Cache folder (default $RECEVAL_DATA or the user cache)."),
     sha256: str | None = typer.Option(None, "--sha256", help="Expected SHA-256 of the download (overrides)."),
 ) -> None:
     """Download, verify and unpack a known data set; prints the folder to pass to --format."""
-    from receval.data.registry import DATASETS, fetch
+    from receval.data.registry import DATASETS, dataset_name, fetch
 
     folder = fetch(name, cache, sha256=sha256)
-    typer.echo(f"{folder}\t(load with --format {DATASETS[name].format})")
+    typer.echo(f"{folder}\t(load with --format {DATASETS[dataset_name(name)].format})")
 
 
 @data_app.command("list")
