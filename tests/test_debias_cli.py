@@ -52,3 +52,32 @@ def test_cm100k_familiar_against_all_ratings(capsys):
     out = json.loads(capsys.readouterr().out)
     assert {"naive", "ips", "snips", "wtd", "wtd_h"} <= set(out["kendall_tau"])
     assert out["recall_fallout"]["mar"] > out["recall_fallout"]["naive"]
+
+
+def test_debiased_protocol_in_the_runner(tmp_path):
+    from receval.experiment import ResultStore, run_experiment
+
+    config = tmp_path / "debias.toml"
+    config.write_text(
+        """\
+name = "debias"
+seeds = [0]
+metrics = ["recall@10", "fallout@10"]
+
+[datasets.toy]
+generate = { n_users = 120, n_items = 100, n_ratings = 4000, familiar_fraction = 0.3, n_aspects = 0, seed = 2 }
+
+[protocol]
+name = "debiased"
+estimators = ["naive", "ips", "wtd_h"]
+threshold = 4.0
+
+[recommenders.popularity]
+[recommenders.random]
+"""
+    )
+    report = run_experiment(config, out=tmp_path / "out")
+    assert (report.ok, report.failed) == (2, 0)
+    aggregates = ResultStore(tmp_path / "out").read("aggregates")
+    names = set(aggregates["metric"])
+    assert {"recall@10|naive", "recall@10|ips", "recall@10|wtd_h", "recall@10|mar", "fallout@10|ips"} <= names
