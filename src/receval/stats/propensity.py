@@ -651,8 +651,7 @@ def input_propensities(
         catalogue = len(item_ids) if model.absolute else max(len(item_ids), len(getattr(model, "item_ids_", ())))
         out[name] = Propensities(
             truth=calibrated_propensities(model, t_users, t_items, t_ratings, eval_user_ids),
-            # known propensities are absolute: their population is every user of the id space
-            population=float((len(truth.user_ids) if model.absolute else data.n_users) * catalogue),
+            population=_population(model, data, truth, train, catalogue),
             predictions=None
             if p_users is None
             else calibrated_propensities(model, p_users, p_items, p_ratings, eval_user_ids),
@@ -661,6 +660,17 @@ def input_propensities(
             model=name,
         )
     return out
+
+
+def _population(
+    model: PropensityModel, data: MetricInput, truth: Interactions, train: Interactions | None, catalogue: int
+) -> float:
+    """The (user, item) pairs a test rating stands for: the evaluated users' catalogue for calibrated models;
+    for known (absolute) propensities every user of the id space, less the training pairs (they cannot be test)."""
+    if not model.absolute:
+        return float(data.n_users * catalogue)
+    n_train = 0 if train is None else len(np.unique(train.users.astype(np.int64) * train.n_items + train.items))
+    return float(len(truth.user_ids) * catalogue - n_train)
 
 
 def estimator_of(metric: Metric) -> dict[str, str | None]:

@@ -13,7 +13,7 @@ per estimator: on MAR data the two agree, on MNAR data they can invert (Sánchez
 Bellogín, RecSys 2018) — the question is which estimator restores the agreement.
 
 The MAR value of a metric is its IPS estimate on the MAR test set with the uniform
-propensity ``|MAR test| / (users × items)``, i.e. its estimate of the complete-data
+propensity ``|MAR test| / (users × items − training pairs)``, i.e. its estimate of the complete-data
 value, the target of the estimators: for Recall, Fallout and the error metrics this is
 the plain value on the MAR test; precision, nDCG and AP are put on the scale of the
 complete data (a sparse test set deflates their plain values).
@@ -255,7 +255,9 @@ def debiasing_study(
     if not plan:
         raise ConfigError("no (metric, estimator) pair applies; give ranking or error metrics and estimators")
     mar_n_pairs = len(np.unique(parts.mar_test.users.astype(np.int64) * parts.mar_test.n_items + parts.mar_test.items))
-    uniform = parts.mar_test.n_users * parts.mar_test.n_items
+    # every pair outside the training ratings could be a MAR test pair (the population of known propensities)
+    n_train = len(np.unique(parts.train.users.astype(np.int64) * parts.train.n_items + parts.train.items))
+    uniform = parts.mar_test.n_users * parts.mar_test.n_items - n_train
     mar_table = pd.DataFrame(
         {
             "user": parts.mar_test.user_ids[parts.mar_test.users],
@@ -322,7 +324,7 @@ def debiasing_study(
             "k": k,
             "seed": seed,
             "systems": list(systems),
-            "truth": "IPS value on the MAR test with the uniform propensity |MAR test| / (users x items)",
+            "truth": "IPS value on the MAR test, uniform propensity |MAR test| / (users x items - training pairs)",
         },
     )
 
