@@ -12,7 +12,8 @@ and no two modules may import each other, directly or through others.
 What each layer may use:
 
 - ``errors`` — the exception family; nothing of receval. ``atomic`` — the atomic
-  writers; only ``errors``.
+  writers; ``validate`` — the checks of options and configuration values (seeds,
+  counts, thresholds, memory); both only ``errors``.
 - ``data`` — :class:`~receval.data.interactions.Interactions`, loaders, synthetic data,
   data-set statistics.
 - ``split`` — train/test splits of ``data``.
@@ -41,7 +42,7 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_layers", "errors"),
-    ("atomic",),
+    ("atomic", "validate"),
     ("data",),
     ("split",),
     ("recommenders", "metrics"),

@@ -1,0 +1,255 @@
+"""One validation of options and configuration values, run before any work starts.
+
+The command line, the experiment configuration and the public functions check the
+same values with the same rules and the same messages: seeds in range, counts ≥ 1,
+fractions strictly between 0 and 1, finite numbers where finite is meant, thresholds
+on the data's rating scale, per-user folds no more than a user's ratings, and
+allocations that scale with users × items (or items²) sized against the memory
+available. Every check raises :class:`~receval.errors.ConfigError` naming the option
+(``--seed``, ``split.test_fraction``) and how to fix it; the command line prints it as
+one ``error:`` line with exit status 2, and a configuration adds its file and line.
+
+Examples
+--------
+>>> check_seed(7)
+7
+>>> check_seed(-1)
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: --seed -1: a seed is an integer from 0 to 4294967295
+>>> check_count(0, "--seeds")
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: --seeds 0: give an integer of at least 1
+>>> check_threshold(10, 1, 5)
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: --threshold 10: threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
+>>> check_number(float("nan"), "--rmse", minimum=0)
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: --rmse nan: give a finite number
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from receval.errors import ConfigError
+
+__all__ = [
+    "SEED_MAX",
+    "available_memory",
+    "check_count",
+    "check_folds",
+    "check_fraction",
+    "check_memory",
+    "check_number",
+    "check_option",
+    "check_seed",
+    "check_threshold",
+    "options_of",
+]
+
+SEED_MAX = 2**32 - 1  # numpy's legacy seeds, scikit-learn's random_state: every seed every library accepts
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_seed(value: Any, option: str = "--seed") -> int:
+    """``value`` as an int seed from 0 to :data:`SEED_MAX` (ConfigError otherwise).
+
+    >>> check_seed(99999999999999999999)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --seed 99999999999999999999: a seed is an integer from 0 to 4294967295
+    """
+    if not _is_int(value) or not 0 <= value <= SEED_MAX:
+        raise ConfigError(f"{option} {_shown(value)}: a seed is an integer from 0 to {SEED_MAX}")
+    return int(value)
+
+
+def check_count(value: Any, option: str, minimum: int = 1) -> int:
+    """``value`` as an int of at least ``minimum`` (list lengths, rounds, folds, resamples).
+
+    >>> check_count(3, "--k"), check_count(0, "--bootstrap", minimum=0)
+    (3, 0)
+    >>> check_count(2.5, "k")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: k 2.5: give an integer of at least 1
+    """
+    if not _is_int(value) or value < minimum:
+        raise ConfigError(f"{option} {_shown(value)}: give an integer of at least {minimum}")
+    return int(value)
+
+
+def check_fraction(value: Any, option: str) -> float:
+    """``value`` as a float strictly between 0 and 1 (test shares, attack sizes of a population).
+
+    >>> check_fraction(0.2, "--test-fraction")
+    0.2
+    >>> check_fraction(1.5, "split.test_fraction")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: split.test_fraction 1.5: give a number strictly between 0 and 1
+    """
+    if not _is_real(value) or not 0 < value < 1:
+        raise ConfigError(f"{option} {_shown(value)}: give a number strictly between 0 and 1")
+    return float(value)
+
+
+def check_number(value: Any, option: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
+    """``value`` as a finite float within ``[minimum, maximum]`` (either side open when None).
+
+    >>> check_number(0.9, "--rmse", minimum=0)
+    0.9
+    >>> check_number(-1, "--rmse", minimum=0)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --rmse -1: give a number of at least 0
+    """
+    if not _is_real(value) or not math.isfinite(value):
+        raise ConfigError(f"{option} {_shown(value)}: give a finite number")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{option} {_shown(value)}: give a number of at least {minimum:g}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{option} {_shown(value)}: give a number of at most {maximum:g}")
+    return float(value)
+
+
+def check_threshold(value: Any, low: float, high: float, option: str = "--threshold") -> float:
+    """A relevance threshold λ (rating ≥ λ is positive) that lies on the scale ``low..high``.
+
+    Outside the scale no rating (or every rating) is positive and every user is left
+    out of the mean: the evaluation would be NaN over 0 users. ``low=-inf`` checks
+    only the top of the scale (a scale inferred from held-out data, whose lowest
+    grade may be missing).
+
+    >>> check_threshold(4, 1, 5), check_threshold(0.5, -math.inf, 5)
+    (4.0, 0.5)
+    >>> check_threshold(float("inf"), 1, 5)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --threshold inf: threshold inf is outside the rating scale 1..5; pick a threshold on the scale
+    """
+    shown = f"{low:g}..{high:g}" if math.isfinite(low) else f"..{high:g}"
+    if not _is_real(value) or not (low <= value <= high):
+        raise ConfigError(
+            f"{option} {_shown(value)}: threshold {_shown(value)} is outside the rating scale {shown}; "
+            "pick a threshold on the scale"
+        )
+    return float(value)
+
+
+def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "--folds") -> int:
+    """Per-user k-fold: at least 2 folds, and no more than the fewest ratings of a user.
+
+    A user with fewer ratings than folds is tested in only some folds, so every fold
+    beyond the fewest ratings changes the training share of those users and the
+    results; receval refuses it (filter the users, or lower the folds).
+
+    >>> check_folds(5, np.array([10, 12, 7]))
+    5
+    >>> check_folds(200, np.array([10, 12, 7]))
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --folds 200: 3 users have fewer than 200 ratings (the fewest: 7); use --folds 7 or fewer, or filter out users with fewer ratings than folds
+    """
+    folds = check_count(folds, option, minimum=2)
+    counts = np.asarray(per_user_counts)
+    counts = counts[counts > 0]
+    fewest = int(counts.min()) if counts.size else 0
+    if fewest < folds:
+        short = int(np.count_nonzero(counts < folds))
+        raise ConfigError(
+            f"{option} {folds}: {short} users have fewer than {folds} ratings (the fewest: {fewest}); use "
+            f"{option} {max(fewest, 2)} or fewer, or filter out users with fewer ratings than folds"
+        )
+    return folds
+
+
+# Option names whose rule is known wherever they appear (command options, protocol options, split keys).
+_COUNTS = {"k": 1, "rounds": 1, "n_per_round": 1, "refit_every": 1, "n_targets": 1, "n_resamples": 1, "folds": 2}
+_FRACTIONS = ("test_fraction",)
+_NONNEGATIVE = ("size", "filler", "min_train")
+
+
+def check_option(name: str, value: Any, option: str | None = None) -> Any:
+    """Check ``value`` by the rule of the option ``name`` (counts, fractions, thresholds, seeds).
+
+    Names without a rule pass unchanged; ``option`` is the name shown (default ``name``).
+
+    >>> check_option("rounds", 5), check_option("order", "random")
+    (5, 'random')
+    >>> check_option("rounds", 0, "protocol.rounds")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: protocol.rounds 0: give an integer of at least 1
+    """
+    shown = option or name
+    if name in _COUNTS:
+        return check_count(value, shown, minimum=_COUNTS[name])
+    if name in _FRACTIONS:
+        return check_fraction(value, shown)
+    if name in _NONNEGATIVE:
+        return check_number(value, shown, minimum=0)
+    if name in ("threshold", "negative_threshold"):
+        return check_number(value, shown)
+    if name in ("seed", "sample_seed"):
+        return check_seed(value, shown)
+    return value
+
+
+def available_memory() -> int:
+    """Bytes of memory available to a new allocation (``MemAvailable``; physical memory without it)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): no limit known
+        return 1 << 62
+
+
+def check_memory(n_bytes: float, what: str, fix: str, *, limit: int | None = None) -> None:
+    """Refuse, before allocating, ``n_bytes`` for ``what`` when more than the available memory.
+
+    >>> check_memory(8e6, "a 1,000 x 1,000 similarity matrix", "filter the items", limit=10**9)
+    >>> check_memory(7.2e9, "a dense 30,000 x 30,000 similarity matrix", "filter the items", limit=4 * 10**9)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: a dense 30,000 x 30,000 similarity matrix needs 7.2 GB of memory and 4.0 GB are available; filter the items
+    """
+    free = available_memory() if limit is None else limit
+    if n_bytes > free:
+        raise ConfigError(f"{what} needs {n_bytes / 1e9:.1f} GB of memory and {free / 1e9:.1f} GB are available; {fix}")
+
+
+def options_of(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Every entry of ``values`` checked by :func:`check_option` (shown as ``prefix`` + name).
+
+    >>> options_of({"k": 10, "rounds": 3}, "protocol.")
+    {'k': 10, 'rounds': 3}
+    """
+    return {name: check_option(name, value, prefix + name) for name, value in values.items()}
