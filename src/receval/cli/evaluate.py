@@ -152,9 +152,11 @@ def evaluate_command(
     if conv.get("users_without_list"):
         typer.echo(f"truth users without a list (scored as empty lists): {conv['users_without_list']}")
     width = max(len(name) for name in result.summary)
+    aggregation, users_scored = conv["aggregation"], conv["users_scored"]
+    assert isinstance(aggregation, dict) and isinstance(users_scored, dict)
     for name, value in result.summary.items():
-        agg = conv["aggregation"][name]  # type: ignore[index]
-        scored = conv["users_scored"].get(name)  # type: ignore[union-attr]
+        agg = aggregation[name]
+        scored = users_scored.get(name)
         note = f"{agg}" + (f", {scored} users" if scored is not None else "")
         typer.echo(f"{name:<{width}}  {value:.6f}  ({note})")
 

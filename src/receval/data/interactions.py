@@ -275,9 +275,9 @@ class Interactions:
             col = frame[rating]
             if not pd.api.types.is_numeric_dtype(col):
                 num = pd.to_numeric(col, errors="coerce")
-                bad = np.flatnonzero(num.isna().to_numpy() & col.notna().to_numpy())
-                if len(bad):
-                    raise DataError(f"rating {col.iloc[bad[0]]!r} of row {bad[0]} is not a number", column=rating)
+                rows = np.flatnonzero(num.isna().to_numpy() & col.notna().to_numpy())
+                if len(rows):
+                    raise DataError(f"rating {col.iloc[rows[0]]!r} of row {rows[0]} is not a number", column=rating)
                 col = num
             if col.isna().any():
                 bad = int(np.flatnonzero(col.isna().to_numpy())[0])

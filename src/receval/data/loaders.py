@@ -440,8 +440,8 @@ def _record_at(path: Path, layout: _Layout, row: int) -> tuple[int, tuple[str, .
     Whole blocks without blank lines are counted with ``bytes.count``; only the block
     holding the row (or one with blank lines) is walked line by line.
     """
-    names = layout.names
-    header = names is None
+    names: tuple[str, ...] = layout.names or ()
+    header = layout.names is None
     want = row + (1 if header else 0)  # index among non-blank lines; the header is the first
     seen = 0  # non-blank lines before the current block
     number = 0  # physical lines before the current block
@@ -735,9 +735,9 @@ def _load_generic(
         what = "a folder" if path.is_dir() else "no such file"
         raise DataError(f"{what}: format {fmt} expects the path of one file", path=path)
     name = path.stem
-    dtypes = {roles["rating"]: "float64"}
+    dtypes = {str(roles["rating"]): "float64"}  # user, item and rating always have a column name
     if ids_as_str:
-        dtypes.update({roles["user"]: "str", roles["item"]: "str"})
+        dtypes.update({str(roles["user"]): "str", str(roles["item"]): "str"})
     if fmt == "parquet":
         return _load_parquet(path, roles, extra, scale, dtypes, name)
     if sep is None:

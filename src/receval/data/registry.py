@@ -67,7 +67,7 @@ class KnownDataset:
 
     @property
     def is_archive(self) -> bool:
-        return bool(self.url) and self.url.endswith(".zip")
+        return self.url is not None and self.url.endswith(".zip")
 
 
 DATASETS: dict[str, KnownDataset] = {
@@ -338,5 +338,5 @@ def _copy_local(url: str, output_file: str | object, pooch: object, check_only: 
         with open(source, "rb") as fh:
             shutil.copyfileobj(fh, output_file)
     else:
-        shutil.copyfile(source, output_file)
+        shutil.copyfile(source, str(output_file))
     return None

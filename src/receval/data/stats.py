@@ -156,7 +156,7 @@ def dataset_stats(data: Interactions) -> dict[str, Any]:
     out.update(_core(data))
     s = data.scale
     out["scale"] = {"low": float(s.low), "high": float(s.high), "step": None if s.step is None else float(s.step)}
-    if data.aspects is not None:
+    if data.aspects is not None and data.aspect_names is not None:
         out["n_aspects"] = len(data.aspect_names)
         out["aspect_names"] = [str(a) for a in data.aspect_names]
     if "familiar" in data.extra:

@@ -420,6 +420,7 @@ class _Reader:
         sep = "\t" if "\t" in first[0] else " "
         self.whitespace = sep == " " and any("  " in line.strip() for line in first)
         n = len(first[0].split())
+        names: tuple[str, ...]
         if n == 6:
             names, keep = ("user", "_q0", "item", "rank", "score", "_tag"), ["user", "item", "score"]
             expected = "a TREC run line is: qid Q0 docid rank score tag"
@@ -445,7 +446,7 @@ class _Reader:
     def _whitespace(self, names: tuple[str, ...], expected: str) -> pd.DataFrame:
         """Fields separated by runs of spaces (as trec_eval accepts): pandas' C parser, then the same checks."""
         self.sep, self.header = " ", False
-        dtype = {c: str for c in _IDS if self.text_ids}
+        dtype: dict[str, Any] = {c: str for c in _IDS if self.text_ids}
         dtype.update({c: "float64" for c in NUMERIC if c in names})
         try:
             frame = pd.read_csv(
