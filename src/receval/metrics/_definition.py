@@ -372,8 +372,28 @@ def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], labe
     if "agg" in params and params["agg"] not in definition.aggregations:
         allowed = ", ".join(definition.aggregations)
         raise MetricError(f"metric {label!r}: agg must be one of {allowed}, got {params['agg']!r}")
+    for key, value in params.items():
+        _check_type(definition, key, value, label)
     merged = {**definition.defaults, **params}
     return MappingProxyType(merged)
+
+
+# parameters whose default is None but whose value, when given, is a number
+_NUMBER_OR_NONE = frozenset({"threshold", "negative_threshold", "rmax"})
+
+
+def _check_type(definition: MetricDefinition, key: str, value: Any, label: str) -> None:
+    """A parameter's value has its default's type: true/false, a finite number, ``base`` = e or a number > 0, ≠ 1."""
+    default = definition.defaults.get(key, _MISSING)
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise MetricError(f"metric {label!r}: {key} must be true or false, got {value!r}")
+    elif isinstance(default, (int, float)) or (key in _NUMBER_OR_NONE and value is not None):
+        if not number or not np.isfinite(value):
+            raise MetricError(f"metric {label!r}: {key} must be a finite number, got {value!r}")
+    elif key == "base" and value != "e" and not (number and np.isfinite(value) and value > 0 and value != 1):
+        raise MetricError(f"metric {label!r}: base must be e or a number > 0 other than 1, got {value!r}")
 
 
 def _format_value(value: Any) -> str:
