@@ -232,7 +232,13 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
         if key not in sig:
             raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}")
         kwargs[key] = _coerce(label, key, value, sig[key], hints.get(key))
-    return cls(**kwargs)
+    model = cls(**kwargs)
+    if callable(getattr(model, "_validate", None)):  # the model's own parameter rules, before any data is read
+        try:
+            model._validate()
+        except ConfigError as err:
+            raise ConfigError(f"{label}: {err.message}") from None
+    return model
 
 
 def list_algorithms(names: Sequence[str] | None = None) -> list[AlgorithmInfo]:
