@@ -166,11 +166,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             typer.echo(f"error: {err}", err=True)
         return 2
     except typer.TyperException as err:  # usage errors (typer vendors click)
+        show = getattr(err, "show", None)  # click's exceptions print usage and hint
         if as_json:
             typer.echo(json.dumps({"error": err.format_message()}, ensure_ascii=False))
+        elif show is not None:
+            show()
         else:
-            err.show()
-        return getattr(err, "exit_code", 2)
+            typer.echo(f"error: {err.format_message()}", err=True)
+        return err.exit_code
     except typer.Exit as err:
         return err.exit_code
     except typer.Abort:
