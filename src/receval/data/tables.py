@@ -459,12 +459,22 @@ class _Reader:
         return frame.astype({c: "category" for c in _IDS if self.text_ids})
 
     def parquet(self) -> pd.DataFrame:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         try:
-            frame = pq.read_table(self.path).to_pandas()
+            table = pq.read_table(self.path)
         except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
             raise DataError(f"not a readable Parquet file ({exc})", path=self.path) from exc
+        if self.text_ids:  # ids as text, dictionary-encoded in Arrow: pandas receives categorical columns
+            for j, name in enumerate(table.column_names):
+                role = self.role_of.get(name, name)
+                column = table.column(j)
+                if (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"]) and not pa.types.is_dictionary(
+                    column.type
+                ):
+                    table = table.set_column(j, name, _text_dictionary(column))
+        frame = table.to_pandas()
         for col in frame.columns:
             base = str(col)
             if base in NUMERIC + _KNOWN["rating"] and not pd.api.types.is_numeric_dtype(frame[col]):
@@ -537,6 +547,18 @@ def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> A
     if isinstance(obj, pd.DataFrame):
         return _roles(obj, None, what, columns, value)
     return obj
+
+
+def _text_dictionary(column: Any) -> Any:
+    """An Arrow id column dictionary-encoded with text values (numbers: encoded first, then each distinct one cast)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    encoded = pc.dictionary_encode(column)
+    if pa.types.is_string(encoded.type.value_type):
+        return encoded
+    chunks = [pa.DictionaryArray.from_arrays(c.indices, pc.cast(c.dictionary, pa.string())) for c in encoded.chunks]
+    return pa.chunked_array(chunks, type=pa.dictionary(encoded.type.index_type, pa.string()))
 
 
 def _named_rows(rows: Sequence[Any], value: str) -> pd.DataFrame:
