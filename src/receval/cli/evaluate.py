@@ -31,7 +31,6 @@ import warnings
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
 import typer
 
 from receval.cli.common import (
@@ -45,20 +44,9 @@ from receval.cli.common import (
     UserColumn,
     table_reader,
 )
-from receval.data.tables import PARQUET_SUFFIXES, TEXT_SUFFIXES, read_aspects
 from receval.errors import DataError
 
 __all__ = ["register"]
-
-
-def _write_table(frame: pd.DataFrame, path: Path) -> None:
-    """Write by extension to a temporary name, then rename (never a partial file)."""
-    from receval.atomic import write_frame
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in PARQUET_SUFFIXES + TEXT_SUFFIXES:
-        raise DataError(f"cannot tell the output format from the extension {suffix!r}; use .csv, .tsv or .parquet")
-    write_frame(path, frame)
 
 
 def _clean(value: float) -> float | None:
@@ -104,6 +92,7 @@ def evaluate_command(
     no_header: NoHeader = False,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
+    from receval.data.tables import read_aspects
     from receval.evaluate import evaluate
 
     if (recs is None) == (predictions is None):
@@ -140,7 +129,9 @@ def evaluate_command(
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
     if per_user is not None:
-        _write_table(result.per_user, per_user)
+        from receval.data.writers import write_table
+
+        write_table(result.per_user, per_user)
     if as_json:
         typer.echo(json.dumps({name: _clean(value) for name, value in result.summary.items()}))
         return

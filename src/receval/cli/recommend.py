@@ -2,7 +2,9 @@
 
 Train a model from a ratings file and write what ``receval evaluate`` reads:
 ranked lists (``user,item,score,rank``) or rating predictions
-(``user,item,rating,prediction``), tab-separated, with the files' original ids.
+(``user,item,rating,prediction``) with the files' original ids, as TSV, CSV or Parquet,
+and lists also as a TREC run or ranx JSON (:func:`receval.data.writers.write_table`;
+floats at full precision, so they read back exactly).
 Outputs are written to a temporary file and renamed, so a failed run never leaves a
 partial result.
 
@@ -20,9 +22,9 @@ import numpy as np
 import pandas as pd
 import typer
 
-from receval.atomic import atomic_write
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
 from receval.data.interactions import Interactions
+from receval.data.writers import write_table
 from receval.errors import ConfigError, DataError
 
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -39,7 +41,12 @@ FormatOpt = Annotated[
     str | None, typer.Option("--format", "-f", help=FORMAT_HELP + " Default: from the file extension.")
 ]
 ScaleOpt = Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)]
-OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output file (tab-separated).")]
+OutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out", "-o", help="Output file, by extension: .tsv, .csv, .parquet, .trec/.run (TREC run) or .json (ranx)."
+    ),
+]
 
 
 def _format(path: Path, fmt: str | None) -> str:
@@ -64,14 +71,6 @@ def _train_model(train: Interactions, algorithm: str, params: list[str] | None, 
     if seed is not None and "seed" not in parsed:
         model = clone(model, seed=seed)
     return model.fit(train)
-
-
-def write_table(frame: pd.DataFrame, out: Path) -> None:
-    """Write ``frame`` as TSV to ``out`` atomically (temporary file in the same folder, then rename)."""
-    out = Path(out)
-    if not out.parent.exists():
-        raise DataError("the output folder does not exist", path=out.parent)
-    atomic_write(out, lambda tmp: frame.to_csv(tmp, sep="\t", index=False, float_format="%.6g"))
 
 
 def recommend_command(

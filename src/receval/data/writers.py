@@ -1,0 +1,144 @@
+"""The one writer of the tables receval produces, in the formats the field reads.
+
+:func:`write_table` writes runs (``user, item, score, rank``), rating predictions,
+per-user values and splits, atomically (a temporary file renamed over the target,
+:mod:`receval.atomic`), with floats at full precision so that reading the file back
+(:func:`receval.data.tables.read_table`) gives the same numbers bit for bit:
+
+=============================  ====================================================
+format (by extension)          what is written
+=============================  ====================================================
+``csv`` (``.csv``)             comma-separated with a header
+``tsv`` (``.tsv .tab .txt``)   tab-separated with a header
+``parquet`` (``.parquet .pq``) Parquet
+``trec`` (``.trec .run``)      a TREC run ``qid Q0 docid rank score tag``, as
+                               trec_eval, ranx and pytrec_eval read it
+``ranx-json`` (``.json``)      ``{user: {item: score}}``, as ranx's ``Run.from_file``
+                               and ir-measures read it
+=============================  ====================================================
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> import pandas as pd
+>>> run = pd.DataFrame({"user": [7, 7], "item": ["x", "y"], "score": [0.9, 0.25], "rank": [1, 2]})
+>>> path = write_table(run, pathlib.Path(tempfile.mkdtemp()) / "run.trec")
+>>> path.read_text().splitlines()
+['7 Q0 x 1 0.9 receval', '7 Q0 y 2 0.25 receval']
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.atomic import atomic_write
+from receval.errors import DataError
+
+__all__ = ["WRITE_FORMATS", "write_table"]
+
+WRITE_FORMATS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv",),
+    "tsv": (".tsv", ".tab", ".txt"),
+    "parquet": (".parquet", ".pq", ".parq"),
+    "trec": (".trec", ".run"),
+    "ranx-json": (".json",),
+}
+
+
+def _format_of(path: Path, format: str | None) -> str:
+    if format is not None:
+        if format not in WRITE_FORMATS:
+            raise DataError(f"cannot write format {format!r}; use one of {', '.join(WRITE_FORMATS)}", path=path)
+        return format
+    suffix = path.suffix.lower()
+    for name, suffixes in WRITE_FORMATS.items():
+        if suffix in suffixes:
+            return name
+    known = ", ".join(s for suffixes in WRITE_FORMATS.values() for s in suffixes)
+    raise DataError(f"cannot tell the output format from the extension {suffix!r}; use one of {known}", path=path)
+
+
+def _run_columns(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """``user, item, rank, score`` of a run; the missing one of rank/score is derived from the other."""
+    missing = [c for c in ("user", "item") if c not in frame.columns]
+    if missing or not {"score", "rank"} & set(frame.columns):
+        raise DataError(
+            f"a run needs columns user, item and score or rank; the table has {list(frame.columns)}", path=path
+        )
+    out = frame[["user", "item"]].copy()
+    if "rank" in frame.columns:
+        out["rank"] = frame["rank"].to_numpy()
+    else:  # rank within each user by descending score, ties in row order
+        negated = pd.Series(-frame["score"].to_numpy(dtype=np.float64), index=frame.index)
+        out["rank"] = negated.groupby(frame["user"], sort=False).rank(method="first").astype(np.int64)
+    if "score" in frame.columns:
+        out["score"] = frame["score"].to_numpy(dtype=np.float64)
+    else:  # trec_eval orders by score: a score that decreases with the rank keeps the lists as given
+        out["score"] = -out["rank"].to_numpy(dtype=np.float64)
+    return out
+
+
+def _trec(frame: pd.DataFrame, path: Path, tag: str) -> str:
+    run = _run_columns(frame, path)
+    for column in ("user", "item"):
+        text = run[column].astype(str)
+        if text.str.contains(r"\s", regex=True).any():
+            bad = text[text.str.contains(r"\s", regex=True)].iloc[0]
+            raise DataError(f"{column} id {bad!r} contains white space, which a TREC file cannot hold", path=path)
+    scores = [repr(float(s)) for s in run["score"]]
+    scores = [s[:-2] if s.endswith(".0") else s for s in scores]
+    lines = [
+        f"{u} Q0 {i} {int(r)} {s} {tag}"
+        for u, i, r, s in zip(run["user"].astype(str), run["item"].astype(str), run["rank"], scores, strict=True)
+    ]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def _ranx_json(frame: pd.DataFrame, path: Path) -> str:
+    run = _run_columns(frame, path)
+    nested: dict[str, dict[str, float]] = {}
+    for u, i, s in zip(run["user"].astype(str), run["item"].astype(str), run["score"], strict=True):
+        nested.setdefault(u, {})[i] = float(s)
+    return json.dumps(nested)
+
+
+def write_table(frame: pd.DataFrame, path: str | Path, *, format: str | None = None, tag: str = "receval") -> Path:
+    """Write ``frame`` to ``path`` atomically in ``format`` (default: from the extension); returns the path.
+
+    Parameters
+    ----------
+    frame
+        The table; ``trec`` and ``ranx-json`` need ``user``, ``item`` and ``score`` or ``rank``.
+    path
+        The file to write; its folder must exist.
+    format
+        One of :data:`WRITE_FORMATS`.
+    tag
+        The run tag of a TREC file (its sixth column).
+    """
+    path = Path(path)
+    fmt = _format_of(path, format)
+    if not path.parent.is_dir():
+        raise DataError("the output folder does not exist; create it first", path=path.parent)
+    if path.is_dir():
+        raise DataError("the output path is a folder; give a file name", path=path)
+    text = None
+    if fmt == "trec":
+        text = _trec(frame, path, tag)
+    elif fmt == "ranx-json":
+        text = _ranx_json(frame, path)
+
+    def write(tmp: Path) -> Any:
+        if text is not None:
+            return tmp.write_text(text, encoding="utf-8")
+        if fmt == "parquet":
+            return frame.to_parquet(tmp, index=False)
+        # repr-precision floats (pandas' default): the file reads back to the same doubles
+        return frame.to_csv(tmp, sep="," if fmt == "csv" else "\t", index=False)
+
+    return atomic_write(path, write)
