@@ -69,6 +69,7 @@ from receval.experiment import (  # noqa: F401  (their import registers the buil
 )
 from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import PROTOCOLS, get_protocol
+from receval.validate import check_count, check_number, check_option, check_seed
 
 __all__ = [
     "DatasetSpec",
@@ -285,6 +286,13 @@ class _Checker:
                 raise self.fail((*where, key), f"unknown key {key!r} {what}; valid keys: {', '.join(sorted(schema))}")
             self.type(value, schema[key], (*where, key))
 
+    def value(self, check: Any, *args: Any, where: tuple[str, ...], **kwargs: Any) -> Any:
+        """``check(*args, **kwargs)`` of :mod:`receval.validate`, its ConfigError given this file and line."""
+        try:
+            return check(*args, **kwargs)
+        except ConfigError as err:
+            raise self.fail(where, err.message) from None
+
     def type(self, value: Any, types: Any, where: tuple[str, ...]) -> None:
         kinds = types if isinstance(types, tuple) else (types,)
         ok = any(
@@ -322,6 +330,7 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
     else:
         for s in seeds_raw:
             chk.type(s, int, ("seeds",))
+            chk.value(check_seed, s, "seeds", where=("seeds",))
         seeds = tuple(seeds_raw)
         if len(set(seeds)) != len(seeds):
             raise chk.fail(("seeds",), f"seeds {list(seeds)} contain duplicates")
@@ -385,6 +394,8 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
         for key in ("min_user_ratings", "min_item_ratings"):
             if filters.get(key, 0) < 0:
                 raise chk.fail((*where, "filters", key), f"{key} must be >= 0")
+        if "threshold" in entry:
+            chk.value(check_number, entry["threshold"], f"datasets.{label}.threshold", where=(*where, "threshold"))
         out[label] = DatasetSpec(
             label=label,
             name=entry.get("name"),
@@ -405,10 +416,30 @@ def _split(chk: _Checker, table: Mapping[str, Any]) -> dict[str, Any]:
     chk.type(method, str, ("split", "method"))
     if method not in SPLIT_METHODS:
         raise chk.fail(("split", "method"), f"unknown split method {method!r}; use one of {', '.join(SPLIT_METHODS)}")
+    accepted = _split_keys(method)
     for key, value in table.items():
         if key != "method":
             chk.type(value, (str, int, float, bool), ("split", key))
+            if key not in accepted:
+                valid = ", ".join(["method", *accepted])
+                raise chk.fail(("split", key), f"unknown key {key!r} of split method {method!r}; valid keys: {valid}")
+            if method == "kfold_per_user" and key == "k":
+                chk.value(check_count, value, "split.k", minimum=2, where=("split", key))
+            else:
+                chk.value(check_option, key, value, f"split.{key}", where=("split", key))
     return dict(table, method=method)
+
+
+def _split_keys(method: str) -> list[str]:
+    """The options of a split method: the keyword parameters of its function in :mod:`receval.split`."""
+    if method == "none":
+        return []
+    import inspect
+
+    import receval.split as splits
+
+    params = inspect.signature(getattr(splits, method)).parameters
+    return [name for name in list(params)[1:] if name != "seed"]
 
 
 def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
@@ -431,6 +462,8 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
         kind = proto.options[key][0]
         for v in value if isinstance(value, list) and kind is not list else [value]:
             chk.type(v, kind, ("protocol", key))
+            if kind is not list:
+                chk.value(check_option, key, v, f"protocol.{key}", where=("protocol", key))
         if isinstance(value, list) and kind is not list and not value:
             raise chk.fail(("protocol", key), f"protocol option {key!r} is an empty grid: the grid has zero tasks")
     return ProtocolSpec(name=name, options=options)

@@ -21,12 +21,12 @@ import pandas as pd
 
 from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig, load_config
-from receval.experiment.datasets import prepare_dataset
 from receval.experiment.executors import TaskResult, make_executor
 from receval.experiment.grid import expand
 from receval.experiment.ids import Task
 from receval.experiment.protocols import TaskOutput
 from receval.experiment.store import ResultStore
+from receval.experiment.validation import prepare_checked
 
 __all__ = ["RunReport", "compare", "run_experiment", "summarise", "versions"]
 
@@ -135,6 +135,9 @@ def run_experiment(
         "created": pd.Timestamp.now(tz="UTC").isoformat(),
     }
     store.check(meta, force=force)
+    demographic = any(s in _DEMOGRAPHIC for s in cfg.slices.get("user", ()))
+    # the data sets are prepared and the values that depend on them checked before anything is written
+    prepared = prepare_checked(cfg, tasks, user_features=demographic)
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
     ex.start()
     ok = failed = 0
@@ -144,13 +147,8 @@ def run_experiment(
         finished = store.finished_ids()
         todo = [t for t in tasks if t.id not in finished]
         by_id = {t.id: t for t in todo}
-        demographic = any(s in _DEMOGRAPHIC for s in cfg.slices.get("user", ()))
         keys = {t.dataset_key for t in todo}
-        datasets = {
-            spec.key: prepare_dataset(spec, user_features=demographic)
-            for spec in cfg.datasets.values()
-            if spec.key in keys
-        }
+        datasets = {key: value for key, value in prepared.items() if key in keys}
         if on_start is not None:
             on_start(todo, len(tasks) - len(todo), ex.describe())
         for result in ex.run(todo, datasets) if todo else ():

@@ -1,0 +1,100 @@
+"""The checks of a configuration that need its data, run before any task starts (or any file is written).
+
+:func:`receval.experiment.config.parse_config` checks every value it can without data
+(types, names, counts, fractions, seeds: :mod:`receval.validate`). What depends on the
+data is checked here, once the data sets are prepared: each task's relevance
+threshold lies on its data set's rating scale, the filters leave ratings, and
+per-user folds are no more than the fewest ratings of a user. Errors are
+:class:`~receval.errors.ConfigError` with the configuration's file and the line of
+the offending key, so ``receval run`` stops with exit status 2 before it starts.
+
+Examples
+--------
+>>> from receval.experiment.config import parse_config
+>>> text = '''
+... metrics = ["ndcg@10"]
+... [datasets.toy]
+... generate = { n_users = 30, n_items = 20, n_ratings = 200 }
+... threshold = 10
+... [protocol]
+... name = "one-shot"
+... [recommenders.popularity]
+... '''
+>>> cfg = parse_config(text, path="toy.toml")
+>>> from receval.experiment.grid import expand
+>>> prepare_checked(cfg, expand(cfg))  # from a file, the error also names the line
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: toy.toml: datasets.toy.threshold 10: threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from receval.errors import ConfigError, DataError
+from receval.experiment.config import ExperimentConfig, _Checker
+from receval.experiment.datasets import prepare_dataset
+from receval.experiment.ids import Task
+from receval.experiment.protocols import PreparedDataset
+from receval.validate import check_folds, check_threshold
+
+__all__ = ["prepare_checked"]
+
+
+def _checker(cfg: ExperimentConfig) -> _Checker:
+    """Locates keys in the configuration's text (no lines for a configuration built in code)."""
+    path = Path(cfg.source) if cfg.source else None
+    text = path.read_text(encoding="utf-8") if path is not None and path.is_file() else ""
+    return _Checker(text, cfg.source or "<config>")
+
+
+def prepare_checked(
+    cfg: ExperimentConfig, tasks: Sequence[Task], *, user_features: bool = False
+) -> dict[str, PreparedDataset]:
+    """Prepare the data sets of ``tasks`` (by key) and check every task's values against its data."""
+    chk = _checker(cfg)
+    keys = {t.dataset_key for t in tasks}
+    datasets = {}
+    for spec in cfg.datasets.values():
+        if spec.key not in keys or spec.key in datasets:
+            continue
+        try:
+            datasets[spec.key] = prepare_dataset(spec, user_features=user_features)
+        except (ConfigError, DataError) as err:
+            if err.path is not None:
+                raise
+            where = ("datasets", spec.label, "filters") if spec.filters else ("datasets", spec.label)
+            raise chk.fail(where, err.message) from None
+    labels = {spec.key: spec.label for spec in cfg.datasets.values()}
+    seen: set[tuple[str, object, object]] = set()
+    for task in tasks:
+        data = datasets[task.dataset_key].data
+        label = labels[task.dataset_key]
+        thr = task.options.get("threshold")
+        folds = task.split.get("k") if task.split.get("method") == "kfold_per_user" else task.options.get("folds")
+        if (task.dataset_key, thr, folds) in seen:
+            continue
+        seen.add((task.dataset_key, thr, folds))
+        if thr is not None:
+            own = cfg.datasets[label].threshold is not None
+            where = ("datasets", label, "threshold") if own else ("protocol", "threshold")
+            shown = f"datasets.{label}.threshold" if own else "protocol.threshold"
+            if not own and "threshold" not in cfg.protocol.options:
+                shown = f"protocol.threshold (default {thr:g}; data set {label!r})"
+            try:
+                check_threshold(thr, data.scale.low, data.scale.high, shown)
+            except ConfigError as err:
+                raise chk.fail(where, err.message) from None
+        if folds is not None:
+            where, shown = (
+                (("split", "k"), "split.k") if "k" in task.split else (("protocol", "folds"), "protocol.folds")
+            )
+            try:
+                check_folds(int(folds), np.bincount(data.users, minlength=data.n_users), shown)
+            except ConfigError as err:
+                raise chk.fail(where, f"{err.message} (data set {label!r})") from None
+    return datasets
