@@ -144,10 +144,10 @@ def check_threshold(value: Any, low: float, high: float, option: str = "--thresh
 
     >>> check_threshold(4, 1, 5), check_threshold(0.5, -math.inf, 5)
     (4.0, 0.5)
-    >>> check_threshold(float("inf"), 1, 5)
+    >>> check_threshold(float("inf"), 1, 5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --threshold inf: threshold inf is outside the rating scale 1..5; pick a threshold on the scale
+    receval.errors.ConfigError: --threshold inf: threshold inf is outside the rating scale 1..5; ...
     """
     shown = f"{low:g}..{high:g}" if math.isfinite(low) else f"..{high:g}"
     if not _is_real(value) or not (low <= value <= high):
@@ -167,10 +167,10 @@ def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "--folds"
 
     >>> check_folds(5, np.array([10, 12, 7]))
     5
-    >>> check_folds(200, np.array([10, 12, 7]))
+    >>> check_folds(200, np.array([10, 12, 7]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --folds 200: 3 users have fewer than 200 ratings (the fewest: 7); use --folds 7 or fewer, or filter out users with fewer ratings than folds
+    receval.errors.ConfigError: --folds 200: 3 users have fewer than 200 ratings (the fewest: 7); use --folds 7 or ...
     """
     folds = check_count(folds, option, minimum=2)
     counts = np.asarray(per_user_counts)
@@ -236,10 +236,10 @@ def check_memory(n_bytes: float, what: str, fix: str, *, limit: int | None = Non
     """Refuse, before allocating, ``n_bytes`` for ``what`` when more than the available memory.
 
     >>> check_memory(8e6, "a 1,000 x 1,000 similarity matrix", "filter the items", limit=10**9)
-    >>> check_memory(7.2e9, "a dense 30,000 x 30,000 similarity matrix", "filter the items", limit=4 * 10**9)
+    >>> check_memory(7.2e9, "a 30k x 30k matrix", "filter the items", limit=4 * 10**9)
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: a dense 30,000 x 30,000 similarity matrix needs 7.2 GB of memory and 4.0 GB are available; filter the items
+    receval.errors.ConfigError: a 30k x 30k matrix needs 7.2 GB of memory and 4.0 GB are available; filter the items
     """
     free = available_memory() if limit is None else limit
     if n_bytes > free:

@@ -21,11 +21,11 @@ Examples
 ... [recommenders.popularity]
 ... '''
 >>> cfg = parse_config(text, path="toy.toml")
->>> from receval.experiment.grid import expand
->>> prepare_checked(cfg, expand(cfg))  # from a file, the error also names the line
+>>> from receval.experiment.grid import expand  # (from a file, the error also names the line)
+>>> prepare_checked(cfg, expand(cfg))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: toy.toml: datasets.toy.threshold 10: threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
+receval.errors.ConfigError: toy.toml: datasets.toy.threshold 10: threshold 10 is outside the rating scale 1..5; ...
 """
 
 from __future__ import annotations
