@@ -83,6 +83,26 @@ def test_evaluate_slices_restricts_the_truth() -> None:
     assert set(summary["dimension"]) == {"user", "item", "time"} and (summary["n"] > 0).all()
 
 
+def test_quantile_groups_carry_their_ranges() -> None:
+    train, test = _halves(_data(3))
+
+    def evaluate(truth: Interactions) -> pd.DataFrame:
+        counts = np.bincount(truth.users, minlength=truth.n_users).astype(float)
+        counts[counts == 0] = np.nan
+        return pd.DataFrame({"n_truth": counts})
+
+    table = evaluate_slices(evaluate, train, test, {"user": ["activity"], "item": ["popularity"], "time": ["season"]})
+    activity = np.bincount(train.users, minlength=train.n_users)
+    for label, mask in user_groups("activity", train, test).items():  # ranges by hand: min/max training profile
+        rows = table[(table["slice"] == "activity") & (table["group"] == label)]
+        assert (rows["low"] == activity[mask].min()).all() and (rows["high"] == activity[mask].max()).all()
+    popularity = table[table["slice"] == "popularity"]
+    assert popularity.loc[popularity["group"] == "unseen", ["low", "high"]].isna().all().all()
+    low_of, high_of = popularity.groupby("group")["low"].min(), popularity.groupby("group")["high"].max()
+    assert low_of["q4"] >= high_of["q1"]  # the groups are cut on training counts, lowest first
+    assert table.loc[table["dimension"] == "time", ["low", "high"]].isna().all().all()
+
+
 def test_slice_table_and_compare_slices() -> None:
     rng = np.random.default_rng(0)
     rows = []

@@ -29,12 +29,14 @@ Examples
 >>> table[["system", "metric", "mean", "n"]].round(2).to_dict("records")
 [{'system': 'a', 'metric': 'ndcg@10', 'mean': 0.2, 'n': 3}, {'system': 'b', 'metric': 'ndcg@10', 'mean': 0.5, 'n': 3}]
 >>> fig = metric_bars(table)
->>> [ax.get_xlabel() for ax in fig.axes]
-['ndcg@10 (mean over users, 95% CI)']
+>>> [(ax.get_title(), ax.get_xlabel()) for ax in fig.axes]
+[('ndcg@10 (higher is better)', 'mean over users, 95% CI')]
+>>> precision_recall(pd.DataFrame({"precision@10": [0.1], "recall@10": [0.3]}, index=["a"])).axes[0].get_title()
+'precision vs recall at k = 10'
 >>> precision_recall(pd.DataFrame({"precision@10": [0.1]}, index=["a"]))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-receval.errors.DataError: a precision-recall curve needs precision@k and recall@k at two or more cutoffs k; ...
+receval.errors.DataError: a precision-recall figure needs precision@k and recall@k at a common cutoff k; ...
 """
 
 from __future__ import annotations
@@ -77,6 +79,17 @@ def lower_is_better(metric: str) -> bool:
     (True, True, False)
     """
     return metric_direction(metric) == "lower"
+
+
+def _text_inches(text: str, fontsize: float) -> float:
+    """About how wide ``text`` draws, in inches (an average glyph is about 0.55 em)."""
+    return len(text) * 0.55 * fontsize / 72
+
+
+def _legend_columns(labels: Sequence[str], width: float, *, fontsize: float = 7, most: int = 4) -> int:
+    """How many legend columns of these labels fit ``width`` inches (each entry: handle, label, spacing)."""
+    entry = max((_text_inches(str(label), fontsize) for label in labels), default=0.0) + 5 * fontsize / 72
+    return max(1, min(most, len(labels), int(width // entry)))
 
 
 def _need(frame: pd.DataFrame | None, columns: Sequence[str], what: str) -> pd.DataFrame:
@@ -207,9 +220,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, ma
             ax.text(0, y[j], " n/a", va="center", fontsize=7, color="#555555")
         ax.set_yticks(y, systems if i % ncols == 0 else [""] * len(systems))
         ax.invert_yaxis()
-        arrow = " ↓ better" if lower_is_better(names[i]) else ""
-        what = f"mean over users, {conf:.0%} CI" if has_ci else "mean over users"
-        ax.set_xlabel(f"{names[i]} ({what}){arrow}")
+        ax.set_title(f"{names[i]} ({'lower' if lower_is_better(names[i]) else 'higher'} is better)")
+        ax.set_xlabel(f"mean over users, {conf:.0%} CI" if has_ci else "mean over users")
     return fig
 
 
@@ -217,62 +229,93 @@ _CUTOFF = re.compile(r"^(precision|recall)@(\d+)$")
 
 
 def precision_recall(summary: pd.DataFrame):
-    """Precision against recall over the cutoffs k of ``precision@k``/``recall@k`` columns, one line per system."""
+    """Precision against recall over the cutoffs k of ``precision@k``/``recall@k`` columns, one line per system.
+
+    With a single common cutoff each system is one point (precision and recall at that k).
+    """
     ks: dict[str, set[int]] = {"precision": set(), "recall": set()}
     for col in summary.columns:
         m = _CUTOFF.match(str(col))
         if m:
             ks[m.group(1)].add(int(m.group(2)))
     cutoffs = sorted(ks["precision"] & ks["recall"])
-    if len(cutoffs) < 2:
+    if not cutoffs:
         raise DataError(
-            "a precision-recall curve needs precision@k and recall@k at two or more cutoffs k; "
-            f"the results have cutoffs {cutoffs}"
+            "a precision-recall figure needs precision@k and recall@k at a common cutoff k; "
+            f"the results have precision at {sorted(ks['precision'])} and recall at {sorted(ks['recall'])}"
         )
-    fig, axes = figure(1, 1, width=5.2, height=3.8 + 0.2 * -(-len(summary) // 3))
+    ncol = _legend_columns([str(s) for s in summary.index], 5.0)
+    fig, axes = figure(1, 1, width=5.2, height=3.8 + 0.2 * -(-len(summary) // ncol))
     ax = axes[0][0]
     for i, (system, row) in enumerate(summary.iterrows()):
         r = [row[f"recall@{k}"] for k in cutoffs]
         p = [row[f"precision@{k}"] for k in cutoffs]
-        ax.plot(r, p, label=str(system), **series_style(i))
+        ax.plot(r, p, label=str(system), **series_style(i) | ({"markersize": 7} if len(cutoffs) == 1 else {}))
     ax.set(
         xlabel="recall@k (mean over users)",
         ylabel="precision@k (mean over users)",
-        title=f"precision–recall over k = {', '.join(map(str, cutoffs))}",
+        title=f"precision–recall over k = {', '.join(map(str, cutoffs))}"
+        if len(cutoffs) > 1
+        else f"precision vs recall at k = {cutoffs[0]}",
     )
-    fig.legend(loc="outside lower center", ncol=min(3, len(summary)), fontsize=7)
+    fig.legend(loc="outside lower center", ncol=ncol, fontsize=7)
     return fig
 
 
 def slice_heatmap(means: pd.DataFrame, metric: str):
     """Mean ``metric`` per system (rows) and slice group (columns), one panel per slice.
 
-    ``means`` has columns ``dimension``, ``slice``, ``group``, ``system``, ``metric``, ``value`` (the mean).
+    ``means`` has columns ``dimension``, ``slice``, ``group``, ``system``, ``metric``,
+    ``value`` (the mean) and optionally ``low``, ``high``: the range of the slicing
+    variable in a quantile group (:func:`receval.studies.slicing.group_ranges`), shown
+    under the group's name.
     """
+    from receval.studies.slicing import QUANTILE_VARIABLES
+
     _need(means, ["dimension", "slice", "group", "system", "metric", "value"], "slice heatmap")
     part = means[means["metric"] == metric]
     if part.empty:
         raise DataError(f"slice heatmap: no slice values of metric {metric!r}")
     panels = list(dict.fromkeys(zip(part["dimension"], part["slice"], strict=True)))
     systems = list(dict.fromkeys(part["system"]))
-    fig, axes = figure(1, len(panels), width=4.4, height=0.9 + 0.3 * len(systems))
+    n_groups = max(part.groupby(["dimension", "slice"], sort=False)["group"].nunique())
+    panel = max(2.4, 0.8 * n_groups + 0.6)  # cells wide enough for their numbers, axis label under the panel
+    names = max(_text_inches(str(s), 8) for s in systems) + 0.3  # the first panel also holds the system names
+    fig, axes = figure(1, len(panels), width=panel + names / len(panels), height=1.9 + 0.3 * len(systems))
     vmin, vmax = float(np.nanmin(part["value"])), float(np.nanmax(part["value"]))
     image = None
     for ax, (dim, name) in zip(axes[0], panels, strict=True):
         sub = part[(part["dimension"] == dim) & (part["slice"] == name)]
         grid = sub.pivot_table(index="system", columns="group", values="value", observed=True).reindex(systems)
         image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax)
-        ax.set_xticks(range(grid.shape[1]), [str(c) for c in grid.columns], rotation=30, ha="right", fontsize=7)
-        ax.set_yticks(range(len(systems)), systems if ax is axes[0][0] else [""] * len(systems), fontsize=7)
+        ax.set_xticks(range(grid.shape[1]), [_group_label(sub, g) for g in grid.columns], fontsize=8)
+        ax.set_yticks(range(len(systems)), systems if ax is axes[0][0] else [""] * len(systems), fontsize=8)
         ax.grid(False)
-        ax.set(xlabel=f"{dim} slice: {name}", title=f"{metric} by {dim} {name}")
+        variable = QUANTILE_VARIABLES.get((dim, name))
+        ax.set(xlabel=f"groups by {variable}" if variable else "group", title=f"{dim} slice: {name}")
         for (r, c), v in np.ndenumerate(grid.to_numpy(dtype=float)):
             if np.isfinite(v):
                 light = v < vmin + 0.5 * (vmax - vmin)
-                ax.text(c, r, f"{v:.3f}", ha="center", va="center", fontsize=6, color="white" if light else "black")
+                ax.text(c, r, f"{v:.3f}", ha="center", va="center", fontsize=8, color="white" if light else "black")
     if image is not None:
-        fig.colorbar(image, ax=axes[0].tolist(), label=f"{metric} (mean over users in the group)", shrink=0.9)
+        fig.colorbar(image, ax=axes[0].tolist(), label=f"mean {metric}", shrink=0.9)
+    fig.suptitle(f"{metric}: mean over the users of each group", fontsize=10)
     return fig
+
+
+def _group_label(rows: pd.DataFrame, group: Any) -> str:
+    """The group's name, with the range of its slicing variable below it when the table has one."""
+    if not {"low", "high"} <= set(rows.columns):
+        return str(group)
+    mine = rows[rows["group"] == group]
+    low, high = mine["low"].median(), mine["high"].median()
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return str(group)
+    return f"{group}\n{_short(low)}–{_short(high)}"
+
+
+def _short(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
 
 
 # ---------------------------------------------------------------- cyclic
@@ -319,10 +362,11 @@ def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm"):
         ax.set(
             xlabel="round t",
             ylabel=f"{metric} (fraction)",
-            title=title + (" ↓ better" if lower_is_better(metric) else ""),
+            title=title + ("\n(lower is better)" if lower_is_better(metric) else ""),
         )
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=7)
+    ncol = _legend_columns(labels, fig.get_figwidth())
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7)
     return fig
 
 
@@ -372,7 +416,8 @@ def rank_plot(ranks: Mapping[str, pd.DataFrame]):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set(xlabel="round t", ylabel=f"rank by {metric} (1 = best)", title=f"ranking by {metric}")
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(4, len(labels)), fontsize=7)
+    ncol = _legend_columns(labels, fig.get_figwidth())
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7)
     return fig
 
 
@@ -403,7 +448,8 @@ def swap_curves(curves: pd.DataFrame):
             ax.plot(g["level"], y, label=metric, **style)
         ax.set(title=f"swaps: {mode}", xlabel="swap level (number of swaps)", ylabel="value / value of the ideal list")
     handles, names = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, [labels.get(n, n) for n in names], loc="outside lower center", ncol=3, fontsize=7)
+    shown = [labels.get(n, n) for n in names]
+    fig.legend(handles, shown, loc="outside lower center", ncol=_legend_columns(shown, fig.get_figwidth()), fontsize=7)
     return fig
 
 
@@ -412,13 +458,15 @@ def discriminative_bars(power: pd.DataFrame):
     _need(power, ["metric", "test", "share"], "discriminative power")
     table = power.pivot_table(index="metric", columns="test", values="share", observed=True)
     table = table.reindex(list(dict.fromkeys(power["metric"])))
-    fig, axes = figure(1, 1, width=max(4.5, 0.9 * len(table)), height=3.4)
+    # rotated labels take about 0.7 of their length in width: give each metric that much room
+    room = max(0.6, 0.75 * max(_text_inches(str(m), 9) for m in table.index) + 0.2)
+    fig, axes = figure(1, 1, width=max(4.5, 1.2 + room * len(table)), height=3.4)
     ax = axes[0][0]
     width = 0.8 / max(1, table.shape[1])
     x = np.arange(len(table))
     for j, test in enumerate(table.columns):
         ax.bar(x + (j - (table.shape[1] - 1) / 2) * width, table[test], width, label=str(test), color=OKABE_ITO[j % 7])
-    ax.set_xticks(x, table.index, rotation=30, ha="right")
+    ax.set_xticks(x, table.index, rotation=45, ha="right", rotation_mode="anchor")
     ax.set(ylim=(0, 1.0), ylabel="share of run pairs with p < 0.05", title="discriminative power")
     fig.legend(title="significance test", ncol=table.shape[1], loc="outside lower center")
     return fig

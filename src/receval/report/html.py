@@ -134,12 +134,12 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em
 padding:0 1em;line-height:1.4}
 h1{margin-bottom:0}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
 table{border-collapse:collapse;margin:.8em 0;font-size:.85em;font-variant-numeric:tabular-nums}
-th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}
+th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right}td{white-space:nowrap}
 th:first-child,td:first-child{text-align:left}thead th{border-bottom:2px solid #444}
 td.best{font-weight:bold}figure{margin:1em 0}img{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:#444}.notice{background:#fff4e0;border-left:4px solid #E69F00;padding:.5em 1em}
 .error{background:#fde8e8;font-size:.8em;overflow:auto}pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.8em}
-.muted{color:#666;font-size:.85em}.scroll{overflow-x:auto}
+.muted{color:#666;font-size:.85em}
 """
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -189,6 +189,34 @@ def _format(v: Any) -> str:
     return str(v)
 
 
+_PAGE_PX = 1160  # usable width of the report's page (max-width 1200px less padding), for table layout
+_CHAR_PX = 7.6  # an estimate of one character of a table cell (0.85em tabular digits) in pixels
+_CELL_PAD_PX = 20
+
+
+def _width(texts: list[str]) -> float:
+    return max(len(t) for t in texts) * _CHAR_PX + _CELL_PAD_PX
+
+
+def _column_chunks(first: float, widths: list[float], budget: float = _PAGE_PX) -> list[list[int]]:
+    """Consecutive column indices per table so that each table (with the first column) fits ``budget`` pixels.
+
+    >>> _column_chunks(200, [400, 400, 400, 400])
+    [[0, 1], [2, 3]]
+    >>> _column_chunks(200, [2000])  # a column wider than the page still gets a table
+    [[0]]
+    """
+    chunks: list[list[int]] = [[]]
+    used = first
+    for j, w in enumerate(widths):
+        if chunks[-1] and used + w > budget:
+            chunks.append([])
+            used = first
+        chunks[-1].append(j)
+        used += w
+    return chunks
+
+
 def _summary_html(
     means: pd.DataFrame,
     stds: pd.DataFrame | None,
@@ -196,26 +224,42 @@ def _summary_html(
     table_id: str,
     caption: str,
 ) -> str:
-    head = "".join(f"<th>{_esc(c)}{' ↓' if F.lower_is_better(str(c)) else ''}</th>" for c in means.columns)
-    rows = []
-    bests = {c: _best(means[c], str(c)) for c in means.columns}
-    for system in means.index:
-        cells = [f'<td class="system">{_esc(system)}</td>']
-        for c in means.columns:
-            v = means.at[system, c]
-            text = _format(v)
+    """Systems as rows, metrics as columns; split into several tables when the columns exceed the page."""
+    columns = list(means.columns)
+    bests = {c: _best(means[c], str(c)) for c in columns}
+    heads = {c: f"{c}{' ↓' if F.lower_is_better(str(c)) else ''}" for c in columns}
+    cells: dict[Any, list[str]] = {}
+    for c in columns:
+        texts = []
+        for system in means.index:
+            text = _format(means.at[system, c])
             if stds is not None and c in stds.columns and pd.notna(stds.at[system, c]):
                 text += f" ± {stds.at[system, c]:.4f}"
             p = marks.get(str(c), {}).get(str(system))
             if p is not None and p < ALPHA:
-                text += " †"
-            cls = ' class="best"' if bests[c] == str(system) else ""
-            cells.append(f"<td{cls}>{_esc(text)}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (
-        f'<div class="scroll"><table id="{_esc(table_id)}"><caption class="muted">{_esc(caption)}</caption>'
-        f"<thead><tr><th>configuration</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
-    )
+                text += "\u00a0†"  # no break: the mark stays with its value
+            texts.append(text)
+        cells[c] = texts
+    first = _width(["configuration", *map(str, means.index)])
+    chunks = _column_chunks(first, [_width([heads[c], *cells[c]]) for c in columns])
+    tables = []
+    for n, chunk in enumerate(chunks):
+        cols = [columns[j] for j in chunk]
+        head = "".join(f"<th>{_esc(heads[c])}</th>" for c in cols)
+        rows = []
+        for i, system in enumerate(means.index):
+            row = [f'<td class="system">{_esc(system)}</td>']
+            for c in cols:
+                cls = ' class="best"' if bests[c] == str(system) else ""
+                row.append(f"<td{cls}>{_esc(cells[c][i])}</td>")
+            rows.append("<tr>" + "".join(row) + "</tr>")
+        tid = table_id if n == 0 else f"{table_id}-{n + 1}"
+        part = caption if len(chunks) == 1 else f"{caption} (columns {chunk[0] + 1}–{chunk[-1] + 1} of {len(columns)})"
+        tables.append(
+            f'<table id="{_esc(tid)}"><caption class="muted">{_esc(part)}</caption>'
+            f"<thead><tr><th>configuration</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        )
+    return "".join(tables)
 
 
 _TEX_SPECIAL = {
@@ -568,7 +612,7 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
     summary = agg.groupby(["system", "metric"], sort=False)["value"].mean().unstack("metric")
     if any(F._CUTOFF.match(str(c)) for c in summary.columns):
         rep.figure(
-            f"{dataset}-pr", f"{dataset}: precision vs recall over the cutoffs", lambda: F.precision_recall(summary)
+            f"{dataset}-pr", f"{dataset}: precision vs recall at the cutoffs k", lambda: F.precision_recall(summary)
         )
     slices = results.get("slices")
     if slices is None or slices.empty:
@@ -582,6 +626,9 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
         .mean()
         .reset_index()
     )
+    if {"low", "high"} <= set(merged.columns):  # quantile groups' ranges: the median over seeds and folds
+        keys = ["dimension", "slice", "group"]
+        means = means.merge(merged.groupby(keys, sort=False, observed=True)[["low", "high"]].median(), on=keys)
     for metric in list(dict.fromkeys(means["metric"]))[:2]:
         rep.figure(
             f"{dataset}-slices-{metric}",

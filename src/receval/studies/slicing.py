@@ -29,6 +29,11 @@ Group definitions (``n_bins`` = 4 by default):
 ``season``             winter (Dec-Feb), spring, summer, autumn (meteorological, north)
 =====================  ==================================================================
 
+The quantile groups are named ``q1`` (lowest values) … ``qN`` so that they line up
+across seeds and folds; :func:`evaluate_slices` gives each row of such a group the
+range of the slicing variable in it (``low``, ``high``; :data:`QUANTILE_VARIABLES`
+says what the variable is), so reports can name the groups with their ranges.
+
 Examples
 --------
 >>> import numpy as np, pandas as pd
@@ -53,7 +58,9 @@ if TYPE_CHECKING:
     from receval.data.interactions import Interactions
 
 __all__ = [
+    "QUANTILE_VARIABLES",
     "SLICERS",
+    "group_ranges",
     "user_groups",
     "item_groups",
     "time_groups",
@@ -67,6 +74,12 @@ SLICERS: dict[str, tuple[str, ...]] = {
     "user": ("activity", "new_returning", "age", "gender", "occupation"),
     "item": ("popularity", "avg_rating", "new_items", "aspect"),
     "time": ("weekday", "hour", "season"),
+}
+#: The variable the quantile groups ``q1`` … ``qN`` of a (dimension, slice) split, in words.
+QUANTILE_VARIABLES: dict[tuple[str, str], str] = {
+    ("user", "activity"): "training ratings per user",
+    ("item", "popularity"): "training ratings per item",
+    ("item", "avg_rating"): "mean training rating of the item",
 }
 _AGE_EDGES = [0, 18, 25, 35, 45, 50, 56, 200]
 _AGE_LABELS = ["<18", "18-24", "25-34", "35-44", "45-49", "50-55", "56+"]
@@ -88,6 +101,40 @@ def _quantile_groups(values: np.ndarray, eligible: np.ndarray, n_bins: int) -> d
         mask = np.zeros(len(values), dtype=bool)
         mask[chunk] = True
         out[f"q{b + 1}"] = mask
+    return out
+
+
+def _slice_values(dimension: str, name: str, train: Interactions) -> np.ndarray | None:
+    """The variable the quantile groups of a slice are cut on (see :data:`QUANTILE_VARIABLES`), else None."""
+    if (dimension, name) == ("user", "activity"):
+        return np.bincount(train.users, minlength=train.n_users).astype(float)
+    counts = np.bincount(train.items, minlength=train.n_items)
+    if (dimension, name) == ("item", "popularity"):
+        return counts.astype(float)
+    if (dimension, name) == ("item", "avg_rating"):
+        sums = np.bincount(train.items, weights=train.ratings, minlength=train.n_items)
+        return np.divide(sums, counts, out=np.zeros(train.n_items), where=counts > 0)
+    return None
+
+
+def group_ranges(
+    dimension: str, name: str, train: Interactions, groups: Mapping[str, np.ndarray]
+) -> dict[str, tuple[float, float]]:
+    """``(low, high)`` of the slicing variable in each quantile group ``q1`` … of a slice (others are left out).
+
+    >>> from receval import Interactions
+    >>> d = Interactions.from_arrays([0, 0, 0, 1, 2, 2], [0, 1, 2, 0, 1, 2], [5, 4, 3, 2, 5, 1])
+    >>> group_ranges("user", "activity", d, user_groups("activity", d, d, n_bins=2))
+    {'q1': (1.0, 2.0), 'q2': (3.0, 3.0)}
+    """
+    values = _slice_values(dimension, name, train)
+    if values is None:
+        return {}
+    out = {}
+    for label, mask in groups.items():
+        if label.startswith("q") and label[1:].isdigit() and np.any(mask):
+            chosen = values[np.asarray(mask, dtype=bool)]
+            out[label] = (float(chosen.min()), float(chosen.max()))
     return out
 
 
@@ -120,11 +167,10 @@ def user_groups(
     """
     n = train.n_users
     if name == "activity":
-        counts = np.bincount(train.users, minlength=n).astype(float)
         seen = np.zeros(n, dtype=bool)
         seen[train.users] = True
         seen[test.users] = True
-        return _quantile_groups(counts, seen, n_bins)
+        return _quantile_groups(_slice_values("user", name, train), seen, n_bins)  # type: ignore[arg-type]
     if name == "new_returning":
         first = _first_seen(train, test, "users")
         if first is None:
@@ -159,10 +205,8 @@ def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: i
         groups = {"unseen": counts == 0} if np.any(counts == 0) else {}
         return groups | _quantile_groups(counts.astype(float), counts > 0, n_bins)
     if name == "avg_rating":
-        sums = np.bincount(train.items, weights=train.ratings, minlength=m)
-        mean = np.divide(sums, counts, out=np.zeros(m), where=counts > 0)
         groups = {"unrated": counts == 0} if np.any(counts == 0) else {}
-        return groups | _quantile_groups(mean, counts > 0, n_bins)
+        return groups | _quantile_groups(_slice_values("item", name, train), counts > 0, n_bins)  # type: ignore[arg-type]
     if name == "new_items":
         first = _first_seen(train, test, "items")
         if first is None:
@@ -263,7 +307,8 @@ def evaluate_slices(
     the truth restricted to the slice.
 
     Returns a long table: ``dimension``, ``slice``, ``group``, ``user_index``, ``user``,
-    ``metric``, ``value``.
+    ``metric``, ``value``, and ``low``, ``high``: the range of the slicing variable in
+    a quantile group (:func:`group_ranges`; NaN for other groups).
     """
     frames = []
     full = None
@@ -272,7 +317,8 @@ def evaluate_slices(
             if dim == "user":
                 if full is None:
                     full = _long(evaluate(test), test.user_ids)
-                table = slice_table(full, user_groups(name, train, test, user_features=user_features, n_bins=n_bins))
+                groups = user_groups(name, train, test, user_features=user_features, n_bins=n_bins)
+                table = slice_table(full, groups)
             elif dim in ("item", "time"):
                 groups = item_groups(name, train, test, n_bins=n_bins) if dim == "item" else time_groups(name, test)
                 parts = []
@@ -284,8 +330,11 @@ def evaluate_slices(
             else:
                 raise ConfigError(f"unknown slice dimension {dim!r}; use user, item or time")
             if len(table):
-                frames.append(table.assign(dimension=dim, slice=name))
-    cols = ["dimension", "slice", "group", "user_index", "user", "metric", "value"]
+                ranges = group_ranges(dim, name, train, groups)
+                low = table["group"].map({g: r[0] for g, r in ranges.items()}).astype(float)
+                high = table["group"].map({g: r[1] for g, r in ranges.items()}).astype(float)
+                frames.append(table.assign(dimension=dim, slice=name, low=low, high=high))
+    cols = ["dimension", "slice", "group", "user_index", "user", "metric", "value", "low", "high"]
     if not frames:
         return pd.DataFrame(columns=cols)
     return pd.concat(frames, ignore_index=True)[cols]

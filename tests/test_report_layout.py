@@ -1,0 +1,158 @@
+"""The shipped examples' reports look finished: complete, and no text of a figure overlaps another or leaves it.
+
+Every figure a report embeds is rendered as the report renders it while
+:meth:`matplotlib.text.Text.draw` records the window extent of each text actually drawn
+(tick labels outside the view are never drawn, so they are not counted); two boxes
+that intersect by more than a pixel each way, or a box reaching past the figure's
+edge, is a layout fault.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+
+import matplotlib.text
+import pytest
+
+import receval.report.html as H
+from receval.cli import main
+from receval.report.style import figure, png_bytes
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
+_TOLERANCE = 1.0  # pixels: boxes that only touch are fine
+
+
+def layout_problems(fig) -> list[str]:
+    """Overlapping texts and texts outside the figure, as the figure renders to PNG."""
+    drawn: dict[int, tuple[str, object]] = {}
+    size: list[tuple[float, float]] = []
+    original = matplotlib.text.Text.draw
+
+    def draw(self, renderer):
+        original(self, renderer)
+        if self.get_visible() and self.get_text().strip():
+            drawn[id(self)] = (self.get_text(), self.get_window_extent(renderer))
+            size.append(renderer.get_canvas_width_height())
+
+    matplotlib.text.Text.draw = draw
+    try:
+        png_bytes(fig)
+    finally:
+        matplotlib.text.Text.draw = original
+    problems = []
+    width, height = size[0] if size else (fig.bbox.width, fig.bbox.height)
+    for text, box in drawn.values():
+        if box.x0 < -_TOLERANCE or box.y0 < -_TOLERANCE or box.x1 > width + _TOLERANCE or box.y1 > height + _TOLERANCE:
+            problems.append(f"{text!r} reaches outside the figure ({box.bounds} in {width:.0f}x{height:.0f})")
+    for (a, box_a), (b, box_b) in itertools.combinations(drawn.values(), 2):
+        dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+        dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+        if dx > _TOLERANCE and dy > _TOLERANCE:
+            problems.append(f"{a!r} overlaps {b!r}")
+    return problems
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """Every figure embedded in a report is checked; returns {caption-less figure number: problems}."""
+    found: dict[str, list[str]] = {}
+    render = H.png_bytes
+
+    def png(fig):
+        title = next((t.get_text() for ax in fig.axes if (t := ax.title).get_text()), f"figure {len(found) + 1}")
+        problems = layout_problems(fig)
+        if problems:
+            found[f"{len(found) + 1}: {title}"] = problems
+        return render(fig)
+
+    monkeypatch.setattr(H, "png_bytes", png)
+    return found
+
+
+def test_the_check_finds_overlaps_and_clipping():
+    fig, axes = figure(1, 1)
+    ax = axes[0][0]
+    ax.text(0.5, 0.5, "first label", transform=ax.transAxes)
+    ax.text(0.52, 0.5, "second label", transform=ax.transAxes)
+    ax.set_xlabel("a label far too long for its figure " * 4)
+    problems = layout_problems(fig)
+    assert any("'first label' overlaps 'second label'" in p for p in problems)
+    assert any("outside the figure" in p for p in problems)
+    fig, axes = figure(1, 2)
+    for ax in axes[0]:
+        ax.set(title="a title", xlabel="an x label", ylabel="a y label")
+    assert layout_problems(fig) == []
+
+
+def test_slice_groups_are_named_with_their_ranges():
+    import pandas as pd
+
+    from receval.report.figures import slice_heatmap
+
+    means = pd.DataFrame(
+        {
+            "dimension": "user",
+            "slice": "activity",
+            "group": ["q1", "q2", "q1", "q2"],
+            "system": ["a", "a", "b", "b"],
+            "metric": "ndcg@10",
+            "value": [0.1, 0.2, 0.3, 0.4],
+            "low": [3.0, 18.0, 3.0, 18.0],
+            "high": [17.0, 240.0, 17.0, 240.0],
+        }
+    )
+    ax = slice_heatmap(means, "ndcg@10").axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["q1\n3–17", "q2\n18–240"]
+    assert "training ratings per user" in ax.get_xlabel()
+    plain = slice_heatmap(means.drop(columns=["low", "high"]), "ndcg@10").axes[0]
+    assert [t.get_text() for t in plain.get_xticklabels()] == ["q1", "q2"]
+
+
+def _notices(page: str) -> str:
+    match = re.search(r'<div class="notice" id="notices">(.*?)</div>', page, re.S)
+    return match.group(1) if match else ""
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_reports_are_complete_and_legible(example, tmp_path, checked, capsys):
+    folders = re.findall(r'^path = "([^"]+)"', example.read_text(), flags=re.M)  # resolved against the config
+    missing = [example.parent / folder for folder in folders if not (example.parent / folder).exists()]
+    if missing:
+        pytest.skip(f"real data not available: {missing[0]}")
+    assert main(["run", str(example), "--out", str(tmp_path / "out"), "--quick"]) == 0, capsys.readouterr().out
+    page = H.build_report(tmp_path / "out", tmp_path / "report.html").read_text()
+    assert checked == {}
+    assert page.count("<figure") >= 1
+    if example.stem == "quickstart":  # the example a new user opens first: nothing missing
+        assert _notices(page) == ""
+
+
+@pytest.mark.slow
+def test_demo_report_is_legible(tmp_path, checked):
+    from receval.cli.demo import run_demo
+
+    tables = run_demo(users=300, items=400, ratings=12_000, rounds=20)
+    page = H.report_from_tables(tables, tmp_path / "report.html").read_text()
+    assert checked == {}
+    assert page.count("<figure") >= 4 and _notices(page) == ""
+
+
+def test_study_figures_are_legible():
+    from receval.data.synthetic import generate
+    from receval.recommenders import make
+    from receval.report.figures import coherence_curves
+    from receval.report.studies import attack_curves
+    from receval.studies.attacks import attack_experiment
+    from receval.studies.partitions import coherence_split_experiment
+
+    data = generate(n_users=120, n_items=80, n_ratings=3_000, n_aspects=6, seed=5)
+    frame = attack_experiment(
+        data, ["average", "love-hate"], [0.03, 0.1], ["item-knn", "random"], n_targets=1, filler=8, metrics=()
+    )
+    assert layout_problems(attack_curves(frame)) == []
+    split = coherence_split_experiment(data, {"biases": make("biases"), "IB": make("item-knn")}, (0.2, 0.8), folds=2)
+    assert layout_problems(coherence_curves(split.table.reset_index(), folds=2)) == []
