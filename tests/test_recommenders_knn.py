@@ -172,3 +172,62 @@ def test_auto_similarity_ranks_by_vector_cosine_and_predicts_by_pearson(split, c
     np.testing.assert_array_equal(auto.predict(test.users, test.items), rating.predict(test.users, test.items))
     np.testing.assert_array_equal(auto.similarity_, rating.similarity_)
     assert not np.array_equal(ranking.score(users), rating.score(users))
+
+
+def _top_k_restricted(sim: np.ndarray, k: int) -> np.ndarray:
+    """The dense similarity keeping each row's k largest positive off-diagonal entries (ties: lower index)."""
+    sim = sim.copy()
+    np.fill_diagonal(sim, -np.inf)
+    nbrs = np.zeros_like(sim)
+    for x in range(len(sim)):
+        top = np.argsort(-sim[x], kind="stable")[:k]
+        top = top[sim[x, top] > 0]
+        nbrs[x, top] = sim[x, top]
+    return nbrs
+
+
+@pytest.mark.parametrize("kind", ["auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine"])
+@pytest.mark.parametrize("cls", [ItemKNN, UserKNN])
+def test_sparse_mode_scores_equal_dense_scoring_restricted_to_top_k(split, monkeypatch, cls, kind):
+    train, test = split
+    n_x = train.n_users if cls is UserKNN else train.n_items
+    monkeypatch.setattr("receval.recommenders.knn._BLOCK_CELLS", 7 * n_x)  # blocks of 7 rows: many blocks
+    options = {"k": 6, "similarity": kind, "shrinkage": 1.5, "min_support": 2, "centered": kind == "cosine"}
+    sparse = cls(mode="sparse", **options).fit(train)
+    dense = cls(mode="dense", **options).fit(train)
+    assert (sparse.mode_, dense.mode_) == ("sparse", "dense") and sparse.similarity_ is None
+    ranking = cls(mode="dense", **{**options, "similarity": "vector-cosine" if kind == "auto" else kind}).fit(train)
+    nbrs = _top_k_restricted(ranking.similarity_, 6)
+    np.testing.assert_array_equal(sparse.neighbours_.toarray(), nbrs)
+    w = sparse._weights.toarray()
+    users = np.arange(train.n_users)
+    expected = nbrs @ w if cls is UserKNN else w @ nbrs
+    np.testing.assert_allclose(sparse.score(users), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(sparse.score(users), dense.score(users))
+    # predictions: the similarity rows computed on demand equal the dense matrix's
+    np.testing.assert_array_equal(sparse.predict(test.users, test.items), dense.predict(test.users, test.items))
+
+
+@pytest.mark.parametrize("user_based", [False, True])
+def test_sparse_mode_pearson_predictions_equal_surprise(split, monkeypatch, user_based):
+    train, test = split
+    monkeypatch.setattr("receval.recommenders.knn._BLOCK_CELLS", 3_000)
+    ref = _surprise_predictions(train, test, k=50, name="pearson", user_based=user_based)
+    cls = UserKNN if user_based else ItemKNN
+    got = cls(k=50, similarity="pearson", mode="sparse").fit(train).predict(test.users, test.items)
+    np.testing.assert_allclose(got, ref, atol=1e-6, rtol=0)
+
+
+def test_mode_auto_goes_sparse_when_the_dense_matrices_are_large_and_dense_is_sized_first(split, monkeypatch):
+    train, _ = split
+    assert ItemKNN().fit(train).mode_ == "dense"
+    # auto keeps two dense item x item matrices (Pearson and vector-cosine): 2 * 180² * 8 bytes
+    monkeypatch.setattr("receval.recommenders.knn._DENSE_AUTO_BYTES", 2 * train.n_items**2 * 8 - 1)
+    assert ItemKNN().fit(train).mode_ == "sparse"
+    assert ItemKNN(similarity="cosine").fit(train).mode_ == "dense"  # one matrix fits
+    monkeypatch.setattr("receval.validate.available_memory", lambda: 100_000)
+    with pytest.raises(ConfigError, match=r"dense 180 x 180 similarity matrix of items needs .*mode=\"sparse\""):
+        ItemKNN(similarity="cosine", mode="dense").fit(train)
+    assert ItemKNN(similarity="cosine", mode="sparse").fit(train).mode_ == "sparse"
+    with pytest.raises(ConfigError, match="mode='sparce'"):
+        ItemKNN(mode="sparce").fit(train)

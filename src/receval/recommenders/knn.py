@@ -1,6 +1,6 @@
 """User- and item-based k-nearest-neighbour collaborative filtering.
 
-Both models compute a dense similarity matrix between "x" entities (users for
+Both models compute a similarity matrix between "x" entities (users for
 :class:`UserKNN`, items for :class:`ItemKNN`) from the ratings they share:
 
 ``pearson``
@@ -26,8 +26,8 @@ Both models compute a dense similarity matrix between "x" entities (users for
     excluded) item-based ranking with co-rated Pearson scores 0.002 (below Random),
     with ``vector-cosine`` 0.320 (Popularity: 0.222); Pearson remains the similarity
     whose predictions equal scikit-surprise's ``KNNWithMeans``. Naming a similarity
-    uses it for both tasks. ``similarity_`` is the matrix ``predict`` uses, and
-    ``neighbours_`` the top-N neighbourhoods ``score`` uses.
+    uses it for both tasks. ``similarity_`` is the matrix ``predict`` uses (dense
+    mode), and ``neighbours_`` the top-N neighbourhoods ``score`` uses.
 
 A pair with fewer than ``min_support`` common entries has similarity 0; with
 ``shrinkage`` λ > 0 similarities are multiplied by ``n / (n + λ)`` (n = common entries).
@@ -51,8 +51,17 @@ everything are high, flood the lists); user-based: ``score(u, i) = Σ_{v ∈ N_k
 ``w`` is the rating (``centered=False``, default) or the rating minus the
 neighbour's mean (``centered=True``). Items no neighbour rated score 0.
 
-Memory: the similarity matrix is dense, ``n_x² × 8`` bytes (6,040 users: 290 MB);
-more than 40,000 entities raises :class:`~receval.errors.ConfigError`.
+Memory (``mode``): ``"dense"`` keeps the whole similarity matrix, ``n_x² × 8`` bytes
+per similarity (6,040 users: 290 MB; two with ``auto``), sized against the available
+memory before it is allocated (:class:`~receval.errors.ConfigError` when it would not
+fit). ``"sparse"`` keeps only each entity's top-``k`` neighbours (``neighbours_``,
+CSR), computing the similarity by blocks of rows (256 MB at a time) and, for
+``predict``, the rows of the queried entities on demand; ``similarity_`` is then
+None. Both modes give identical neighbourhoods, scores and predictions (the
+similarity of a pair is accumulated in the same order either way). ``"auto"``
+(default) is dense while the dense matrices take at most 2 GB (about 11,000 entities
+with ``similarity="auto"``), sparse above; so MovieLens-25M's 59,000 items fit in a
+few GB.
 
 Examples
 --------
@@ -78,64 +87,81 @@ from receval.errors import ConfigError
 from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
 from receval.recommenders.topn import _topk_batch
+from receval.validate import check_memory
 
 __all__ = ["UserKNN", "ItemKNN"]
 
 _SIMILARITIES = ("auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine")
-_MAX_ENTITIES = 40_000
+_KIND_CODES = {"pearson": 0, "cosine": 1, "adjusted-cosine": 1, "vector-cosine": 2}
+_MODES = ("auto", "dense", "sparse")
+# mode="auto" keeps dense similarity matrices while they take at most this many bytes.
+_DENSE_AUTO_BYTES = 2 * 10**9
+# Similarity rows computed at once in sparse mode: at most this many float64 cells (256 MB).
+_BLOCK_CELLS = 32_000_000
 
 
 @numba.njit(cache=True)
-def _similarity(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, pearson, min_support, shrinkage):  # pragma: no cover
-    """Dense similarities; Y-lists sorted by x, so each pair is accumulated once (xj > xi)
-    into the upper triangle, then mirrored."""
+def _similarity_rows(
+    rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, norms, min_support, shrinkage, out
+):  # pragma: no cover
+    """Similarities of the entities ``rows`` to all others, written into ``out[r, :]``.
+
+    ``kind``: 0 Pearson and 1 cosine over the co-rated entries, 2 cosine of the whole
+    vectors (``norms``: each entity's rating norm). X-lists sorted by y, so every pair
+    accumulates its common entries in the same order from either side (the matrix is
+    exactly symmetric). ``upper`` fills only the entries ``xj > xi`` (and the diagonal).
+    """
     n_x = len(x_ptr) - 1
-    sim = np.zeros((n_x, n_x))
-    n_chunks = min(n_x, 64)
-    for c in range(n_chunks):
-        # per candidate xj: count, Σ ri·rj, Σ ri, Σ rj, Σ ri², Σ rj² (one cache line per xj)
-        acc = np.zeros((n_x, 6))
-        touched = np.empty(n_x, dtype=np.int64)
-        for xi in range(c, n_x, n_chunks):
-            n_touched = 0
-            for p in range(x_ptr[xi], x_ptr[xi + 1]):
-                y = x_idx[p]
-                ri = x_val[p]
-                lo = y_ptr[y]
-                first = lo + np.searchsorted(y_idx[lo : y_ptr[y + 1]], xi, side="right")
-                for q in range(first, y_ptr[y + 1]):
-                    xj = y_idx[q]
-                    rj = y_val[q]
-                    if acc[xj, 0] == 0:
-                        touched[n_touched] = xj
-                        n_touched += 1
-                    acc[xj, 0] += 1
-                    acc[xj, 1] += ri * rj
-                    acc[xj, 2] += ri
-                    acc[xj, 3] += rj
-                    acc[xj, 4] += ri * ri
-                    acc[xj, 5] += rj * rj
-            for t in range(n_touched):
-                xj = touched[t]
-                n = acc[xj, 0]
-                s = 0.0
-                if n >= min_support:
-                    if pearson:
-                        num = n * acc[xj, 1] - acc[xj, 2] * acc[xj, 3]
-                        den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
-                    else:
-                        num = acc[xj, 1]
-                        den = np.sqrt(acc[xj, 4] * acc[xj, 5])
-                    if den != 0:
-                        s = num / den
-                    if shrinkage > 0:
-                        s *= n / (n + shrinkage)
-                sim[xi, xj] = s
-                for f in range(6):
-                    acc[xj, f] = 0.0
-            sim[xi, xi] = 1.0
-    _mirror_upper(sim)
-    return sim
+    # per candidate xj: count, Σ ri·rj, Σ ri, Σ rj, Σ ri², Σ rj² (one cache line per xj)
+    acc = np.zeros((n_x, 6))
+    touched = np.empty(n_x, dtype=np.int64)
+    for r in range(len(rows)):
+        xi = rows[r]
+        n_touched = 0
+        for p in range(x_ptr[xi], x_ptr[xi + 1]):
+            y = x_idx[p]
+            ri = x_val[p]
+            lo = y_ptr[y]
+            hi = y_ptr[y + 1]
+            first = lo
+            if upper:
+                first = lo + np.searchsorted(y_idx[lo:hi], xi, side="right")
+            for q in range(first, hi):
+                xj = y_idx[q]
+                if xj == xi:
+                    continue
+                rj = y_val[q]
+                if acc[xj, 0] == 0:
+                    touched[n_touched] = xj
+                    n_touched += 1
+                acc[xj, 0] += 1
+                acc[xj, 1] += ri * rj
+                acc[xj, 2] += ri
+                acc[xj, 3] += rj
+                acc[xj, 4] += ri * ri
+                acc[xj, 5] += rj * rj
+        for t in range(n_touched):
+            xj = touched[t]
+            n = acc[xj, 0]
+            s = 0.0
+            if n >= min_support:
+                if kind == 0:
+                    num = n * acc[xj, 1] - acc[xj, 2] * acc[xj, 3]
+                    den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
+                elif kind == 1:
+                    num = acc[xj, 1]
+                    den = np.sqrt(acc[xj, 4] * acc[xj, 5])
+                else:
+                    num = acc[xj, 1]
+                    den = norms[xi] * norms[xj]
+                if den != 0:
+                    s = num / den
+                if shrinkage > 0:
+                    s *= n / (n + shrinkage)
+            out[r, xj] = s
+            for f in range(6):
+                acc[xj, f] = 0.0
+        out[r, xi] = 1.0
 
 
 @numba.njit(cache=True)
@@ -152,7 +178,10 @@ def _mirror_upper(sim):  # pragma: no cover
 
 
 @numba.njit(cache=True)
-def _predict(xs, ys, sim, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k, global_mean):  # pragma: no cover
+def _predict(
+    xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k, global_mean
+):  # pragma: no cover
+    """Predictions of the pairs (xs, ys); ``sim[sim_row[p]]`` is the similarity row of ``xs[p]``."""
     out = np.empty(len(xs))
     for p in range(len(xs)):
         x = xs[p]
@@ -164,7 +193,7 @@ def _predict(xs, ys, sim, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k
         cand = y_idx[start : y_ptr[y + 1]]
         sims = np.empty(len(cand))
         for j in range(len(cand)):
-            sims[j] = sim[x, cand[j]]
+            sims[j] = sim[sim_row[p], cand[j]]
         order = np.argsort(-sims, kind="mergesort")  # stable: ties keep training-row order
         sum_sim = 0.0
         sum_r = 0.0
@@ -184,44 +213,47 @@ def _predict(xs, ys, sim, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k
     return out
 
 
-def _vector_cosine(x, y, values, n_x: int, n_y: int, min_support: int, shrinkage: float) -> np.ndarray:
-    """Cosine of whole rating vectors (sparse products), with support and shrinkage as the others."""
-    m = sp.csr_matrix((values, (x, y)), shape=(n_x, n_y))
-    norms = np.sqrt(np.asarray(m.multiply(m).sum(axis=1)).ravel())
-    inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-    unit = sp.diags(inverse) @ m
-    sim = (unit @ unit.T).toarray()
-    if min_support > 1 or shrinkage > 0:
-        ones = m.copy()
-        ones.data[:] = 1.0
-        common = (ones @ ones.T).toarray()
-        sim[common < min_support] = 0.0
-        if shrinkage > 0:
-            sim *= common / (common + shrinkage)
-    np.fill_diagonal(sim, 1.0)
-    return sim
-
-
 def _top_neighbours(sim: np.ndarray, k: int) -> sp.csr_matrix:
-    """Each row's k largest positive off-diagonal similarities (ties: lower index), sparse."""
+    """Each row's k largest positive off-diagonal similarities of the dense ``sim`` (ties: lower index), sparse."""
     n = sim.shape[0]
     kk = min(k, n - 1)
     if kk <= 0:
         return sp.csr_matrix((n, n))
-    rows_out, cols_out, vals_out = [], [], []
     block = max(1, 4_000_000 // n)
-    order = np.arange(n)
-    for start in range(0, n, block):
-        s = sim[start : start + block].copy()
-        rows = np.arange(len(s))
-        s[rows, rows + start] = -np.inf
-        s[s <= 0] = -np.inf
-        cols, vals = _topk_batch(s, kk, order, np.zeros(len(s), dtype=np.int64))
-        keep = cols >= 0
-        rows_out.append(np.broadcast_to(rows[:, None] + start, cols.shape)[keep])
-        cols_out.append(cols[keep])
-        vals_out.append(vals[keep])
-    return sp.csr_matrix((np.concatenate(vals_out), (np.concatenate(rows_out), np.concatenate(cols_out))), shape=(n, n))
+    parts = [
+        _top_of_block(sim[start : start + block].copy(), np.arange(start, min(start + block, n)), kk)
+        for start in range(0, n, block)
+    ]
+    return _neighbours(parts, n)
+
+
+def _kernel_lists(kind: str, x, y, r, y_mean, n_x: int, n_y: int) -> tuple:
+    """The inputs of :func:`_similarity_rows` for the similarity ``kind`` of the ratings ``r`` at (x, y)."""
+    values = r - y_mean if kind == "adjusted-cosine" else r
+    x_order = np.lexsort((y, x))  # x-major lists sorted by y ...
+    x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
+    yx_order = np.lexsort((x, y))  # ... and y-major lists sorted by x
+    y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
+    norms = np.sqrt(np.bincount(x, weights=values * values, minlength=n_x)) if kind == "vector-cosine" else np.zeros(0)
+    return (x_ptr, y[x_order], values[x_order], y_ptr, x[yx_order], values[yx_order], _KIND_CODES[kind], norms)
+
+
+def _top_of_block(block: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, similarity) of each row's ``k`` largest positive off-diagonal entries
+    (ties: the lower column); ``block[r]`` is the similarity row of entity ``rows[r]`` (overwritten)."""
+    block[np.arange(len(rows)), rows] = -np.inf
+    block[block <= 0] = -np.inf
+    cols, vals = _topk_batch(block, k, np.arange(block.shape[1]), np.zeros(len(rows), dtype=np.int64))
+    keep = cols >= 0
+    return np.broadcast_to(rows[:, None], cols.shape)[keep], cols[keep], vals[keep]
+
+
+def _neighbours(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) -> sp.csr_matrix:
+    """The sparse n x n neighbourhood matrix of the (row, column, similarity) ``parts``."""
+    if not parts:
+        return sp.csr_matrix((n, n))
+    rows, cols, vals = (np.concatenate(p) for p in zip(*parts, strict=True))
+    return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
 
 
 class _KNN(Recommender):
@@ -236,6 +268,7 @@ class _KNN(Recommender):
         shrinkage: float = 0.0,
         centered: bool = False,
         clip: bool = True,
+        mode: Literal["auto", "dense", "sparse"] = "auto",
     ):
         self.k = k
         self.similarity = similarity
@@ -244,10 +277,13 @@ class _KNN(Recommender):
         self.shrinkage = shrinkage
         self.centered = centered
         self.clip = clip
+        self.mode = mode
 
     def _validate(self) -> None:
         if self.similarity not in _SIMILARITIES:
             raise ConfigError(f"similarity={self.similarity!r} is not one of {list(_SIMILARITIES)}")
+        if self.mode not in _MODES:
+            raise ConfigError(f"mode={self.mode!r} is not one of {list(_MODES)}")
         for name in ("k", "min_k", "min_support"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (name != "min_k"):
@@ -259,13 +295,22 @@ class _KNN(Recommender):
         self._validate()
         self._start_fit(train)
         n_x = self.n_users_ if self.user_based else self.n_items_
-        if n_x > _MAX_ENTITIES:
-            kind = "users" if self.user_based else "items"
-            raise ConfigError(
-                f"{type(self).__name__} keeps a dense {n_x} x {n_x} similarity matrix of {kind} "
-                f"({n_x * n_x * 8 / 1e9:.1f} GB); filter the data or use another algorithm"
-            )
         ratings_csr = train.to_csr()  # raises DataError on repeated pairs
+        predict_kind, rank_kind = ("pearson", "vector-cosine") if self.similarity == "auto" else (self.similarity,) * 2
+        n_matrices = 1 if predict_kind == rank_kind else 2
+        dense_bytes = n_matrices * n_x * n_x * 8
+        mode = self.mode
+        if mode == "auto":
+            mode = "dense" if dense_bytes <= _DENSE_AUTO_BYTES else "sparse"
+        if mode == "dense":
+            kind = "users" if self.user_based else "items"
+            check_memory(
+                dense_bytes,
+                f"{type(self).__name__}'s dense {n_x:,} x {n_x:,} similarity matri{'ces' if n_matrices > 1 else 'x'} "
+                f"of {kind}",
+                'use mode="sparse" (top-k neighbours only), filter the data or use another algorithm',
+            )
+        self.mode_ = mode
         users, items = train.users.astype(np.int64), train.items.astype(np.int64)
         r = train.ratings.astype(np.float64)
         x, y = (users, items) if self.user_based else (items, users)
@@ -275,19 +320,26 @@ class _KNN(Recommender):
         with np.errstate(invalid="ignore", divide="ignore"):
             self.means_ = np.nan_to_num(np.bincount(x, weights=r, minlength=n_x) / x_count)
             y_means = np.nan_to_num(np.bincount(y, weights=r, minlength=n_y) / y_count)
+        predict_lists = _kernel_lists(predict_kind, x, y, r, y_means[y], n_x, n_y)
+        rank_lists = predict_lists
+        if rank_kind != predict_kind:
+            rank_lists = _kernel_lists(rank_kind, x, y, r, y_means[y], n_x, n_y)
+        if mode == "dense":
+            self.similarity_ = self._dense(predict_lists, n_x)
+            ranking = self.similarity_ if rank_lists is predict_lists else self._dense(rank_lists, n_x)
+            self.neighbours_ = _top_neighbours(ranking, int(self.k))
+            self._predict_lists = None
+        else:
+            self.similarity_ = None
+            self.neighbours_ = self._sparse_neighbours(rank_lists, n_x)
+            self._predict_lists = predict_lists
+        del rank_lists
         # Y-major lists in training-row order give surprise's neighbour tie order (predict).
         y_order = np.argsort(y, kind="stable")
-        y_ptr = np.concatenate([[0], np.cumsum(y_count)])
-        predict_kind, rank_kind = ("pearson", "vector-cosine") if self.similarity == "auto" else (self.similarity,) * 2
-        self.similarity_ = self._similarity_matrix(predict_kind, x, y, r, y_means[y], n_x, n_y)
-        ranking = self.similarity_
-        if rank_kind != predict_kind:
-            ranking = self._similarity_matrix(rank_kind, x, y, r, y_means[y], n_x, n_y)
-        self._y_ptr, self._y_idx, self._y_val = y_ptr, x[y_order], r[y_order]
+        self._y_ptr, self._y_idx, self._y_val = np.concatenate([[0], np.cumsum(y_count)]), x[y_order], r[y_order]
         self._known_x, self._known_y = x_count > 0, y_count > 0
         self.global_mean_ = float(r.mean())
         self.scale_ = train.scale
-        self.neighbours_ = _top_neighbours(ranking, int(self.k))
         weights = ratings_csr.astype(np.float64)
         if self.centered:
             centre = self.means_[users] if self.user_based else self.means_[items]
@@ -295,35 +347,65 @@ class _KNN(Recommender):
         self._weights = weights.tocsr()
         return self
 
-    def _similarity_matrix(self, kind: str, x, y, r, y_mean, n_x: int, n_y: int) -> np.ndarray:
-        """The dense x-by-x similarity ``kind`` of the ratings ``r`` at (x, y)."""
-        if kind == "vector-cosine":
-            return _vector_cosine(x, y, r, n_x, n_y, int(self.min_support), float(self.shrinkage))
-        values = r - y_mean if kind == "adjusted-cosine" else r
-        x_order = np.argsort(x, kind="stable")  # the kernel wants x-major lists ...
-        x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
-        yx_order = np.lexsort((x, y))  # ... and y-major lists sorted by x
-        y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
-        return _similarity(
-            x_ptr,
-            y[x_order],
-            values[x_order],
-            y_ptr,
-            x[yx_order],
-            values[yx_order],
-            kind == "pearson",
-            int(self.min_support),
-            float(self.shrinkage),
-        )
+    def _rows(self, lists: tuple, rows: np.ndarray, upper: bool, out: np.ndarray) -> None:
+        """Write the similarity rows of the entities ``rows`` (of the kind of ``lists``) into ``out``."""
+        *arrays, code, norms = lists
+        _similarity_rows(rows, upper, *arrays, code, norms, int(self.min_support), float(self.shrinkage), out)
+
+    def _dense(self, lists: tuple, n_x: int) -> np.ndarray:
+        """The dense n_x x n_x similarity matrix (upper triangle computed, then mirrored)."""
+        sim = np.zeros((n_x, n_x))
+        self._rows(lists, np.arange(n_x), True, sim)
+        _mirror_upper(sim)
+        return sim
+
+    def _sparse_neighbours(self, lists: tuple, n_x: int) -> sp.csr_matrix:
+        """The top-k neighbourhoods, computed by blocks of similarity rows (never the whole matrix)."""
+        kk = min(int(self.k), n_x - 1)
+        if kk <= 0:
+            return sp.csr_matrix((n_x, n_x))
+        block = max(1, _BLOCK_CELLS // n_x)
+        buffer = np.empty((min(block, n_x), n_x))
+        parts = []
+        for start in range(0, n_x, block):
+            rows = np.arange(start, min(start + block, n_x))
+            out = buffer[: len(rows)]
+            out[:] = 0.0
+            self._rows(lists, rows, False, out)
+            parts.append(_top_of_block(out, rows, kk))
+        return _neighbours(parts, n_x)
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``similarity="pearson"``)."""
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
-        est = _predict(
+        xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)
+        if self.similarity_ is not None:
+            est = self._predict(xs, ys, self.similarity_, xs)
+        else:  # sparse mode: the similarity rows of the pairs' entities, by blocks
+            est = np.empty(len(xs))
+            unique, inverse = np.unique(xs, return_inverse=True)
+            order = np.argsort(inverse, kind="stable")
+            sorted_inverse = inverse[order]
+            n_x = len(self._known_x)
+            block = max(1, _BLOCK_CELLS // n_x)
+            buffer = np.empty((min(block, len(unique)), n_x))
+            for start in range(0, len(unique), block):
+                stop = min(start + block, len(unique))
+                sim = buffer[: stop - start]
+                sim[:] = 0.0
+                self._rows(self._predict_lists, unique[start:stop], False, sim)
+                lo, hi = np.searchsorted(sorted_inverse, [start, stop])
+                pairs = order[lo:hi]
+                est[pairs] = self._predict(xs[pairs], ys[pairs], sim, inverse[pairs] - start)
+        return np.clip(est, self.scale_.low, self.scale_.high) if self.clip else est
+
+    def _predict(self, xs: np.ndarray, ys: np.ndarray, sim: np.ndarray, sim_row: np.ndarray) -> np.ndarray:
+        return _predict(
             xs,
             ys,
-            self.similarity_,
+            sim,
+            sim_row,
             self._y_ptr,
             self._y_idx,
             self._y_val,
@@ -334,7 +416,6 @@ class _KNN(Recommender):
             int(self.min_k),
             self.global_mean_,
         )
-        return np.clip(est, self.scale_.low, self.scale_.high) if self.clip else est
 
     def score(self, users: np.ndarray) -> np.ndarray:
         """Top-N scores: similarity-weighted sums over the fixed k-neighbourhoods (``vector-cosine`` by default)."""

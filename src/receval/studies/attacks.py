@@ -690,7 +690,7 @@ def detection_features(data: Interactions, k: int = 25) -> pd.DataFrame:
     n_u = np.bincount(data.users, minlength=data.n_users).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         rdma = np.bincount(data.users, weights=dev, minlength=data.n_users) / n_u
-    sim = UserKNN(k=k, similarity="pearson").fit(data).similarity_.copy()
+    sim = UserKNN(k=k, similarity="pearson", mode="dense").fit(data).similarity_.copy()
     np.fill_diagonal(sim, -np.inf)
     kk = min(k, data.n_users - 1)
     degsim = np.full(data.n_users, np.nan)
