@@ -8,7 +8,7 @@ from numba import njit
 from scipy import stats
 
 from receval.recommenders.bandits import _kernels as K
-from receval.recommenders.bandits._rng import bounded, generator
+from receval.recommenders.bandits._rng import beta_sf, bounded, generator, log_beta_norm
 
 
 @njit(cache=True)
@@ -52,25 +52,60 @@ def test_bounded_is_uniform_and_seeded():
     np.testing.assert_array_equal(again, np.floor(np.random.default_rng(5).random(100) * 7))
 
 
-@njit(cache=True)
-def _decide_many(st, rng, cell, n):
+@njit  # not cached: numba's cache would not see changes to the kernels it calls
+def _decide_many(st, rng, cell, start, n):
     out = np.empty(n, np.int64)
     for j in range(n):
+        st[6][0] = start  # the user's start level: 0 walks down the levels, L starts at τ = 0
         out[j] = K.item_decide(st, rng, cell, np.uint8(3), 0, 0, cell.shape[1])
     return out
 
 
-def test_thompson_decision_is_the_argmax_of_numpys_beta_draws():
-    # the kernel's decision, draw for draw: numpy's Beta(a + o, b + o) for each available arm, then argmax
-    a = np.array([3.0, 1.0, 7.0, 2.0, 0.5])
-    b = np.array([2.0, 1.0, 9.0, 6.0, 0.5])
-    cell = np.zeros((1, 5), np.uint8)
-    cell[0, 3] = 1  # arm 3 is not available
-    p = np.zeros(9)
-    p[0], p[6] = K.THOMPSON, 1.0
-    st = (a, b, p, np.zeros(5), np.zeros(5))
-    picks = _decide_many(st, generator(3), cell, 200)
-    ref = np.random.default_rng(3)
-    keep = np.array([0, 1, 2, 4])
-    expected = [keep[np.argmax([ref.beta(a[i] + 1.0, b[i] + 1.0) for i in keep])] for _ in range(200)]
-    np.testing.assert_array_equal(picks, expected)
+def _thompson_state(a, b, offset, n_levels):
+    p = np.zeros(11)
+    p[0], p[6], p[10] = K.THOMPSON, offset, 1e9
+    n = len(a)
+    st = (a, b, p, np.zeros(n), np.zeros(n), np.zeros(n * n_levels), np.zeros(1), np.zeros(n_levels))
+    K.item_keys(st)
+    K.thompson_levels(st, generator(1))
+    return st
+
+
+def _argmax_probabilities(a, b):
+    """P(arm i has the largest of independent Beta(a_j, b_j) draws), by quadrature."""
+    from scipy import integrate
+
+    dists = [stats.beta(x, y) for x, y in zip(a, b, strict=True)]
+    out = []
+    for i, d in enumerate(dists):
+        others = [e for j, e in enumerate(dists) if j != i]
+        out.append(integrate.quad(lambda x, d=d, o=others: d.pdf(x) * np.prod([e.cdf(x) for e in o]), 0, 1,
+                                  limit=200, points=[d.mean()])[0])  # fmt: skip
+    return np.array(out)
+
+
+@pytest.mark.parametrize("start", [0, 1, 3])
+def test_thompson_choice_distribution_is_exact(start):
+    # confident strong arms, uncertain arms, a hopeless arm, one shape below 1; arm 3 unavailable
+    a = np.array([30.0, 2.0, 14.0, 9.0, 1.0, 0.5, 1.0, 60.0])
+    b = np.array([20.0, 1.0, 10.0, 3.0, 1.0, 0.5, 40.0, 45.0])
+    st = _thompson_state(a.copy(), b.copy(), 0.0, 3)  # thresholds: 2nd, 6th and 18th (= 0) largest draw
+    assert 0.0 == st[7][2] < st[7][1] < st[7][0] < 1.0
+    sf = [[stats.beta(x, y).sf(t) for t in st[7]] for x, y in zip(a, b, strict=True)]
+    np.testing.assert_allclose(st[5].reshape(8, 3), sf, rtol=1e-9, atol=1e-14)
+    cell = np.zeros((1, 8), np.uint8)
+    cell[0, 3] = 1
+    n = 30_000
+    picks = _decide_many(st, generator(11 + start), cell, start, n)
+    keep = np.array([0, 1, 2, 4, 5, 6, 7])
+    expected = _argmax_probabilities(a[keep], b[keep])
+    assert abs(expected.sum() - 1.0) < 1e-6
+    counts = np.bincount(picks, minlength=8)
+    assert counts[3] == 0
+    assert stats.chisquare(counts[keep], expected * n / expected.sum()).pvalue > 1e-3
+
+
+def test_beta_sf_matches_scipy_in_both_tails():
+    for a, b, x in [(2.0, 3.0, 0.5), (0.5, 0.5, 0.999), (300.0, 20.0, 0.9), (3.0, 800.0, 0.05), (50.0, 500.0, 0.3),
+                    (1.0, 2000.0, 0.01), (400.0, 300.0, 0.7), (5.0, 5.0, 0.0), (5.0, 5.0, 1.0)]:  # fmt: skip
+        assert beta_sf(a, b, x, log_beta_norm(a, b)) == pytest.approx(stats.beta(a, b).sf(x), rel=1e-9, abs=1e-300)

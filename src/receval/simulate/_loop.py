@@ -7,6 +7,10 @@ the type of the model state ``st`` selects when the loop is compiled: a 5-tuple 
 arrays is the item policies' state, a 10-tuple the kNN bandit's, a 2-d array a fixed
 score matrix (models refitted between calls). So each family gets its own
 specialised, cached loop, and a command compiles only the families it runs.
+
+numba keys the on-disk cache of :func:`run_rounds` on this file's source alone, and the
+kernels it calls are compiled into it: after changing a kernel, change this file too
+(or clear the cache), or the old kernel keeps running.
 """
 
 from __future__ import annotations

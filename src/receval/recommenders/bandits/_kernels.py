@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from receval.recommenders.bandits._rng import bounded
+from receval.recommenders.bandits._rng import beta_sf, bounded, log_beta_norm
 
 # item-policy codes (params[0]) and score kinds (params[1])
 RANDOM, ARGMAX, THOMPSON = 0, 1, 2
@@ -48,14 +48,22 @@ def uniform_available(s, cell, mask, u, n_avail):
 
 
 # ------------------------------------------------------------------ item policies
-# state: a (successes + α⁰), b (failures + β⁰), p (parameters, see ItemBandit), and the
-# per-item keys m, w kept current by item_update so that an argmax decision is one tight
-# scan: score = m + c·w with c = δ·√(ln t) for UCB (w = 1/√pulls) and 0 otherwise.
-# Thompson sampling draws Beta(a + o, b + o) from a and b directly (no keys).
+# state (a, b, p, m, w, sf, lvl, tau): a (successes + α⁰), b (failures + β⁰), p
+# (parameters, see ItemBandit; p[9] decisions since the Thompson thresholds were drawn,
+# p[10] how many between draws), and keys kept current by item_update. Argmax policies:
+# m, w so that a decision is one tight scan, score = m + c·w with c = δ·√(ln t) for UCB
+# (w = 1/√pulls) and 0 otherwise. Thompson sampling with X_i ~ Beta(a_i + o, b_i + o):
+# m = log(1/B) of that law, thresholds τ_0 ≥ ... ≥ τ_{L-1} (tau), survival probabilities
+# sf[i·L + k] = P(X_i > τ_k) and each user's start level lvl[u] (see thompson_decide).
 @njit(cache=True)
 def item_key(st, i):
-    a, b, p, m, w = st
+    a, b, p, m, w, sf, tau = st[0], st[1], st[2], st[3], st[4], st[5], st[7]
     if int(p[0]) == THOMPSON:
+        x, y = a[i] + p[6], b[i] + p[6]
+        m[i] = log_beta_norm(x, y)
+        n_levels = tau.shape[0]
+        for k in range(n_levels):
+            sf[i * n_levels + k] = beta_sf(x, y, tau[k], m[i])
         return
     kind = int(p[1])
     if kind == COUNT:
@@ -74,14 +82,110 @@ def item_key(st, i):
 
 @njit(cache=True)
 def item_keys(st):
-    """Recompute every item's keys (after fit)."""
+    """Recompute every item's keys (after fit); Thompson thresholds are drawn at the next decision."""
+    if int(st[2][0]) == THOMPSON:
+        st[2][9] = st[2][10]
     for i in range(st[0].shape[0]):
         item_key(st, i)
 
 
 @njit(cache=True)
+def thompson_levels(st, s):
+    """New thresholds: τ_k is the (2·3^k)-th largest of one fresh draw per arm (so about that
+    many arms lie above it), then every arm's P(X_i > τ_k). The thresholds only steer how
+    much work a decision does, never which arm it picks."""
+    a, b, p, tau = st[0], st[1], st[2], st[7]
+    n = a.shape[0]
+    draws = np.empty(n)
+    for i in range(n):
+        draws[i] = s.beta(a[i] + p[6], b[i] + p[6])
+    draws.sort()
+    rank = 2
+    for k in range(tau.shape[0]):
+        tau[k] = draws[n - rank] if rank <= n else 0.0
+        rank *= 3
+    for i in range(n):
+        item_key(st, i)
+    p[9] = 0.0
+
+
+@njit(cache=True)
+def _largest(st, cand, vals, nc, lo, hi):
+    """The candidate with the largest X_i, X_i = S_i⁻¹(vals[c]) in (lo, hi]: bisect the
+    interval, keeping the candidates above the midpoint (X_i > x ⟺ v_i < S_i(x))."""
+    a, b, p, m = st[0], st[1], st[2], st[3]
+    while nc > 1 and hi - lo > 1e-15 * hi:
+        mid = 0.5 * (lo + hi)
+        above = 0
+        for c in range(nc):
+            i = cand[c]
+            if vals[c] < beta_sf(a[i] + p[6], b[i] + p[6], mid, m[i]):
+                cand[above] = i
+                vals[above] = vals[c]
+                above += 1
+        if above > 0:
+            nc = above
+            lo = mid
+        else:
+            hi = mid
+    return cand[0]
+
+
+@njit(cache=True)
+def thompson_decide(st, s, cell, mask, u):
+    """argmax_i X_i over u's available arms, X_i ~ Beta(a_i + o, b_i + o) independent: exact
+    Thompson sampling that draws most arms only as far as "below a threshold".
+
+    Going down the levels j = lvl[u], lvl[u] + 1, ..., L (τ_L = 0): an arm not yet found
+    above a level is known to lie at or below τ_prev (τ = 1 at the start), so its
+    survival value S_i(X_i), S_i(x) = P(X_i > x), is uniform on [S_i(τ_prev), 1]; one
+    uniform v there places X_i above τ_j exactly when v < S_i(τ_j), and then
+    X_i = S_i⁻¹(v). The first level with an arm above it holds the maximum, found among
+    those arms by bisection on their survival functions (:func:`_largest`). Every X_i
+    keeps its Beta law, so the choice is Thompson sampling's; the user's start level
+    moves down when no arm cleared it and up when more than 8 did (work, not outcome).
+    """
+    p, sf, lvl, tau = st[2], st[5], st[6], st[7]
+    if p[9] >= p[10]:
+        thompson_levels(st, s)
+    p[9] += 1.0
+    n_levels = tau.shape[0]
+    row = cell[u]
+    cand = np.empty(row.shape[0], np.int64)
+    vals = np.empty(row.shape[0])
+    start = int(lvl[u])
+    prev = -1
+    j = start
+    while True:
+        hi = 1.0 if prev < 0 else tau[prev]
+        lo = 0.0 if j == n_levels else tau[j]
+        nc = 0
+        for i in range(row.shape[0]):
+            if row[i] & mask:
+                continue
+            s_hi = 0.0 if prev < 0 else sf[i * n_levels + prev]
+            s_lo = 1.0 if j == n_levels else sf[i * n_levels + j]
+            v = s_hi + s.random() * (1.0 - s_hi)
+            if v < s_lo or j == n_levels:
+                cand[nc] = i
+                vals[nc] = v
+                nc += 1
+        if j == start:
+            if nc == 0 and start < n_levels:
+                lvl[u] = start + 1
+            elif nc > 8 and start > 0:
+                lvl[u] = start - 1
+        if nc > 0:
+            return _largest(st, cand, vals, nc, lo, hi)
+        if j == n_levels:
+            return -1
+        prev = j
+        j += 1
+
+
+@njit(cache=True)
 def item_decide(st, s, cell, mask, u, step, n_avail):
-    a, b, p, m, w = st
+    p, m, w = st[2], st[3], st[4]
     policy = int(p[0])
     if policy == RANDOM:
         return uniform_available(s, cell, mask, u, n_avail)
@@ -93,16 +197,7 @@ def item_decide(st, s, cell, mask, u, step, n_avail):
     bi = -1
     ties = 0
     if policy == THOMPSON:
-        off = p[6]
-        row = cell[u]
-        for i in range(row.shape[0]):
-            if row[i] & mask:
-                continue
-            v = s.beta(a[i] + off, b[i] + off)
-            if v > best:
-                best = v
-                bi = i
-        return bi
+        return thompson_decide(st, s, cell, mask, u)
     c = p[4] * np.sqrt(np.log(max(p[8], 1.0))) if int(p[1]) == UCB else 0.0
     row = cell[u]
     for i in range(row.shape[0]):

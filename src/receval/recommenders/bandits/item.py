@@ -93,13 +93,18 @@ class _ItemCounts(Recommender):
         self.a_ = a + a0
         self.b_ = b + b0
         self.params_ = self._kernel_params(float((a + b).sum()))
-        self.keys_ = (np.zeros(train.n_items), np.zeros(train.n_items))
+        n, levels = train.n_items, 0
+        if self._policy == K.THOMPSON:  # thresholds with 2·3^k arms above, k < levels, up to 90% of the arms
+            levels = 1 + sum(1 for k in range(1, 64) if 2 * 3**k <= 0.9 * n)
+            self.params_[10] = float(n)  # new thresholds every n_items decisions
+        users = train.n_users if levels else 0
+        self.keys_ = (np.zeros(n), np.zeros(n), np.zeros(n * levels), np.zeros(users), np.zeros(levels))
         K.item_keys(self.kernel_state())
         return self
 
     def _kernel_params(self, total: float) -> np.ndarray:
         a0, b0 = self._priors()
-        p = np.zeros(9)
+        p = np.zeros(11)
         p[0] = self._policy
         p[1] = self._kind
         p[5] = a0 + b0
