@@ -7,17 +7,44 @@ which never import each other; :mod:`receval._layers` holds the order and
     errors -> atomic -> data -> split -> recommenders | metrics -> stats
         -> evaluate | simulate -> studies -> experiment -> report -> cli -> __main__
 
+``import receval`` imports nothing heavy (no pandas, numba, scipy or pyarrow): each name
+below loads its module on first use (PEP 562), so ``receval --help`` starts about as
+fast as ``import numpy``.
+
 Examples
 --------
 >>> import receval
 >>> data = receval.Interactions.from_arrays(users=[0, 0, 1], items=[0, 1, 1], ratings=[5, 3, 4])
 >>> data.n_users, data.n_items, data.n_ratings
 (2, 2, 3)
+>>> callable(receval.evaluate), "evaluate_model" in dir(receval)
+(True, True)
 """
 
-from receval.data.interactions import Interactions, RatingScale
+from __future__ import annotations
+
+import sys
+import types
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from receval.errors import ReceValError
-from receval.evaluate import EvaluationResult, evaluate
+
+if TYPE_CHECKING:
+    from receval.data.interactions import Interactions, RatingScale
+    from receval.evaluate import EvaluationResult, evaluate, evaluate_model
+
+_LAZY: dict[str, str] = {
+    "EvaluationResult": "receval.evaluate",
+    "Interactions": "receval.data.interactions",
+    "RatingScale": "receval.data.interactions",
+    "evaluate": "receval.evaluate",
+    "evaluate_model": "receval.evaluate",
+}
+
+__all__ = [
+    "EvaluationResult", "Interactions", "RatingScale", "ReceValError", "__version__", "evaluate", "evaluate_model",
+]  # fmt: skip
 
 
 def _installed_version() -> str:
@@ -30,7 +57,35 @@ def _installed_version() -> str:
         return "0.0.0+unknown"
 
 
-__version__ = _installed_version()
-del _installed_version
+def __getattr__(name: str) -> Any:
+    if name == "__version__":  # importlib.metadata alone costs as much as the rest of the start-up
+        value: Any = _installed_version()
+    elif name in _LAZY:
+        value = getattr(import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module 'receval' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
-__all__ = ["EvaluationResult", "Interactions", "RatingScale", "ReceValError", "__version__", "evaluate"]
+
+def __dir__() -> list[str]:
+    """The public names and the subpackages imported so far (not the helpers of this module)."""
+    loaded = {name for name, value in globals().items() if isinstance(value, types.ModuleType) and name != "sys"}
+    return sorted(set(__all__) | (loaded - {"types"}))
+
+
+class _Package(types.ModuleType):
+    """The package's module type: ``receval.evaluate`` stays the function.
+
+    The import system binds a submodule to its package's attribute of the same name once
+    the submodule is loaded; the function :func:`receval.evaluate.evaluate` keeps that
+    name here whichever of the two is imported first.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "evaluate" and isinstance(value, types.ModuleType):
+            value = value.evaluate
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -31,9 +31,7 @@ from receval.errors import ConfigError
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``attack`` command to the main app (and the ``attack`` protocol to ``receval run``)."""
-    import receval.experiment.attack_protocol  # noqa: F401  (registers the protocol)
-
+    """Attach the ``attack`` command to the main app (``receval run`` registers the ``attack`` protocol)."""
     app.command("attack")(attack_command)
 
 

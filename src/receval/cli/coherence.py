@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
-from receval.data.tables import read_aspects, read_table
 from receval.errors import ConfigError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DataOpt = Annotated[Path, typer.Option("--data", help="The data set's folder (multi-file formats) or file.")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
@@ -29,6 +29,8 @@ AspectsOpt = Annotated[
 def _load(data: Path, format: str, aspects: Path | None, scale: str | None):
     inter = load_data(data, format, scale=scale)
     if aspects is not None:
+        from receval.data.tables import read_aspects
+
         inter = inter.with_aspects(read_aspects(aspects, inter.item_ids))
     return inter
 
@@ -38,6 +40,8 @@ def _finite(x: float) -> float | None:
 
 
 def _key(user: Any) -> str:
+    import numpy as np
+
     return str(user.item() if isinstance(user, np.generic) else user)
 
 
@@ -136,6 +140,10 @@ def barrier_command(
 
 
 def _per_user_rmse(path: Path) -> pd.Series:
+    import numpy as np
+
+    from receval.data.tables import read_table
+
     frame = read_table(path, "predictions", ("user", "rating", "prediction"), text_ids=False)  # as the data's ids
     err2 = (frame["prediction"] - frame["rating"]) ** 2
     return np.sqrt(err2.groupby(frame["user"]).mean())

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from receval.data.loaders import FORMATS, check_format
-from receval.data.loaders import load as load_data
-from receval.data.tables import TABLE_FORMATS, read_table
+from receval.data.formats import FORMATS, TABLE_FORMATS
+
+if TYPE_CHECKING:
+    from receval.data.interactions import Interactions
 
 __all__ = [
     "FORMAT_HELP",
@@ -76,6 +77,8 @@ def table_reader(
     def read(
         path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "--format", **kw: Any
     ) -> Any:
+        from receval.data.tables import read_table
+
         return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option, **kw)
 
     return read
@@ -86,6 +89,15 @@ FORMAT_HELP = (
 SCALE_HELP = "Rating scale LOW..HIGH[:STEP], e.g. 1..5 or 0.5..5:0.5 (known formats declare theirs)."
 
 
+def load_data(path: str | Path, format: str, **options: Any) -> Interactions:
+    """:func:`receval.data.load` (imported when a command reads data, not with the command line)."""
+    from receval.data.loaders import load
+
+    return load(path, format, **options)
+
+
 def validate_format(fmt: str) -> str:
     """The normalised format name; a DataError listing the valid names otherwise."""
+    from receval.data.loaders import check_format
+
     return check_format(fmt)

@@ -25,7 +25,6 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from receval.cli.common import FORMAT_HELP, load_data
@@ -35,9 +34,7 @@ _ALGORITHMS = "random,popularity,average,user-knn,item-knn,mf,hkv"
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``debias`` command to the main app (and the ``debiased`` protocol to ``receval run``)."""
-    import receval.experiment.debias_protocol  # noqa: F401  (registers the protocol)
-
+    """Attach the ``debias`` command to the main app (``receval run`` registers the ``debiased`` protocol)."""
     app.command("debias")(debias_command)
 
 
@@ -125,6 +122,8 @@ def debias_command(
 
         write_outputs(study, out)
     if as_json:
+        import numpy as np
+
         payload = {"metric": "recall@10", **study.summary("recall@10")}
         payload["recall_fallout"] = {
             r.estimator: None if not np.isfinite(r.kendall_tau) else float(r.kendall_tau)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
 import typer
 
 from receval.cli.output import OUTPUT_HELP, output_format
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 THRESHOLD = 4.0  # λ on the generated 1–5 scale, as the thesis on MovieLens
 DEMO_METRICS = (
@@ -150,6 +151,8 @@ def run_demo(
 
 
 def _one_shot(train, test, threshold: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    import pandas as pd
+
     from receval.evaluate import evaluate_model
     from receval.recommenders import make
 
@@ -163,6 +166,8 @@ def _one_shot(train, test, threshold: float, seed: int) -> tuple[pd.DataFrame, p
 
 
 def _rating_prediction(train, test, seed: int) -> pd.DataFrame:
+    import pandas as pd
+
     from receval.evaluate import evaluate_model
     from receval.recommenders import make
 
@@ -173,6 +178,8 @@ def _rating_prediction(train, test, seed: int) -> pd.DataFrame:
 
 
 def _cyclic(train, test, threshold: float, rounds: int, seed: int) -> tuple[pd.DataFrame, dict[str, float]]:
+    import pandas as pd
+
     from receval.simulate import simulate
     from receval.stats.agreement import kendall_agreement
 
@@ -202,6 +209,8 @@ def _write(summary: dict, out: Path) -> None:
 
 
 def _jsonable(summary: dict) -> dict:
+    import pandas as pd
+
     out = {}
     for key in ("stats", "one_shot", "rmse", "cyclic", "kendall_tau"):
         value = summary[key]
@@ -210,6 +219,8 @@ def _jsonable(summary: dict) -> dict:
 
 
 def _default(value):
+    import numpy as np
+
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):

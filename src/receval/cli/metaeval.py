@@ -36,7 +36,7 @@ from typing import Annotated
 
 import typer
 
-from receval.studies.metaeval import DEFAULT_METRICS, DEFAULT_SYSTEMS
+from receval.studies.metaeval_defaults import DEFAULT_METRICS, DEFAULT_SYSTEMS
 
 __all__ = ["register"]
 

@@ -16,16 +16,17 @@ the training mean for them instead and ``--unknown drop`` leaves them out.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-import numpy as np
-import pandas as pd
 import typer
 
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
-from receval.data.interactions import Interactions
-from receval.data.writers import write_table
 from receval.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from receval.data.interactions import Interactions
 
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -103,6 +104,10 @@ def recommend_command(
     are counted and left out); with ``--users``, the ids listed (each must be a
     training user).
     """
+    import numpy as np
+    import pandas as pd
+
+    from receval.data.writers import write_table
     from receval.recommenders import recommend
 
     if test is not None and users_file is not None:
@@ -134,6 +139,9 @@ def recommend_command(
 
 def _listed_users(path: Path, data: Interactions) -> np.ndarray:
     """Training user indices of the ids in ``path`` (one per line; blank lines and a ``user`` header skipped)."""
+    import numpy as np
+    import pandas as pd
+
     if not path.is_file():
         raise DataError("users file not found", path=path)
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -169,6 +177,11 @@ def predict_command(
     scale: ScaleOpt = None,
 ) -> None:
     """Train on --train and predict every rating of --test (user, item, rating, prediction)."""
+    import numpy as np
+    import pandas as pd
+
+    from receval.data.writers import write_table
+
     policy = _unknown_policy(unknown)
     data = load_data(train, _format(train, format), scale=scale)
     truth = load_data(test, _format(test, format), scale=scale)
@@ -202,6 +215,8 @@ def predict_command(
 
 
 def _plain(value: object) -> object:
+    import numpy as np
+
     return value.item() if isinstance(value, np.generic) else value
 
 

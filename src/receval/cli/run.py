@@ -5,25 +5,30 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table, render
 from receval.errors import ConfigError, DataError
 
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.console import Console
+
 
 def _console() -> Console:
     """A console; wide when the output is not a terminal (logs, pipes) so tables stay readable."""
+    from rich.console import Console
+
     console = Console()
     return console if console.is_terminal else Console(width=160)
 
 
 def _summary_table(frame: pd.DataFrame, title: str, fmt: str = "table") -> Table:
     """Mean ± std of every metric per configuration; tsv and json keep means and stds as separate numbers."""
+    import pandas as pd
+
     metrics = [c for c in frame.columns if c not in ("label", "n") and not c.endswith("_std")]
     if fmt in ("tsv", "json"):
         columns = ["label", "n", *(c for m in metrics for c in (m, f"{m}_std") if c in frame.columns)]
@@ -51,6 +56,15 @@ def run_command(
     force: bool = typer.Option(False, "--force", help="Replace results of a different config in --out."),
 ) -> int:
     """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     from receval.experiment.runner import run_experiment, summarise
 
     console = _console()
@@ -125,6 +139,9 @@ def results_command(
     output: str = typer.Option("table", "--output", help=OUTPUT_HELP + " Other than table: the rest on stderr."),
 ) -> int:
     """List and summarise an experiment's results; optionally compare configurations with paired tests."""
+    import pandas as pd
+    from rich.console import Console
+
     from receval.experiment.runner import compare, summarise
     from receval.experiment.store import ResultStore
 

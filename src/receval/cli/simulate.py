@@ -19,7 +19,6 @@ import json
 import math
 from pathlib import Path
 
-import pandas as pd
 import typer
 
 from receval.cli.common import FORMAT_HELP, load_data
@@ -85,6 +84,8 @@ def simulate_command(
     output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
 ) -> None:
     """Recommend, read feedback, learn, repeat: Precision/Recall/AntiPrecision/Fallout per round."""
+    import pandas as pd
+
     from receval.simulate import default_threshold, simulate_many
     from receval.split import holdout
     from receval.stats.agreement import kendall_agreement

@@ -1,8 +1,8 @@
 """Data: the :class:`Interactions` model, loaders of known formats, preparation, statistics, synthetic data.
 
-Only :class:`Interactions` and :class:`RatingScale` are imported with the package; the
-other names load their module on first use (PEP 562), so a command that only
-evaluates files never imports the generator's compiled kernels (numba, scipy.special).
+Every name loads its module on first use (PEP 562): importing the package imports
+nothing heavy (``receval --help`` stays fast), and a command that only evaluates files
+never imports the generator's compiled kernels (numba, scipy.special).
 
 >>> import receval.data as data
 >>> data.load.__module__, data.generate.__module__
@@ -14,10 +14,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from receval.data.interactions import Interactions, RatingScale
-
 _LAZY = {
-    "FORMATS": "receval.data.loaders",
+    "FORMATS": "receval.data.formats",
+    "Interactions": "receval.data.interactions",
+    "RatingScale": "receval.data.interactions",
     "load": "receval.data.loaders",
     "load_user_features": "receval.data.loaders",
     "prepare": "receval.data.prepare",

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from receval.data.formats import FORMATS
 from receval.data.interactions import Interactions, RatingScale
 from receval.data.prepare import prepare
 from receval.data.vocab import encode
@@ -42,19 +43,6 @@ from receval.errors import DataError
 
 __all__ = ["FORMATS", "ML100K_GENRES", "load", "load_user_features", "parse_scale"]
 
-FORMATS: dict[str, str] = {
-    "movielens-100k": "MovieLens 100K folder: u.data (tab-separated), u.item (19 genre flags), u.genre, u.user",
-    "movielens-1m": "MovieLens 1M folder: ratings.dat and movies.dat ('::'-separated), users.dat",
-    "movielens-10m": "MovieLens 10M folder (ml-10M100K): ratings.dat and movies.dat ('::'-separated)",
-    "movielens-20m": "MovieLens 20M folder: ratings.csv and movies.csv",
-    "movielens-25m": "MovieLens 25M folder: ratings.csv and movies.csv",
-    "movielens-latest": "MovieLens latest or latest-small folder: ratings.csv and movies.csv",
-    "cm100k": "CM100k folder: ratings.txt (release) or data.txt (authors' copy); Known -> 'familiar'",
-    "csv": "comma-separated file with a header (default columns user,item,rating[,timestamp])",
-    "tsv": "tab-separated file with a header (default columns user,item,rating[,timestamp])",
-    "parquet": "Parquet file (default columns user,item,rating[,timestamp])",
-}
-"""Format name -> what PATH must be. The names every command accepts."""
 
 ML100K_GENRES: tuple[str, ...] = (
     "unknown", "Action", "Adventure", "Animation", "Children's", "Comedy", "Crime", "Documentary", "Drama",

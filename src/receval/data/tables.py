@@ -71,20 +71,11 @@ import numpy as np
 import pandas as pd
 
 from receval.data import vocab
+from receval.data.formats import TABLE_FORMATS
 from receval.errors import DataError
 
 __all__ = ["NUMERIC", "ROLES", "TABLE_FORMATS", "check_table_format", "read_aspects", "read_table"]
 
-TABLE_FORMATS: dict[str, str] = {
-    "csv": "comma-separated text with a header (or --no-header: user, item, rating|score, timestamp)",
-    "tsv": "tab-separated text with a header (or --no-header)",
-    "parquet": "Parquet file (ranx's Run/Qrels parquet too)",
-    "trec": "TREC run (qid Q0 docid rank score tag) or qrels (qid 0 docid grade), no header",
-    "ranx-json": "JSON {user: {item: score}} (ranx Run/Qrels .json, ir-measures/pytrec_eval dicts)",
-    "recbole": "RecBole atomic file (.inter/.item): tab-separated, header name:type (user_id:token ...)",
-    "movielens-100k": "u.data, u1.base, u1.test: tab-separated user, item, rating, timestamp, no header",
-}
-"""Table format name -> what the file must be (``--truth-format`` / ``--recs-format``)."""
 
 _ALIASES = {"tab": "tsv", "pq": "parquet", "parq": "parquet", "json": "ranx-json", "ranx": "ranx-json",
             "atomic": "recbole", "ml-100k": "movielens-100k", "ml100k": "movielens-100k",
@@ -109,8 +100,6 @@ _USES = {  # the columns each table uses: a column map naming one of these must 
 _SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
            ".parq": "parquet", ".json": "ranx-json", ".inter": "recbole", ".item": "recbole",
            ".trec": "trec", ".run": "trec", ".qrels": "trec"}  # fmt: skip
-TEXT_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
-PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
@@ -681,6 +670,12 @@ def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
                 if values.dtype == object or pd.api.types.is_string_dtype(values):
                     bad = bad | np.asarray(values.fillna("").astype(str).str.strip() == "")
             message = f"empty {col} id"
+        elif col == "rank" and pd.api.types.is_numeric_dtype(frame[col]):
+            values = frame[col].to_numpy(dtype=np.float64)
+            with np.errstate(invalid="ignore"):
+                bad = ~(values >= 1) | (values != np.floor(values))  # NaN and inf included
+            first = values[np.argmax(bad)]
+            message = None if np.isnan(first) else f"rank {first:g}: ranks are positive integers (1 first)"
         elif col in NUMERIC and pd.api.types.is_float_dtype(frame[col]):
             values = frame[col].to_numpy()
             bad = ~np.isfinite(values)

@@ -53,6 +53,7 @@ from scipy import stats
 from receval.errors import ConfigError
 from receval.metrics.registry import MetricInput, parse_metric
 from receval.stats.significance import paired_ttest, permutation_test
+from receval.studies.metaeval_defaults import DEFAULT_METRICS, DEFAULT_SYSTEMS
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -68,19 +69,6 @@ __all__ = [
     "per_user",
     "swap_correlation",
 ]
-
-#: Aspect-aware metrics and two relevance-only references, as compared by Parapar & Radlinski (2021).
-DEFAULT_METRICS: tuple[str, ...] = (
-    "ab_ndcg@10",
-    "alpha_ndcg@10",
-    "nerr_ia@10",
-    "s_recall@10",
-    "p_ia@10",
-    "ndcg@10",
-    "precision@10",
-)
-#: Recommenders whose lists are the systems of :func:`metaeval_study` (names of ``receval.recommenders.make``).
-DEFAULT_SYSTEMS: tuple[str, ...] = ("random", "popularity", "item-knn", "mf", "hkv")
 
 
 def per_user(

@@ -1,0 +1,105 @@
+"""Start-up imports only what a command needs (no timing: which modules are loaded).
+
+Each check runs in a fresh interpreter (``sys.modules`` of this test process already
+holds everything), and asks which heavy libraries are loaded after ``import receval``,
+after ``receval --help`` and after a command's ``--help``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pandas", "numba", "scipy", "pyarrow", "matplotlib", "sklearn", "implicit", "rich", "dask", "surprise")
+
+_REPORT = f"""
+import json, sys
+print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))
+"""
+
+
+def _loaded_after(code: str) -> list[str]:
+    """The heavy top-level packages in ``sys.modules`` after running ``code`` in a new interpreter."""
+    result = subprocess.run(
+        [sys.executable, "-c", code + _REPORT], capture_output=True, text=True, check=True, timeout=300
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _cli(*args: str) -> str:
+    """Code that runs ``receval ARGS`` through the entry point's ``main`` and keeps its output off stdout."""
+    return (
+        "import contextlib, io\n"
+        "from receval.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    status = main({list(args)!r})\n"
+        "assert status == 0 and 'Usage' in out.getvalue(), (status, out.getvalue())\n"
+    )
+
+
+def test_import_receval_loads_no_heavy_library():
+    assert _loaded_after("import receval") == []
+
+
+def test_public_names_load_on_first_use():
+    code = (
+        "import receval\n"
+        "from receval import Interactions, evaluate, evaluate_model\n"
+        "import receval.evaluate\n"  # the submodule loaded after the names: receval.evaluate stays the function
+        "assert receval.evaluate is evaluate and callable(evaluate), receval.evaluate\n"
+        "assert evaluate_model.__module__ == 'receval.evaluate' and Interactions.__name__ == 'Interactions'\n"
+    )
+    assert "pandas" in _loaded_after(code)  # the names are real: using them loads what they need
+
+
+def test_submodule_first_keeps_the_evaluate_function():
+    code = "import receval.evaluate, receval\nassert receval.evaluate.__name__ == 'evaluate' and callable(receval.evaluate)\n"
+    _loaded_after(code)  # check=True: the assertion holds in the child
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no_such_name"):
+        import receval
+
+        _ = receval.no_such_name
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--help",), ("evaluate", "--help"), ("predict", "--help"), ("run", "--help"), ("metaeval", "--help")],
+)
+def test_help_loads_no_heavy_library(args):
+    assert _loaded_after(_cli(*args)) == []
+
+
+def test_python_m_receval_help_loads_no_heavy_library():
+    code = (
+        "import contextlib, io, runpy, sys\n"
+        "sys.argv = ['receval', '--help']\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    runpy.run_module('receval', run_name='__main__')\n"
+    )
+    assert _loaded_after(code) == []
+
+
+def test_evaluate_loads_only_its_own_path(tmp_path):
+    truth, recs = tmp_path / "t.tsv", tmp_path / "r.tsv"
+    truth.write_text("user\titem\trating\n1\ta\t5\n1\tb\t2\n2\ta\t4\n")
+    recs.write_text("user\titem\tscore\n1\tb\t0.9\n1\ta\t0.1\n2\ta\t0.5\n")
+    code = (
+        "import contextlib, io, json, math\n"
+        "from receval.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    status = main(['evaluate', '--truth', {str(truth)!r}, '--recs', {str(recs)!r},"
+        " '--metrics', 'ndcg@10,precision@1', '--threshold', '4', '--json'])\n"
+        "got = json.loads(out.getvalue())\n"
+        # user 1 ranks its one relevant item second (DCG 1/log2(3)), user 2 first: nDCG (1/log2(3) + 1) / 2
+        "assert status == 0 and got['precision@1'] == 0.5\n"
+        "assert math.isclose(got['ndcg@10'], (1 / math.log2(3) + 1) / 2)\n"
+    )
+    loaded = _loaded_after(code)
+    assert "matplotlib" not in loaded and "sklearn" not in loaded and "implicit" not in loaded
+    assert "pandas" in loaded  # the check above is not vacuous: evaluating did run
