@@ -247,4 +247,4 @@ def test_receval_evaluate_cli_with_aspect_file(tmp_path, capsys):
     # an aspect file naming only unknown items is an error, not a silent NaN
     (tmp_path / "bad.csv").write_text("item,aspect\nzz,x\n")
     assert main([*args, "--aspects", str(tmp_path / "bad.csv"), "--metrics", "alpha_ndcg@3"]) == 2
-    assert "no aspect to any item" in capsys.readouterr().err
+    assert "no aspect to any item" in json.loads(capsys.readouterr().out)["error"]  # --json: errors as JSON

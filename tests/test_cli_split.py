@@ -68,7 +68,7 @@ def test_split_recommend_evaluate_round_trip(tmp_path: Path, capsys: pytest.Capt
     argv = ["evaluate", "--truth", str(out / "test.tsv"), "--recs", str(recs), "--metrics", "precision@10,ndcg@10"]
     assert main([*argv, "--threshold", "4", "--train", str(out / "train.tsv"), "--json"]) == 0
     values = json.loads(capsys.readouterr().out)
-    assert set(values) == {"precision@10", "ndcg@10"} and 0 < values["precision@10"] <= 1
+    assert set(values) == {"precision@10", "ndcg@10", "conventions"} and 0 < values["precision@10"] <= 1
 
 
 @pytest.mark.parametrize(

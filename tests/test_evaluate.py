@@ -212,6 +212,8 @@ def test_cli_json_and_per_user(tmp_path, truth, recs, capsys) -> None:
     )
     assert status == 0
     printed = json.loads(capsys.readouterr().out)
+    conventions = printed.pop("conventions")  # the one extra key beside {metric: value}
+    assert conventions["threshold"] == 4 and conventions["metrics"]["fallout@3"]["metric"] == "fallout@3"
     expected = receval.evaluate(
         recs, truth, ["precision@2", "fallout@3", "coverage"], threshold=4, negative_threshold=3
     )
@@ -242,7 +244,8 @@ def test_cli_reads_numeric_ids_as_text_consistently(tmp_path, capsys) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert main(["evaluate", "--truth", t, "--recs", r, "--metrics", "mrr", "--json", "--threshold", "4"]) == 0
-    assert json.loads(capsys.readouterr().out) == {"mrr": 1.0}
+    printed = json.loads(capsys.readouterr().out)
+    assert printed.pop("conventions")["users_evaluated"] == 2 and printed == {"mrr": 1.0}
 
 
 def test_data_error_for_unknown_extension(tmp_path) -> None:

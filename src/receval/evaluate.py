@@ -52,6 +52,7 @@ from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.barrier import MagicBarrier, OverfittingCheck, check_overfitting
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
+from receval.validate import check_number, check_threshold
 
 __all__ = ["EvaluationResult", "evaluate", "evaluate_model", "to_rankings"]
 
@@ -188,6 +189,9 @@ def evaluate(
     graded = not (isinstance(truth, pd.DataFrame) and "rating" not in truth.columns)
     truth_data = truth if isinstance(truth, Interactions) else _frame_to_interactions(truth, "truth")
     thr, neg_thr = _thresholds(specs, threshold, negative_threshold, graded)
+    # above the truth's top grade no item is positive: NaN over 0 users (below its lowest, every rated item is)
+    check_threshold(thr, truth_data.scale.low, truth_data.scale.high, "threshold", below=True)
+    check_number(neg_thr, "negative_threshold")
 
     if _is_score_matrix(recommendations):
         recommendations = _rank_scores(recommendations, users, truth_data, _needed_width(specs))
@@ -280,11 +284,19 @@ def evaluate(
         "users_dropped_not_in_truth": n_dropped,
         "users_without_list": None if recommendations is None else int(np.count_nonzero((rankings < 0).all(axis=1))),
         "estimators": {label: estimator_of(spec) for label, spec in specs if spec.kind != "system"},
+        # what each metric string (aliases as typed) resolved to: the canonical metric and every parameter
+        "metrics": {label: {"metric": str(spec), **_plain_params(spec.params)} for label, spec in specs},
     }
     result = EvaluationResult(pd.DataFrame(per_user), summary, conventions)
     if barrier is not None:
         result.overfitting = _check_barrier(result, specs, barrier)
     return result
+
+
+def _plain_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A metric's parameters as JSON-able values (numbers, strings, None)."""
+    return {key: value if value is None or isinstance(value, bool | int | float | str) else str(value)
+            for key, value in params.items()}
 
 
 def evaluate_model(
@@ -553,9 +565,13 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
         order, descending = values, True
     elif "rank" in recs.columns:
         order, descending = pd.to_numeric(recs["rank"], errors="coerce").to_numpy(dtype=np.float64), False
-        if np.isnan(order).any():
-            j = int(np.flatnonzero(np.isnan(order))[0])
-            raise MetricError(f"rank of row {j} is missing or not a number", column="rank")
+        with np.errstate(invalid="ignore"):
+            bad = ~(order >= 1) | (order != np.floor(order))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise MetricError(
+                f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank"
+            )
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {list(recs.columns)}")
     users = _index_of(truth.user_ids, recs["user"])  # ids read from a file are categorical: each looked up once
@@ -739,9 +755,9 @@ def _predictions(frame: pd.DataFrame, truth: Interactions, truth_csr, eval_users
     if missing:
         raise MetricError(f"predictions need columns user, item, prediction[, rating]; missing {missing}")
     pred = pd.to_numeric(frame["prediction"], errors="coerce").to_numpy(dtype=np.float64)
-    if np.isnan(pred).any():
-        j = int(np.flatnonzero(np.isnan(pred))[0])
-        raise MetricError(f"prediction of row {j} is missing or not a number", column="prediction")
+    if not np.isfinite(pred).all():
+        j = int(np.flatnonzero(~np.isfinite(pred))[0])
+        raise MetricError(f"prediction of row {j + 1} is missing or not a finite number", column="prediction")
     users = _index_of(truth.user_ids, frame["user"].to_numpy())
     row_of_user = np.full(truth.n_users, -1)
     row_of_user[eval_users] = np.arange(len(eval_users))
@@ -763,6 +779,13 @@ def _predictions(frame: pd.DataFrame, truth: Interactions, truth_csr, eval_users
         raise MetricError(
             f"no true rating for the prediction of user {frame['user'].iloc[j]!r}, item {frame['item'].iloc[j]!r} "
             f"(row {j}); give a rating column or predict only test pairs"
+        )
+    repeated = frame.duplicated(["user", "item"]).to_numpy()
+    if repeated.any():  # counted twice in RMSE and MAE otherwise
+        j = int(np.flatnonzero(repeated)[0])
+        raise MetricError(
+            f"user {frame['user'].iloc[j]!r}, item {frame['item'].iloc[j]!r} (row {j + 1}) is predicted twice; "
+            "keep one prediction per pair"
         )
     return rows, ratings, pred
 

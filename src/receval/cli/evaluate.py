@@ -18,8 +18,8 @@ Examples
 >>> _ = (d / "t.csv").write_text("user,item,rating\\n1,a,5\\n1,b,2\\n")
 >>> _ = (d / "r.csv").write_text("user,item,score\\n1,b,0.9\\n1,a,0.1\\n")
 >>> main(["evaluate", "--truth", str(d / "t.csv"), "--recs", str(d / "r.csv"), "--metrics", "mrr,precision@2",
-...       "--threshold", "4", "--json"])
-{"mrr": 0.5, "precision@2": 0.5}
+...       "--threshold", "4", "--json"])  # doctest: +ELLIPSIS
+{"mrr": 0.5, "precision@2": 0.5, "conventions": {"threshold": 4.0, "negative_threshold": 4.0, "empty_users": "skip", ...
 0
 """
 
@@ -44,6 +44,7 @@ from receval.cli.common import (
     UserColumn,
     table_reader,
 )
+from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.errors import DataError
 
 __all__ = ["register"]
@@ -80,7 +81,10 @@ def evaluate_command(
             "flag an RMSE below their magic barrier.",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print {metric: value} as JSON.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print {metric: value, conventions: {...}} as JSON (= --output json).")
+    ] = False,
+    output: Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)] = None,
     truth_format: Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)] = None,
     recs_format: Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)] = None,
     user: UserColumn = None,
@@ -97,12 +101,17 @@ def evaluate_command(
 
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
+    fmt = output_format(output, as_json)
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
     truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format", unique=("user", "item"))
     recs_frame = read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format") if recs else None
-    pred_frame = read(predictions, "predictions", ("user", "item", "rating", "prediction")) if predictions else None
+    pred_frame = (  # one prediction per pair: a repeated one would count twice in RMSE
+        read(predictions, "predictions", ("user", "item", "rating", "prediction"), unique=("user", "item"))
+        if predictions
+        else None
+    )
     train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format") if train else None
     aspect_frame = read_aspects(aspects, header=False if no_header else None) if aspects is not None else None
     barrier = None
@@ -132,24 +141,37 @@ def evaluate_command(
         from receval.data.writers import write_table
 
         write_table(result.per_user, per_user)
-    if as_json:
-        typer.echo(json.dumps({name: _clean(value) for name, value in result.summary.items()}))
-        return
     conv = result.conventions
-    typer.echo(
-        f"users evaluated: {conv['users_evaluated']}  threshold: {conv['threshold']:g}  "
-        f"negative threshold: {conv['negative_threshold']:g}  empty users: {conv['empty_users']}"
-    )
-    if conv.get("users_without_list"):
-        typer.echo(f"truth users without a list (scored as empty lists): {conv['users_without_list']}")
-    width = max(len(name) for name in result.summary)
-    aggregation, users_scored = conv["aggregation"], conv["users_scored"]
-    assert isinstance(aggregation, dict) and isinstance(users_scored, dict)
-    for name, value in result.summary.items():
-        agg = aggregation[name]
-        scored = users_scored.get(name)
-        note = f"{agg}" + (f", {scored} users" if scored is not None else "")
-        typer.echo(f"{name:<{width}}  {value:.6f}  ({note})")
+    if fmt == "json":  # {metric as typed: value}, the conventions under one extra key
+        body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
+        body["conventions"] = conv
+        typer.echo(json.dumps(body, default=_plain))
+        return
+    if fmt == "table":
+        typer.echo(
+            f"users evaluated: {conv['users_evaluated']}  threshold: {conv['threshold']:g}  "
+            f"negative threshold: {conv['negative_threshold']:g}  empty users: {conv['empty_users']}  "
+            f"ties: {conv['tie_break']}"
+        )
+        if conv.get("users_without_list"):
+            typer.echo(f"truth users without a list (scored as empty lists): {conv['users_without_list']}")
+    print_table(_summary_table(result), fmt)
+
+
+def _plain(value: object) -> object:
+    """numpy scalars and other values as JSON can hold them."""
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def _summary_table(result: object) -> Table:
+    """One row per metric as typed: value, aggregation, users scored and the metric it resolved to."""
+    conv = result.conventions  # type: ignore[attr-defined]
+    aggregation, users_scored, resolved = conv["aggregation"], conv["users_scored"], conv["metrics"]
+    table = Table(["metric", "value", "aggregation", "users", "resolved as"], [])
+    for name, value in result.summary.items():  # type: ignore[attr-defined]
+        table.rows.append([name, value, aggregation[name], users_scored.get(name), resolved[name]["metric"]])
+    table.float_format = "{:.6f}"
+    return table
 
 
 def register(app: typer.Typer) -> None:

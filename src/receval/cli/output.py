@@ -12,6 +12,10 @@ checked by :func:`output_format`):
     A header line and one tab-separated line per row (a ``# title`` line first).
 ``json``
     ``{"title": ..., "columns": [...], "rows": [[...], ...]}`` with numbers as numbers.
+``csv``
+    A header line and one comma-separated line per row, numbers at full precision.
+``latex``
+    A booktabs ``tabular`` (special characters escaped), its title as a comment.
 ``markdown``
     A GitHub pipe table under its title in bold.
 
@@ -39,6 +43,8 @@ mrr          0.4000       nan
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import numbers
@@ -51,10 +57,10 @@ from receval.errors import ConfigError
 
 __all__ = ["FORMATS", "OUTPUT_HELP", "Table", "output_format", "print_table", "render", "terminal_tables"]
 
-FORMATS: tuple[str, ...] = ("table", "tsv", "json", "markdown")
+FORMATS: tuple[str, ...] = ("table", "tsv", "csv", "json", "markdown", "latex")
 OUTPUT_HELP = (
-    "How to print tables: table (boxed on a terminal, aligned plain text in a pipe), tsv, json or markdown. "
-    "Values are never cut."
+    "How to print tables: table (boxed on a terminal, aligned plain text in a pipe), tsv, csv, json, markdown "
+    "or latex (booktabs). Values are never cut."
 )
 
 
@@ -68,7 +74,7 @@ def output_format(output: str | None, as_json: bool = False) -> str:
     >>> output_format("html")
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --output must be one of table, tsv, json, markdown; got 'html'
+    receval.errors.ConfigError: --output must be one of table, tsv, csv, json, markdown, latex; got 'html'
     """
     if output is None:
         return "json" if as_json else "table"
@@ -225,6 +231,30 @@ def _markdown(table: Table) -> str:
     return "\n".join(lines)
 
 
+def _csv(table: Table) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(table.columns)
+    writer.writerows(table.json_rows())  # full precision: a CSV is read by programs
+    return buffer.getvalue().rstrip("\n")
+
+
+_LATEX_SPECIAL = {c: "\\" + c for c in "&%$#_{}"} | {"~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def _latex(table: Table) -> str:
+    def clean(text: str) -> str:
+        text = text.replace("\\", r"\textbackslash{}")
+        return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+    lines = [f"% {table.title}"] if table.title else []
+    lines += [r"\begin{tabular}{" + "".join("r" if r else "l" for r in table.numeric()) + "}", r"\toprule"]
+    lines += [" & ".join(clean(c) for c in table.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(clean(c) for c in row) + r" \\" for row in table.text()]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines)
+
+
 def render(table: Table, fmt: str = "table") -> str:
     """The table as text in ``fmt`` (``table`` here is the plain aligned text of pipes)."""
     if fmt == "table":
@@ -233,6 +263,10 @@ def render(table: Table, fmt: str = "table") -> str:
         return _tsv(table)
     if fmt == "markdown":
         return _markdown(table)
+    if fmt == "csv":
+        return _csv(table)
+    if fmt == "latex":
+        return _latex(table)
     if fmt == "json":
         return json.dumps(
             {"title": table.title, "columns": table.columns, "rows": table.json_rows()}, ensure_ascii=False
