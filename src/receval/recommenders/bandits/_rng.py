@@ -8,19 +8,18 @@ Every kernel of the simulator draws from the one Generator :func:`generator` bui
 from the caller's seed, never from a global one, so the same seed gives the same
 trajectory in any process or executor.
 
-Thompson sampling makes one Beta draw per available arm per decision (about 8·10⁸ for
-500 rounds on MovieLens 100K), so that draw is the hot path: numpy's Beta(a, b) is
-Jöhnk's algorithm when a, b ≤ 1 and ``X / (X + Y)`` with Gamma variates by Marsaglia
-& Tsang (ACM TOMS, 2000) otherwise. The distributions are checked against scipy by
-Kolmogorov–Smirnov tests in ``tests/test_simulate_rng.py``.
-
-Thompson sampling needs only the largest draw, so it draws most arms only as far as
-"below a threshold" by inversion (see :mod:`receval.recommenders.bandits._kernels`),
-with the survival function :func:`beta_sf` (the regularised incomplete beta function
-by its continued fraction, Press et al., Numerical Recipes, §6.4).
+Draws are numpy's: Beta(a, b) is Jöhnk's algorithm (Metrika, 1964) when a, b ≤ 1 and
+``X / (X + Y)`` with Gamma variates by Marsaglia & Tsang (ACM TOMS, 2000) otherwise;
+``tests/test_simulate_rng.py`` checks them against scipy (Kolmogorov–Smirnov) and
+numpy. Thompson sampling, whose plain form makes one Beta draw per available arm and
+decision (about 6·10⁸ for 500 rounds on MovieLens 100K), needs only the largest draw:
+it places most arms below a threshold with one uniform each (see
+:mod:`receval.recommenders.bandits._kernels`), through the survival function
+:func:`beta_sf` — the regularised incomplete beta function by its continued fraction
+(Press, Teukolsky, Vetterling & Flannery, Numerical Recipes, 3rd ed., 2007, §6.4).
 
 (Until this version the simulator used its own xoshiro256** generator with a ziggurat
-normal; the trajectories for a given seed changed once when it was replaced.)
+normal and drew every arm; the trajectories for a given seed changed with this version.)
 
 Examples
 --------
