@@ -65,8 +65,8 @@ from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
-from numba import njit
 
+from receval._jit import njit
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput

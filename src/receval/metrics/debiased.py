@@ -70,10 +70,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
+from receval._jit import njit
 from receval.errors import MetricError
 from receval.metrics import _definition
 
@@ -290,7 +290,7 @@ def _weights_at(data: MetricInput, w: np.ndarray, mask: np.ndarray) -> np.ndarra
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _entries(indptr, indices, rows, items):
     """Position in the CSR data of each (row, item), by binary search within the row's sorted columns."""
     out = np.empty(len(rows), dtype=np.int64)
@@ -354,7 +354,7 @@ def ht_parts(
     raise MetricError(f"no inverse-propensity form for metric {name!r}")
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _weighted_idcg(indptr, gains, weights, k):
     """Ideal DCG@k of each row when each rating fills ``weight`` rank slots (1 slot: the usual ideal DCG)."""
     n = len(indptr) - 1

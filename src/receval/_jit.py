@@ -1,0 +1,66 @@
+"""``njit`` that imports numba when a kernel is first called, not when its module is imported.
+
+Importing numba costs about as much as importing pandas, and most commands never call
+the kernels of most modules (``receval evaluate`` with ranking metrics never runs the
+aspect or debiasing kernels, yet the metric registry imports their modules). A
+function decorated with :func:`njit` stays a plain Python object until one of the
+kernels of its module is called; then every kernel of that module is compiled with
+:func:`numba.njit` and the options given (``cache=True`` kernels load from numba's
+on-disk cache as usual) and replaces its placeholder in the module, so that kernels
+calling each other see numba dispatchers. Only the kernels of one module may call
+each other (a kernel of another module is not compiled with this one's).
+
+>>> @njit(cache=False)
+... def add(a, b):
+...     return a + b
+>>> type(add).__name__
+'LazyKernel'
+>>> add(2, 3), type(add).__name__  # compiled on the first call, then numba's own dispatcher
+(5, 'CPUDispatcher')
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LazyKernel", "njit"]
+
+_PENDING: dict[str, list[LazyKernel]] = {}
+"""Module name -> its kernels not compiled yet."""
+_LOCK = threading.Lock()
+
+
+class LazyKernel:
+    """A function compiled by :func:`numba.njit` (with ``options``) on its module's first kernel call."""
+
+    def __init__(self, func: Callable[..., Any], options: dict[str, Any]) -> None:
+        functools.update_wrapper(self, func)
+        self.py_func = func
+        self.options = options
+        self.dispatcher: Any = None
+        _PENDING.setdefault(func.__module__, []).append(self)
+
+    def compile_module(self) -> None:
+        """Replace every pending kernel of this kernel's module by its numba dispatcher."""
+        import numba
+
+        for kernel in _PENDING.pop(self.py_func.__module__, []):
+            kernel.dispatcher = numba.njit(**kernel.options)(kernel.py_func)
+            kernel.py_func.__globals__[kernel.py_func.__name__] = kernel.dispatcher
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.dispatcher is None:
+            with _LOCK:  # one thread compiles; the others wait for its dispatchers
+                if self.dispatcher is None:
+                    self.compile_module()
+        return self.dispatcher(*args, **kwargs)
+
+
+def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
+    """:func:`numba.njit` deferred to the first call: ``@njit`` or ``@njit(cache=True, ...)``."""
+    if func is not None:
+        return LazyKernel(func, options)
+    return functools.partial(LazyKernel, options=options)
