@@ -24,7 +24,7 @@ receval.errors.ConfigError: --seeds 0: give an integer of at least 1
 >>> check_threshold(10, 1, 5)
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: --threshold 10: threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
+receval.errors.ConfigError: --threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
 >>> check_number(float("nan"), "--rmse", minimum=0)
 Traceback (most recent call last):
 ...
@@ -46,6 +46,7 @@ from receval.errors import ConfigError
 __all__ = [
     "SEED_MAX",
     "available_memory",
+    "check_command_options",
     "check_count",
     "check_folds",
     "check_fraction",
@@ -134,26 +135,24 @@ def check_number(value: Any, option: str, *, minimum: float | None = None, maxim
     return float(value)
 
 
-def check_threshold(value: Any, low: float, high: float, option: str = "--threshold") -> float:
+def check_threshold(value: Any, low: float, high: float, option: str = "--threshold", *, below: bool = False) -> float:
     """A relevance threshold λ (rating ≥ λ is positive) that lies on the scale ``low..high``.
 
     Outside the scale no rating (or every rating) is positive and every user is left
-    out of the mean: the evaluation would be NaN over 0 users. ``low=-inf`` checks
-    only the top of the scale (a scale inferred from held-out data, whose lowest
-    grade may be missing).
+    out of the mean: the evaluation would be NaN over 0 users. ``below=True`` accepts
+    a threshold under ``low`` (a scale inferred from held-out data, whose lowest
+    grade may be missing: every rating is then positive).
 
-    >>> check_threshold(4, 1, 5), check_threshold(0.5, -math.inf, 5)
+    >>> check_threshold(4, 1, 5), check_threshold(0.5, 2, 5, below=True)
     (4.0, 0.5)
-    >>> check_threshold(float("inf"), 1, 5)  # doctest: +ELLIPSIS
+    >>> check_threshold(float("inf"), 1, 5, "threshold")
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --threshold inf: threshold inf is outside the rating scale 1..5; ...
+    receval.errors.ConfigError: threshold inf is outside the rating scale 1..5; pick a threshold on the scale
     """
-    shown = f"{low:g}..{high:g}" if math.isfinite(low) else f"..{high:g}"
-    if not _is_real(value) or not (low <= value <= high):
+    if not _is_real(value) or not ((below or low <= value) and value <= high):
         raise ConfigError(
-            f"{option} {_shown(value)}: threshold {_shown(value)} is outside the rating scale {shown}; "
-            "pick a threshold on the scale"
+            f"{option} {_shown(value)} is outside the rating scale {low:g}..{high:g}; pick a threshold on the scale"
         )
     return float(value)
 
@@ -186,9 +185,22 @@ def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "--folds"
 
 
 # Option names whose rule is known wherever they appear (command options, protocol options, split keys).
-_COUNTS = {"k": 1, "rounds": 1, "n_per_round": 1, "refit_every": 1, "n_targets": 1, "n_resamples": 1, "folds": 2}
-_FRACTIONS = ("test_fraction",)
-_NONNEGATIVE = ("size", "filler", "min_train")
+_COUNTS = {
+    "k": 1,
+    "rounds": 1,
+    "n_per_round": 1,
+    "refit_every": 1,
+    "n_targets": 1,
+    "n_resamples": 1,
+    "folds": 2,
+    "seeds": 1,  # a number of seeds (metaeval --seeds); a configuration's list of seeds is checked seed by seed
+    "users": 1,
+    "items": 1,
+    "ratings": 1,
+    "bootstrap": 0,
+}
+_FRACTIONS = ("test_fraction", "confidence")
+_NONNEGATIVE = ("size", "filler", "min_train", "rmse")
 
 
 def check_option(name: str, value: Any, option: str | None = None) -> Any:
@@ -215,6 +227,22 @@ def check_option(name: str, value: Any, option: str | None = None) -> Any:
     if name in ("seed", "sample_seed"):
         return check_seed(value, shown)
     return value
+
+
+def check_command_options(**values: Any) -> None:
+    """Each keyword by :func:`check_option`, named as its command-line option (``test_fraction`` → ``--test-fraction``).
+
+    ``None`` (an option not given) passes.
+
+    >>> check_command_options(seed=3, k=10, threshold=None)
+    >>> check_command_options(test_fraction=1.5)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --test-fraction 1.5: give a number strictly between 0 and 1
+    """
+    for name, value in values.items():
+        if value is not None:
+            check_option(name, value, "--" + name.replace("_", "-"))
 
 
 def available_memory() -> int:

@@ -83,10 +83,15 @@ def attack_command(
     """Inject a shilling attack into the training part and report how the algorithm's output moves."""
     from receval.recommenders import parse_params
     from receval.studies.attacks import run_attack
+    from receval.validate import check_command_options, check_threshold
 
+    check_command_options(seed=seed, k=k, test_fraction=test_fraction, size=size, threshold=threshold)
     fill = parse_filler(filler)
+    loaded = load_data(data, format)
+    if threshold is not None:
+        check_threshold(threshold, loaded.scale.low, loaded.scale.high)
     out = run_attack(
-        load_data(data, format),
+        loaded,
         attack,
         target,
         algorithm,

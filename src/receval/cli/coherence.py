@@ -100,9 +100,11 @@ def barrier_command(
 ) -> None:
     """Magic barrier (Algorithm 1 of Said & Bellogín 2018) from repeated ratings."""
     from receval.stats.barrier import check_overfitting, magic_barrier
+    from receval.validate import check_command_options
 
     if ddof not in (0, 1):
         raise ConfigError(f"--ddof {ddof}: use 0 (the paper's 1/m) or 1 (unbiased)")
+    check_command_options(seed=seed, bootstrap=bootstrap, confidence=confidence, rmse=rmse)
     mb = magic_barrier(
         load_data(data, format, scale=scale), ddof=ddof, n_bootstrap=bootstrap, confidence=confidence, seed=seed
     )
@@ -171,16 +173,31 @@ def coherence_split_command(
     json_out: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,
 ) -> None:
     """Easy vs difficult users by coherence: the five training/test models (Table 6, Figure 3)."""
+    import numpy as np
+
+    from receval.recommenders import list_algorithms
     from receval.report.studies import write_coherence_split
     from receval.studies.partitions import coherence_split_experiment, paper_models
+    from receval.validate import check_command_options, check_folds
 
     names = [m.strip() for m in models.split(",") if m.strip()]
-    if folds < 2:
-        raise ConfigError(f"--folds {folds}: cross-validation needs at least 2 folds")
+    check_command_options(seed=seed, folds=folds)
+    if out is not None:
+        from receval.outputs import check_output_dir
+
+        check_output_dir(out, "--out")
     recommenders = paper_models(names, seed)  # unknown names or parameters fail before loading
+    rankers = [name for name, model in recommenders.items() if not callable(getattr(model, "predict", None))]
+    if rankers:  # the experiment compares RMSE: every model predicts ratings
+        can = [a.name for a in list_algorithms() if callable(getattr(a.cls, "predict", None))]
+        raise ConfigError(
+            f"--models: {', '.join(rankers)} only rank items and cannot predict the ratings whose RMSE the "
+            f"experiment compares; use ib, ub, mf or one of {', '.join(can)}"
+        )
     inter = _load(data, format, aspects, scale)
     if inter.has_duplicates:
         inter = inter.deduplicate("last")
+    check_folds(folds, np.bincount(inter.users, minlength=inter.n_users))
     result = coherence_split_experiment(inter, recommenders, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
     written = write_coherence_split(result, out) if out is not None else []
     if json_out:

@@ -88,7 +88,15 @@ def debias_command(
     """Compare naive and debiased estimates on the MNAR part with the MAR ground truth."""
     from receval.recommenders import make
     from receval.studies.debiasing import DEFAULT_ESTIMATORS, DEFAULT_METRICS, cm100k_parts, debiasing_study
+    from receval.validate import check_command_options, check_threshold
 
+    check_command_options(
+        seed=seed, k=k, test_fraction=test_fraction, threshold=threshold, negative_threshold=negative_threshold
+    )
+    if out is not None:
+        from receval.outputs import check_output_dir
+
+        check_output_dir(out, "--out")
     if format.strip().lower() == "cm100k":
         loaded = load_data(data, format)
     else:
@@ -99,6 +107,8 @@ def debias_command(
                 f"{data}: no column {familiar!r} flagging the MNAR (familiar) ratings; the debiasing study needs an "
                 "MNAR part and a MAR ground truth — name the column with --familiar, or use CM100k (--format cm100k)"
             ) from None
+    if threshold is not None:
+        check_threshold(threshold, loaded.scale.low, loaded.scale.high)
     parts = cm100k_parts(loaded, test_fraction=test_fraction, seed=seed)
     names = [a.strip() for a in algorithms.split(",") if a.strip()]
     if len(names) < 2:

@@ -9,8 +9,10 @@ Everything is seeded: the same ``--seed`` gives the same numbers.
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +76,12 @@ def demo_command(
     from rich.console import Console
 
     from receval.cli.output import Table, print_table
+    from receval.validate import check_command_options
 
+    check_command_options(seed=seed, users=users, items=items, ratings=ratings, rounds=rounds)
+    from receval.outputs import check_output_dir
+
+    check_output_dir(out, "--out")
     fmt = output_format(output, json_output)
     console = Console(quiet=fmt != "table")  # tsv/markdown/json: only the tables, printed below
     from receval.report.html import report_from_tables
@@ -110,10 +117,18 @@ def run_demo(
     from receval.cli.output import print_table
     from receval.data.stats import dataset_stats
     from receval.data.synthetic import generate
+    from receval.progress import progress_to
     from receval.split import holdout
 
     console = console or Console(quiet=True)
     t0 = time.perf_counter()
+    notify, steps = progress_to(None), itertools.count(1)
+    total = 1 + len(DEMO_RANKERS) + len(DEMO_PREDICTORS) + len(DEMO_CYCLIC)
+
+    def step() -> None:  # one step: the data, then each model evaluated or simulated
+        notify(next(steps), total, "demo")
+
+    notify(0, total, "demo")
     data = generate(users, items, ratings, seed=seed, name="demo (generated, MovieLens-like)")
     stats = dataset_stats(data)
     console.rule("[bold]receval demo")
@@ -124,15 +139,16 @@ def run_demo(
     )
     train, test = holdout(data, test_fraction=0.2, seed=seed)
     threshold = THRESHOLD
+    step()
     console.print(
         f"Random 80/20 holdout: {train.n_ratings:,} training, {test.n_ratings:,} test ratings; λ = {threshold:g}."
     )
 
-    one_shot, per_user = _one_shot(train, test, threshold, seed)
+    one_shot, per_user = _one_shot(train, test, threshold, seed, step)
     print_table(_table(one_shot, TITLES["one_shot"]), console=console)
-    rmse = _rating_prediction(train, test, seed)
+    rmse = _rating_prediction(train, test, seed, step)
     print_table(_table(rmse, TITLES["rmse"]), console=console)
-    cyclic, tau = _cyclic(train, test, threshold, rounds, seed)
+    cyclic, tau = _cyclic(train, test, threshold, rounds, seed, step)
     print_table(_table(cyclic, TITLES["cyclic"].format(rounds=rounds)), console=console)
     console.print(
         f"Kendall τ between the quality rankings by Recall and by Fallout: {tau['recall_fallout']:+.2f}; "
@@ -150,7 +166,7 @@ def run_demo(
     }
 
 
-def _one_shot(train, test, threshold: float, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _one_shot(train, test, threshold: float, seed: int, step: Callable[[], None]) -> tuple[pd.DataFrame, pd.DataFrame]:
     import pandas as pd
 
     from receval.evaluate import evaluate_model
@@ -162,22 +178,26 @@ def _one_shot(train, test, threshold: float, seed: int) -> tuple[pd.DataFrame, p
         rows[name] = result.summary
         long = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
         per_user.append(long.assign(system=name))
+        step()
     return pd.DataFrame.from_dict(rows, orient="index"), pd.concat(per_user, ignore_index=True)
 
 
-def _rating_prediction(train, test, seed: int) -> pd.DataFrame:
+def _rating_prediction(train, test, seed: int, step: Callable[[], None]) -> pd.DataFrame:
     import pandas as pd
 
     from receval.evaluate import evaluate_model
     from receval.recommenders import make
 
-    rows = {
-        name: evaluate_model(make(name), train, test, ["rmse", "mae"], seed=seed).summary for name in DEMO_PREDICTORS
-    }
+    rows = {}
+    for name in DEMO_PREDICTORS:
+        rows[name] = evaluate_model(make(name), train, test, ["rmse", "mae"], seed=seed).summary
+        step()
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def _cyclic(train, test, threshold: float, rounds: int, seed: int) -> tuple[pd.DataFrame, dict[str, float]]:
+def _cyclic(
+    train, test, threshold: float, rounds: int, seed: int, step: Callable[[], None]
+) -> tuple[pd.DataFrame, dict[str, float]]:
     import pandas as pd
 
     from receval.simulate import simulate
@@ -187,6 +207,7 @@ def _cyclic(train, test, threshold: float, rounds: int, seed: int) -> tuple[pd.D
     for name in DEMO_CYCLIC:
         traj = simulate(name, train, test, rounds=rounds, threshold=threshold, seed=seed)
         final[name] = traj.final()
+        step()
     table = pd.DataFrame.from_dict(final, orient="index")
     return table, kendall_agreement(table)
 

@@ -88,7 +88,12 @@ def metaeval_command(
     from receval.metrics.registry import parse_metric_list
     from receval.report.studies import write_metaeval
     from receval.studies.metaeval import metaeval_study
+    from receval.validate import check_command_options, check_threshold
 
+    check_command_options(seed=seed, k=k, threshold=threshold, test_fraction=test_fraction, seeds=seeds)
+    from receval.outputs import check_output_dir
+
+    check_output_dir(out, "--out")
     metric_list = parse_metric_list(metrics)
     system_list = [s.strip() for s in systems.split(",") if s.strip()]
     if not system_list:
@@ -98,6 +103,7 @@ def metaeval_command(
         loaded = _with_aspects(loaded, aspects)
     if loaded.aspects is None:
         raise ConfigError("the data has no item aspects: pass --aspects FILE (columns item,aspect)")
+    check_threshold(threshold, loaded.scale.low, loaded.scale.high)
     study = metaeval_study(
         loaded,
         metric_list,

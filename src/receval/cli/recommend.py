@@ -108,8 +108,12 @@ def recommend_command(
     import pandas as pd
 
     from receval.data.writers import write_table
+    from receval.outputs import check_output_file
     from receval.recommenders import recommend
+    from receval.validate import check_command_options
 
+    check_command_options(seed=seed, k=k)
+    check_output_file(out, "--out")
     if test is not None and users_file is not None:
         raise ConfigError("give --test or --users, not both")
     data = load_data(train, _format(train, format), scale=scale)
@@ -181,7 +185,11 @@ def predict_command(
     import pandas as pd
 
     from receval.data.writers import write_table
+    from receval.outputs import check_output_file
+    from receval.validate import check_command_options
 
+    check_command_options(seed=seed)
+    check_output_file(out, "--out")
     policy = _unknown_policy(unknown)
     data = load_data(train, _format(train, format), scale=scale)
     truth = load_data(test, _format(test, format), scale=scale)

@@ -89,7 +89,13 @@ def simulate_command(
     from receval.simulate import default_threshold, simulate_many
     from receval.split import holdout
     from receval.stats.agreement import kendall_agreement
+    from receval.validate import check_command_options
 
+    check_command_options(seed=seed, rounds=rounds, test_fraction=test_fraction, refit_every=refit_every)
+    if out is not None:
+        from receval.outputs import check_output_dir
+
+        check_output_dir(out, "--out")
     fmt_out = output_format(output, as_json)
     names = [a.strip() for a in algorithms.split(",") if a.strip()]
     if not names:
