@@ -104,8 +104,10 @@ def compare_command(
     named = _named(runs)
     _choice(test, _TESTS, "--test")
     _choice(correction, _CORRECTIONS, "--correction")
-    if report is not None and report.is_dir():
-        raise ConfigError(f"--report {str(report)!r} is a folder; give the HTML file to write")
+    if report is not None:
+        from receval.outputs import check_output_file
+
+        check_output_file(report, "--report")
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )

@@ -101,6 +101,10 @@ def evaluate_command(
 
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
+    if per_user is not None:
+        from receval.outputs import check_output_file
+
+        check_output_file(per_user, "--per-user")
     fmt = output_format(output, as_json)
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header

@@ -19,8 +19,14 @@ def report_command(
     The file embeds its figures and opens without network access. An empty, partial or
     older result directory gives a report of what is there and a notice of what is missing.
     """
+    from receval.outputs import check_output_dir, check_output_file
     from receval.report.html import build_report
 
+    if out is not None:
+        check_output_file(out, "--out")
+    for folder, option in ((latex, "--latex"), (figures, "--figures")):
+        if folder is not None:
+            check_output_dir(folder, option)
     path = build_report(results_dir, out, latex_dir=latex, figures_dir=figures, dataset_overview=not no_data)
     typer.echo(f"report written to {path}")
     if latex is not None:

@@ -56,6 +56,10 @@ def run_command(
     force: bool = typer.Option(False, "--force", help="Replace results of a different config in --out."),
 ) -> int:
     """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
+    if out is not None:
+        from receval.outputs import check_output_dir
+
+        check_output_dir(out, "--out")
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

@@ -47,8 +47,9 @@ def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) 
         raise ConfigError(f"--folds must be at least 2; got {folds}")
     if not 0 <= seed <= _MAX_SEED:
         raise ConfigError(f"--seed must be an integer from 0 to {_MAX_SEED}; got {seed}")
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {str(out)!r} is a file; give a folder (it is created if missing)")
+    from receval.outputs import check_output_dir
+
+    check_output_dir(out, "--out")
 
 
 def split_command(

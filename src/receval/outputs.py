@@ -1,0 +1,92 @@
+"""Output paths checked before any work starts.
+
+Every command that writes a file or a folder checks the paths its options name
+first, before reading its inputs or computing anything, so a misspelt folder or a
+file given where a folder is meant (or the reverse) is a one-line
+:class:`~receval.errors.ConfigError` naming the option and the path, and nothing is
+written. :func:`check_output_file` wants a file whose folder exists;
+:func:`check_output_dir` wants a folder, which the command creates (with its
+parents) when missing. Both refuse what the file system would refuse: a path under
+an existing file, and a folder that cannot be written.
+
+>>> import tempfile
+>>> base = Path(tempfile.mkdtemp())
+>>> check_output_file(base / "recs.tsv", "--out") == base / "recs.tsv"
+True
+>>> check_output_file(base / "nosuchdir" / "x.csv", "--per-user")
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: --per-user .../nosuchdir/x.csv: the folder .../nosuchdir does not exist; create it first ...
+>>> check_output_dir(base / "new" / "results", "--out") == base / "new" / "results"
+True
+>>> _ = (base / "table.csv").write_text("x")
+>>> check_output_dir(base / "table.csv", "--out")
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: --out .../table.csv: is a file, but a folder is meant; name a folder (created when missing)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from receval.errors import ConfigError
+
+__all__ = ["check_output_dir", "check_output_file"]
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or its nearest ancestor that exists (the current folder at worst)."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path.cwd()
+
+
+def _writable(folder: Path, option: str, path: Path) -> None:
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ConfigError(f"{option} {path}: the folder {folder} cannot be written; choose another place")
+
+
+def check_output_file(path: str | Path, option: str) -> Path:
+    """``path`` as a file the command may write (created or replaced); raises ConfigError otherwise.
+
+    Refused: an existing folder, a folder that does not exist or is a file, a folder
+    that cannot be written.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ConfigError(f"{option} {path}: is a folder, but a file is meant; name a file inside it or elsewhere")
+    parent = path.parent
+    if not parent.exists():
+        holder = _nearest_existing(parent)
+        if holder.is_file():
+            raise ConfigError(f"{option} {path}: {holder} is a file, not a folder; name a file in an existing folder")
+        raise ConfigError(
+            f"{option} {path}: the folder {parent} does not exist; create it first (or name a file in an existing one)"
+        )
+    if not parent.is_dir():
+        raise ConfigError(f"{option} {path}: {parent} is a file, not a folder; name a file in an existing folder")
+    _writable(parent, option, path)
+    return path
+
+
+def check_output_dir(path: str | Path, option: str) -> Path:
+    """``path`` as a folder the command may write into (created with its parents when missing).
+
+    Refused: an existing file, a path under an existing file, a folder (or its nearest
+    existing ancestor) that cannot be written.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ConfigError(
+            f"{option} {path}: is a file, but a folder is meant; name a folder (created when missing)"
+        )
+    holder = _nearest_existing(path)
+    if not holder.is_dir():
+        raise ConfigError(
+            f"{option} {path}: {holder} is a file, so no folder can be made under it; name another folder"
+        )
+    _writable(holder, option, path)
+    return path

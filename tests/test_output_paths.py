@@ -1,0 +1,99 @@
+"""Output paths are checked before any work: a bad one is one `error:` line naming the option and the path.
+
+Every command that writes is run with a bad output path and with inputs that do not
+exist: the output error comes first (before any reading or computing), exit status 2,
+no traceback, nothing written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from receval.cli import main
+from receval.errors import ConfigError
+from receval.outputs import check_output_dir, check_output_file
+
+# (command line before the output option, the output option, kind); INPUT is a file that does not exist
+_FILE_OUTPUTS = [
+    (["evaluate", "--truth", "INPUT", "--recs", "INPUT", "--metrics", "ndcg@10"], "--per-user"),
+    (["recommend", "--train", "INPUT", "--algorithm", "popularity"], "--out"),
+    (["predict", "--train", "INPUT", "--test", "INPUT", "--algorithm", "item-knn"], "--out"),
+    (["report", "INPUT"], "--out"),
+    (["compare", "a=INPUT", "b=INPUT", "--truth", "INPUT", "--metrics", "ndcg@10"], "--report"),
+]
+_DIR_OUTPUTS = [
+    (["simulate", "--data", "INPUT", "--format", "tsv"], "--out"),
+    (["metaeval", "--data", "INPUT", "--format", "tsv"], "--out"),
+    (["demo"], "--out"),
+    (["run", "INPUT"], "--out"),
+    (["report", "INPUT"], "--latex"),
+    (["report", "INPUT"], "--figures"),
+    (["debias", "--data", "INPUT", "--format", "cm100k"], "--out"),
+    (["split", "INPUT", "--format", "tsv"], "--out"),
+    (["coherence-split", "--data", "INPUT", "--format", "tsv"], "--out"),
+]
+
+
+def _run(capsys, tmp_path: Path, args: list[str], option: str, output: Path) -> tuple[int, str]:
+    before = sorted(tmp_path.rglob("*"))
+    line = [a.replace("INPUT", str(tmp_path / "missing" / "ratings.tsv")) for a in args]
+    code = main([*line, option, str(output)])
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert sorted(tmp_path.rglob("*")) == before, "something was written"
+    return code, err
+
+
+def _assert_one_error(code: int, err: str, option: str, output: Path, what: str) -> None:
+    assert code == 2, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert f"{option} {output}" in lines[0] and what in lines[0], lines[0]
+
+
+@pytest.mark.parametrize(("args", "option"), _FILE_OUTPUTS, ids=lambda v: v if isinstance(v, str) else v[0])
+def test_a_file_output_in_a_missing_folder_or_naming_a_folder(capsys, tmp_path, args, option):
+    missing = tmp_path / "nosuchdir" / "x.csv"
+    code, err = _run(capsys, tmp_path, args, option, missing)
+    _assert_one_error(code, err, option, missing, f"the folder {missing.parent} does not exist")
+    folder = tmp_path / "a-folder"
+    folder.mkdir()
+    code, err = _run(capsys, tmp_path, args, option, folder)
+    _assert_one_error(code, err, option, folder, "is a folder, but a file is meant")
+    (tmp_path / "plain.txt").write_text("x")
+    under_file = tmp_path / "plain.txt" / "x.csv"
+    code, err = _run(capsys, tmp_path, args, option, under_file)
+    _assert_one_error(code, err, option, under_file, "plain.txt is a file, not a folder")
+
+
+@pytest.mark.parametrize(("args", "option"), _DIR_OUTPUTS, ids=lambda v: v if isinstance(v, str) else v[0])
+def test_a_folder_output_naming_an_existing_file_or_under_one(capsys, tmp_path, args, option):
+    existing = tmp_path / "results.csv"
+    existing.write_text("x")
+    code, err = _run(capsys, tmp_path, args, option, existing)
+    _assert_one_error(code, err, option, existing, "is a file, but a folder is meant")
+    under_file = existing / "deeper" / "out"
+    code, err = _run(capsys, tmp_path, args, option, under_file)
+    _assert_one_error(code, err, option, under_file, "results.csv is a file, so no folder can be made under it")
+
+
+def test_the_checks_accept_what_can_be_written(tmp_path):
+    (tmp_path / "old.csv").write_text("x")
+    assert check_output_file(tmp_path / "old.csv", "--out") == tmp_path / "old.csv"  # replaced when written
+    assert check_output_file(tmp_path / "new.csv", "--out") == tmp_path / "new.csv"
+    assert check_output_dir(tmp_path, "--out") == tmp_path
+    assert check_output_dir(tmp_path / "a" / "b" / "c", "--out") == tmp_path / "a" / "b" / "c"  # created by the command
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.csv"]  # the checks write nothing
+
+
+def test_a_folder_that_cannot_be_written_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr("receval.outputs.os.access", lambda path, mode: Path(path) != tmp_path)  # as a locked folder
+    with pytest.raises(ConfigError, match=r"--out .*/x\.csv: the folder .* cannot be written; choose another place"):
+        check_output_file(tmp_path / "x.csv", "--out")
+    with pytest.raises(ConfigError, match=r"--latex .*/tables/t: the folder .* cannot be written"):
+        check_output_dir(tmp_path / "tables" / "t", "--latex")
+    (tmp_path / "open").mkdir()
+    assert check_output_file(tmp_path / "open" / "x.csv", "--out") == tmp_path / "open" / "x.csv"
