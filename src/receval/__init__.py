@@ -26,9 +26,15 @@ from __future__ import annotations
 import sys
 import types
 from importlib import import_module
+from logging import NullHandler as _NullHandler
+from logging import getLogger as _getLogger
 from typing import TYPE_CHECKING, Any
 
 from receval.errors import ReceValError
+
+# The library logs to the "receval" logger hierarchy and shows nothing unless the application
+# configures logging (the command line does, with -v/--verbose).
+_getLogger(__name__).addHandler(_NullHandler())
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions, RatingScale

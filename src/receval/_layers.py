@@ -11,8 +11,8 @@ and no two modules may import each other, directly or through others.
 
 What each layer may use:
 
-- ``errors`` — the exception family; ``_jit`` — numba's ``njit`` deferred to a kernel's
-  first call; nothing of receval. ``atomic`` — the atomic
+- ``errors`` — the exception family; ``progress`` — the progress callbacks; ``_jit`` —
+  numba's ``njit`` deferred to a kernel's first call; nothing of receval. ``atomic`` — the atomic
   writers; ``validate`` — the checks of options and configuration values (seeds,
   counts, thresholds, memory); both only ``errors``.
 - ``data`` — :class:`~receval.data.interactions.Interactions`, loaders, synthetic data,
@@ -42,7 +42,7 @@ from __future__ import annotations
 __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_layers", "errors", "_jit"),
+    ("_layers", "errors", "progress", "_jit"),
     ("atomic", "validate"),
     ("data",),
     ("split",),

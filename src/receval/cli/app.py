@@ -4,8 +4,10 @@ Each command module exposes ``register(app)``; :data:`COMMAND_MODULES` lists the
 Errors of the :class:`~receval.errors.ReceValError` family print their message and
 exit with status 2, never a traceback; with ``--json`` (or ``--output json``) the
 message goes to stdout as ``{"error": "..."}``, so a script reading JSON always gets
-JSON. Help is plain text (no markup: ``[quick]`` stays as written; long defaults wrap,
-never cut), and every command's help ends with one example from :data:`EXAMPLES`.
+JSON. Long-running commands show progress bars on stderr when it is a terminal (not
+with ``--quiet``, never when piped); ``-v``/``-vv`` show the library's log lines there.
+Help is plain text (no markup: ``[quick]`` stays as written; long defaults wrap, never
+cut), and every command's help ends with one example from :data:`EXAMPLES`.
 
 Examples
 --------
@@ -109,11 +111,22 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", help="Print receval's version and exit.", is_eager=True, callback=_print_version
     ),
+    verbose: int = typer.Option(
+        0, "--verbose", "-v", count=True, show_default=False, help="Log on stderr what receval does (-vv: more)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars; log errors only."),
 ) -> None:
     """Rigorous offline evaluation of recommender systems."""
+    from receval.cli.feedback import TerminalProgress, logging_to_stderr
+    from receval.progress import reporting
+
+    # both last as long as the command: progress bars on a terminal's stderr, log lines as "receval: ..."
+    ctx.with_resource(logging_to_stderr(verbose, quiet))
+    ctx.with_resource(reporting(ctx.with_resource(TerminalProgress(quiet=quiet))))
 
 
 def _first_sentence(doc: str) -> str:

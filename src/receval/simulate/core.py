@@ -47,7 +47,10 @@ Examples
 
 from __future__ import annotations
 
+import logging
+import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +59,7 @@ import pandas as pd
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+from receval.progress import Progress, progress_to
 from receval.recommenders.bandits import make_online
 from receval.recommenders.bandits._rng import generator
 from receval.recommenders.bandits.item import _ItemCounts
@@ -68,6 +72,7 @@ METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "re
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
 _UPDATES = ("sequential", "batched")
 _MAX_CELLS = 2_000_000_000
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -164,6 +169,7 @@ def simulate(
     refit_every: int = 10,
     seed: int = 0,
     record_log: bool = False,
+    progress: Progress | None = None,
 ) -> Trajectory:
     """Run a cyclic recommendation simulation (see the module docs for the definitions).
 
@@ -209,6 +215,9 @@ def simulate(
         Seeds every random choice of the run (same seed ⇒ identical trajectory).
     record_log
         Keep one row per recommendation in :attr:`Trajectory.log`.
+    progress
+        Called as ``progress(rounds_done, rounds, "simulate NAME")`` after each round
+        (default: the active callback of :func:`receval.progress.reporting`, if any).
     """
     _check_pair(train, test)
     if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer) or rounds < 1:
@@ -259,15 +268,32 @@ def simulate(
     order_mode = _ORDERS[order]
     batched = updates == "batched"
 
+    t0 = time.perf_counter()
     model.fit(train)
+    _log.info("simulate %s: fitted on %d ratings in %.2f s", name, train.n_ratings, time.perf_counter() - t0)
     generic = not isinstance(model, _ItemCounts | KNNBandit)
     keep_log = record_log or generic
     log = np.zeros((rounds * nu * n_per_round if keep_log else 0, 4), np.int32)
     common = (s, cell, mask, label, avail, given, pos_u, neg_u, counters, out)
+    notify, what = progress_to(progress), f"simulate {name}"
+
+    def tick(t: int) -> None:  # after round t (1-based)
+        _log.debug("simulate %s: round %d of %d, %d recommendations so far", name, t, rounds, counters[0])
+        notify(t, rounds, what)
+
+    notify(0, rounds, what)
     if generic:
-        done = _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every)
+        done = _run_refitted(
+            model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every, tick
+        )
     else:
-        done = run_rounds(model.kernel_state(), *common, 0, rounds, n_per_round, order_mode, batched, log, keep_log)
+        done = _rounds(model.kernel_state(), common, 0, rounds, n_per_round, order_mode, batched, log, keep_log, tick)
+    if done < rounds:  # every user ran out of items: the rest is done too
+        notify(rounds, rounds, what)
+    _log.info(
+        "simulate %s: %d rounds (%d users, %d items), %d recommendations in %.2f s",
+        name, done, nu, ni, counters[0], time.perf_counter() - t0,
+    )  # fmt: skip
 
     table = _table(out[:done], n_pos, n_neg, test.n_ratings)
     log_frame = None
@@ -291,7 +317,27 @@ def simulate(
     return Trajectory(table, name, model, n_pos, n_neg, test.n_ratings, settings, log_frame)
 
 
-def _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every) -> int:
+def _rounds(
+    state, common, t0: int, t1: int, n_per_round, order_mode, batched, log, record, tick: Callable[[int], None]
+) -> int:
+    """:func:`run_rounds` for rounds ``t0..t1-1`` one round at a time, ``tick(t)`` after round t; the first not run.
+
+    The compiled loop keeps all its state in the arrays it is given, so running it round
+    by round gives the same trajectory as one call for all the rounds.
+    """
+    t = t0
+    while t < t1:
+        reached = run_rounds(state, *common, t, t + 1, n_per_round, order_mode, batched, log, record)
+        if reached == t:
+            return t
+        t = reached
+        tick(t)
+    return t
+
+
+def _run_refitted(
+    model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every, tick: Callable[[int], None]
+) -> int:
     """Score all users, run ``refit_every`` rounds, refit on train + known feedback, repeat."""
     nu, ni = train.n_users, train.n_items
     counters = common[8]
@@ -305,7 +351,7 @@ def _run_refitted(model, train, test, common, rounds, n_per_round, order_mode, b
         scores = np.where(np.isnan(scores), -np.inf, scores)
         end = min(rounds, t + refit_every)
         scores = np.ascontiguousarray(scores)
-        done = run_rounds(scores, *common, t, end, n_per_round, order_mode, batched, log, True)
+        done = _rounds(scores, common, t, end, n_per_round, order_mode, batched, log, True, tick)
         if done < end or end == rounds:
             return done
         t = end
