@@ -14,7 +14,8 @@ What each layer may use:
 - ``errors`` — the exception family; ``progress`` — the progress callbacks; ``_jit`` —
   numba's ``njit`` deferred to a kernel's first call; nothing of receval. ``atomic`` — the atomic
   writers; ``validate`` — the checks of options and configuration values (seeds,
-  counts, thresholds, memory); both only ``errors``.
+  counts, thresholds, memory); ``outputs`` — the checks of output paths before any
+  work; all only ``errors``.
 - ``data`` — :class:`~receval.data.interactions.Interactions`, loaders, synthetic data,
   data-set statistics.
 - ``split`` — train/test splits of ``data``.
@@ -43,7 +44,7 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_layers", "errors", "progress", "_jit"),
-    ("atomic", "validate"),
+    ("atomic", "validate", "outputs"),
     ("data",),
     ("split",),
     ("recommenders", "metrics"),
