@@ -299,7 +299,10 @@ def _build(frame: pd.DataFrame, layout: _Layout, name: str) -> Interactions:
     ratings = frame[roles["rating"]]
     if not pd.api.types.is_numeric_dtype(ratings) or ratings.isna().any():
         raise DataError("a rating is missing or not a number")
-    ratings = ratings.to_numpy(dtype=np.float32)
+    values = ratings.to_numpy(dtype=np.float64)
+    if not (np.abs(values) <= _FLOAT32_MAX).all():  # inf, or beyond the float32 ratings (1e308 would become inf)
+        raise DataError("a rating is not a finite number")
+    ratings = values.astype(np.float32)
     timestamps = None
     ts_col = roles.get("timestamp")
     if ts_col is not None:
@@ -394,6 +397,9 @@ def _locate(path: Path, layout: _Layout, frame: pd.DataFrame | None, exc: Except
     return located if located is not None else DataError(f"could not read the ratings: {exc}", path=path)
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _first_bad_row(frame: pd.DataFrame, layout: _Layout) -> int | None:
     """Index of the first row failing a vectorised check (ids, rating, integer columns, flags)."""
     roles = layout.roles
@@ -406,7 +412,7 @@ def _first_bad_row(frame: pd.DataFrame, layout: _Layout) -> int | None:
         if not pd.api.types.is_numeric_dtype(col):
             bad |= (col.astype(str).str.strip() == "").to_numpy()
     rating = pd.to_numeric(frame[roles["rating"]], errors="coerce").to_numpy(dtype=np.float64)
-    finite = np.isfinite(rating)
+    finite = np.abs(rating) <= _FLOAT32_MAX  # NaN, inf and 1e308 (inf as float32) are bad
     bad |= ~finite
     if layout.scale is not None:
         bad |= ~layout.scale.valid_mask(np.where(finite, rating, layout.scale.low))
@@ -566,6 +572,8 @@ class _RecordChecker:
             return f"rating {text!r} is not a number"
         if not math.isfinite(value):
             return f"rating {text!r} is not a finite number"
+        if abs(value) > _FLOAT32_MAX:
+            return f"rating {text!r} is too large (ratings are 32-bit floats, at most {_FLOAT32_MAX:.3g} in size)"
         s = self.scale
         if s is not None and not s.contains([value]):
             step = f" step {s.step:g}" if s.step else ""
