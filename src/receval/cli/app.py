@@ -21,13 +21,15 @@ receval ...
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import itertools
 import json
 import re
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
 
 import typer
 
@@ -166,12 +168,40 @@ def _wants_json(args: Sequence[str]) -> bool:
     )
 
 
+# numpy's floating-point notices (NaN or inf met in a computation) are never the user's concern
+_NUMPY_NOTICES = r"(invalid value|divide by zero|overflow|underflow) encountered|Mean of empty slice|Degrees of freedom"
+
+
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: object) -> None:
+    """A warning as one line ``warning: ...`` on stderr: no source path, no code line."""
+    typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
+
+
+@contextlib.contextmanager
+def _one_line_warnings() -> Iterator[None]:
+    """Warnings shown by :func:`_show_warning` while a command runs; numpy's floating-point notices dropped.
+
+    >>> import io, numpy as np
+    >>> stderr = io.StringIO()
+    >>> with contextlib.redirect_stderr(stderr), _one_line_warnings():
+    ...     warnings.warn("2 users have no truth\\n  and are left out", UserWarning)
+    ...     _ = np.log(np.float64(-1.0))  # numpy: "invalid value encountered in log"
+    >>> stderr.getvalue()
+    'warning: 2 users have no truth and are left out\\n'
+    """
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        warnings.filterwarnings("ignore", message=_NUMPY_NOTICES, category=RuntimeWarning)
+        yield
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
     args = list(argv) if argv is not None else sys.argv[1:]
     as_json = _wants_json(args)
     try:
-        result = app(args=args, standalone_mode=False)
+        with _one_line_warnings():
+            result = app(args=args, standalone_mode=False)
     except ReceValError as err:
         if as_json:
             typer.echo(json.dumps({"error": str(err)}, ensure_ascii=False))
