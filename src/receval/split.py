@@ -26,6 +26,8 @@ Examples
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,6 +36,8 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "METHODS",
@@ -127,7 +131,9 @@ def _share(n: np.ndarray | int, fraction: float) -> np.ndarray:
 
 def _split(data: Interactions, pairs: _Pairs, test_groups: np.ndarray) -> tuple[Interactions, Interactions]:
     test_rows = test_groups[pairs.group]
-    return data.subset(~test_rows), data.subset(test_rows)
+    train, test = data.subset(~test_rows), data.subset(test_rows)
+    _log.info("split %s: %d training and %d test ratings", _label(data).strip(), train.n_ratings, test.n_ratings)
+    return train, test
 
 
 def _rank_within_user(pairs: _Pairs, key: np.ndarray | None, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -247,13 +253,15 @@ def temporal(
     min_train = _check_min_train(min_train)
     _need_timestamps(data, "a temporal split")
     pairs = _pairs(data)
+    time = pairs.time
+    assert time is not None  # the data has timestamps (checked above)
     rng = _rng(seed)
     if per_user:
-        rank, size = _rank_within_user(pairs, pairs.time, rng)
+        rank, size = _rank_within_user(pairs, time, rng)
         n_test = np.minimum(_share(size, f), np.maximum(size - min_train, 0))
         test = rank >= size - n_test
     else:
-        test = _rank_by(pairs.time, rng) >= pairs.n - _share(pairs.n, f)
+        test = _rank_by(time, rng) >= pairs.n - _share(pairs.n, f)
     return _split(data, pairs, test)
 
 
@@ -336,7 +344,7 @@ def train_validation_test(
         raise ConfigError(
             f"validation_fraction + test_fraction = {v + t:g} leaves no training data; keep their sum below 1"
         )
-    methods = {
+    methods: dict[str, Callable[..., tuple[Interactions, Interactions]]] = {
         "random": holdout,
         "per_user": per_user_holdout,
         "temporal": temporal,

@@ -90,7 +90,9 @@ def parse_metric_list(text: str) -> list[str]:
     >>> parse_metric_list("ndcg@10, alpha_ndcg@10(alpha=0.5,beta=0.3),mrr")
     ['ndcg@10', 'alpha_ndcg@10(alpha=0.5,beta=0.3)', 'mrr']
     """
-    out, depth, current = [], 0, []
+    out: list[str] = []
+    current: list[str] = []
+    depth = 0
     for ch in text:
         if ch == "," and depth == 0:
             out.append("".join(current).strip())

@@ -991,7 +991,10 @@ def ab_ndcg_kernel(
 
 
 _UNIT = (0.0, 1.0)
-for _name, _fn, _k, _bounds, _defaults in (
+_ASPECT_METRICS: tuple[
+    tuple[str, Callable[..., np.ndarray], Literal["required", "optional"], tuple[float, float] | None, dict[str, Any]],
+    ...,
+] = (
     ("alpha_ndcg", alpha_ndcg, "required", None, {"alpha": 0.5}),
     ("err_ia", err_ia, "required", _UNIT, {"alpha": 0.5}),
     ("nerr_ia", nerr_ia, "required", None, {"alpha": 0.5}),
@@ -1002,7 +1005,8 @@ for _name, _fn, _k, _bounds, _defaults in (
     ("s_rr", s_rr, "required", _UNIT, {"denominator": "relevant", "relevant_only": True}),
     ("rbu", rbu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5, "convention": "evall"}),
     ("eu", eu, "required", None, {"p": 0.8, "e": 0.03, "alpha": 0.5}),
-):
+)
+for _name, _fn, _k, _bounds, _defaults in _ASPECT_METRICS:
     register_metric(
         _name,
         direction="higher",

@@ -306,7 +306,7 @@ def _row_sums(truth: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
 
 
 def ht_parts(
-    name: str, data: MetricInput, k: int, params: Mapping[str, Any], w: np.ndarray
+    name: str, data: MetricInput, k: int | None, params: Mapping[str, Any], w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-user (numerator, denominator) of the IPS form of a ranking metric.
 
@@ -325,6 +325,7 @@ def ht_parts(
         in_truth = truth.data >= thr
     wr = _weights_at(data, w, ranked)
     if name in ("precision", "anti_precision"):
+        assert k is not None, "the registry requires k for precision and anti_precision"
         if params.get("denominator", "k") == "list":
             den = np.minimum(data.list_length, k).astype(np.float64)
         else:
@@ -339,7 +340,7 @@ def ht_parts(
         ranks = np.arange(1, wr.shape[1] + 1, dtype=np.float64)
         before = np.cumsum(wr, axis=1) - wr  # weighted hits ranked above each position
         total = (wr * (1.0 + before) / ranks).sum(axis=1)
-        den = np.minimum(n_class, k) if params.get("denominator", "all") == "min" else n_class
+        den = np.minimum(n_class, k) if k is not None and params.get("denominator", "all") == "min" else n_class
         return total, den
     if name == "ndcg":
         from receval.metrics.ranking import dcg_gains
@@ -421,8 +422,8 @@ def _error_parts(metric: Metric, data: MetricInput, props: Propensities, per_use
             np.bincount(rows, minlength=data.n_users) > 0, n_items, 0.0
         )
         return num, den
-    den = float(w.sum()) if est == "snips" else props.population
-    return np.array([float((e * w).sum())]), np.array([den])
+    total_weight = float(w.sum()) if est == "snips" else props.population
+    return np.array([float((e * w).sum())]), np.array([total_weight])
 
 
 def _imputed_errors(e: np.ndarray, w: np.ndarray, props: Propensities) -> np.ndarray:

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.errors import MetricError
-from receval.metrics._definition import Metric, register_metric
+from receval.metrics._definition import Direction, Metric, register_metric
 from receval.metrics._input import MetricInput, count_rows
 
 __all__ = ["dcg_gains", "ideal_dcg", "pr_curve"]
@@ -139,7 +139,7 @@ def recall(data: MetricInput, k: int, threshold: float | None = None) -> np.ndar
 )
 def hit_rate(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
     """1 when at least one positive is in the top k, else 0."""
-    values = _hits(data, k, threshold).any(axis=1).astype(np.float64)
+    values = np.asarray(_hits(data, k, threshold).any(axis=1), dtype=np.float64)
     return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
 
 
@@ -386,7 +386,7 @@ def fallout(data: MetricInput, k: int, negative_threshold: float | None = None) 
     return _empty(_safe_div(num, den), den == 0, data)
 
 
-def _count(name: str, description: str, needs_negatives: bool, direction: str):
+def _count(name: str, description: str, needs_negatives: bool, direction: Direction):
     @register_metric(
         name,
         direction=direction,
@@ -408,12 +408,13 @@ def _count(name: str, description: str, needs_negatives: bool, direction: str):
     return count
 
 
-for _name, _description, _needs, _direction in (
+_COUNTS: tuple[tuple[str, str, bool, Direction], ...] = (
     ("tp", "True positives: positives in the top k", False, "higher"),
     ("fp", "False positives: negatives in the top k", True, "lower"),
     ("tn", "True negatives: negatives of the user not in the top k", True, "higher"),
     ("fn", "False negatives: positives of the user not in the top k", False, "lower"),
-):
+)
+for _name, _description, _needs, _direction in _COUNTS:
     _count(_name, _description, _needs, _direction)
 
 

@@ -114,12 +114,12 @@ class AlgorithmInfo:
     summary: str
 
 
-def _load(target: str) -> type:
+def _load(target: str) -> type[Any]:
     module, cls = target.split(":")
     return getattr(importlib.import_module(module), cls)
 
 
-def _signature(cls: type) -> dict[str, inspect.Parameter]:
+def _signature(cls: type[Any]) -> dict[str, inspect.Parameter]:
     params = inspect.signature(cls.__init__).parameters
     return {n: p for n, p in params.items() if n != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
 
@@ -140,6 +140,8 @@ def _coerce(name: str, key: str, value: Any, param: inspect.Parameter, hint: Any
     target = type(kinds[0]) if kinds else None
     if value.lower() in ("none", "null") and (default is None or "None" in str(hint)):
         return None
+    if target is None:
+        return _guess(value)
     try:
         if target is bool:
             if value.lower() in ("true", "1", "yes"):
@@ -153,7 +155,7 @@ def _coerce(name: str, key: str, value: Any, param: inspect.Parameter, hint: Any
             return float(value)
     except ValueError:
         raise ConfigError(f"{name}: {key}={value!r} is not a valid {target.__name__}") from None
-    return _guess(value) if target is None else value
+    return value
 
 
 def _guess(value: str) -> Any:
