@@ -29,7 +29,7 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -46,6 +46,9 @@ from receval.cli.common import (
 )
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.errors import DataError
+
+if TYPE_CHECKING:
+    from receval.evaluate import EvaluationResult
 
 __all__ = ["register"]
 
@@ -94,6 +97,19 @@ def evaluate_command(
     rank: RankColumn = None,
     timestamp: TimestampColumn = None,
     no_header: NoHeader = False,
+    shards: Annotated[
+        int | None,
+        typer.Option(
+            "--shards",
+            help="Evaluate Parquet files in this many user shards, each read and scored on its own "
+            "(runs larger than memory; same values).",
+        ),
+    ] = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="With --shards: local worker processes.")] = 1,
+    executor: Annotated[str, typer.Option("--executor", help="With --shards: local or dask.")] = "local",
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", help="With --executor dask: the scheduler's address.")
+    ] = None,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.tables import read_aspects
@@ -106,6 +122,20 @@ def evaluate_command(
 
         check_output_file(per_user, "--per-user")
     fmt = output_format(output, as_json)
+    if shards is not None:
+        if recs is None or any(x is not None for x in (train, aspects, barrier_data)):
+            raise DataError("--shards evaluates --recs against --truth only (no --predictions, --train, --aspects, "
+                            "--barrier-data); evaluate without --shards")  # fmt: skip
+        from receval.experiment.sharded_files import evaluate_parquet_sharded
+
+        names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank}
+        result = evaluate_parquet_sharded(
+            truth, recs, metrics, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
+            empty_users=empty_users, columns={k: v for k, v in names.items() if v is not None}, executor=executor,
+            jobs=jobs, scheduler=scheduler,
+        )  # fmt: skip
+        _report(result, per_user, fmt)
+        return
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
@@ -141,6 +171,11 @@ def evaluate_command(
         )
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
+    _report(result, per_user, fmt)
+
+
+def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
+    """Write the per-user table (if asked) and print the summary in the output format."""
     if per_user is not None:
         from receval.data.writers import write_table
 
