@@ -65,6 +65,7 @@ from receval.recommenders.bandits._rng import generator
 from receval.recommenders.bandits.item import _ItemCounts
 from receval.recommenders.bandits.knn import KNNBandit
 from receval.simulate._loop import COLUMNS, run_rounds
+from receval.validate import check_memory
 
 __all__ = ["simulate", "simulate_many", "default_threshold", "Trajectory", "METRICS"]
 
@@ -246,6 +247,11 @@ def simulate(
     if n_neg == 0:
         warnings.warn("the test set has no negative rating: Fallout is undefined (NaN)", RuntimeWarning, stacklevel=2)
 
+    check_memory(  # sized before allocating: the user x item cell and label arrays, one byte each
+        2.0 * nu * ni,
+        f"the cyclic simulation's state for {nu:,} users x {ni:,} items",
+        "filter the data (min_user_ratings / min_item_ratings) or simulate a sample of users",
+    )
     cell = np.zeros((nu, ni), np.uint8)
     cell[train.users, train.items] = 1
     label = np.full((nu, ni), -1, np.int8)
