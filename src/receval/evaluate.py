@@ -34,6 +34,8 @@ Examples
 
 from __future__ import annotations
 
+import logging
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +57,7 @@ from receval.stats.propensity import PropensityModel, estimator_of, input_propen
 from receval.validate import check_number, check_threshold
 
 __all__ = ["EvaluationResult", "evaluate", "evaluate_model", "to_rankings"]
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -288,6 +291,7 @@ def evaluate(
         "metrics": {label: {"metric": str(spec), **_plain_params(spec.params)} for label, spec in specs},
     }
     result = EvaluationResult(pd.DataFrame(per_user), summary, conventions)
+    _log.info("evaluate: %d metrics computed over %d users", len(specs), len(eval_users))
     if barrier is not None:
         result.overfitting = _check_barrier(result, specs, barrier)
     return result
@@ -371,7 +375,9 @@ def evaluate_model(
             "must share one id space: split one Interactions with receval.split"
         )
     if not fitted:
+        t0 = time.perf_counter()
         model = clone(model, seed=seed if seed_model else None).fit(train)
+        _log.info("%s fitted on %d ratings in %.2f s", type(model).__name__, train.n_ratings, time.perf_counter() - t0)
     truth = test
     if users is not None:
         wanted = np.zeros(test.n_users, dtype=bool)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+import logging
 from dataclasses import dataclass
 from typing import Literal
 
@@ -36,6 +37,8 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+
+_log = logging.getLogger(__name__)
 
 _log = logging.getLogger(__name__)
 

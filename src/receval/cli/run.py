@@ -60,42 +60,16 @@ def run_command(
         from receval.outputs import check_output_dir
 
         check_output_dir(out, "--out")
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from receval.experiment.runner import run_experiment, summarise
 
-    console = _console()
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("failed {task.fields[failed]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-    )
-    state: dict[str, Any] = {}
+    console = _console()  # the progress bar: receval's own on stderr (a terminal only), see receval.cli.feedback
 
     def on_start(todo: list, skipped: int, where: str) -> None:
         console.print(f"{len(todo) + skipped} tasks, {skipped} already finished, {len(todo)} to run on {where}")
-        state["bar"] = progress.add_task("running", total=len(todo), failed=0)
-        state["failed"] = 0
-        progress.start()
 
     def on_result(task: Any, result: Any) -> None:
         mark = "[green]ok[/]" if result.status == "ok" else f"[red]failed[/] {result.error}"
-        progress.console.print(f"  {task.id}  {task.describe()}  {result.seconds:.2f}s  {mark}", highlight=False)
-        state["failed"] += result.status != "ok"
-        progress.update(state["bar"], advance=1, failed=state["failed"])
+        console.print(f"  {task.id}  {task.describe()}  {result.seconds:.2f}s  {mark}", highlight=False)
 
     t0 = time.perf_counter()
     try:
@@ -111,11 +85,8 @@ def run_command(
             on_result=on_result,
         )
     except KeyboardInterrupt:
-        progress.stop()
         console.print("interrupted: finished tasks are saved; run the same command again to resume")
         return 130
-    finally:
-        progress.stop()
     for task_id, why in report.repaired.items():
         console.print(f"ran again: {task_id} (was damaged: {why})", highlight=False)
     summary = summarise(report.store)

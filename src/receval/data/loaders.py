@@ -27,6 +27,7 @@ receval.errors.DataError: .../bad.csv, line 3, column rating: rating 'lots' is n
 from __future__ import annotations
 
 import csv
+import logging
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ ML100K_GENRES: tuple[str, ...] = (
 """The 19 genres of MovieLens 100K in flag order (used when ``u.genre`` is absent)."""
 
 _NO_GENRE = "(no genres listed)"
+_log = logging.getLogger(__name__)
 _ML_SCALE = RatingScale(1, 5, 1)
 _ML_HALF_SCALE = RatingScale(0.5, 5, 0.5)
 _CM_SCALE = RatingScale(1, 4, 1)
@@ -153,6 +155,9 @@ def load(
                 path=path,
             )
         data = prepare(data, familiar_only=True)
+    _log.info(
+        "loaded %s (%s): %d ratings by %d users of %d items", path, format, data.n_ratings, data.n_users, data.n_items
+    )
     return data
 
 

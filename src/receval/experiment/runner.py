@@ -9,6 +9,7 @@ re-running the same command after an interruption completes the experiment.
 from __future__ import annotations
 
 import json
+import logging
 import platform
 import time
 from collections.abc import Callable
@@ -27,11 +28,13 @@ from receval.experiment.ids import Task
 from receval.experiment.protocols import TaskOutput
 from receval.experiment.store import ResultStore
 from receval.experiment.validation import prepare_checked
+from receval.progress import Progress, progress_to
 
 __all__ = ["RunReport", "compare", "run_experiment", "summarise", "versions"]
 
 _DEPENDENCIES = ("numpy", "scipy", "pandas", "pyarrow", "numba", "implicit", "joblib")
 _DEMOGRAPHIC = ("age", "gender", "occupation")
+_log = logging.getLogger(__name__)
 
 
 def versions() -> dict[str, str]:
@@ -112,12 +115,14 @@ def run_experiment(
     processes: bool = True,
     on_start: Callable[[list[Task], int, str], None] | None = None,
     on_result: Callable[[Task, TaskResult], None] | None = None,
+    progress: Progress | None = None,
 ) -> RunReport:
     """Run (or resume) an experiment and return what happened.
 
     ``on_start(todo, skipped, executor_description)`` and ``on_result(task, result)``
-    are hooks for progress displays. ``processes=False`` runs a Dask LocalCluster's
-    workers as threads.
+    are hooks for displays; ``progress(tasks_done, tasks_to_run, "experiment tasks")``
+    (default: the active callback of :func:`receval.progress.reporting`) hears of each
+    finished task. ``processes=False`` runs a Dask LocalCluster's workers as threads.
     """
     t0 = time.perf_counter()
     cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
@@ -151,13 +156,22 @@ def run_experiment(
         datasets = {key: value for key, value in prepared.items() if key in keys}
         if on_start is not None:
             on_start(todo, len(tasks) - len(todo), ex.describe())
+        _log.info("%s: %d tasks started on %s (%d already finished)", cfg.name, len(todo), ex.describe(),
+                  len(tasks) - len(todo))  # fmt: skip
+        notify = progress_to(progress)
+        notify(0, len(todo), "experiment tasks")
         for result in ex.run(todo, datasets) if todo else ():
             task = by_id[result.task_id]
             store.write_task(task.id, _record(task, result, cfg, vers), _tables(result.output))
             ok += result.status == "ok"
             failed += result.status != "ok"
+            if result.status == "ok":
+                _log.info("task %s (%s) finished in %.2f s", task.id, task.describe(), result.seconds)
+            else:
+                _log.warning("task %s (%s) failed: %s", task.id, task.describe(), result.error)
             if on_result is not None:
                 on_result(task, result)
+            notify(ok + failed, len(todo), "experiment tasks")
     finally:
         ex.close()
         if store.parts.exists():

@@ -30,6 +30,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from receval.errors import MetricError
+from receval.progress import Progress, progress_to
 
 __all__ = ["evaluate_sharded", "shard_bounds"]
 
@@ -85,6 +86,7 @@ def evaluate_sharded(
     train: sp.csr_matrix | None = None,
     predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     map_fn: Callable[[Callable[..., Any], Iterable[Any]], Iterable[Any]] = map,
+    progress: Progress | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     """Evaluate ``rankings`` against ``truth`` in ``n_shards`` user shards; exact aggregation.
@@ -93,7 +95,9 @@ def evaluate_sharded(
     ``map``, or a cluster's, e.g. ``lambda f, jobs: client.gather(client.map(f, list(jobs)))``
     with Dask. ``options`` go to :class:`~receval.metrics.MetricInput` (``threshold``,
     ``aspects``, ``rating_max`` ...). Returns the per-user frame (one column per metric,
-    rows = user rows) and the aggregated values.
+    rows = user rows) and the aggregated values. ``progress(shards_done, n_shards, "evaluate
+    shards")`` (default: the active callback of :func:`receval.progress.reporting`) hears
+    of each shard as ``map_fn`` yields it.
     """
     from receval.metrics.registry import parse_metric
 
@@ -120,7 +124,11 @@ def evaluate_sharded(
                 "options": options,
             }
         )
-    parts = list(map_fn(_shard_parts, jobs))
+    notify, parts = progress_to(progress), []
+    notify(0, len(jobs), "evaluate shards")
+    for part in map_fn(_shard_parts, jobs):
+        parts.append(part)
+        notify(len(parts), len(jobs), "evaluate shards")
     per_user = {}
     summary = {}
     for name, metric in parsed.items():

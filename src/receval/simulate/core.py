@@ -431,6 +431,11 @@ def simulate_many(
         if "refit_every" in kwargs:
             opts["refit_every"] = int(kwargs.pop("refit_every"))
         model = make_online(name, preset=preset, **kwargs)
-        out[name] = simulate(model, train, test, preset=preset, **opts)
+        given = progress_to(opts.pop("progress", None))  # reported under the name asked for, not the class's
+
+        def renamed(done: int, total: int, what: str, name: str = name, given: Progress = given) -> None:
+            given(done, total, f"simulate {name}")
+
+        out[name] = simulate(model, train, test, preset=preset, progress=renamed, **opts)
         out[name].algorithm = name
     return out

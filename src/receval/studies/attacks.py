@@ -65,6 +65,7 @@ Examples
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -76,6 +77,9 @@ import scipy.sparse as sp
 from receval.data.interactions import Interactions
 from receval.data.vocab import index_of
 from receval.errors import ConfigError, DataError
+from receval.progress import Progress, progress_to
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "ATTACKS",
@@ -531,6 +535,7 @@ def attack_experiment(
     threshold: float | None = None,
     test_fraction: float = 0.2,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> pd.DataFrame:
     """Attack × size × target × algorithm grid; one tidy row per point.
 
@@ -544,6 +549,8 @@ def attack_experiment(
     popularity). ``threshold`` (default: the smallest scale value above the midpoint)
     defines relevance for ``metrics``. Columns: ``attack``, ``intent``, ``size``,
     ``n_fake``, ``target``, ``algorithm`` and those of :func:`attack_effect`.
+    ``progress(points_done, points, "attack grid")`` (default: the active callback of
+    :func:`receval.progress.reporting`) hears of each point done.
 
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
@@ -568,7 +575,9 @@ def attack_experiment(
     _item_indices(train, target_ids, "target")
     thr = default_threshold(data) if threshold is None else threshold
     clean = {label: fresh().fit(train) for label, fresh in factories.items()}
-    rows = []
+    rows: list[dict[str, Any]] = []
+    notify, total = progress_to(progress), len(attacks) * len(sizes) * len(target_ids) * len(factories)
+    notify(0, total, "attack grid")
     for a_index, kind in enumerate(attacks):
         for s_index, size in enumerate(sizes):
             for t_index, target in enumerate(target_ids):
@@ -592,6 +601,8 @@ def attack_experiment(
                             **effect,
                         }
                     )
+                    _log.debug("attack %s size %g target %s: %s done", kind, size, target, label)
+                    notify(len(rows), total, "attack grid")
     return pd.DataFrame(rows)
 
 

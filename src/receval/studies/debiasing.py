@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -44,9 +45,12 @@ from receval.errors import ConfigError, DataError
 from receval.evaluate import evaluate, evaluate_model
 from receval.metrics import parse_metric
 from receval.metrics.debiased import HT_METRICS
+from receval.progress import Progress, progress_to
 from receval.split import holdout
 from receval.stats.propensity import PropensityModel
 from receval.stats.significance import rank_agreement
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_ESTIMATORS",
@@ -210,6 +214,7 @@ def debiasing_study(
     negative_threshold: float | None = None,
     k: int = 10,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> DebiasStudy:
     """Train every system on ``parts.train`` and compare each estimator on the MNAR test with the MAR truth.
 
@@ -230,6 +235,9 @@ def debiasing_study(
         ``popularity``, ``logistic`` and (with a MAR sample) ``naive-bayes``.
     threshold, negative_threshold
         Relevance threshold λ (and the negative threshold for Fallout).
+    progress
+        Called as ``progress(systems_done, systems, "debias systems")`` after each system
+        (default: the active callback of :func:`receval.progress.reporting`).
     """
     from receval.recommenders import clone
 
@@ -268,7 +276,9 @@ def debiasing_study(
     truth_labels = {m: _label(m, "ips", "known") if parse_metric(m).name in HT_METRICS else m for m in metrics}
     given: Mapping[str, PropensityModel] | pd.DataFrame | None = parts.known
     rows = []
-    for name, system in systems.items():
+    notify = progress_to(progress)
+    notify(0, len(systems), "debias systems")
+    for done, (name, system) in enumerate(systems.items(), 1):
         model = clone(system, seed=seed).fit(parts.train)
         can_predict = hasattr(model, "predict")
         mar_metrics = [truth_labels[m] for m in metrics if can_predict or parse_metric(m).kind != "error"]
@@ -311,6 +321,8 @@ def debiasing_study(
                     "error": estimate - truth,
                 }
             )
+        _log.info("debias: %s fitted and its %d estimates computed", name, len(asked))
+        notify(done, len(systems), "debias systems")
     estimates = pd.DataFrame(rows)
     return DebiasStudy(
         estimates=estimates,

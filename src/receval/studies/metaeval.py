@@ -41,6 +41,8 @@ Examples
 from __future__ import annotations
 
 import itertools
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -52,11 +54,14 @@ from scipy import stats
 
 from receval.errors import ConfigError
 from receval.metrics.registry import MetricInput, parse_metric
+from receval.progress import Progress, progress_to
 from receval.stats.significance import paired_ttest, permutation_test
 from receval.studies.metaeval_defaults import DEFAULT_METRICS, DEFAULT_SYSTEMS
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_METRICS",
@@ -366,6 +371,7 @@ def metaeval_study(
     fractions: Sequence[float] = (0.1, 0.3, 0.5, 0.7, 0.9),
     n_seeds: int = 3,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> MetaevalStudy:
     """The three experiments on ``data`` (with item aspects) and real recommenders.
 
@@ -377,6 +383,8 @@ def metaeval_study(
     ``strengths``, seeded by ``seed``) and :func:`incompleteness` (``fractions`` of the
     judgments removed, seeds ``seed … seed + n_seeds - 1``). Relevance is rating ≥
     ``threshold``. The systems' means are :func:`receval.evaluate.evaluate_model`'s.
+    ``progress(done, total, "metaeval")`` (default: the active callback of
+    :func:`receval.progress.reporting`) hears of each system and each experiment done.
 
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=60, n_items=80, n_ratings=1500, seed=0)
@@ -405,14 +413,23 @@ def metaeval_study(
     users = np.flatnonzero(np.diff(truth_all.indptr) > 0)
     truth, train_csr = truth_all[users], train_all[users]
     runs, means = {}, {}
-    for name in system_list:  # the one-shot protocol: lists of the test users, training items excluded
+    notify, total = progress_to(progress), len(system_list) + 3
+    notify(0, total, "metaeval")
+    for done, name in enumerate(system_list, 1):  # one-shot protocol: test users' lists, training items excluded
+        t0 = time.perf_counter()
         result = evaluate_model(make(name), train, test, metric_list, k=k, threshold=threshold, seed=seed)
         runs[name], means[name] = result.rankings, result.summary
+        _log.info("metaeval: %s fitted and evaluated in %.2f s", name, time.perf_counter() - t0)
+        notify(done, total, "metaeval")
     common = {"threshold": threshold, "rating_max": float(data.scale.high)}
     swap, curves = swap_correlation(metric_list, truth, data.aspects, train_csr, k=k, **common)
+    _log.info("metaeval: swap correlation of %d metrics", len(metric_list))
+    notify(len(system_list) + 1, total, "metaeval")
     power = discriminative_power(
         metric_list, runs, truth, data.aspects, train_csr, strengths=strengths, seed=seed, **common
     )
+    _log.info("metaeval: discriminative power over %d distortion strengths", len(strengths))
+    notify(len(system_list) + 2, total, "metaeval")
     robustness = incompleteness(
         metric_list,
         runs,
@@ -424,6 +441,8 @@ def metaeval_study(
         seeds=list(range(seed, seed + n_seeds)),
         **common,
     )
+    _log.info("metaeval: incompleteness over %d fractions and %d seeds", len(fractions), n_seeds)
+    notify(total, total, "metaeval")
     return MetaevalStudy(
         swap=swap,
         curves=curves,

@@ -36,7 +36,8 @@ Conventions (stated because the paper leaves them open or contradicts itself):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -45,7 +46,10 @@ import pandas as pd
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+from receval.progress import Progress, progress_to
 from receval.stats.coherence import GAMMAS, coherence
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "MODELS",
@@ -191,7 +195,7 @@ def coherence_split_experiment(
     gamma: str = "wstd",
     avg: Literal["users", "equal"] = "users",
     seed: int = 0,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> CoherenceSplitResult:
     """Run the five-model experiment for every recommender and share ``p``.
 
@@ -215,7 +219,8 @@ def coherence_split_experiment(
     seed
         Seed of the fold assignment.
     progress
-        Optional callback receiving a line per fitted model.
+        Called as ``progress(fits_done, fits, "coherence-split fits")`` after each fitted
+        model (default: the active callback of :func:`receval.progress.reporting`).
     """
     from receval.split import kfold_per_user
     from receval.studies._models import model_factory
@@ -245,14 +250,17 @@ def coherence_split_experiment(
         acc.setdefault(key, np.zeros(3))
         acc[key] += (err, ok.sum(), len(truth))
 
+    notify, fits, total = progress_to(progress), 0, folds * len(factories) * (1 + 2 * len(ps))
+    notify(0, total, "coherence-split fits")
     for f, (train, test) in enumerate(kfold_per_user(data, k=folds, seed=seed)):
         coh = coherence(train, gamma)
         n_undefined += int((~coh.defined).sum())
         truth = test.ratings.astype(np.float64)
         for rec, factory in factories.items():
-            if progress:
-                progress(f"fold {f + 1}/{folds} {rec} All")
+            _log.debug("coherence split: fold %d/%d %s All", f + 1, folds, rec)
             pred_all = np.asarray(factory().fit(train).predict(test.users, test.items), dtype=np.float64)
+            fits += 1
+            notify(fits, total, "coherence-split fits")
             for p in ps:
                 diff = difficult_users(coh.values, p, coh.defined)
                 easy = coh.defined & ~diff
@@ -262,10 +270,11 @@ def coherence_split_experiment(
                 add((rec, p, "All-Diff"), pred_all[in_d], truth[in_d])
                 parts = coherence_partitions(train, test, diff, easy)
                 for model, tr, te in (("Easy-Easy", "Tr_e", "Te_e"), ("Diff-Diff", "Tr_d", "Te_d")):
-                    if progress:
-                        progress(f"fold {f + 1}/{folds} {rec} p={p} {model}")
+                    _log.debug("coherence split: fold %d/%d %s p=%g %s", f + 1, folds, rec, p, model)
                     fitted = factory().fit(parts[tr])
                     pred = np.asarray(fitted.predict(parts[te].users, parts[te].items), dtype=np.float64)
+                    fits += 1
+                    notify(fits, total, "coherence-split fits")
                     add((rec, p, model), pred, parts[te].ratings.astype(np.float64))
                 if rec == next(iter(models)):
                     users_acc[(p, "easy")] = users_acc.get((p, "easy"), 0) + int(np.unique(test.users[in_e]).size)
