@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-import logging
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,8 +36,6 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
-
-_log = logging.getLogger(__name__)
 
 _log = logging.getLogger(__name__)
 
