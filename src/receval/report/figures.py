@@ -109,9 +109,10 @@ def dataset_overview(data: Interactions | None, stats: Mapping[str, Any] | None 
     """
     from receval.data.stats import dataset_stats
 
-    if data is None and stats is None:
-        raise DataError("dataset overview needs the data set or its statistics")
-    stats = stats if stats is not None else dataset_stats(data)
+    if stats is None:
+        if data is None:
+            raise DataError("dataset overview needs the data set or its statistics")
+        stats = dataset_stats(data)
     if stats["n_ratings"] == 0:
         raise DataError(f"data set {stats.get('name')!r} has no ratings to draw")
     fig, axes = figure(1, 3 if data is not None else 2, width=3.8, height=3.0)

@@ -33,6 +33,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +186,8 @@ def _best(values: pd.Series, metric: str) -> str | None:
 
 def _format(v: Any) -> str:
     if isinstance(v, float | np.floating):
-        return "–" if not np.isfinite(v) else f"{v:.4f}" if abs(v) < 1000 else f"{v:,.0f}"
+        x = float(v)
+        return "–" if not np.isfinite(x) else f"{x:.4f}" if abs(x) < 1000 else f"{x:,.0f}"
     return str(v)
 
 
@@ -421,7 +423,7 @@ def build_report(
         protocols = ok["protocol"] if "protocol" in ok else pd.Series("one-shot", index=ok.index)
         for (dataset, protocol), part in ok.groupby([ok["dataset"], protocols], sort=True):
             title = f"{dataset} — {protocol}"
-            rep.section(title, lambda d=dataset, p=protocol, t=part: _protocol(rep, results, d, p, t, latex_dir))
+            rep.section(title, partial(_protocol, rep, results, dataset, protocol, part, latex_dir))
         rep.section("failed tasks", lambda: _failed(rep, tasks))
     extra = [n for n in results.names() if n not in _KNOWN_TABLES]
     if extra:
@@ -534,7 +536,7 @@ def _datasets(rep: Report, meta: Mapping[str, Any], names: list[str]) -> None:
         rep.figure(
             f"dataset-{name}",
             f"{name}: rating distribution, item popularity (log–log) and user activity",
-            lambda d=data, s=stats: F.dataset_overview(d, s),
+            partial(F.dataset_overview, data, stats),
         )
 
 
@@ -608,12 +610,13 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
             f"{dataset}: mean of each metric over users with 95% bootstrap CIs",
             lambda: F.metric_bars(table),
         )
-    agg = results.get("aggregates").merge(tasks[["task_id", "system"]], on="task_id")
-    summary = agg.groupby(["system", "metric"], sort=False)["value"].mean().unstack("metric")
-    if any(F._CUTOFF.match(str(c)) for c in summary.columns):
-        rep.figure(
-            f"{dataset}-pr", f"{dataset}: precision vs recall at the cutoffs k", lambda: F.precision_recall(summary)
-        )
+    agg = results.get("aggregates")
+    if agg is not None:  # without it _protocol has noted "no aggregates table"
+        agg = agg.merge(tasks[["task_id", "system"]], on="task_id")
+        summary = agg.groupby(["system", "metric"], sort=False)["value"].mean().unstack("metric")
+        if any(F._CUTOFF.match(str(c)) for c in summary.columns):
+            caption = f"{dataset}: precision vs recall at the cutoffs k"
+            rep.figure(f"{dataset}-pr", caption, partial(F.precision_recall, summary))
     slices = results.get("slices")
     if slices is None or slices.empty:
         return
@@ -633,7 +636,7 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
         rep.figure(
             f"{dataset}-slices-{metric}",
             f"{dataset}: {metric} per slice group",
-            lambda m=metric: F.slice_heatmap(means, m),
+            partial(F.slice_heatmap, means, metric),
         )
 
 
@@ -820,7 +823,7 @@ def report_from_tables(
             if not rows.empty:
                 long = F.bootstrap_table(rows)
         rep.figure(
-            f"{key}-bars", f"{key.replace('_', ' ')}: mean of each metric per system", lambda t=long: F.metric_bars(t)
+            f"{key}-bars", f"{key.replace('_', ' ')}: mean of each metric per system", partial(F.metric_bars, long)
         )
     tau = tables.get("kendall_tau")
     if isinstance(tau, Mapping):

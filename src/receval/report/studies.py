@@ -87,13 +87,16 @@ def attack_curves(frame: pd.DataFrame, measures: Sequence[str] = ("prediction_sh
                 twin = None
                 for n_line, (label, group) in enumerate(part.groupby("algorithm", sort=False)):
                     on_scores = measure == "prediction_shift" and (group["shift_kind"] == "score").all()
-                    if on_scores and twin is None:
-                        twin = ax.twinx()
-                        twin.spines["right"].set_visible(True)
-                        twin.grid(False)
-                        twin.set_ylabel("score shift (dashed)")
+                    target = ax
+                    if on_scores:
+                        if twin is None:
+                            twin = ax.twinx()
+                            twin.spines["right"].set_visible(True)
+                            twin.grid(False)
+                            twin.set_ylabel("score shift (dashed)")
+                        target = twin
                     style = series_style(n_line) | ({"linestyle": "--"} if on_scores else {})
-                    (twin if on_scores else ax).plot(
+                    target.plot(
                         group["size"] * 100,
                         group[measure],
                         label=f"{label} (score)" if on_scores else str(label),

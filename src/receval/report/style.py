@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -117,7 +118,7 @@ def save(fig, stem: str | Path, formats: tuple[str, ...] = ("png", "svg"), *, cl
     paths = []
     for fmt in formats:
         data = _render(fig, fmt)
-        paths.append(atomic_write(Path(f"{stem}.{fmt}"), lambda p, d=data: p.write_bytes(d)))
+        paths.append(atomic_write(Path(f"{stem}.{fmt}"), partial(Path.write_bytes, data=data)))
     if close:
         close_figure(fig)
     return paths

@@ -169,6 +169,7 @@ def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
         indptr, indices, r, _ = _rating_matrix(data)
     n_u = data.n_users
     shape = (n_u, data.n_items)
+    assert data.aspects is not None  # checked above; deduplicate keeps the item attributes
     a = data.aspects.astype(np.float64).tocsr()
     a.data[:] = 1.0
     attributed = (np.diff(a.indptr) > 0)[indices]

@@ -640,21 +640,22 @@ def input_propensities(
 
     rows = np.repeat(np.arange(data.n_users), np.diff(data.truth.indptr))
     t_users, t_items, t_ratings = eval_user_ids[rows], item_ids[data.truth.indices], data.truth.data
-    p_users = p_items = p_ratings = item_pos = None
+    predicted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # users, items, ratings
+    item_pos = None
     if predictions is not None and data.predictions is not None:
-        p_users = eval_user_ids[np.asarray(data.predictions[0])]
-        p_items = predictions["item"].to_numpy()
-        p_ratings = np.asarray(data.predictions[1])
-        item_pos = pd.Index(item_ids).get_indexer(p_items)
+        predicted = (
+            eval_user_ids[np.asarray(data.predictions[0])],
+            predictions["item"].to_numpy(),
+            np.asarray(data.predictions[1]),
+        )
+        item_pos = pd.Index(item_ids).get_indexer(predicted[1])
     out = {}
     for name, model in models.items():
         catalogue = len(item_ids) if model.absolute else max(len(item_ids), len(getattr(model, "item_ids_", ())))
         out[name] = Propensities(
             truth=calibrated_propensities(model, t_users, t_items, t_ratings, eval_user_ids),
             population=_population(model, data, truth, train, catalogue),
-            predictions=None
-            if p_users is None
-            else calibrated_propensities(model, p_users, p_items, p_ratings, eval_user_ids),
+            predictions=None if predicted is None else calibrated_propensities(model, *predicted, eval_user_ids),
             prediction_items=item_pos,
             n_items=catalogue,
             model=name,
