@@ -271,7 +271,15 @@ def check_memory(n_bytes: float, what: str, fix: str, *, limit: int | None = Non
     """
     free = available_memory() if limit is None else limit
     if n_bytes > free:
-        raise ConfigError(f"{what} needs {n_bytes / 1e9:.1f} GB of memory and {free / 1e9:.1f} GB are available; {fix}")
+        raise ConfigError(f"{what} needs {_size(n_bytes)} of memory and {_size(free)} are available; {fix}")
+
+
+def _size(n_bytes: float) -> str:
+    """``7.2 GB``, ``38 kB``: bytes in the largest unit that keeps a leading digit."""
+    for unit, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{int(n_bytes)} bytes"
 
 
 def options_of(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -85,7 +85,7 @@ def attack_command(
     from receval.studies.attacks import run_attack
     from receval.validate import check_command_options, check_threshold
 
-    check_command_options(seed=seed, k=k, test_fraction=test_fraction, size=size, threshold=threshold)
+    check_command_options(seed=seed, k=k, test_fraction=test_fraction, size=size)
     fill = parse_filler(filler)
     loaded = load_data(data, format)
     if threshold is not None:

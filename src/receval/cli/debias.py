@@ -91,7 +91,7 @@ def debias_command(
     from receval.validate import check_command_options, check_threshold
 
     check_command_options(
-        seed=seed, k=k, test_fraction=test_fraction, threshold=threshold, negative_threshold=negative_threshold
+        seed=seed, k=k, test_fraction=test_fraction, negative_threshold=negative_threshold
     )
     if out is not None:
         from receval.outputs import check_output_dir

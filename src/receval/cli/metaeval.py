@@ -90,7 +90,7 @@ def metaeval_command(
     from receval.studies.metaeval import metaeval_study
     from receval.validate import check_command_options, check_threshold
 
-    check_command_options(seed=seed, k=k, threshold=threshold, test_fraction=test_fraction, seeds=seeds)
+    check_command_options(seed=seed, k=k, test_fraction=test_fraction, seeds=seeds)
     from receval.outputs import check_output_dir
 
     check_output_dir(out, "--out")

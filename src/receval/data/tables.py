@@ -656,6 +656,9 @@ def _first_line(path: Path) -> int:
     return 1
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
 def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
     """Ids present, numbers finite; the first bad value is named by its line (text) or row (Parquet)."""
     for col in frame.columns:
@@ -680,6 +683,9 @@ def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
             values = frame[col].to_numpy()
             bad = ~np.isfinite(values)
             message = None
+            if col == "rating" and not bad.any():  # ratings are kept as float32: 1e308 would become inf
+                bad = np.abs(values) > _FLOAT32_MAX
+                message = f"rating {values[np.argmax(bad)]:g} is too large (ratings are 32-bit floats)"
         else:
             continue
         if np.any(bad):
