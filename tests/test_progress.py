@@ -151,6 +151,42 @@ def test_metaeval_and_sharded_evaluation_report():
     assert summary["precision@5"] == pytest.approx(whole["precision@5"].mean())
 
 
+def test_one_attack_and_the_debias_study_report():
+    from receval.data.synthetic import generate_with_truth
+    from receval.studies.attacks import run_attack
+    from receval.studies.debiasing import debiasing_study, default_systems, generated_parts
+
+    data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    seen = Recorder()
+    run_attack(data, "average", [data.item_ids[5]], "popularity", filler=5, progress=seen)
+    assert seen.of("attack") == [(0, 3), (1, 3), (2, 3), (3, 3)]
+
+    truth = generate_with_truth(n_users=60, n_items=50, n_ratings=900, seed=1, keep_complete=True)
+    systems = dict(list(default_systems(seed=1).items())[:2])
+    seen = Recorder()
+    debiasing_study(generated_parts(truth, seed=1), systems, metrics=["precision@5"], threshold=4, progress=seen)
+    assert seen.of("debias systems") == [(0, 2), (1, 2), (2, 2)]
+
+
+def test_parquet_shards_report_to_the_active_callback(tmp_path):
+    import pandas as pd
+
+    from receval.experiment.sharded_files import evaluate_parquet_sharded
+
+    rng = np.random.default_rng(7)
+    truth = pd.DataFrame({"user": np.repeat(np.arange(60), 4), "item": rng.integers(0, 30, 240),
+                          "rating": rng.integers(1, 6, 240).astype(float)}).drop_duplicates(["user", "item"])
+    run = pd.DataFrame({"user": np.repeat(np.arange(60), 10), "item": rng.integers(0, 40, 600),
+                        "score": rng.random(600).round(2)}).drop_duplicates(["user", "item"])  # fmt: skip
+    truth.to_parquet(tmp_path / "truth.parquet", row_group_size=60)
+    run.to_parquet(tmp_path / "run.parquet", row_group_size=100)
+    seen = Recorder()
+    with reporting(seen):
+        evaluate_parquet_sharded(tmp_path / "truth.parquet", tmp_path / "run.parquet", ["ndcg@5"], threshold=4,
+                                 n_shards=3)  # fmt: skip
+    assert seen.of("evaluate shards") == [(0, 3), (1, 3), (2, 3), (3, 3)]
+
+
 def test_progress_to_falls_back_to_silence():
     assert progress_to(None)(1, 2, "x") is None  # callable, does nothing
     seen = Recorder()

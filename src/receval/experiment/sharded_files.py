@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from receval.errors import ConfigError, DataError, MetricError
+from receval.progress import progress_to
 
 if TYPE_CHECKING:
     from receval.evaluate import EvaluationResult
@@ -196,12 +197,18 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str | None) -> list[Any]:
     if executor == "local":
-        if workers <= 1:
-            return [_shard_task(job) for job in jobs]
-        from joblib.externals.loky import get_reusable_executor
+        results = map(_shard_task, jobs)
+        if workers > 1:
+            from joblib.externals.loky import get_reusable_executor
 
-        pool = get_reusable_executor(max_workers=workers, env={"OPENBLAS_NUM_THREADS": "1"})
-        return list(pool.map(_shard_task, jobs))
+            pool = get_reusable_executor(max_workers=workers, env={"OPENBLAS_NUM_THREADS": "1"})
+            results = pool.map(_shard_task, jobs)
+        notify, parts = progress_to(None), []  # the active progress callback hears of each shard, in order
+        notify(0, len(jobs), "evaluate shards")
+        for part in results:
+            parts.append(part)
+            notify(len(parts), len(jobs), "evaluate shards")
+        return parts
     if executor == "dask":
         if scheduler is None:
             raise ConfigError("--executor dask needs --scheduler ADDRESS (a running Dask scheduler, e.g. tcp://host:8786)")

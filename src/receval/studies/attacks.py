@@ -622,6 +622,7 @@ def run_attack(
     threshold: float | None = None,
     detect: bool = False,
     seed: int = 0,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """One attack (all ``targets`` at once) on one algorithm: the measures of :func:`attack_effect`.
 
@@ -632,7 +633,9 @@ def run_attack(
     ``precision@k`` are measured on the test part with relevance threshold
     ``threshold`` (default: the smallest scale value above the midpoint). With
     ``detect``, ``detection_*`` holds :func:`detection_quality` of
-    :func:`detect_attackers` on the attacked data.
+    :func:`detect_attackers` on the attacked data. ``progress(done, 3, "attack")``
+    (default: the active callback of :func:`receval.progress.reporting`) hears of the
+    two fits and the measures.
 
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
@@ -650,8 +653,12 @@ def run_attack(
     params = dict(params or {})
     model = make(algorithm, **params)
     model_seed = None if "seed" in params else seed
+    notify = progress_to(progress)
+    notify(0, 3, "attack")
     before = clone(model, seed=model_seed).fit(train)
+    notify(1, 3, "attack")
     after = clone(model, seed=model_seed).fit(result.data)
+    notify(2, 3, "attack")
     thr = default_threshold(data) if threshold is None else threshold
     metrics = [f"ndcg@{k}", f"precision@{k}"]
     out: dict[str, Any] = {
@@ -666,6 +673,7 @@ def run_attack(
     if detect:
         flags, _ = detect_attackers(result.data)
         out.update({f"detection_{key}": value for key, value in detection_quality(flags, result.fake_mask).items()})
+    notify(3, 3, "attack")
     return out
 
 
