@@ -31,11 +31,13 @@ COMMANDS = {
     "receval evaluate --help": [str(Path(PYTHON).with_name("receval")), "evaluate", "--help"],
 }
 ANCHOR = 'python -c "import numpy"'
+# bytecode written, as an installed package has it (PYTHONDONTWRITEBYTECODE would recompile receval every run)
+ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _seconds(cmd: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=ENV)
     return time.perf_counter() - start
 
 

@@ -139,12 +139,35 @@ def _check_metrics(metrics: Sequence[str]) -> None:
 
 
 def _read_shard(path: str, columns: Mapping[str, str], user: str, after: Any, upto: Any) -> Any:
-    """The rows of users ``after < user <= upto`` as a DataFrame with receval's column names."""
+    """The rows of users ``after < user <= upto`` as a DataFrame with receval's column names.
+
+    Reads only the row groups whose user range (footer statistics) meets the shard's,
+    then keeps the shard's rows (only the groups at its edges hold others).
+    """
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    filters = [(user, ">", after)] if after is not None else []
-    filters += [(user, "<=", upto)] if upto is not None else []
-    table = pq.read_table(path, columns=list(columns.values()), filters=filters or None, use_threads=False)
+    parquet = pq.ParquetFile(path)
+    meta = parquet.metadata
+    column = meta.schema.names.index(user)
+    groups = []
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(column).statistics
+        if stats is not None and stats.has_min_max and (
+            (after is not None and stats.max <= after) or (upto is not None and stats.min > upto)
+        ):
+            continue  # no user of this group is in the shard
+        groups.append(g)
+    table = parquet.read_row_groups(groups, columns=list(columns.values()), use_threads=False)
+    ids = table.column(user)
+    keep = None
+    if after is not None:
+        keep = pc.greater(ids, after)
+    if upto is not None:
+        below = pc.less_equal(ids, upto)
+        keep = below if keep is None else pc.and_(keep, below)
+    if keep is not None and pc.sum(keep).as_py() != len(table):
+        table = table.filter(keep)
     return table.rename_columns(list(columns)).to_pandas()
 
 
