@@ -40,7 +40,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,7 +115,7 @@ def metric_callable(text: str, **input_options: object) -> MetricFn:
     return fn
 
 
-def _pair(metric: MetricFn, world: _World, better: list[int | None], worse: list[int | None]):
+def _pair(metric: MetricFn, world: _World, better: Sequence[int | None], worse: Sequence[int | None]):
     truth, aspects, train = world.build(2)
     r = np.array([[-1 if i is None else i for i in better], [-1 if i is None else i for i in worse]])
     v = np.asarray(metric(r, truth, aspects, train), dtype=float)
@@ -177,18 +177,15 @@ def check_axioms(
     rows = []
     pairs = _pairs(nonrel_rating)
     for axiom in AXIOMS:
+        n: int | None = None
         if axiom in ("TopHeav", "TopHeavComp"):
-            found = None
-            for n in range(1, max_n + 1):
+            for n in range(1, max_n + 1):  # max_n >= 1: the pair of the last n tried stays
                 world, top, bottom = _top_heaviness(n, nonrel_rating)
                 better, worse = (top, bottom) if axiom == "TopHeav" else (bottom, top)
                 b, w = _pair(fn, world, better, worse)
-                found = (n, world, better, worse, b, w)
                 if b > w + tolerance:
                     break
-            n, world, better, worse, b, w = found  # type: ignore[misc]
         else:
-            n = None
             world, better, worse = pairs[axiom]
             b, w = _pair(fn, world, better, worse)
         rows.append(

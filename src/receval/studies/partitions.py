@@ -279,8 +279,8 @@ def coherence_split_experiment(
                 if rec == next(iter(models)):
                     users_acc[(p, "easy")] = users_acc.get((p, "easy"), 0) + int(np.unique(test.users[in_e]).size)
                     users_acc[(p, "diff")] = users_acc.get((p, "diff"), 0) + int(np.unique(test.users[in_d]).size)
-                    n_d = np.count_nonzero(diff[train.users]) + np.count_nonzero(in_d)
-                    ratio[p].append(n_d / (len(train) + len(test)))
+                    n_diff_ratings = np.count_nonzero(diff[train.users]) + np.count_nonzero(in_d)
+                    ratio[p].append(n_diff_ratings / (len(train) + len(test)))
 
     rmse_rows = []
     for (rec, p, model), (sse, n_pred, n_test) in acc.items():
@@ -312,8 +312,8 @@ def coherence_split_experiment(
                     **rel,
                     "Avg": rel_avg,
                     "rating_ratio": float(np.mean(ratio[p])),
-                    "best": min(finite, key=finite.get) if finite else None,
-                    "worst": max(finite, key=finite.get) if finite else None,
+                    "best": min(finite, key=finite.__getitem__) if finite else None,
+                    "worst": max(finite, key=finite.__getitem__) if finite else None,
                     "coverage": float(sub["n_predicted"].sum() / sub["n_test"].sum()),
                     "n_undefined": n_undefined,
                 }

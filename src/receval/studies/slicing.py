@@ -215,7 +215,7 @@ def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: i
             new = (first[0] >= first[1]) & (first[0] < np.iinfo(np.int64).max)
         return {"new": new, "old": ~new}
     if name == "aspect":
-        if train.aspects is None:
+        if train.aspects is None or train.aspect_names is None:  # Interactions sets both or neither
             raise DataError("item slice 'aspect' needs item aspects (e.g. MovieLens genres)")
         a = train.aspects.tocsc()
         out = {}
