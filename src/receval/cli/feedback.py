@@ -38,14 +38,14 @@ __all__ = ["TerminalProgress", "logging_to_stderr"]
 _LEVELS = {-1: logging.ERROR, 0: logging.WARNING, 1: logging.INFO}
 
 
-class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+class _StderrHandler(logging.StreamHandler):
     """Writes to the ``sys.stderr`` of the moment (tests and tools replace it), or to a given stream."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         super().__init__()
         self._fixed = stream
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> IO[str]:
         return self._fixed if self._fixed is not None else sys.stderr
 
