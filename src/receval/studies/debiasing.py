@@ -168,7 +168,7 @@ class DebiasStudy:
     recall_fallout: pd.DataFrame
     conventions: dict[str, object] = field(default_factory=dict)
 
-    def summary(self, metric: str = "recall@10") -> dict[str, dict[str, float]]:
+    def summary(self, metric: str = "recall@10") -> dict[str, dict[str, float | None]]:
         """``{"kendall_tau": {estimator: τ}, "error": {estimator: MAE}}`` for one metric."""
         rows = self.kendall[self.kendall["metric"] == metric]
         if rows.empty:
@@ -179,7 +179,7 @@ class DebiasStudy:
         }
 
 
-def _clean(value: float) -> float | None:
+def _clean(value: float | None) -> float | None:
     return None if value is None or not np.isfinite(value) else float(value)
 
 
@@ -303,6 +303,8 @@ def debiasing_study(
             threshold=threshold, negative_threshold=negative_threshold, predictions=predictions,
             propensities=given, mar_sample=parts.mar_sample,
         )
+        recorded = mnar.conventions["estimators"]  # {label: estimator_of(metric)}
+        assert isinstance(recorded, dict)
         for metric, est, label in asked:
             values = mnar.per_user[label].to_numpy(dtype=np.float64)
             values = values[np.isfinite(values)]
@@ -314,7 +316,7 @@ def debiasing_study(
                     "system": name,
                     "metric": metric,
                     "estimator": est,
-                    "propensity": mnar.conventions["estimators"][label]["propensity"],
+                    "propensity": recorded[label]["propensity"],
                     "estimate": estimate,
                     "se": se,
                     "truth": truth,

@@ -233,14 +233,15 @@ def window_freshness(
     first_seen = np.full(data.n_items, np.iinfo(np.int64).max)
     np.minimum.at(first_seen, data.items, data.timestamps)
     rows = []
-    prev_lists = prev_users = None
+    prev: tuple[np.ndarray, np.ndarray] | None = None  # the previous window's users and lists
     for w, end in enumerate(ends, start=1):
         train = data.subset(data.timestamps <= end)
         allowed = first_seen <= end
         model_w = _SeenOnly(factory().fit(train), allowed)
         users = np.unique(train.users).astype(np.int64)
         lists, _ = recommend(model_w, users, k, exclude=train, seed=seed)
-        if prev_lists is not None:
+        if prev is not None:
+            prev_users, prev_lists = prev
             common, a, b = np.intersect1d(prev_users, users, return_indices=True)
             new = allowed & (first_seen > ends[w - 2])
             valid = lists >= 0
@@ -259,7 +260,7 @@ def window_freshness(
                     "new_catalogue_share": float(new.sum() / allowed.sum()),
                 }
             )
-        prev_lists, prev_users = lists, users
+        prev = users, lists
     return pd.DataFrame(rows)
 
 
@@ -323,4 +324,6 @@ def item_cold_start(
     result = evaluate_model(
         fitted, train, test, list(metrics), k=min(k, len(cold)), threshold=thr, seed=seed, fitted=True
     )
-    return {**result.summary, "n_cold_items": len(cold), "n_users": result.conventions["users_evaluated"]}
+    n_users = result.conventions["users_evaluated"]
+    assert isinstance(n_users, int)
+    return {**result.summary, "n_cold_items": len(cold), "n_users": n_users}

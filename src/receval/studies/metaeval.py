@@ -214,7 +214,8 @@ def _runs(systems: Mapping[str, np.ndarray], strengths: Sequence[float], n_items
     for s_i, (name, rankings) in enumerate(systems.items()):
         for d_i, d in enumerate(strengths):
             label = name if d == 0 else f"{name}@{d:g}"
-            runs[label] = distort(rankings, n_items, d, seed=[seed, s_i, d_i]) if d > 0 else rankings
+            rng = np.random.default_rng([seed, s_i, d_i])
+            runs[label] = distort(rankings, n_items, d, seed=rng) if d > 0 else rankings
     return runs
 
 
@@ -253,7 +254,8 @@ def discriminative_power(
             if len(x) < 2 or np.all(x == y):
                 continue
             counts["t-test"] += paired_ttest(x, y).pvalue < level
-            counts["permutation"] += permutation_test(x, y, n_resamples=n_resamples, seed=[seed, p_i]).pvalue < level
+            rng = np.random.default_rng([seed, p_i])
+            counts["permutation"] += permutation_test(x, y, n_resamples=n_resamples, seed=rng).pvalue < level
         for test, n_sig in counts.items():
             rows.append(
                 {"metric": metric, "test": test, "pairs": len(pairs), "significant": n_sig, "share": n_sig / len(pairs)}
@@ -412,21 +414,34 @@ def metaeval_study(
     truth_all, train_all = test.to_csr(), train.to_csr()
     users = np.flatnonzero(np.diff(truth_all.indptr) > 0)
     truth, train_csr = truth_all[users], train_all[users]
-    runs, means = {}, {}
+    runs: dict[str, np.ndarray] = {}
+    means: dict[str, dict[str, float]] = {}
     notify, total = progress_to(progress), len(system_list) + 3
     notify(0, total, "metaeval")
     for done, name in enumerate(system_list, 1):  # one-shot protocol: test users' lists, training items excluded
         t0 = time.perf_counter()
         result = evaluate_model(make(name), train, test, metric_list, k=k, threshold=threshold, seed=seed)
+        if result.rankings is None:
+            raise ConfigError(f"metaeval: {name} made no rankings for {metric_list}; meta-evaluate ranking metrics")
         runs[name], means[name] = result.rankings, result.summary
         _log.info("metaeval: %s fitted and evaluated in %.2f s", name, time.perf_counter() - t0)
         notify(done, total, "metaeval")
-    common = {"threshold": threshold, "rating_max": float(data.scale.high)}
-    swap, curves = swap_correlation(metric_list, truth, data.aspects, train_csr, k=k, **common)
+    rating_max = float(data.scale.high)
+    swap, curves = swap_correlation(
+        metric_list, truth, data.aspects, train_csr, k=k, threshold=threshold, rating_max=rating_max
+    )
     _log.info("metaeval: swap correlation of %d metrics", len(metric_list))
     notify(len(system_list) + 1, total, "metaeval")
     power = discriminative_power(
-        metric_list, runs, truth, data.aspects, train_csr, strengths=strengths, seed=seed, **common
+        metric_list,
+        runs,
+        truth,
+        data.aspects,
+        train_csr,
+        strengths=strengths,
+        seed=seed,
+        threshold=threshold,
+        rating_max=rating_max,
     )
     _log.info("metaeval: discriminative power over %d distortion strengths", len(strengths))
     notify(len(system_list) + 2, total, "metaeval")
@@ -439,7 +454,8 @@ def metaeval_study(
         fractions=fractions,
         strengths=strengths,
         seeds=list(range(seed, seed + n_seeds)),
-        **common,
+        threshold=threshold,
+        rating_max=rating_max,
     )
     _log.info("metaeval: incompleteness over %d fractions and %d seeds", len(fractions), n_seeds)
     notify(total, total, "metaeval")
