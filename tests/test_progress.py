@@ -227,6 +227,28 @@ def test_terminal_progress_restarts_a_task_reported_again_from_zero():
     bars.close()
 
 
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_what_a_command_prints_meanwhile_goes_above_the_bars(monkeypatch):
+    stdout, stderr = FakeTerminal(), FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", stdout)
+    with TerminalProgress(stream=stderr) as bars:
+        assert bars.enabled
+        bars(1, 3, "steps")
+        Console().print("a table line")  # a command's own console, made before or after the bars start
+        print("a plain line")
+        assert sys.stdout is not stdout
+    assert sys.stdout is stdout  # restored
+    assert stdout.getvalue() == ""  # nothing written under the bars, where they would overwrite it
+    drawn = stderr.getvalue()
+    erase = "\r\x1b[2K"  # the bars are erased before each line and drawn again below it
+    assert f"{erase}a table line" in drawn and f"{erase}a plain line" in drawn
+    assert drawn.index("a table line") < drawn.index("a plain line")
+
+
 def test_logging_levels_and_format():
     stream = io.StringIO()
     log = logging.getLogger("receval.split")

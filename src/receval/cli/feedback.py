@@ -88,6 +88,7 @@ class TerminalProgress:
         self._quiet = quiet
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
+        self._restore: dict[str, IO[str]] = {}
 
     @property
     def enabled(self) -> bool:
@@ -102,6 +103,7 @@ class TerminalProgress:
 
     def _start(self) -> Progress:
         from rich.console import Console
+        from rich.file_proxy import FileProxy
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
@@ -121,7 +123,26 @@ class TerminalProgress:
             TimeRemainingColumn(),
             console=console,
             transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
+
+        class Above(FileProxy):
+            """What the command writes to the terminal meanwhile, printed above the bars.
+
+            rich's own proxy names the file it wraps, so that rich consoles write to it
+            directly, under the bars (which then overwrite it); this one does not.
+            """
+
+            @property
+            def rich_proxied_file(self) -> IO[str]:
+                raise AttributeError("rich_proxied_file")  # rich consoles then write to this proxy
+
+        for name in ("stdout", "stderr"):
+            current = getattr(sys, name)
+            if current.isatty() and self._console is None:  # only what goes to the terminal
+                self._restore[name] = current
+                setattr(sys, name, Above(console, current))
         progress.start()
         return progress
 
@@ -142,6 +163,10 @@ class TerminalProgress:
     def close(self) -> None:
         """Remove the bars (they are transient) and stop drawing."""
         if self._progress is not None:
+            for name, original in self._restore.items():
+                getattr(sys, name).flush()
+                setattr(sys, name, original)
+            self._restore = {}
             self._progress.stop()
             self._progress = None
             self._tasks = {}
