@@ -106,7 +106,11 @@ def barrier_command(
         raise ConfigError(f"--ddof {ddof}: use 0 (the paper's 1/m) or 1 (unbiased)")
     check_command_options(seed=seed, bootstrap=bootstrap, confidence=confidence, rmse=rmse)
     mb = magic_barrier(
-        load_data(data, format, scale=scale), ddof=ddof, n_bootstrap=bootstrap, confidence=confidence, seed=seed
+        load_data(data, format, scale=scale),
+        ddof=1 if ddof == 1 else 0,  # checked above to be 0 or 1
+        n_bootstrap=bootstrap,
+        confidence=confidence,
+        seed=seed,
     )
     checks = []
     if rmse is not None:

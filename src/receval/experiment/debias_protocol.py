@@ -49,9 +49,11 @@ def debiased(task: Task, dataset: PreparedDataset) -> TaskOutput:
 
     opts = task.options
     parts = cm100k_parts(dataset.data, test_fraction=float(opts["test_fraction"]), seed=task.seed)
+    model = make_model(task)  # raises unless the task names an algorithm
+    assert task.algorithm is not None
     study = debiasing_study(
         parts,
-        {task.algorithm: make_model(task)},
+        {task.algorithm: model},
         metrics=list(task.metrics),
         estimators=list(opts["estimators"]),
         propensities=list(opts["propensities"]) or None,
