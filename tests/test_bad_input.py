@@ -87,7 +87,7 @@ def _command(name: str, f: dict[str, Path], out: Path, option: list[str]) -> lis
     }[name]
 
 
-@pytest.mark.parametrize("value", ["10", "nan", "inf"])
+@pytest.mark.parametrize("value", ["10", "nan", "inf", "-inf"])
 @pytest.mark.parametrize("command", ["evaluate", "attack", "metaeval", "simulate"])
 def test_threshold_off_the_rating_scale(files, tmp_path, capsys, command: str, value: str) -> None:
     out = tmp_path / "out"
@@ -132,6 +132,8 @@ def test_count_below_one(files, tmp_path, capsys, command: str, option: list[str
         ("barrier", ["--rmse", "-1"], "--rmse -1"),
         ("barrier", ["--rmse", "nan"], "--rmse nan: give a finite number"),
         ("barrier", ["--confidence", "1.5"], "--confidence"),
+        ("metaeval", ["--fractions", "0.5,2"], "--fractions 2"),
+        ("attack", ["--size", "nan"], "--size nan"),
     ],
 )
 def test_parameter_out_of_range(files, tmp_path, capsys, command: str, option: list[str], expected: str) -> None:

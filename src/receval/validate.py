@@ -145,12 +145,16 @@ def check_threshold(value: Any, low: float, high: float, option: str = "--thresh
 
     >>> check_threshold(4, 1, 5), check_threshold(0.5, 2, 5, below=True)
     (4.0, 0.5)
+    >>> check_threshold(-math.inf, 2, 5, "threshold", below=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: threshold -inf is outside the rating scale 2..5; ...
     >>> check_threshold(float("inf"), 1, 5, "threshold")
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: threshold inf is outside the rating scale 1..5; pick a threshold on the scale
     """
-    if not _is_real(value) or not ((below or low <= value) and value <= high):
+    if not _is_real(value) or not math.isfinite(value) or not ((below or low <= value) and value <= high):
         raise ConfigError(
             f"{option} {_shown(value)} is outside the rating scale {low:g}..{high:g}; pick a threshold on the scale"
         )

@@ -88,7 +88,7 @@ def metaeval_command(
     from receval.metrics.registry import parse_metric_list
     from receval.report.studies import write_metaeval
     from receval.studies.metaeval import metaeval_study
-    from receval.validate import check_command_options, check_threshold
+    from receval.validate import check_command_options, check_fraction, check_threshold
 
     check_command_options(seed=seed, k=k, test_fraction=test_fraction, seeds=seeds)
     from receval.outputs import check_output_dir
@@ -112,7 +112,7 @@ def metaeval_command(
         threshold=threshold,
         test_fraction=test_fraction,
         strengths=_floats(strengths, "strengths"),
-        fractions=_floats(fractions, "fractions"),
+        fractions=[check_fraction(f, "--fractions") for f in _floats(fractions, "fractions")],
         n_seeds=seeds,
         seed=seed,
     )
