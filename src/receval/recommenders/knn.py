@@ -101,67 +101,114 @@ _BLOCK_CELLS = 32_000_000
 
 
 @numba.njit(cache=True)
-def _similarity_rows(
-    rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, norms, min_support, shrinkage, out
-):  # pragma: no cover
-    """Similarities of the entities ``rows`` to all others, written into ``out[r, :]``.
-
-    ``kind``: 0 Pearson and 1 cosine over the co-rated entries, 2 cosine of the whole
-    vectors (``norms``: each entity's rating norm). X-lists sorted by y, so every pair
-    accumulates its common entries in the same order from either side (the matrix is
-    exactly symmetric). ``upper`` fills only the entries ``xj > xi`` (and the diagonal).
-    """
-    n_x = len(x_ptr) - 1
-    # per candidate xj: count, Σ ri·rj, Σ ri, Σ rj, Σ ri², Σ rj² (one cache line per xj)
-    acc = np.zeros((n_x, 6))
-    touched = np.empty(n_x, dtype=np.int64)
-    for r in range(len(rows)):
-        xi = rows[r]
-        n_touched = 0
-        for p in range(x_ptr[xi], x_ptr[xi + 1]):
-            y = x_idx[p]
-            ri = x_val[p]
-            lo = y_ptr[y]
-            hi = y_ptr[y + 1]
-            first = lo
-            if upper:
-                first = lo + np.searchsorted(y_idx[lo:hi], xi, side="right")
-            for q in range(first, hi):
-                xj = y_idx[q]
-                if xj == xi:
-                    continue
-                rj = y_val[q]
-                if acc[xj, 0] == 0:
-                    touched[n_touched] = xj
-                    n_touched += 1
-                acc[xj, 0] += 1
-                acc[xj, 1] += ri * rj
+def _accumulate(xi, upper, co_rated, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, acc, touched):  # pragma: no cover
+    """Sums over the entries xi shares with each other xj (``upper``: only xj > xi) into ``acc[xj]``:
+    count, Σ ri·rj and (``co_rated``) Σ ri, Σ rj, Σ ri², Σ rj² (one cache line per xj); returns how many xj, listed in
+    ``touched``. X-lists are sorted by y, so a pair accumulates its common entries in the same order from
+    either side (the similarity is exactly symmetric)."""
+    n_touched = 0
+    for p in range(x_ptr[xi], x_ptr[xi + 1]):
+        y = x_idx[p]
+        ri = x_val[p]
+        lo = y_ptr[y]
+        hi = y_ptr[y + 1]
+        first = lo
+        if upper:
+            first = lo + np.searchsorted(y_idx[lo:hi], xi, side="right")
+        for q in range(first, hi):
+            xj = y_idx[q]
+            if xj == xi:
+                continue
+            rj = y_val[q]
+            if acc[xj, 0] == 0:
+                touched[n_touched] = xj
+                n_touched += 1
+            acc[xj, 0] += 1
+            acc[xj, 1] += ri * rj
+            if co_rated:  # the whole-vector cosine needs only the count and Σ ri·rj
                 acc[xj, 2] += ri
                 acc[xj, 3] += rj
                 acc[xj, 4] += ri * ri
                 acc[xj, 5] += rj * rj
+    return n_touched
+
+
+@numba.njit(cache=True)
+def _finish(acc, xi, xj, kind, norms, min_support, shrinkage):  # pragma: no cover
+    """The similarity of xi and xj from their sums ``acc[xj]`` (then cleared); ``kind``: 0 Pearson and
+    1 cosine over the co-rated entries, 2 cosine of the whole vectors (``norms``: rating norms)."""
+    n = acc[xj, 0]
+    s = 0.0
+    if n >= min_support:
+        if kind == 0:
+            num = n * acc[xj, 1] - acc[xj, 2] * acc[xj, 3]
+            den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
+        elif kind == 1:
+            num = acc[xj, 1]
+            den = np.sqrt(acc[xj, 4] * acc[xj, 5])
+        else:
+            num = acc[xj, 1]
+            den = norms[xi] * norms[xj]
+        if den != 0:
+            s = num / den
+        if shrinkage > 0:
+            s *= n / (n + shrinkage)
+    for f in range(6):
+        acc[xj, f] = 0.0
+    return s
+
+
+@numba.njit(cache=True)
+def _similarity_rows(
+    rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, norms, min_support, shrinkage, out
+):  # pragma: no cover
+    """Similarities of the entities ``rows`` to all others, written into ``out[r, :]`` (``upper``:
+    only the entries ``xj > xi``, and the diagonal)."""
+    n_x = len(x_ptr) - 1
+    acc = np.zeros((n_x, 6))
+    touched = np.empty(n_x, dtype=np.int64)
+    for r in range(len(rows)):
+        xi = rows[r]
+        n_touched = _accumulate(xi, upper, kind != 2, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, acc, touched)
         for t in range(n_touched):
             xj = touched[t]
-            n = acc[xj, 0]
-            s = 0.0
-            if n >= min_support:
-                if kind == 0:
-                    num = n * acc[xj, 1] - acc[xj, 2] * acc[xj, 3]
-                    den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
-                elif kind == 1:
-                    num = acc[xj, 1]
-                    den = np.sqrt(acc[xj, 4] * acc[xj, 5])
-                else:
-                    num = acc[xj, 1]
-                    den = norms[xi] * norms[xj]
-                if den != 0:
-                    s = num / den
-                if shrinkage > 0:
-                    s *= n / (n + shrinkage)
-            out[r, xj] = s
-            for f in range(6):
-                acc[xj, f] = 0.0
+            out[r, xj] = _finish(acc, xi, xj, kind, norms, min_support, shrinkage)
         out[r, xi] = 1.0
+
+
+@numba.njit(cache=True)
+def _similarity_topk(
+    x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, norms, min_support, shrinkage, k, out_cols, out_vals
+):  # pragma: no cover
+    """Each entity's ``k`` most similar others with positive similarity (ties: the lower index) into
+    ``out_cols[x]``/``out_vals[x]`` (padded with -1); only the entities it shares entries with are seen,
+    so no row of the similarity matrix is ever kept whole."""
+    n_x = len(x_ptr) - 1
+    acc = np.zeros((n_x, 6))
+    touched = np.empty(n_x, dtype=np.int64)
+    cols = np.empty(n_x, dtype=np.int64)
+    vals = np.empty(n_x)
+    for xi in range(n_x):
+        n_touched = _accumulate(xi, False, kind != 2, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, acc, touched)
+        m = 0
+        for t in range(n_touched):
+            xj = touched[t]
+            s = _finish(acc, xi, xj, kind, norms, min_support, shrinkage)
+            if s > 0:
+                cols[m] = xj
+                vals[m] = s
+                m += 1
+        if m <= k:
+            chosen = np.arange(m)
+        else:  # the k-th largest value; all above it, and the lowest indices among those equal to it
+            kth = -np.partition(-vals[:m], k - 1)[k - 1]
+            above = np.nonzero(vals[:m] > kth)[0]
+            tied = np.nonzero(vals[:m] == kth)[0]
+            tied = tied[np.argsort(cols[tied])][: k - len(above)]
+            chosen = np.concatenate((above, tied))
+        for j in range(len(chosen)):
+            out_cols[xi, j] = cols[chosen[j]]
+            out_vals[xi, j] = vals[chosen[j]]
 
 
 @numba.njit(cache=True)
@@ -227,13 +274,20 @@ def _top_neighbours(sim: np.ndarray, k: int) -> sp.csr_matrix:
     return _neighbours(parts, n)
 
 
-def _kernel_lists(kind: str, x, y, r, y_mean, n_x: int, n_y: int) -> tuple:
-    """The inputs of :func:`_similarity_rows` for the similarity ``kind`` of the ratings ``r`` at (x, y)."""
-    values = r - y_mean if kind == "adjusted-cosine" else r
-    x_order = np.lexsort((y, x))  # x-major lists sorted by y ...
+def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
+    """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x (with their pointers)."""
+    x_order = np.argsort(x * n_y + y)  # (x, y) pairs are distinct
+    yx_order = np.argsort(y * n_x + x)
     x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
-    yx_order = np.lexsort((x, y))  # ... and y-major lists sorted by x
     y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
+    return x_order, x_ptr, yx_order, y_ptr
+
+
+def _kernel_lists(kind: str, x, y, r, y_mean, orders: tuple) -> tuple:
+    """The inputs of the similarity kernels for the similarity ``kind`` of the ratings ``r`` at (x, y)."""
+    x_order, x_ptr, yx_order, y_ptr = orders
+    values = r - y_mean if kind == "adjusted-cosine" else r
+    n_x = len(x_ptr) - 1
     norms = np.sqrt(np.bincount(x, weights=values * values, minlength=n_x)) if kind == "vector-cosine" else np.zeros(0)
     return (x_ptr, y[x_order], values[x_order], y_ptr, x[yx_order], values[yx_order], _KIND_CODES[kind], norms)
 
@@ -320,10 +374,12 @@ class _KNN(Recommender):
         with np.errstate(invalid="ignore", divide="ignore"):
             self.means_ = np.nan_to_num(np.bincount(x, weights=r, minlength=n_x) / x_count)
             y_means = np.nan_to_num(np.bincount(y, weights=r, minlength=n_y) / y_count)
-        predict_lists = _kernel_lists(predict_kind, x, y, r, y_means[y], n_x, n_y)
+        orders = _list_orders(x, y, n_x, n_y)
+        predict_lists = _kernel_lists(predict_kind, x, y, r, y_means[y], orders)
         rank_lists = predict_lists
         if rank_kind != predict_kind:
-            rank_lists = _kernel_lists(rank_kind, x, y, r, y_means[y], n_x, n_y)
+            rank_lists = _kernel_lists(rank_kind, x, y, r, y_means[y], orders)
+        del orders
         if mode == "dense":
             self.similarity_ = self._dense(predict_lists, n_x)
             ranking = self.similarity_ if rank_lists is predict_lists else self._dense(rank_lists, n_x)
@@ -360,20 +416,17 @@ class _KNN(Recommender):
         return sim
 
     def _sparse_neighbours(self, lists: tuple, n_x: int) -> sp.csr_matrix:
-        """The top-k neighbourhoods, computed by blocks of similarity rows (never the whole matrix)."""
+        """The top-k neighbourhoods, each entity's kept as it is computed (never the whole matrix)."""
         kk = min(int(self.k), n_x - 1)
         if kk <= 0:
             return sp.csr_matrix((n_x, n_x))
-        block = max(1, _BLOCK_CELLS // n_x)
-        buffer = np.empty((min(block, n_x), n_x))
-        parts = []
-        for start in range(0, n_x, block):
-            rows = np.arange(start, min(start + block, n_x))
-            out = buffer[: len(rows)]
-            out[:] = 0.0
-            self._rows(lists, rows, False, out)
-            parts.append(_top_of_block(out, rows, kk))
-        return _neighbours(parts, n_x)
+        cols = np.full((n_x, kk), -1, dtype=np.int64)
+        vals = np.zeros((n_x, kk))
+        *arrays, code, norms = lists
+        _similarity_topk(*arrays, code, norms, int(self.min_support), float(self.shrinkage), kk, cols, vals)
+        keep = cols >= 0
+        rows = np.broadcast_to(np.arange(n_x)[:, None], cols.shape)
+        return _neighbours([(rows[keep], cols[keep], vals[keep])], n_x)
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``similarity="pearson"``)."""
