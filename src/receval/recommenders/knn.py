@@ -55,9 +55,9 @@ Memory (``mode``): ``"dense"`` keeps the whole similarity matrix, ``n_x² × 8``
 per similarity (6,040 users: 290 MB; two with ``auto``), sized against the available
 memory before it is allocated (:class:`~receval.errors.ConfigError` when it would not
 fit). ``"sparse"`` keeps only each entity's top-``k`` neighbours (``neighbours_``,
-CSR), computing the similarity by blocks of rows (256 MB at a time) and, for
-``predict``, the rows of the queried entities on demand; ``similarity_`` is then
-None. Both modes give identical neighbourhoods, scores and predictions (the
+CSR), selected entity by entity among the entities it shares ratings with, and for
+``predict`` computes the similarity rows of the queried entities on demand (256 MB
+of rows at a time); ``similarity_`` is then None. Both modes give identical neighbourhoods, scores and predictions (the
 similarity of a pair is accumulated in the same order either way). ``"auto"``
 (default) is dense while the dense matrices take at most 2 GB (about 11,000 entities
 with ``similarity="auto"``), sparse above; so MovieLens-25M's 59,000 items fit in a
