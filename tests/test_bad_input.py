@@ -128,6 +128,7 @@ def test_count_below_one(files, tmp_path, capsys, command: str, option: list[str
     ("command", "option", "expected"),
     [
         ("recommend-knn", ["--param", "k=-3"], "k must be an integer >= 1"),
+        ("predict", ["-a", "mf", "--param", "factors=0"], "mf (BiasedMF): factors must be a positive integer"),
         ("simulate", ["--test-fraction", "1.5"], "--test-fraction"),
         ("barrier", ["--rmse", "-1"], "--rmse -1"),
         ("barrier", ["--rmse", "nan"], "--rmse nan: give a finite number"),

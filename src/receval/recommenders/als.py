@@ -113,15 +113,21 @@ class HKV(Recommender):
             return m
         raise ConfigError(f"values={self.values!r} is not one of ['rating', 'ones', 'positive']")
 
-    def fit(self, train: Interactions) -> HKV:
-        from implicit.cpu.als import AlternatingLeastSquares
-
+    def _validate(self) -> None:
+        """The parameters' rules (also applied by :func:`receval.recommenders.make`, before any data is read)."""
         for name in ("factors", "iterations"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
         if not (self.alpha > 0 and self.regularization >= 0):
             raise ConfigError("alpha must be > 0 and regularization >= 0")
+        if self.values not in ("rating", "ones", "positive"):
+            raise ConfigError(f"values={self.values!r} is not one of ['rating', 'ones', 'positive']")
+
+    def fit(self, train: Interactions) -> HKV:
+        from implicit.cpu.als import AlternatingLeastSquares
+
+        self._validate()
         self._start_fit(train)
         matrix = self.confidence_matrix(train)
         with threadpool_limits(1, "blas"):

@@ -121,7 +121,8 @@ class BiasedMF(Recommender):
         self.clip = clip
         self.ranking = ranking
 
-    def fit(self, train: Interactions) -> BiasedMF:
+    def _validate(self) -> None:
+        """The parameters' rules (also applied by :func:`receval.recommenders.make`, before any data is read)."""
         for name in ("factors", "epochs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
@@ -130,6 +131,9 @@ class BiasedMF(Recommender):
             raise ConfigError("learning_rate must be > 0, regularization and init_std >= 0")
         if self.ranking not in ("pure-svd", "rating"):
             raise ConfigError(f"ranking={self.ranking!r} is not one of ['pure-svd', 'rating']")
+
+    def fit(self, train: Interactions) -> BiasedMF:
+        self._validate()
         self._start_fit(train)
         self._train = train
         self.__dict__.pop("pure_svd_", None)
