@@ -168,7 +168,7 @@ def test_every_format_carries_every_value():
 
 def test_output_option_checks():
     assert output_format("markdown") == "markdown"
-    with pytest.raises(ConfigError, match="--output must be one of table, tsv, .*; got 'html'"):
+    with pytest.raises(ConfigError, match=r"--output must be one of table, tsv, .*; got 'html'"):
         output_format("html")
     with pytest.raises(ConfigError, match="contradict"):
         output_format("tsv", as_json=True)

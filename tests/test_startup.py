@@ -56,7 +56,10 @@ def test_public_names_load_on_first_use():
 
 
 def test_submodule_first_keeps_the_evaluate_function():
-    code = "import receval.evaluate, receval\nassert receval.evaluate.__name__ == 'evaluate' and callable(receval.evaluate)\n"
+    code = (
+        "import receval.evaluate, receval\n"
+        "assert receval.evaluate.__name__ == 'evaluate' and callable(receval.evaluate)\n"
+    )
     _loaded_after(code)  # check=True: the assertion holds in the child
 
 
