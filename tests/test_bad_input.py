@@ -212,19 +212,28 @@ def test_warning_is_one_line_without_source(files, capsys) -> None:
 
 
 # ------------------------------------------------------------------ memory
-@pytest.mark.parametrize("command", ["recommend-item-knn", "recommend-user-knn", "simulate"])
-def test_allocation_sized_before_it_is_made(files, tmp_path, capsys, monkeypatch, command: str) -> None:
-    """With (pretended) 1 kB free, the dense similarity / the simulation's state is refused, never allocated."""
+@pytest.mark.parametrize(
+    ("command", "memory", "what"),
+    [
+        ("recommend-item-knn", 1000, "ItemKNN's dense 40 x 40"),
+        ("recommend-user-knn", 1000, "UserKNN's dense 30 x 30"),
+        ("simulate-random", 1000, "cyclic simulation's state for 30 users x 40 items"),
+        ("simulate-knn-bandit", 10_000, "KNNBandit on 30 users x 40 items"),
+    ],
+)
+def test_allocation_sized_before_it_is_made(files, tmp_path, capsys, monkeypatch, command, memory, what) -> None:
+    """With (pretended) kilobytes free, a users x items or items² allocation is refused, never made."""
     import receval.validate
 
-    monkeypatch.setattr(receval.validate, "available_memory", lambda: 1000)
+    monkeypatch.setattr(receval.validate, "available_memory", lambda: memory)
     out = tmp_path / "out"
-    if command == "simulate":
-        args = _command("simulate", files, out, ["--algorithms", "random"])
+    kind, name = command.split("-", 1)
+    if kind == "simulate":
+        args = _command("simulate", files, out, ["--algorithms", name])
     else:
-        args = ["recommend", "--train", files["data"], "--algorithm", command.removeprefix("recommend-"), "--out", out]
-    line = refused(capsys, args, names="of memory and 1.0 kB are available", out=out)
-    assert "kB" in line
+        args = ["recommend", "--train", files["data"], "--algorithm", name, "--out", out]
+    line = refused(capsys, args, names=what, out=out)
+    assert f"of memory and {memory / 1000:.1f} kB are available" in line
 
 
 # ------------------------------------------------------------------ configurations

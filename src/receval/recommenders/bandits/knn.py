@@ -35,6 +35,7 @@ from receval.errors import ConfigError
 from receval.recommenders.bandits import _kernels as K
 from receval.recommenders.bandits.item import _check_threshold, feedback_codes
 from receval.recommenders.base import Recommender
+from receval.validate import check_memory
 
 __all__ = ["KNNBandit"]
 
@@ -72,6 +73,11 @@ class KNNBandit(Recommender):
         self._start_fit(train)
         pos = train.positive_mask(_check_threshold(self, train))
         nu, ni = train.n_users, train.n_items
+        check_memory(  # sized first: co-like counts (users², int64 then int32) and two users x items tables
+            12.0 * nu * nu + 5.0 * nu * ni,
+            f"{type(self).__name__} on {nu:,} users x {ni:,} items (dense co-like counts and liked-item tables)",
+            "filter the data (min_user_ratings / min_item_ratings) or simulate a sample of users",
+        )
         likes = sp.csr_matrix((np.ones(int(pos.sum()), np.int32), (train.users[pos], train.items[pos])), shape=(nu, ni))
         likes.sum_duplicates()
         likes.data[:] = 1
