@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from receval.errors import ConfigError
+from receval.validate import check_seed
 
 __all__ = ["make", "parse_params", "list_algorithms", "ALGORITHMS", "FIXED", "PRESETS", "AlgorithmInfo"]
 
@@ -234,6 +235,8 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
         if key not in sig:
             raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}")
         kwargs[key] = _coerce(label, key, value, sig[key], hints.get(key))
+        if key == "seed" and kwargs[key] is not None:
+            check_seed(kwargs[key], f"{label}: seed")
     model = cls(**kwargs)
     if callable(getattr(model, "_validate", None)):  # the model's own parameter rules, before any data is read
         try:
