@@ -89,7 +89,7 @@ def test_thompson_choice_distribution_is_exact(start):
     # confident strong arms, uncertain arms, a hopeless arm, one shape below 1; arm 3 unavailable
     a = np.array([30.0, 2.0, 14.0, 9.0, 1.0, 0.5, 1.0, 60.0])
     b = np.array([20.0, 1.0, 10.0, 3.0, 1.0, 0.5, 40.0, 45.0])
-    st = _thompson_state(a.copy(), b.copy(), 0.0, 3)  # thresholds: 2nd, 6th and 18th (= 0) largest draw
+    st = _thompson_state(a.copy(), b.copy(), 0.0, 3)  # thresholds with 2, 6 and 18 (> 8 arms: 0) draws above
     assert 0.0 == st[7][2] < st[7][1] < st[7][0] < 1.0
     sf = [[stats.beta(x, y).sf(t) for t in st[7]] for x, y in zip(a, b, strict=True)]
     np.testing.assert_allclose(st[5].reshape(8, 3), sf, rtol=1e-9, atol=1e-14)

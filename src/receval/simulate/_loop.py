@@ -10,7 +10,8 @@ specialised, cached loop, and a command compiles only the families it runs.
 
 numba keys the on-disk cache of :func:`run_rounds` on this file's source alone, and the
 kernels it calls are compiled into it: after changing a kernel, change this file too
-(or clear the cache), or the old kernel keeps running.
+(or clear the cache), or the old kernel keeps running (last kernel change: Thompson
+thresholds by bisection).
 """
 
 from __future__ import annotations

@@ -91,19 +91,29 @@ def item_keys(st):
 
 @njit(cache=True)
 def thompson_levels(st, s):
-    """New thresholds: τ_k is the (2·3^k)-th largest of one fresh draw per arm (so about that
-    many arms lie above it), then every arm's P(X_i > τ_k). The thresholds only steer how
-    much work a decision does, never which arm it picks."""
+    """New thresholds: τ_k has about 2·3^k of one fresh draw per arm above it (bisection on
+    the value; 0 when there are fewer arms), then every arm's P(X_i > τ_k). The thresholds
+    only steer how much work a decision does, never which arm it picks."""
     a, b, p, tau = st[0], st[1], st[2], st[7]
     n = a.shape[0]
     draws = np.empty(n)
     for i in range(n):
         draws[i] = s.beta(a[i] + p[6], b[i] + p[6])
-    draws.sort()
-    rank = 2
+    want = 2
     for k in range(tau.shape[0]):
-        tau[k] = draws[n - rank] if rank <= n else 0.0
-        rank *= 3
+        lo = 0.0
+        hi = 1.0
+        for _ in range(50 if want <= n else 0):
+            mid = 0.5 * (lo + hi)
+            above = 0
+            for i in range(n):
+                above += draws[i] > mid
+            if above >= want:
+                lo = mid
+            else:
+                hi = mid
+        tau[k] = lo
+        want *= 3
     for i in range(n):
         item_key(st, i)
     p[9] = 0.0
