@@ -198,8 +198,9 @@ class Metric:
         agg = self.aggregation
         if agg == "system":
             return float(self.definition.fn(data, self.k, **params))
-        if agg in ("micro", "global"):
-            num, den = self.definition.micro(data, self.k, **params)  # type: ignore[misc]
+        micro = self.definition.micro
+        if agg in ("micro", "global") and micro is not None:  # register_metric refuses these without micro
+            num, den = micro(data, self.k, **params)
             total = float(np.sum(den))
             value = float(np.sum(num)) / total if total > 0 else float("nan")
             return self.definition.transform(value) if self.definition.transform is not None else value

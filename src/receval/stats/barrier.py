@@ -17,6 +17,7 @@ An empirical RMSE below the barrier of the same users means the model fits noise
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -348,8 +349,8 @@ def check_overfitting(
         b_users = pd.Series(barrier, dtype=float)
         ci_low = pd.Series(np.nan, index=b_users.index)
         b_system = None
-    if np.isscalar(rmse):
-        value = float(rmse)  # type: ignore[arg-type]
+    if isinstance(rmse, numbers.Real):  # Python and NumPy numbers
+        value = float(rmse)
         if b_system is None:
             b_system = float(np.sqrt(np.mean(b_users.to_numpy() ** 2)))
         flagged = value < b_system

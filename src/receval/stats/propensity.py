@@ -49,7 +49,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -92,7 +92,7 @@ class PropensityModel(ABC):
     """
 
     name: ClassVar[str]
-    needs_mar: ClassVar[bool] = False
+    needs_mar: bool = False  # FrequencyPropensity decides per instance
     absolute: ClassVar[bool] = False
 
     def __init__(self, *, clip: float = 0.0) -> None:
@@ -229,7 +229,7 @@ class FrequencyPropensity(PropensityModel):
     def __init__(self, mar: bool = False, *, clip: float = 0.0) -> None:
         super().__init__(clip=clip)
         self.mar = bool(mar)
-        self.needs_mar = self.mar  # type: ignore[misc]
+        self.needs_mar = self.mar
 
     def fit(self, observed: Interactions, *, mar: Interactions | None = None) -> FrequencyPropensity:
         n_u, n_i = _pair_counts(observed)
@@ -471,7 +471,7 @@ def propensity_models() -> list[str]:
     return sorted([*_MODELS, "known", "frequency-mar"])
 
 
-def make_propensity(name: str, **params: object) -> PropensityModel:
+def make_propensity(name: str, **params: Any) -> PropensityModel:
     """A propensity model by name (``known`` needs ``table=``; ``frequency-mar`` is WTD's).
 
     >>> make_propensity("popularity", gamma=0.5).gamma
@@ -489,12 +489,12 @@ def make_propensity(name: str, **params: object) -> PropensityModel:
                 "evaluate (for generated data: SyntheticData.propensity_table()), or choose a fitted model "
                 "(popularity, logistic, naive-bayes)"
             )
-        return KnownPropensity(**params)  # type: ignore[arg-type]
+        return KnownPropensity(**params)
     if key == "frequency-mar":
-        return FrequencyPropensity(mar=True, **params)  # type: ignore[arg-type]
+        return FrequencyPropensity(mar=True, **params)
     if key not in _MODELS:
         raise ConfigError(f"unknown propensity model {name!r}; known: {', '.join(propensity_models())}")
-    return _MODELS[key](**params)  # type: ignore[arg-type]
+    return _MODELS[key](**params)
 
 
 def check_propensities(p: np.ndarray, user_ids: np.ndarray, item_ids: np.ndarray, model: str) -> np.ndarray:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -91,7 +92,7 @@ class _World:
         return truth, aspects, train
 
 
-def metric_callable(text: str, **input_options: object) -> MetricFn:
+def metric_callable(text: str, **input_options: Any) -> MetricFn:
     """A registry metric string without cutoff (``"ndcg"``, ``"alpha_ndcg(alpha=0.3)"``) as a
     callable evaluated at the full list length (threshold 1, rating_max 5 unless given).
 
@@ -109,7 +110,7 @@ def metric_callable(text: str, **input_options: object) -> MetricFn:
 
     def fn(rankings, truth, aspects, train):
         metric = parse_metric(f"{name}@{rankings.shape[1]}" + (f"({params}" if params else ""))
-        data = MetricInput(rankings, truth, aspects=aspects, train=train, **options)  # type: ignore[arg-type]
+        data = MetricInput(rankings, truth, aspects=aspects, train=train, **options)
         return metric.per_user(data)
 
     return fn
@@ -201,7 +202,7 @@ def check_axioms(
     return pd.DataFrame(rows)
 
 
-def axiom_table(metrics: Mapping[str, MetricFn | str], **options: object) -> pd.DataFrame:
+def axiom_table(metrics: Mapping[str, MetricFn | str], **options: Any) -> pd.DataFrame:
     """Metrics x axioms table of ✓ (satisfied) / ✗ (violated).
 
     >>> axiom_table({"precision": "precision"}).loc["precision", "Pri"]
@@ -209,7 +210,7 @@ def axiom_table(metrics: Mapping[str, MetricFn | str], **options: object) -> pd.
     """
     out = {}
     for name, metric in metrics.items():
-        res = check_axioms(metric, **options)  # type: ignore[arg-type]
+        res = check_axioms(metric, **options)
         out[name] = ["✓" if s else "✗" for s in res["satisfied"]]
     return pd.DataFrame.from_dict(out, orient="index", columns=list(AXIOMS))
 

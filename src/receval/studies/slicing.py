@@ -104,17 +104,15 @@ def _quantile_groups(values: np.ndarray, eligible: np.ndarray, n_bins: int) -> d
     return out
 
 
-def _slice_values(dimension: str, name: str, train: Interactions) -> np.ndarray | None:
-    """The variable the quantile groups of a slice are cut on (see :data:`QUANTILE_VARIABLES`), else None."""
+def _slice_values(dimension: str, name: str, train: Interactions) -> np.ndarray:
+    """The variable the quantile groups of a slice are cut on (one of :data:`QUANTILE_VARIABLES`)."""
     if (dimension, name) == ("user", "activity"):
         return np.bincount(train.users, minlength=train.n_users).astype(float)
     counts = np.bincount(train.items, minlength=train.n_items)
     if (dimension, name) == ("item", "popularity"):
         return counts.astype(float)
-    if (dimension, name) == ("item", "avg_rating"):
-        sums = np.bincount(train.items, weights=train.ratings, minlength=train.n_items)
-        return np.divide(sums, counts, out=np.zeros(train.n_items), where=counts > 0)
-    return None
+    sums = np.bincount(train.items, weights=train.ratings, minlength=train.n_items)  # ("item", "avg_rating")
+    return np.divide(sums, counts, out=np.zeros(train.n_items), where=counts > 0)
 
 
 def group_ranges(
@@ -127,9 +125,9 @@ def group_ranges(
     >>> group_ranges("user", "activity", d, user_groups("activity", d, d, n_bins=2))
     {'q1': (1.0, 2.0), 'q2': (3.0, 3.0)}
     """
-    values = _slice_values(dimension, name, train)
-    if values is None:
+    if (dimension, name) not in QUANTILE_VARIABLES:
         return {}
+    values = _slice_values(dimension, name, train)
     out = {}
     for label, mask in groups.items():
         if label.startswith("q") and label[1:].isdigit() and np.any(mask):
@@ -170,7 +168,7 @@ def user_groups(
         seen = np.zeros(n, dtype=bool)
         seen[train.users] = True
         seen[test.users] = True
-        return _quantile_groups(_slice_values("user", name, train), seen, n_bins)  # type: ignore[arg-type]
+        return _quantile_groups(_slice_values("user", name, train), seen, n_bins)
     if name == "new_returning":
         first = _first_seen(train, test, "users")
         if first is None:
@@ -206,7 +204,7 @@ def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: i
         return groups | _quantile_groups(counts.astype(float), counts > 0, n_bins)
     if name == "avg_rating":
         groups = {"unrated": counts == 0} if np.any(counts == 0) else {}
-        return groups | _quantile_groups(_slice_values("item", name, train), counts > 0, n_bins)  # type: ignore[arg-type]
+        return groups | _quantile_groups(_slice_values("item", name, train), counts > 0, n_bins)
     if name == "new_items":
         first = _first_seen(train, test, "items")
         if first is None:
