@@ -3,7 +3,9 @@
 :func:`simulate` trains a recommender on ``train``; then in each round t = 1..N every
 active user receives ``n_per_round`` recommendations, the feedback comes from the
 held-out ``test`` ratings (positive ≥ λ, negative < λ, unknown when the pair is not in
-``test``), the model learns from it and the cumulative counts of SPEC §3.2 are recorded.
+``test``), the model learns from it and the cumulative counts of the
+false-positive study (Cuesta Fernández, BSc thesis, Universidad Autónoma de Madrid,
+2021) are recorded.
 
 Definitions (R_t = the distinct (user, item) pairs recommended up to round t; a repeated
 recommendation, when allowed, is fed back again but does not enlarge R_t):
@@ -17,8 +19,8 @@ recommendation, when allowed, is fed back again but does not enlarge R_t):
   positives / negatives. The denominators are what an oracle that always picks a known
   positive (an anti-oracle that always picks a known negative) would reach with the
   same per-user budget, so both curves lie in [0, 1] and 1 means "as good (as bad) as
-  possible so far". The thesis' own normalisation is in the part of seed 000 we do not
-  have; this one is ours.
+  possible so far". The thesis' own normalisation is not in the part of it we worked
+  from; this one is ours.
 - A test set without positives makes Recall (and ``recall_norm``) NaN, one without
   negatives Fallout NaN, each with a ``RuntimeWarning`` — never a silent zero.
 
