@@ -97,3 +97,20 @@ def test_a_folder_that_cannot_be_written_is_refused(tmp_path, monkeypatch):
         check_output_dir(tmp_path / "tables" / "t", "--latex")
     (tmp_path / "open").mkdir()
     assert check_output_file(tmp_path / "open" / "x.csv", "--out") == tmp_path / "open" / "x.csv"
+
+
+def test_run_checks_the_configurations_output_folder_before_any_task(capsys, tmp_path):
+    taken = tmp_path / "taken.txt"
+    taken.write_text("x")
+    config = tmp_path / "c.toml"
+    config.write_text(
+        f'name = "c"\nseeds = [0]\nmetrics = ["precision@5"]\noutput = "{taken}"\n'
+        "[datasets.toy]\ngenerate = { n_users = 30, n_items = 40, n_ratings = 400, seed = 5 }\n"
+        '[split]\nmethod = "holdout"\ntest_fraction = 0.25\n[protocol]\nname = "one-shot"\nk = 5\n'
+        "[recommenders.popularity]\n"
+    )
+    before = sorted(tmp_path.rglob("*"))
+    code = main(["run", str(config)])
+    _, err = capsys.readouterr()
+    _assert_one_error(code, err, f"{config}: output", taken, "is a file, but a folder is meant")
+    assert sorted(tmp_path.rglob("*")) == before

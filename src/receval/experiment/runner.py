@@ -128,6 +128,9 @@ def run_experiment(
     cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
     tasks = expand(cfg)
     root = Path(out) if out is not None else Path(cfg.output or Path("results") / cfg.name)
+    from receval.outputs import check_output_dir
+
+    check_output_dir(root, "--out" if out is not None else f"{config}: output")  # before any task runs
     store = ResultStore(root)
     vers = versions()
     meta = {
