@@ -130,7 +130,8 @@ def run_experiment(
     root = Path(out) if out is not None else Path(cfg.output or Path("results") / cfg.name)
     from receval.outputs import check_output_dir
 
-    check_output_dir(root, "--out" if out is not None else f"{config}: output")  # before any task runs
+    source = "the configuration" if isinstance(config, ExperimentConfig) else str(config)
+    check_output_dir(root, "--out" if out is not None else f"{source}: output")  # before any task runs
     store = ResultStore(root)
     vers = versions()
     meta = {
