@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data, one_of
 from receval.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
 
+_AVERAGES: tuple[Literal["users", "equal"], ...] = ("users", "equal")
 DataOpt = Annotated[Path, typer.Option("--data", help="The data set's folder (multi-file formats) or file.")]
 FormatOpt = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
 ScaleOpt = Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)]
@@ -186,6 +187,7 @@ def coherence_split_command(
 
     names = [m.strip() for m in models.split(",") if m.strip()]
     check_command_options(seed=seed, folds=folds)
+    averaging = one_of(avg, _AVERAGES, "--avg")
     if out is not None:
         from receval.outputs import check_output_dir
 
@@ -202,7 +204,9 @@ def coherence_split_command(
     if inter.has_duplicates:
         inter = inter.deduplicate("last")
     check_folds(folds, np.bincount(inter.users, minlength=inter.n_users))
-    result = coherence_split_experiment(inter, recommenders, _parse_ps(p), folds=folds, gamma=gamma, avg=avg, seed=seed)  # type: ignore[arg-type]
+    result = coherence_split_experiment(
+        inter, recommenders, _parse_ps(p), folds=folds, gamma=gamma, avg=averaging, seed=seed
+    )
     written = write_coherence_split(result, out) if out is not None else []
     if json_out:
         typer.echo(result.table.reset_index().to_json(orient="records"))

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from receval.data.formats import FORMATS, TABLE_FORMATS
+from receval.errors import ConfigError
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -39,9 +40,12 @@ __all__ = [
     "TimestampColumn",
     "UserColumn",
     "load_data",
+    "one_of",
     "table_reader",
     "validate_format",
 ]
+
+_Choice = TypeVar("_Choice", bound=str)
 
 TABLE_FORMAT_HELP = "Table format (default: from the extension, then the content): " + ", ".join(TABLE_FORMATS) + "."
 # The column options every command that reads tables accepts (they apply to every table it reads).
@@ -94,6 +98,22 @@ def load_data(path: str | Path, format: str, **options: Any) -> Interactions:
     from receval.data.loaders import load
 
     return load(path, format, **options)
+
+
+def one_of(value: str, choices: tuple[_Choice, ...], option: str) -> _Choice:
+    """``value`` as the one of ``choices`` it equals (typed as them), else a ConfigError naming ``option``.
+
+    >>> one_of("holm", ("holm", "bh"), "--correction")
+    'holm'
+    >>> one_of("fdr", ("holm", "bh"), "--correction")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --correction must be one of holm, bh; got 'fdr'
+    """
+    for choice in choices:
+        if value == choice:
+            return choice
+    raise ConfigError(f"{option} must be one of {', '.join(choices)}; got {value!r}")
 
 
 def validate_format(fmt: str) -> str:

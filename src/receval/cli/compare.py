@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -35,6 +35,7 @@ from receval.cli.common import (
     ScoreColumn,
     TimestampColumn,
     UserColumn,
+    one_of,
     table_reader,
 )
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
@@ -42,8 +43,8 @@ from receval.errors import ConfigError
 
 __all__ = ["register"]
 
-_TESTS = ("ttest", "wilcoxon", "permutation")
-_CORRECTIONS = ("holm", "bonferroni", "bh", "none")
+_TESTS: tuple[Literal["ttest", "wilcoxon", "permutation"], ...] = ("ttest", "wilcoxon", "permutation")
+_CORRECTIONS: tuple[Literal["holm", "bonferroni", "bh", "none"], ...] = ("holm", "bonferroni", "bh", "none")
 
 
 def _named(runs: list[str]) -> dict[str, Path]:
@@ -57,12 +58,6 @@ def _named(runs: list[str]) -> dict[str, Path]:
             raise ConfigError(f"two runs are named {name!r}; name them as NAME=FILE")
         named[name] = Path(path)
     return named
-
-
-def _choice(value: str, choices: tuple[str, ...], option: str) -> str:
-    if value not in choices:
-        raise ConfigError(f"{option} must be one of {', '.join(choices)}; got {value!r}")
-    return value
 
 
 def _plain(value: Any) -> Any:
@@ -102,8 +97,8 @@ def compare_command(
 
     fmt = output_format(output, as_json)
     named = _named(runs)
-    _choice(test, _TESTS, "--test")
-    _choice(correction, _CORRECTIONS, "--correction")
+    test_kind = one_of(test, _TESTS, "--test")
+    correction_kind = one_of(correction, _CORRECTIONS, "--correction")
     if report is not None:
         from receval.outputs import check_output_file
 
@@ -121,8 +116,8 @@ def compare_command(
         truth_frame,
         metrics,
         baseline=baseline,
-        test=test,  # type: ignore[arg-type]
-        correction=correction,  # type: ignore[arg-type]
+        test=test_kind,
+        correction=correction_kind,
         seed=seed,
         threshold=threshold,
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data, one_of
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from receval.data.interactions import Interactions
 
+_UNKNOWN: tuple[Literal["error", "global-mean", "drop"], ...] = ("error", "global-mean", "drop")
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
 TrainOpt = Annotated[Path, typer.Option("--train", help="Training ratings (CSV, TSV or Parquet; user,item,rating).")]
@@ -190,7 +191,7 @@ def predict_command(
 
     check_command_options(seed=seed)
     check_output_file(out, "--out")
-    policy = _unknown_policy(unknown)
+    policy = one_of(unknown, _UNKNOWN, "--unknown")
     data = load_data(train, _format(train, format), scale=scale)
     truth = load_data(test, _format(test, format), scale=scale)
     model = _train_model(data, algorithm, param, seed)
@@ -226,12 +227,6 @@ def _plain(value: object) -> object:
     import numpy as np
 
     return value.item() if isinstance(value, np.generic) else value
-
-
-def _unknown_policy(value: str) -> Literal["error", "global-mean", "drop"]:
-    if value not in ("error", "global-mean", "drop"):
-        raise ConfigError(f"--unknown {value!r} is not one of error, global-mean, drop")
-    return value  # type: ignore[return-value]
 
 
 def algorithms_command() -> None:

@@ -245,7 +245,9 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         exclude_train=bool(opts["exclude_train"]),
         seed_model=False,  # make_model has seeded it
     )
-    not_applicable = set(result.conventions["not_applicable"])  # type: ignore[call-overload]
+    skipped = result.conventions["not_applicable"]  # the metrics evaluate_model could not compute
+    assert isinstance(skipped, list)
+    not_applicable = set(skipped)
     metrics = [m for m in task.metrics if m not in not_applicable]
     users = np.unique(test.users)
 
