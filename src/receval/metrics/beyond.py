@@ -95,7 +95,7 @@ def _aspect_codes(data: MetricInput) -> np.ndarray | sp.csr_matrix:
             cached = dense @ weights
         else:
             cached = (a > 0).astype(np.float64).tocsr()
-        data._aspect_codes = cached  # type: ignore[attr-defined]
+        data._aspect_codes = cached  # type: ignore[attr-defined]  # this module's cache on the input
     return cached
 
 
@@ -137,7 +137,7 @@ def rating_cosine(data: MetricInput, a: np.ndarray, b: np.ndarray) -> np.ndarray
         norms = np.sqrt(np.asarray(items.multiply(items).sum(axis=1)).ravel())
         vectors = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ items
         vectors = vectors.tocsr()
-        data._item_vectors = vectors  # type: ignore[attr-defined]
+        data._item_vectors = vectors  # type: ignore[attr-defined]  # this module's cache on the input
     out = np.empty(len(a))
     step = 1_000_000
     for start in range(0, len(a), step):
