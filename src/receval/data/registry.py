@@ -298,7 +298,7 @@ class _Member:
     is_dir: bool
     size: int
     problem: str | None
-    open: Callable[[], IO[bytes]]
+    open: Callable[[], IO[bytes] | None]
 
 
 def _members(handle: zipfile.ZipFile | tarfile.TarFile) -> list[_Member]:

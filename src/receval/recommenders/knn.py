@@ -76,7 +76,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 import numba
 import numpy as np
@@ -380,13 +380,13 @@ class _KNN(Recommender):
         if rank_kind != predict_kind:
             rank_lists = _kernel_lists(rank_kind, x, y, r, y_means[y], orders)
         del orders
+        self.similarity_: np.ndarray | None = None
         if mode == "dense":
             self.similarity_ = self._dense(predict_lists, n_x)
             ranking = self.similarity_ if rank_lists is predict_lists else self._dense(rank_lists, n_x)
             self.neighbours_ = _top_neighbours(ranking, int(self.k))
             self._predict_lists = None
         else:
-            self.similarity_ = None
             self.neighbours_ = self._sparse_neighbours(rank_lists, n_x)
             self._predict_lists = predict_lists
         del rank_lists
@@ -405,8 +405,11 @@ class _KNN(Recommender):
 
     def _rows(self, lists: tuple, rows: np.ndarray, upper: bool, out: np.ndarray) -> None:
         """Write the similarity rows of the entities ``rows`` (of the kind of ``lists``) into ``out``."""
-        *arrays, code, norms = lists
-        _similarity_rows(rows, upper, *arrays, code, norms, int(self.min_support), float(self.shrinkage), out)
+        x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, norms = lists
+        min_support, shrinkage = int(self.min_support), float(self.shrinkage)
+        _similarity_rows(
+            rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, norms, min_support, shrinkage, out
+        )
 
     def _dense(self, lists: tuple, n_x: int) -> np.ndarray:
         """The dense n_x x n_x similarity matrix (upper triangle computed, then mirrored)."""
@@ -422,8 +425,9 @@ class _KNN(Recommender):
             return sp.csr_matrix((n_x, n_x))
         cols = np.full((n_x, kk), -1, dtype=np.int64)
         vals = np.zeros((n_x, kk))
-        *arrays, code, norms = lists
-        _similarity_topk(*arrays, code, norms, int(self.min_support), float(self.shrinkage), kk, cols, vals)
+        x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, norms = lists
+        min_support, shrinkage = int(self.min_support), float(self.shrinkage)
+        _similarity_topk(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, norms, min_support, shrinkage, kk, cols, vals)
         keep = cols >= 0
         rows = np.broadcast_to(np.arange(n_x)[:, None], cols.shape)
         return _neighbours([(rows[keep], cols[keep], vals[keep])], n_x)
@@ -433,7 +437,7 @@ class _KNN(Recommender):
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
         xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)
-        if self.similarity_ is not None:
+        if self.similarity_ is not None:  # dense mode
             est = self._predict(xs, ys, self.similarity_, xs)
         else:  # sparse mode: the similarity rows of the pairs' entities, by blocks
             est = np.empty(len(xs))
@@ -447,7 +451,7 @@ class _KNN(Recommender):
                 stop = min(start + block, len(unique))
                 sim = buffer[: stop - start]
                 sim[:] = 0.0
-                self._rows(self._predict_lists, unique[start:stop], False, sim)
+                self._rows(cast(tuple, self._predict_lists), unique[start:stop], False, sim)
                 lo, hi = np.searchsorted(sorted_inverse, [start, stop])
                 pairs = order[lo:hi]
                 est[pairs] = self._predict(xs[pairs], ys[pairs], sim, inverse[pairs] - start)
