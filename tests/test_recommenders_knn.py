@@ -191,7 +191,7 @@ def _top_k_restricted(sim: np.ndarray, k: int) -> np.ndarray:
 def test_sparse_mode_scores_equal_dense_scoring_restricted_to_top_k(split, monkeypatch, cls, kind):
     train, test = split
     n_x = train.n_users if cls is UserKNN else train.n_items
-    monkeypatch.setattr("receval.recommenders.knn._BLOCK_CELLS", 7 * n_x)  # blocks of 7 rows: many blocks
+    monkeypatch.setattr("receval.recommenders.knn._BLOCK_CELLS", 7 * n_x)  # predict: blocks of 7 rows
     options = {"k": 6, "similarity": kind, "shrinkage": 1.5, "min_support": 2, "centered": kind == "cosine"}
     sparse = cls(mode="sparse", **options).fit(train)
     dense = cls(mode="dense", **options).fit(train)
