@@ -249,6 +249,21 @@ def test_what_a_command_prints_meanwhile_goes_above_the_bars(monkeypatch):
     assert drawn.index("a table line") < drawn.index("a plain line")
 
 
+def test_finished_inner_work_leaves_the_display():
+    out = io.StringIO()
+    with TerminalProgress(console=Console(file=out, force_terminal=True, width=100)) as bars:
+        bars(0, 2, "demo")
+        bars(0, 5, "simulate random")
+        assert bars._progress is not None
+        assert [t.description for t in bars._progress.tasks] == ["demo", "simulate random"]
+        bars(5, 5, "simulate random")
+        bars(1, 2, "demo")
+        assert [(t.description, t.completed) for t in bars._progress.tasks] == [("demo", 1)]
+        bars(2, 2, "demo")  # the first task stays until the end
+        assert [(t.description, t.completed) for t in bars._progress.tasks] == [("demo", 2)]
+    assert "simulate random" in out.getvalue()  # drawn when it started, however short
+
+
 def test_logging_levels_and_format():
     stream = io.StringIO()
     log = logging.getLogger("receval.split")

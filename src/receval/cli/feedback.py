@@ -79,7 +79,8 @@ class TerminalProgress:
 
     ``console`` (a rich console) replaces stderr, e.g. ``Console(force_terminal=True)`` in
     tests. The bars appear at the first report and are removed by :meth:`close`; a task
-    reported again from 0 (a study simulating several systems) starts its bar again.
+    reported again from 0 starts its bar again; a finished task other than the first
+    (inner work, e.g. the simulations of the demo) leaves the display.
     """
 
     def __init__(self, *, quiet: bool = False, stream: IO[str] | None = None, console: Console | None = None) -> None:
@@ -151,14 +152,18 @@ class TerminalProgress:
             return
         if self._progress is None:
             self._progress = self._start()
+        progress = self._progress
         task = self._tasks.get(what)
         if task is None:
-            self._tasks[what] = self._progress.add_task(what, total=total, completed=done)
-            return
-        if done < self._progress.tasks[task].completed:  # the same task again, from the start
-            self._progress.reset(task, total=total, completed=done)
+            task = self._tasks[what] = progress.add_task(what, total=total, completed=done)
+            progress.refresh()  # every task is seen at least once, however short
+        elif done < next(t.completed for t in progress.tasks if t.id == task):  # the same task again, from 0
+            progress.reset(task, total=total, completed=done)
         else:
-            self._progress.update(task, total=total, completed=done)
+            progress.update(task, total=total, completed=done)
+        if done >= total and task != progress.task_ids[0]:  # finished inner work makes room
+            progress.remove_task(task)
+            del self._tasks[what]
 
     def close(self) -> None:
         """Remove the bars (they are transient) and stop drawing."""
