@@ -143,10 +143,12 @@ def run_experiment(
         "receval_version": vers["receval"],
         "created": pd.Timestamp.now(tz="UTC").isoformat(),
     }
-    store.check(meta, force=force)
+    cleared = store.check(meta, force=force)
     demographic = any(s in _DEMOGRAPHIC for s in cfg.slices.get("user", ()))
-    # the data sets are prepared and the values that depend on them checked before anything is written
-    prepared = prepare_checked(cfg, tasks, user_features=demographic)
+    # the data sets are prepared and the values that depend on them checked before anything is written;
+    # a resumed run prepares only those of its unfinished tasks (finished_ids only reads)
+    done = store.finished_ids() if not cleared and store.parts.is_dir() else set()
+    prepared = prepare_checked(cfg, [t for t in tasks if t.id not in done], user_features=demographic)
     ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
     ex.start()
     ok = failed = 0
