@@ -45,9 +45,8 @@ SURPRISE_SCRIPT = """
 import sys
 import pandas as pd
 import surprise
-names = ["user", "item", "rating", "timestamp"]
-train = pd.read_csv(sys.argv[1], sep="\\t", names=names)
-test = pd.read_csv(sys.argv[2], sep="\\t", names=names)
+train = pd.read_csv(sys.argv[1], sep="\\t")
+test = pd.read_csv(sys.argv[2], sep="\\t")
 reader = surprise.Reader(rating_scale=(1, 5))
 trainset = surprise.Dataset.load_from_df(train[["user", "item", "rating"]], reader).build_full_trainset()
 algo = surprise.KNNBasic(k=50, sim_options={"name": "pearson", "user_based": False}, verbose=False).fit(trainset)
@@ -102,16 +101,19 @@ def bench_predict(repeat: int) -> None:
     if not (ML100K / "u1.base").exists():
         print(f"[predict] skipped: {ML100K}/u1.base not found")
         return
+    import pandas as pd
+
     with tempfile.TemporaryDirectory() as tmp:
-        ours = [RECEVAL, "predict", "--train", str(ML100K / "u1.base"), "--test", str(ML100K / "u1.test"),
-                "--format", "movielens-100k", "--algorithm", "item-knn", "--param", "k=50", "--param",
-                "similarity=pearson", "--out", f"{tmp}/ours.tsv"]  # fmt: skip
-        anchor = [sys.executable, "-c", SURPRISE_SCRIPT, str(ML100K / "u1.base"), str(ML100K / "u1.test"),
+        for name in ("u1.base", "u1.test"):  # both sides read the same TSV files with a header
+            frame = pd.read_csv(ML100K / name, sep="\t", names=["user", "item", "rating", "timestamp"])
+            frame.to_csv(f"{tmp}/{name}.tsv", sep="\t", index=False)
+        ours = [RECEVAL, "predict", "--train", f"{tmp}/u1.base.tsv", "--test", f"{tmp}/u1.test.tsv",
+                "--algorithm", "item-knn", "--param", "k=50", "--param", "similarity=pearson",
+                "--unknown", "global-mean", "--out", f"{tmp}/ours.tsv"]  # fmt: skip
+        anchor = [sys.executable, "-c", SURPRISE_SCRIPT, f"{tmp}/u1.base.tsv", f"{tmp}/u1.test.tsv",
                   f"{tmp}/surprise.tsv"]  # fmt: skip
         _compare("receval predict item-kNN pearson k=50, ML-100K u1 vs scikit-surprise KNNBasic", ">= 5x",
                  ours, anchor, repeat)  # fmt: skip
-        import pandas as pd
-
         a, b = pd.read_csv(f"{tmp}/ours.tsv", sep="\t"), pd.read_csv(f"{tmp}/surprise.tsv", sep="\t")
         rmse = {name: float(((f["prediction"] - f["rating"]) ** 2).mean() ** 0.5) for name, f in (("receval", a),
                                                                                                    ("surprise", b))}
