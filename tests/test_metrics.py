@@ -296,11 +296,15 @@ def test_invariance_to_user_order_batching_and_id_types(run, seed) -> None:
     rankings, truth, k = run
     assume(truth.nnz > 0)
     coo = truth.tocoo()
+    # a threshold above every held-out rating is refused (it would score no user): keep one positive
+    assume((coo.data >= 3).any())
     truth_df = pd.DataFrame({"user": coo.row, "item": coo.col, "rating": coo.data})
     rows, cols = np.nonzero(rankings >= 0)
     recs = pd.DataFrame({"user": rows, "item": rankings[rows, cols], "rank": cols + 1})
     metrics = [m.format(k=k) for m in PER_USER if "fallout" not in m and "anti" not in m]
     recs = recs[recs["user"].isin(truth_df["user"])]  # users without truth are dropped with a warning
+    # a run none of whose items is in the truth is refused as an id mismatch (front-door check)
+    assume(recs.empty or recs["item"].isin(truth_df["item"]).any())
     base = receval.evaluate(recs, truth_df, metrics, threshold=3)
     shuffled = recs.sample(frac=1.0, random_state=seed % 1000)
     again = receval.evaluate(shuffled, truth_df.sample(frac=1.0, random_state=seed % 999), metrics, threshold=3)
@@ -315,6 +319,9 @@ def test_invariance_to_user_order_batching_and_id_types(run, seed) -> None:
     # per-user values do not depend on which other users are evaluated with them
     users = truth_df["user"].unique()
     half = users[: len(users) // 2 + 1]
+    sub_recs, sub_truth = recs[recs.user.isin(half)], truth_df[truth_df.user.isin(half)]
+    assume(sub_recs.empty or sub_recs["item"].isin(sub_truth["item"]).any())
+    assume((sub_truth["rating"] >= 3).any())
     part = receval.evaluate(recs[recs.user.isin(half)], truth_df[truth_df.user.isin(half)], metrics, threshold=3)
     full = base.per_user.set_index("user").loc[part.per_user["user"]]
     np.testing.assert_allclose(part.per_user[metrics].to_numpy(), full[metrics].to_numpy())
