@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from receval.cli import main
-from receval.errors import DataError, MetricError
+from receval.errors import ConfigError, DataError, MetricError
 from receval.evaluate import evaluate
 from receval.experiment.sharded_files import evaluate_parquet_sharded, plan_shards
 
@@ -100,3 +100,16 @@ def test_refuses_what_shards_cannot_compute(files, tmp_path):
     pd.DataFrame({"user": ["1"], "item": [2], "score": [0.5]}).to_parquet(tmp_path / "s.parquet")
     with pytest.raises(DataError, match="different types"):
         evaluate_parquet_sharded(truth, tmp_path / "s.parquet", ["mrr"], n_shards=2)
+
+
+def test_bad_options_name_the_option(files, capsys):
+    folder, _, _ = files
+    truth, run = folder / "truth.parquet", folder / "run.parquet"
+    with pytest.raises(ConfigError, match="--shards must be at least 1"):
+        evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=0)
+    with pytest.raises(ConfigError, match="--jobs must be a whole number"):
+        evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=2, jobs=0)
+    with pytest.raises(ConfigError, match="--executor dask needs --scheduler"):
+        evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=2, executor="dask")
+    status = main(["evaluate", "--truth", str(truth), "--recs", str(run), "--metrics", "mrr", "--jobs", "2"])
+    assert status == 2 and "add --shards N" in capsys.readouterr().err

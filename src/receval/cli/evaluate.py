@@ -45,7 +45,7 @@ from receval.cli.common import (
     table_reader,
 )
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
-from receval.errors import DataError
+from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from receval.evaluate import EvaluationResult
@@ -122,6 +122,8 @@ def evaluate_command(
 
         check_output_file(per_user, "--per-user")
     fmt = output_format(output, as_json)
+    if shards is None and (jobs != 1 or executor != "local" or scheduler is not None):
+        raise ConfigError("--jobs, --executor and --scheduler apply to sharded evaluation; add --shards N")
     if shards is not None:
         if recs is None or any(x is not None for x in (train, aspects, barrier_data)):
             raise DataError("--shards evaluates --recs against --truth only (no --predictions, --train, --aspects, "

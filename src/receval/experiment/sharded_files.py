@@ -219,6 +219,8 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str | None) -> list[Any]:
+    if not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"--jobs must be a whole number of at least 1, got {workers!r}")
     if executor == "local":
         results = map(_shard_task, jobs)
         if workers > 1:
