@@ -100,7 +100,13 @@ __all__ = [
 ATTACKS: tuple[str, ...] = ("random", "average", "bandwagon", "segment", "love-hate")
 FAKE_PREFIX = "__attack_"
 Intent = Literal["push", "nuke"]
-_INTENTS = {"random": None, "average": None, "bandwagon": None, "segment": "push", "love-hate": "nuke"}
+_INTENTS: dict[str, Literal["push", "nuke"] | None] = {
+    "random": None,
+    "average": None,
+    "bandwagon": None,
+    "segment": "push",
+    "love-hate": "nuke",
+}
 _KEY_CELLS = 4_000_000  # random keys drawn at once when sampling filler items
 _SCORE_CELLS = 4_000_000  # scores computed at once for ranks
 
@@ -709,7 +715,9 @@ def detection_features(data: Interactions, k: int = 25) -> pd.DataFrame:
     n_u = np.bincount(data.users, minlength=data.n_users).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         rdma = np.bincount(data.users, weights=dev, minlength=data.n_users) / n_u
-    sim = UserKNN(k=k, similarity="pearson", mode="dense").fit(data).similarity_.copy()
+    dense = UserKNN(k=k, similarity="pearson", mode="dense").fit(data).similarity_
+    assert dense is not None  # mode="dense" keeps the similarity matrix
+    sim = dense.copy()
     np.fill_diagonal(sim, -np.inf)
     kk = min(k, data.n_users - 1)
     degsim = np.full(data.n_users, np.nan)
