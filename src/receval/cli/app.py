@@ -30,6 +30,7 @@ import re
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
+from typing import TextIO
 
 import typer
 
@@ -144,7 +145,7 @@ def _add_examples(typer_app: typer.Typer, prefix: str = "") -> None:
     which click would otherwise cut to the terminal's width with "...".
     """
     for info in typer_app.registered_commands:
-        name = prefix + (info.name or info.callback.__name__.replace("_", "-"))  # type: ignore[union-attr]
+        name = prefix + (info.name or info.callback.__name__.replace("_", "-"))  # type: ignore[union-attr]  # registered: has a callback
         if not info.epilog and name in EXAMPLES:
             info.epilog = f"\b\nExample:\n  {EXAMPLES[name]}"  # \b: click keeps the line as written
         doc = info.help or (info.callback.__doc__ if info.callback else None)
@@ -172,8 +173,15 @@ def _wants_json(args: Sequence[str]) -> bool:
 _NUMPY_NOTICES = r"(invalid value|divide by zero|overflow|underflow) encountered|Mean of empty slice|Degrees of freedom"
 
 
-def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: object) -> None:
-    """A warning as one line ``warning: ...`` on stderr: no source path, no code line."""
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A warning as one line ``warning: ...`` on stderr: no source path, no code line (``file``, ``line`` unused)."""
     typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
 
 

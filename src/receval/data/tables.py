@@ -672,7 +672,7 @@ def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
                 bad = np.asarray(values.isna())
                 if values.dtype == object or pd.api.types.is_string_dtype(values):
                     bad = bad | np.asarray(values.fillna("").astype(str).str.strip() == "")
-            message = f"empty {col} id"
+            message: str | None = f"empty {col} id"
         elif col == "rank" and pd.api.types.is_numeric_dtype(frame[col]):
             values = frame[col].to_numpy(dtype=np.float64)
             with np.errstate(invalid="ignore"):
