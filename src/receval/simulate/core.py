@@ -333,9 +333,13 @@ def _rounds(
     The compiled loop keeps all its state in the arrays it is given, so running it round
     by round gives the same trajectory as one call for all the rounds.
     """
+    s, cell, mask, label, avail, given, pos_u, neg_u, counters, out = common
     t = t0
     while t < t1:
-        reached = run_rounds(state, *common, t, t + 1, n_per_round, order_mode, batched, log, record)
+        reached = run_rounds(
+            state, s, cell, mask, label, avail, given, pos_u, neg_u, counters, out,
+            t, t + 1, n_per_round, order_mode, batched, log, record,
+        )
         if reached == t:
             return t
         t = reached

@@ -37,6 +37,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import numpy as np
 
 from receval.data.interactions import Interactions
@@ -49,7 +51,11 @@ __all__ = ["OnlineRandom", "OnlinePopularity", "OnlineAverage", "ItemBandit"]
 _POLICIES = {"egreedy": K.ARGMAX, "ucb": K.ARGMAX, "thompson": K.THOMPSON}
 
 
-def _check_threshold(model: Recommender, train: Interactions) -> float:
+class _Thresholded(Protocol):
+    threshold: float | None
+
+
+def _check_threshold(model: _Thresholded, train: Interactions) -> float:
     if model.threshold is None:
         raise ConfigError(
             f"{type(model).__name__} needs a relevance threshold to binarise ratings: pass threshold=λ "
@@ -69,8 +75,13 @@ def feedback_codes(feedback: np.ndarray) -> np.ndarray:
 class _ItemCounts(Recommender):
     """Shared state and protocol methods of the non-personalised online models."""
 
+    threshold: float | None  # set by each model's __init__
     _policy = K.ARGMAX
     _kind = K.MEAN
+
+    def _scores(self) -> np.ndarray:
+        """The current score of every item (one row, the same for every user); each model defines it."""
+        raise NotImplementedError
 
     def _priors(self) -> tuple[float, float]:
         return 0.0, 0.0
