@@ -136,7 +136,9 @@ def compare_command(
         typer.echo(json.dumps(body))
         return
     print_table(Table.from_frame(result.summary, title="Metrics per run"), fmt)
-    print_table(Table.from_frame(result.tests, title=f"Paired {test} tests ({correction})", index=False), fmt)
+    tests = Table.from_frame(result.tests, title=f"Paired {test}, p-values {correction}-corrected", index=False)
+    tests.float_format = "{:.4g}"  # p-values span orders of magnitude
+    print_table(tests, fmt)
     if report is not None:
         typer.echo(f"report written to {report}", err=True)
 
