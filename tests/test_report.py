@@ -189,3 +189,18 @@ def test_figures_refuse_empty_input_and_use_the_palette(tmp_path):
     assert [p.suffix for p in paths] == [".png", ".svg"] and all(p.stat().st_size > 0 for p in paths)
     fig, axes = figure(2, 3)
     assert axes.shape == (2, 3)
+
+
+def test_report_names_damaged_tasks_and_leaves_them_out(tmp_path) -> None:
+    from receval.experiment.store import ResultStore
+    from receval.report.html import build_report
+
+    root = tmp_path / "results"
+    rd.one_shot(root, systems=2, seeds=2, users=20, slices=False)
+    store = ResultStore(root)
+    victim = sorted(store.finished_ids())[0]
+    part = next(store.parts.glob(f"{victim}.*.parquet"))
+    part.write_bytes(b"not parquet")
+    html = build_report(root, tmp_path / "r.html", dataset_overview=False).read_text()
+    assert "1 damaged task(s)" in html and victim in html
+    assert victim not in set(store.read_parts("task")["task_id"])

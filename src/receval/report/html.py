@@ -410,6 +410,7 @@ def build_report(
     else:
         rep.title = f"receval report: {meta.get('name', root.name)}"
     results = _Results(root)
+    _damaged_notice(rep, results)
     rep.section("overview", lambda: _overview(rep, results, meta))
     tasks = None
     try:
@@ -441,6 +442,20 @@ def build_report(
             write_text(d / f"{name}.tex", tex)
     subtitle = f"{root} · generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC in {time.perf_counter() - t0:.1f} s"
     return write_text(out, rep.render(subtitle))
+
+
+def _damaged_notice(rep: Report, results: _Results) -> None:
+    """Name the tasks whose files are missing, unreadable or changed: they are left out until a resumed run."""
+    try:
+        damaged = results.store.damaged()
+    except Exception as err:  # a store too damaged to scan still gets a report
+        rep.notice(f"the task files could not be checked: {type(err).__name__}: {err}")
+        return
+    if damaged:
+        listed = "; ".join(f"{task_id}: {why}" for task_id, why in sorted(damaged.items()))
+        rep.notice(
+            f"{len(damaged)} damaged task(s) left out of every table (`receval run` again to redo them): {listed}"
+        )
 
 
 _KNOWN_TABLES = {
