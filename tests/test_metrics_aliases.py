@@ -11,7 +11,7 @@ import scipy.sparse as sp
 import receval
 from receval.errors import MetricError
 from receval.metrics.registry import FIELD_SPELLINGS, MetricInput, get_definition, parse_metric
-from test_metrics_oracles import WIDTH, _random_run, _trec
+from test_metrics_oracles import WIDTH, _random_run, _trec, assert_equals_ranx
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -115,19 +115,7 @@ RANX = {
 
 @pytest.mark.slow
 def test_new_metrics_equal_ranx() -> None:
-    ranx = pytest.importorskip("ranx")
-    truth, recs = _random_run(4)
-    qrels = ranx.Qrels.from_df(
-        truth.astype({"user": object, "item": object}), q_id_col="user", doc_id_col="item", score_col="rating"
-    )
-    run = ranx.Run.from_df(
-        recs.astype({"user": object, "item": object}), q_id_col="user", doc_id_col="item", score_col="score"
-    )
-    scores = ranx.evaluate(qrels, run, list(RANX), return_mean=False)
-    ours = receval.evaluate(recs, truth, list(RANX.values()), empty_users="zero")
-    table = ours.per_user.set_index("user").loc[list(run.keys())]
-    for theirs, metric in RANX.items():
-        np.testing.assert_allclose(table[metric].to_numpy(), np.asarray(scores[theirs]), rtol=0, atol=1e-9)
+    assert_equals_ranx(RANX, seed=4)
 
 
 def test_f1_and_r_precision_by_hand() -> None:

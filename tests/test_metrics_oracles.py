@@ -82,18 +82,23 @@ RANX = {
 
 @pytest.mark.slow
 def test_equals_ranx() -> None:
+    assert_equals_ranx(RANX, seed=3)
+
+
+def assert_equals_ranx(names: dict[str, str], seed: int) -> None:
+    """Per-user values of ranx's metric names (keys) equal receval's metric strings (values) to 1e-9."""
     ranx = pytest.importorskip("ranx")
-    truth, recs = _random_run(3)
+    truth, recs = _random_run(seed)
     qrels = ranx.Qrels.from_df(
         truth.astype({"user": object, "item": object}), q_id_col="user", doc_id_col="item", score_col="rating"
     )
     run = ranx.Run.from_df(
         recs.astype({"user": object, "item": object}), q_id_col="user", doc_id_col="item", score_col="score"
     )
-    scores = ranx.evaluate(qrels, run, list(RANX), return_mean=False)
-    ours = receval.evaluate(recs, truth, list(RANX.values()), empty_users="zero")
+    scores = ranx.evaluate(qrels, run, list(names), return_mean=False)
+    ours = receval.evaluate(recs, truth, list(names.values()), empty_users="zero")
     table = ours.per_user.set_index("user").loc[list(run.keys())]
-    for theirs, metric in RANX.items():
+    for theirs, metric in names.items():
         np.testing.assert_allclose(table[metric].to_numpy(), np.asarray(scores[theirs]), rtol=0, atol=1e-9)
 
 
