@@ -27,7 +27,8 @@ Both models compute a similarity matrix between "x" entities (users for
     with ``vector-cosine`` 0.320 (Popularity: 0.222); Pearson remains the similarity
     whose predictions equal scikit-surprise's ``KNNWithMeans``. Naming a similarity
     uses it for both tasks. ``similarity_`` is the matrix ``predict`` uses (dense
-    mode), and ``neighbours_`` the top-N neighbourhoods ``score`` uses.
+    mode), and ``neighbours_`` the top-N neighbourhoods ``score`` uses (made on its first use, so a
+    model fitted only to predict ratings never selects them).
 
 A pair with fewer than ``min_support`` common entries has similarity 0; with
 ``shrinkage`` λ > 0 similarities are multiplied by ``n / (n + λ)`` (n = common entries).
@@ -76,14 +77,14 @@ Examples
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, cast
+from typing import ClassVar, Literal
 
 import numba
 import numpy as np
 import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
 from receval.recommenders.topn import _topk_batch
@@ -228,30 +229,45 @@ def _mirror_upper(sim):  # pragma: no cover
 def _predict(
     xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k, global_mean
 ):  # pragma: no cover
-    """Predictions of the pairs (xs, ys); ``sim[sim_row[p]]`` is the similarity row of ``xs[p]``."""
+    """Predictions of the pairs (xs, ys); ``sim[sim_row[p]]`` is the similarity row of ``xs[p]``.
+
+    The neighbours are the ``k`` candidates of largest positive similarity in decreasing order, ties in
+    training-row order (a stable sort's first ``k``, as surprise's ``heapq.nlargest``), kept by insertion
+    into a sorted buffer as the candidates are read: the sums run in that order."""
     out = np.empty(len(xs))
+    longest = 1
+    for y in range(len(y_ptr) - 1):
+        longest = max(longest, y_ptr[y + 1] - y_ptr[y])
+    size = min(k, longest)  # no list has more candidates than this
+    top_sim = np.empty(size)
+    top_row = np.empty(size, dtype=np.int64)
     for p in range(len(xs)):
         x = xs[p]
         y = ys[p]
         if not (known_x[x] and known_y[y]):
             out[p] = global_mean
             continue
-        start = y_ptr[y]
-        cand = y_idx[start : y_ptr[y + 1]]
-        sims = np.empty(len(cand))
-        for j in range(len(cand)):
-            sims[j] = sim[sim_row[p], cand[j]]
-        order = np.argsort(-sims, kind="mergesort")  # stable: ties keep training-row order
+        row = sim[sim_row[p]]
+        m = 0
+        for q in range(y_ptr[y], y_ptr[y + 1]):
+            s = row[y_idx[q]]
+            if not s > 0 or (m == size and s <= top_sim[size - 1]):
+                continue  # not positive, or not above the k-th kept (which, earlier, wins a tie)
+            pos = min(m, size - 1)
+            while pos > 0 and top_sim[pos - 1] < s:  # after the kept ones at least as similar
+                top_sim[pos] = top_sim[pos - 1]
+                top_row[pos] = top_row[pos - 1]
+                pos -= 1
+            top_sim[pos] = s
+            top_row[pos] = q
+            m = min(m + 1, size)
         sum_sim = 0.0
         sum_r = 0.0
-        actual_k = 0
-        for j in range(min(k, len(cand))):
-            s = sims[order[j]]
-            if s > 0:
-                sum_sim += s
-                sum_r += s * (y_val[start + order[j]] - means[cand[order[j]]])
-                actual_k += 1
-        if actual_k < min_k:
+        for j in range(m):
+            q = top_row[j]
+            sum_sim += top_sim[j]
+            sum_r += top_sim[j] * (y_val[q] - means[y_idx[q]])
+        if m < min_k:
             sum_r = 0.0
         est = means[x]
         if sum_sim != 0:
@@ -275,8 +291,17 @@ def _top_neighbours(sim: np.ndarray, k: int) -> sp.csr_matrix:
 
 
 def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
-    """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x (with their pointers)."""
-    x_order = np.argsort(x * n_y + y)  # (x, y) pairs are distinct
+    """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x (with their pointers).
+
+    Raises :class:`DataError` when an (x, y) pair repeats (seen in the sorted keys, no other pass)."""
+    keys = x * n_y + y
+    x_order = np.argsort(keys)
+    repeated = int(np.count_nonzero(np.diff(keys[x_order]) == 0))
+    if repeated:
+        raise DataError(
+            f"{repeated} repeated (user, item) ratings; call .deduplicate('last' or 'mean') "
+            "to choose one value per pair before building a matrix"
+        )
     yx_order = np.argsort(y * n_x + x)
     x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
     y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
@@ -348,8 +373,10 @@ class _KNN(Recommender):
     def fit(self, train: Interactions) -> _KNN:
         self._validate()
         self._start_fit(train)
-        n_x = self.n_users_ if self.user_based else self.n_items_
-        ratings_csr = train.to_csr()  # raises DataError on repeated pairs
+        n_x, n_y = (self.n_users_, self.n_items_) if self.user_based else (self.n_items_, self.n_users_)
+        users, items = train.users.astype(np.int64), train.items.astype(np.int64)
+        x, y = (users, items) if self.user_based else (items, users)
+        orders = _list_orders(x, y, n_x, n_y)  # raises DataError on repeated pairs
         predict_kind, rank_kind = ("pearson", "vector-cosine") if self.similarity == "auto" else (self.similarity,) * 2
         n_matrices = 1 if predict_kind == rank_kind else 2
         dense_bytes = n_matrices * n_x * n_x * 8
@@ -365,16 +392,12 @@ class _KNN(Recommender):
                 'use mode="sparse" (top-k neighbours only), filter the data or use another algorithm',
             )
         self.mode_ = mode
-        users, items = train.users.astype(np.int64), train.items.astype(np.int64)
         r = train.ratings.astype(np.float64)
-        x, y = (users, items) if self.user_based else (items, users)
-        n_y = self.n_items_ if self.user_based else self.n_users_
         x_count = np.bincount(x, minlength=n_x)
         y_count = np.bincount(y, minlength=n_y)
         with np.errstate(invalid="ignore", divide="ignore"):
             self.means_ = np.nan_to_num(np.bincount(x, weights=r, minlength=n_x) / x_count)
             y_means = np.nan_to_num(np.bincount(y, weights=r, minlength=n_y) / y_count)
-        orders = _list_orders(x, y, n_x, n_y)
         predict_lists = _kernel_lists(predict_kind, x, y, r, y_means[y], orders)
         rank_lists = predict_lists
         if rank_kind != predict_kind:
@@ -383,25 +406,47 @@ class _KNN(Recommender):
         self.similarity_: np.ndarray | None = None
         if mode == "dense":
             self.similarity_ = self._dense(predict_lists, n_x)
-            ranking = self.similarity_ if rank_lists is predict_lists else self._dense(rank_lists, n_x)
-            self.neighbours_ = _top_neighbours(ranking, int(self.k))
-            self._predict_lists = None
-        else:
-            self.neighbours_ = self._sparse_neighbours(rank_lists, n_x)
-            self._predict_lists = predict_lists
-        del rank_lists
+        # score's neighbourhoods and rating weights are made on first use (predict needs neither)
+        self._lists = (predict_lists, rank_lists)
+        self._neighbours: sp.csr_matrix | None = None
+        self._weights_csr: sp.csr_matrix | None = None
         # Y-major lists in training-row order give surprise's neighbour tie order (predict).
         y_order = np.argsort(y, kind="stable")
         self._y_ptr, self._y_idx, self._y_val = np.concatenate([[0], np.cumsum(y_count)]), x[y_order], r[y_order]
         self._known_x, self._known_y = x_count > 0, y_count > 0
         self.global_mean_ = float(r.mean())
         self.scale_ = train.scale
-        weights = ratings_csr.astype(np.float64)
-        if self.centered:
-            centre = self.means_[users] if self.user_based else self.means_[items]
-            weights = sp.csr_matrix((r - centre, (users, items)), shape=ratings_csr.shape)
-        self._weights = weights.tocsr()
         return self
+
+    @property
+    def neighbours_(self) -> sp.csr_matrix:
+        """Each entity's ``k`` most similar others with positive similarity, sparse (made on first use)."""
+        self._check_fitted()
+        if self._neighbours is None:
+            predict_lists, rank_lists = self._lists
+            n_x = len(self._known_x)
+            if self.similarity_ is None:
+                self._neighbours = self._sparse_neighbours(rank_lists, n_x)
+            else:
+                ranking = self.similarity_ if rank_lists is predict_lists else self._dense(rank_lists, n_x)
+                self._neighbours = _top_neighbours(ranking, int(self.k))
+        return self._neighbours
+
+    @property
+    def _weights(self) -> sp.csr_matrix:
+        """The users x items ratings (minus the x entity's mean when ``centered``) that ``score`` weighs (sorted
+        CSR, made on first use from the y-major lists)."""
+        self._check_fitted()
+        if self._weights_csr is None:
+            values = self._y_val - self.means_[self._y_idx] if self.centered else self._y_val
+            lists, shape = (values, self._y_idx, self._y_ptr), (self.n_users_, self.n_items_)
+            if self.user_based:  # item-major lists
+                weights = sp.csc_matrix(lists, shape=shape).tocsr()
+            else:  # copied: sorting the indices in place must leave predict's lists in training-row order
+                weights = sp.csr_matrix(lists, shape=shape, copy=True)
+            weights.sort_indices()
+            self._weights_csr = weights
+        return self._weights_csr
 
     def _rows(self, lists: tuple, rows: np.ndarray, upper: bool, out: np.ndarray) -> None:
         """Write the similarity rows of the entities ``rows`` (of the kind of ``lists``) into ``out``."""
@@ -437,8 +482,10 @@ class _KNN(Recommender):
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
         xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)
-        if self.similarity_ is not None:  # dense mode
-            est = self._predict(xs, ys, self.similarity_, xs)
+        if self.similarity_ is not None:  # dense mode, the pairs by entity (its similarity row stays in cache)
+            order = np.argsort(xs, kind="stable")
+            est = np.empty(len(xs))
+            est[order] = self._predict(xs[order], ys[order], self.similarity_, xs[order])
         else:  # sparse mode: the similarity rows of the pairs' entities, by blocks
             est = np.empty(len(xs))
             unique, inverse = np.unique(xs, return_inverse=True)
@@ -451,7 +498,7 @@ class _KNN(Recommender):
                 stop = min(start + block, len(unique))
                 sim = buffer[: stop - start]
                 sim[:] = 0.0
-                self._rows(cast(tuple, self._predict_lists), unique[start:stop], False, sim)
+                self._rows(self._lists[0], unique[start:stop], False, sim)
                 lo, hi = np.searchsorted(sorted_inverse, [start, stop])
                 pairs = order[lo:hi]
                 est[pairs] = self._predict(xs[pairs], ys[pairs], sim, inverse[pairs] - start)
