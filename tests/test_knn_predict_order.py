@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from receval import Interactions
-from receval.errors import DataError
+from receval.errors import ConfigError, DataError
 from receval.recommenders.knn import ItemKNN, UserKNN
 
 
@@ -48,8 +48,8 @@ def _reference(model, train: Interactions, users: np.ndarray, items: np.ndarray)
 @pytest.mark.parametrize(("k", "min_k"), [(1, 1), (3, 2), (7, 1), (1000, 1)])
 def test_predictions_equal_the_definition_bit_for_bit(cls, k, min_k):
     train = _tied()
-    users, items = np.meshgrid(np.arange(train.n_users), np.arange(train.n_items), indexing="ij")
-    users, items = users.ravel(), items.ravel()
+    users = np.repeat(np.arange(train.n_users), train.n_items)
+    items = np.tile(np.arange(train.n_items), train.n_users)
     model = cls(k=k, min_k=min_k, similarity="pearson", mode="dense").fit(train)
     sim = model.similarity_
     assert len(np.unique(sim[sim > 0])) < 0.2 * (sim > 0).sum()  # the data has many ties
@@ -79,3 +79,40 @@ def test_fit_for_prediction_makes_no_neighbourhoods_and_repeated_pairs_are_refus
     twice = Interactions.from_arrays([0, 0, 1], [1, 1, 0], [4, 5, 3])
     with pytest.raises(DataError, match=r"^1 repeated \(user, item\) ratings; call \.deduplicate"):
         ItemKNN().fit(twice)
+
+
+@pytest.mark.parametrize(
+    ("cls", "options"),
+    [
+        (ItemKNN, {"k": 50, "name": "pearson"}),
+        (UserKNN, {"k": 50, "name": "pearson"}),
+        (ItemKNN, {"k": 3, "min_k": 3, "name": "cosine", "min_support": 3}),
+        (UserKNN, {"k": 5, "min_k": 3, "name": "pearson", "min_support": 2}),
+    ],
+)
+def test_means_false_is_surprise_knn_basic(cls, options):
+    surprise = pytest.importorskip("surprise")
+    train, test = _tied(seed=7, n_users=80, n_items=50), _tied(seed=8, n_users=80, n_items=50)
+    df = train.to_frame(original_ids=False)[["user", "item", "rating"]]
+    trainset = surprise.Dataset.load_from_df(df, surprise.Reader(rating_scale=(1, 3))).build_full_trainset()
+    options = dict(options)
+    k, min_k, min_support = options.pop("k"), options.pop("min_k", 1), options.pop("min_support", 1)
+    sim_options = {**options, "min_support": min_support, "user_based": cls is UserKNN}
+    algo = surprise.KNNBasic(k=k, min_k=min_k, sim_options=sim_options, verbose=False).fit(trainset)
+    assert (train.user_ids == np.arange(train.n_users)).all() and (train.item_ids == np.arange(train.n_items)).all()
+    users, items = test.user_ids[test.users], test.item_ids[test.items]  # surprise's ids: train's indices
+    ref = np.array([algo.predict(u, i).est for u, i in zip(users.tolist(), items.tolist(), strict=True)])
+    model = cls(k=k, min_k=min_k, min_support=min_support, similarity=options["name"], means=False).fit(train)
+    known = (users < train.n_users) & (items < train.n_items)
+    got = np.full(len(users), train.ratings.mean(dtype=np.float64))
+    got[known] = model.predict(train.user_index(users[known]), train.item_index(items[known]))
+    impossible = np.array([algo.predict(u, i).details["was_impossible"] for u, i in zip(users, items, strict=True)])
+    assert 0 < impossible.sum() < len(ref)  # the global-mean fallback is exercised
+    np.testing.assert_array_equal(got, ref)
+    with_means = cls(k=k, min_k=min_k, min_support=min_support, similarity=options["name"]).fit(train)
+    assert not np.allclose(with_means.predict(train.users, train.items), model.predict(train.users, train.items))
+
+
+def test_means_must_be_a_boolean():
+    with pytest.raises(ConfigError, match="means must be True"):
+        ItemKNN(means="no").fit(_tied())  # type: ignore[arg-type]

@@ -39,8 +39,10 @@ rated the target (its raters for user-based, the user's rated items for
 item-based), take the ``k`` most similar (ties: the earlier training row first),
 keep those with positive similarity, and predict
 ``μ_x + Σ sim·(r − μ_neighbour) / Σ sim``; with fewer than ``min_k`` such neighbours
-the prediction is ``μ_x``. When the user or the item has no training rating the
-prediction is the global mean (as surprise). Predictions are clipped to the rating
+the prediction is ``μ_x``. ``means=False`` gives scikit-surprise's ``KNNBasic`` instead:
+``Σ sim·r / Σ sim`` over the same neighbours, and the global mean with fewer than
+``min_k`` of them (surprise's impossible prediction). When the user or the item has no
+training rating the prediction is the global mean (as surprise). Predictions are clipped to the rating
 scale when ``clip``.
 
 Top-N scoring (``score``) uses a fixed neighbourhood per entity: its ``k`` most
@@ -227,9 +229,10 @@ def _mirror_upper(sim):  # pragma: no cover
 
 @numba.njit(cache=True)
 def _predict(
-    xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, known_x, known_y, k, min_k, global_mean
+    xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, with_means, known_x, known_y, k, min_k, global_mean
 ):  # pragma: no cover
-    """Predictions of the pairs (xs, ys); ``sim[sim_row[p]]`` is the similarity row of ``xs[p]``.
+    """Predictions of the pairs (xs, ys); ``sim[sim_row[p]]`` is the similarity row of ``xs[p]``;
+    ``with_means``: KNNWithMeans, else KNNBasic (the global mean when fewer than ``min_k`` neighbours).
 
     The neighbours are the ``k`` candidates of largest positive similarity in decreasing order, ties in
     training-row order (a stable sort's first ``k``, as surprise's ``heapq.nlargest``), kept by insertion
@@ -266,7 +269,10 @@ def _predict(
         for j in range(m):
             q = top_row[j]
             sum_sim += top_sim[j]
-            sum_r += top_sim[j] * (y_val[q] - means[y_idx[q]])
+            sum_r += top_sim[j] * (y_val[q] - means[y_idx[q]] if with_means else y_val[q])
+        if not with_means:
+            out[p] = sum_r / sum_sim if m >= min_k and sum_sim != 0 else global_mean
+            continue
         if m < min_k:
             sum_r = 0.0
         est = means[x]
@@ -348,6 +354,7 @@ class _KNN(Recommender):
         centered: bool = False,
         clip: bool = True,
         mode: Literal["auto", "dense", "sparse"] = "auto",
+        means: bool = True,
     ):
         self.k = k
         self.similarity = similarity
@@ -357,6 +364,7 @@ class _KNN(Recommender):
         self.centered = centered
         self.clip = clip
         self.mode = mode
+        self.means = means
 
     def _validate(self) -> None:
         if self.similarity not in _SIMILARITIES:
@@ -369,6 +377,8 @@ class _KNN(Recommender):
                 raise ConfigError(f"{name} must be an integer >= {int(name != 'min_k')}, got {value!r}")
         if not self.shrinkage >= 0:
             raise ConfigError(f"shrinkage must be >= 0, got {self.shrinkage!r}")
+        if not isinstance(self.means, (bool, np.bool_)):
+            raise ConfigError(f"means must be True (KNNWithMeans) or False (KNNBasic), got {self.means!r}")
 
     def fit(self, train: Interactions) -> _KNN:
         self._validate()
@@ -478,7 +488,7 @@ class _KNN(Recommender):
         return _neighbours([(rows[keep], cols[keep], vals[keep])], n_x)
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
-        """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``similarity="pearson"``)."""
+        """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``KNNBasic`` with ``means=False``)."""
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
         xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)
@@ -514,6 +524,7 @@ class _KNN(Recommender):
             self._y_idx,
             self._y_val,
             self.means_,
+            bool(self.means),
             self._known_x,
             self._known_y,
             int(self.k),
