@@ -52,7 +52,9 @@ def test_public_names_load_on_first_use():
         "assert receval.evaluate is evaluate and callable(evaluate), receval.evaluate\n"
         "assert evaluate_model.__module__ == 'receval.evaluate' and Interactions.__name__ == 'Interactions'\n"
     )
-    assert "pandas" in _loaded_after(code)  # the names are real: using them loads what they need
+    loaded = _loaded_after(code)
+    assert "scipy" in loaded  # the names are real: using them loads what they need ...
+    assert "pandas" not in loaded  # ... and no more: pandas waits for a DataFrame
 
 
 def test_submodule_first_keeps_the_evaluate_function():
@@ -88,10 +90,16 @@ def test_python_m_receval_help_loads_no_heavy_library():
     assert _loaded_after(code) == []
 
 
-def test_evaluate_loads_only_its_own_path(tmp_path):
-    truth, recs = tmp_path / "t.tsv", tmp_path / "r.tsv"
-    truth.write_text("user\titem\trating\n1\ta\t5\n1\tb\t2\n2\ta\t4\n")
-    recs.write_text("user\titem\tscore\n1\tb\t0.9\n1\ta\t0.1\n2\ta\t0.5\n")
+@pytest.mark.parametrize("kind", ["tsv", "trec"])
+def test_evaluate_loads_only_its_own_path(tmp_path, kind):
+    if kind == "tsv":
+        truth, recs = tmp_path / "t.tsv", tmp_path / "r.tsv"
+        truth.write_text("user\titem\trating\n1\ta\t5\n1\tb\t2\n2\ta\t4\n")
+        recs.write_text("user\titem\tscore\n1\tb\t0.9\n1\ta\t0.1\n2\ta\t0.5\n")
+    else:
+        truth, recs = tmp_path / "t.qrels", tmp_path / "r.trec"
+        truth.write_text("1 0 a 5\n1 0 b 2\n2 0 a 4\n")
+        recs.write_text("1 Q0 b 1 0.9 x\n1 Q0 a 2 0.1 x\n2 Q0 a 1 0.5 x\n")
     code = (
         "import contextlib, io, json, math\n"
         "from receval.cli.app import main\n"
@@ -104,6 +112,22 @@ def test_evaluate_loads_only_its_own_path(tmp_path):
         "assert math.isclose(got['ndcg@10'], (1 / math.log2(3) + 1) / 2)\n"
     )
     loaded = _loaded_after(code)
-    # ranking metrics need no compiled kernel: the aspect and debiasing kernels stay uncompiled, numba unimported
-    assert not {"numba", "matplotlib", "sklearn", "implicit", "rich"} & set(loaded)
-    assert "pandas" in loaded  # the check above is not vacuous: evaluating did run
+    # ranking metrics need no compiled kernel (numba unimported); Arrow tables go to the metrics without pandas
+    assert not {"pandas", "numba", "matplotlib", "sklearn", "implicit", "rich"} & set(loaded)
+    assert {"pyarrow", "scipy"} <= set(loaded)  # the check above is not vacuous: reading and evaluating did run
+
+
+def test_evaluate_per_user_table_still_writes(tmp_path):
+    """The per-user table is a DataFrame built on demand: asking for it loads pandas and writes it."""
+    truth, recs, out = tmp_path / "t.tsv", tmp_path / "r.tsv", tmp_path / "per_user.csv"
+    truth.write_text("user\titem\trating\n1\ta\t5\n2\ta\t4\n")
+    recs.write_text("user\titem\tscore\n1\ta\t0.9\n2\tb\t0.5\n")
+    code = (
+        "import contextlib, io\n"
+        "from receval.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['evaluate', '--truth', {str(truth)!r}, '--recs', {str(recs)!r},"
+        f" '--metrics', 'precision@1', '--per-user', {str(out)!r}]) == 0\n"
+    )
+    assert "pandas" in _loaded_after(code)
+    assert out.read_text().splitlines() == ["user,precision@1", "1,1.0", "2,0.0"]

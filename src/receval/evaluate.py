@@ -38,29 +38,32 @@ import logging
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
+from receval.data import _arrow
 from receval.data.interactions import Interactions, aspect_matrix
 from receval.data.tables import as_frame
+from receval.data.vocab import dictionary_codes, mismatch
+from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
-from receval.data.vocab import mismatch
 from receval.errors import DataError, MetricError
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
-from receval.stats.barrier import MagicBarrier, OverfittingCheck, check_overfitting
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
 __all__ = ["EvaluationResult", "evaluate", "evaluate_model", "to_rankings"]
 _log = logging.getLogger(__name__)
 
 
-@dataclass
 class EvaluationResult:
     """What :func:`evaluate` returns.
 
@@ -68,7 +71,9 @@ class EvaluationResult:
     ----------
     per_user : DataFrame
         Column ``user`` (original ids) and one column per per-user metric, named by
-        the metric string as given (NaN = the user is not scored by that metric).
+        the metric string as given (NaN = the user is not scored by that metric);
+        built on first access (a command that prints only the summary never imports
+        pandas).
     summary : dict
         ``{metric string: aggregated value}`` in the order given.
     conventions : dict
@@ -85,19 +90,44 @@ class EvaluationResult:
         predictions ``user, item, prediction`` on the evaluated test pairs (original ids).
     """
 
-    per_user: pd.DataFrame
-    summary: dict[str, float]
-    conventions: dict[str, object] = field(default_factory=dict)
-    overfitting: OverfittingCheck | None = None
-    rankings: np.ndarray | None = None
-    predictions: pd.DataFrame | None = None
+    def __init__(
+        self,
+        per_user: pd.DataFrame | Mapping[str, np.ndarray],
+        summary: dict[str, float],
+        conventions: dict[str, object] | None = None,
+        overfitting: OverfittingCheck | None = None,
+        rankings: np.ndarray | None = None,
+        predictions: pd.DataFrame | None = None,
+    ) -> None:
+        self._per_user = per_user
+        self.summary = summary
+        self.conventions = {} if conventions is None else conventions
+        self.overfitting = overfitting
+        self.rankings = rankings
+        self.predictions = predictions
+
+    @property
+    def per_user(self) -> pd.DataFrame:
+        """The per-user table (a DataFrame, built from the columns on first access)."""
+        if isinstance(self._per_user, Mapping):
+            import pandas as pd
+
+            self._per_user = pd.DataFrame(self._per_user)
+        return self._per_user
+
+    @per_user.setter
+    def per_user(self, table: pd.DataFrame) -> None:
+        self._per_user = table
 
     def to_frame(self) -> pd.DataFrame:
         """The summary as a one-column DataFrame indexed by metric string."""
+        import pandas as pd
+
         return pd.DataFrame({"value": self.summary}).rename_axis("metric")
 
     def __repr__(self) -> str:
-        lines = [f"<EvaluationResult: {len(self.per_user)} users>"]
+        users = self._per_user["user"] if isinstance(self._per_user, Mapping) else self._per_user
+        lines = [f"<EvaluationResult: {len(users)} users>"]
         lines += [f"  {name}: {value:.6g}" for name, value in self.summary.items()]
         return "\n".join(lines)
 
@@ -130,7 +160,9 @@ def evaluate(
     Parameters
     ----------
     recommendations
-        A DataFrame with columns ``user``, ``item`` and ``score`` (higher first) or
+        A DataFrame or ``pyarrow.Table`` (ids dictionary-encoded as
+        :func:`receval.data.tables.read_table` gives them with ``arrow=True``: then
+        nothing here imports pandas) with columns ``user``, ``item`` and ``score`` (higher first) or
         ``rank`` (1 first), original ids (LensKit's ``user_id``/``item_id`` and ranx's
         ``q_id``/``doc_id`` are recognised; other names through ``user=`` ...); a
         ``{user: {item: score}}`` dict (pytrec_eval), a list of ir-measures
@@ -142,7 +174,7 @@ def evaluate(
         ties by item index; a sparse matrix ranks only its stored entries, a dense one
         every finite score); or ``None`` when only error metrics are asked.
     truth
-        :class:`~receval.Interactions`, a DataFrame ``user, item[, rating]``
+        :class:`~receval.Interactions`, a DataFrame or ``pyarrow.Table`` ``user, item[, rating]``
         (without ``rating`` every truth item has rating 1 and graded metrics refuse),
         a ``{user: {item: grade}}`` dict or a ``ranx.Qrels``.
     metrics
@@ -185,11 +217,13 @@ def evaluate(
     truth = as_frame(truth, "truth", columns)
     train = as_frame(train, "train", columns)
     predictions = as_frame(predictions, "predictions", columns)
+    if hasattr(predictions, "column_names"):  # an Arrow table: predictions are checked as a DataFrame
+        predictions = predictions.to_pandas()
     if empty_users not in ("skip", "zero"):
         raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
     if unknown_users not in ("warn", "error"):
         raise MetricError(f"unknown_users must be 'warn' or 'error', got {unknown_users!r}")
-    graded = not (isinstance(truth, pd.DataFrame) and "rating" not in truth.columns)
+    graded = not (_is_table(truth) and "rating" not in _columns(truth))
     truth_data = truth if isinstance(truth, Interactions) else _frame_to_interactions(truth, "truth")
     thr, neg_thr = _thresholds(specs, threshold, negative_threshold, graded)
     # above the truth's top grade no item is positive: NaN over 0 users (below its lowest, every rated item is)
@@ -204,15 +238,11 @@ def evaluate(
     order_values: Any = None
     descending = False
     n_dropped = 0
-    if isinstance(recommendations, pd.DataFrame):
-        rec_users, rec_items, order_values, descending, raw_items, n_dropped = _map_recommendations(
+    if _is_table(recommendations):
+        rec_users, rec_items, order_values, descending, new_items, n_dropped = _map_recommendations(
             recommendations, truth_data, unknown_users
         )
-        unknown = rec_items < 0
-        if unknown.any():  # recommended items the truth never saw: unknown, but part of the catalogue
-            codes, new_ids = pd.factorize(raw_items[unknown])
-            rec_items[unknown] = len(all_items) + codes
-            all_items = _extend(all_items, np.asarray(new_ids))
+        all_items = _extend(all_items, new_items)
     train_data = None
     if train is not None:
         train_data = train if isinstance(train, Interactions) else _frame_to_interactions(train, "train")
@@ -226,7 +256,7 @@ def evaluate(
     width = _needed_width(specs)
 
     rankings = np.full((len(eval_users), 0), -1, dtype=np.int32)
-    if isinstance(recommendations, pd.DataFrame):
+    if _is_table(recommendations):
         rankings = to_rankings(rec_users, rec_items, order_values, truth_data.n_users, width, descending=descending)
         if len(eval_users) < truth_data.n_users:
             rankings = rankings[eval_users]
@@ -290,7 +320,7 @@ def evaluate(
         # what each metric string (aliases as typed) resolved to: the canonical metric and every parameter
         "metrics": {label: {"metric": str(spec), **_plain_params(spec.params)} for label, spec in specs},
     }
-    result = EvaluationResult(pd.DataFrame(per_user), summary, conventions)
+    result = EvaluationResult(per_user, summary, conventions)
     _log.info("evaluate: %d metrics computed over %d users", len(specs), len(eval_users))
     if barrier is not None:
         result.overfitting = _check_barrier(result, specs, barrier)
@@ -394,6 +424,8 @@ def evaluate_model(
         items, _ = recommend(model, eval_users, int(k), exclude=train if exclude_train else None, seed=seed)
     predictions = None
     if errors and not skipped:
+        import pandas as pd
+
         predictions = pd.DataFrame(
             {
                 "user": truth.user_ids[truth.users],
@@ -419,7 +451,7 @@ def evaluate_model(
         )
     else:  # only error metrics, for a model that cannot predict
         result = EvaluationResult(
-            pd.DataFrame({"user": truth.user_ids[eval_users]}), {}, {"users_evaluated": len(eval_users)}
+            {"user": truth.user_ids[eval_users]}, {}, {"users_evaluated": len(eval_users)}
         )
     for label in skipped:
         result.per_user[label] = np.nan
@@ -436,6 +468,8 @@ def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> Ov
     label = next((label for label, spec in specs if spec.name == "rmse"), None)
     if label is None:
         raise MetricError("barrier= compares an RMSE with the magic barrier: add 'rmse' to the metrics")
+    from receval.stats.barrier import check_overfitting
+
     per_user = result.per_user.set_index("user")[label].dropna()
     check = check_overfitting(per_user, barrier)
     if check.flagged:
@@ -468,37 +502,101 @@ def to_rankings(
     n = len(users)
     if n == 0:
         return np.full((n_users, 0 if width is None else width), -1, dtype=np.int32)
-    if not _is_sorted(users, order, descending):
+    starts = _ranked_blocks(users, order, descending)
+    if starts is None:  # not one ranked block per user: sort (stable, so ties keep the input order)
         perm = np.lexsort((-order if descending else order, users))
         users, items = users[perm], items[perm]
-    counts = np.bincount(users, minlength=n_users)
-    full = int(counts.max())
+        starts = np.flatnonzero(np.concatenate(([True], users[1:] != users[:-1])))
+    lengths = np.diff(np.append(starts, n))
+    full = int(lengths.max())
     width = full if width is None else min(width, full)
-    if n == n_users * full and counts.min() == full:  # every user has a full list: a reshape
-        return np.ascontiguousarray(items.reshape(n_users, full)[:, :width], dtype=np.int32)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    if len(starts) == n_users and n == n_users * full and np.array_equal(users[starts], np.arange(n_users)):
+        return np.ascontiguousarray(items.reshape(n_users, full)[:, :width], dtype=np.int32)  # sorted, full lists
     position = np.arange(n, dtype=np.int64)
-    position -= np.repeat(starts, counts)
+    position -= np.repeat(starts, lengths)
     keep = position < width
     out = np.full(n_users * width, -1, dtype=np.int32)
     out[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
     return out.reshape(n_users, width)
 
 
-def _is_sorted(users: np.ndarray, order: np.ndarray, descending: bool, chunk: int = 1 << 20) -> bool:
-    """Grouped by ascending user and sorted by ``order`` within users (checked in chunks to bound memory)."""
-    for start in range(0, len(users) - 1, chunk):
-        stop = min(start + chunk + 1, len(users))
-        du = np.diff(users[start:stop])
-        do = np.diff(order[start:stop])
-        step_ok = (do <= 0) if descending else (do >= 0)
-        if not np.all((du > 0) | ((du == 0) & step_ok)):
-            return False
-    return True
+def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray | None:
+    """Where each user's rows start, when every user's rows are one block ranked by ``order``; else None.
+
+    A run as tools write it (user after user, each list ranked) needs no sort: the
+    lists are scattered into the matrix from their blocks, whatever the users' order.
+
+    >>> _ranked_blocks(np.array([5, 5, 2]), np.array([0.9, 0.1, 0.5]), True).tolist()
+    [0, 2]
+    >>> _ranked_blocks(np.array([5, 2, 5]), np.array([0.9, 0.5, 0.1]), True) is None  # user 5 twice
+    True
+    """
+    change = users[1:] != users[:-1]
+    ranked = order[1:] <= order[:-1] if descending else order[1:] >= order[:-1]
+    if not (ranked | change).all():
+        return None
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    if len(np.unique(users[starts])) < len(starts):
+        return None
+    return starts
 
 
 def _has(recommendations: object, column: str) -> bool:
-    return isinstance(recommendations, pd.DataFrame) and column in recommendations.columns
+    return _is_table(recommendations) and column in _columns(recommendations)
+
+
+def _is_table(obj: object) -> bool:
+    """A pandas DataFrame or a pyarrow Table (recognised without importing either)."""
+    module = type(obj).__module__
+    return (module.startswith("pandas") and hasattr(obj, "columns")) or (
+        module.startswith("pyarrow") and hasattr(obj, "column_names")
+    )
+
+
+def _columns(table: Any) -> list[str]:
+    return list(table.column_names) if hasattr(table, "column_names") else list(table.columns)
+
+
+def _numbers(table: Any, column: str) -> np.ndarray:
+    """A column as float64; what is not a number becomes NaN (the caller names it)."""
+    values = table[column]
+    if hasattr(table, "column_names"):  # Arrow: numbers arrive as numbers from the reader
+        if _arrow.is_numeric(values):
+            return _arrow.numbers(values).astype(np.float64)
+        values = values.to_pandas()
+    import pandas as pd
+
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _value(table: Any, column: str, row: int) -> Any:
+    """One cell (for messages)."""
+    cell = table[column][row]
+    return cell.as_py() if hasattr(cell, "as_py") else cell
+
+
+def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
+    """The ids of some rows of an id column (Arrow, pandas or numpy), as an array."""
+    dictionary = dictionary_codes(column)
+    if dictionary is not None:
+        codes, categories = dictionary
+        return categories[codes[rows]]
+    return np.asarray(column)[rows]
+
+
+def _first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes renumbered in order of first appearance, and the original code of each new one.
+
+    (``pandas.factorize`` of ``codes``.)
+
+    >>> [c.tolist() for c in _first_seen(np.array([7, 3, 7, 5]))]
+    [[0, 1, 0, 2], [7, 3, 5]]
+    """
+    unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse], unique[order]
 
 
 def _labelled(metrics: Sequence[str | Metric]) -> list[tuple[str, Metric]]:
@@ -543,34 +641,42 @@ def _thresholds(specs, threshold, negative_threshold, graded) -> tuple[float, fl
     return thr, neg
 
 
-def _frame_to_interactions(frame: pd.DataFrame, what: str) -> Interactions:
-    if not isinstance(frame, pd.DataFrame):
+def _frame_to_interactions(frame: Any, what: str) -> Interactions:
+    if not _is_table(frame):
         raise MetricError(f"{what} must be an Interactions or a DataFrame, got {type(frame).__name__}")
-    if frame.empty:
+    if len(frame) == 0:
         raise MetricError(f"the {what} has no rows: there is nothing to evaluate against")
+    columns = _columns(frame)
     for col in ("user", "item"):
-        if col not in frame.columns:
-            raise MetricError(f"{what} needs columns 'user' and 'item'; it has {list(frame.columns)}", column=col)
-    return Interactions.from_frame(frame, rating="rating" if "rating" in frame.columns else None, name=what)
+        if col not in columns:
+            raise MetricError(f"{what} needs columns 'user' and 'item'; it has {columns}", column=col)
+    return Interactions.from_frame(frame, rating="rating" if "rating" in columns else None, name=what)
 
 
-def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users: str):
-    missing = [c for c in ("user", "item") if c not in recs.columns]
+def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str):
+    """Rows of a recommendation table as truth indices, grouped by user.
+
+    Returns user and item indices (items the truth does not know numbered after its
+    own, in order of first appearance in the lists), ordering values, whether they
+    descend, the ids of those unknown items, and the number of users dropped.
+    """
+    columns = _columns(recs)
+    missing = [c for c in ("user", "item") if c not in columns]
     if missing:
         raise MetricError(f"recommendations need columns user, item and score or rank; missing {missing}")
-    if "score" in recs.columns:
-        values = pd.to_numeric(recs["score"], errors="coerce").to_numpy(dtype=np.float64)
+    if "score" in columns:
+        values = _numbers(recs, "score")
         bad = np.isnan(values)
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             raise MetricError(
-                f"score of user {recs['user'].iloc[j]!r}, item {recs['item'].iloc[j]!r} (row {j}) is missing or not "
-                "a number; drop the row or give it a score",
+                f"score of user {_value(recs, 'user', j)!r}, item {_value(recs, 'item', j)!r} (row {j}) is missing "
+                "or not a number; drop the row or give it a score",
                 column="score",
             )
         order, descending = values, True
-    elif "rank" in recs.columns:
-        order, descending = pd.to_numeric(recs["rank"], errors="coerce").to_numpy(dtype=np.float64), False
+    elif "rank" in columns:
+        order, descending = _numbers(recs, "rank"), False
         with np.errstate(invalid="ignore"):
             bad = ~(order >= 1) | (order != np.floor(order))
         if bad.any():
@@ -579,51 +685,34 @@ def _map_recommendations(recs: pd.DataFrame, truth: Interactions, unknown_users:
                 f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank"
             )
     else:
-        raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {list(recs.columns)}")
-    users = _index_of(truth.user_ids, recs["user"])  # ids read from a file are categorical: each looked up once
-    raw_items = recs["item"].reset_index(drop=True)
+        raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
+    users = _index_of(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
+    rows = np.arange(len(users))
     unknown = users < 0
     n_dropped = 0
     if len(users) and unknown.all():
         raise DataError(mismatch(truth.user_ids, recs["user"], "user"))
     if unknown.any():
-        bad_ids = pd.unique(recs["user"].to_numpy()[unknown])
-        n_dropped = len(bad_ids)
+        bad_ids = _ids_at(recs["user"], np.flatnonzero(unknown))
+        n_dropped = len(_encode(bad_ids, what="user id")[1])
         message = f"{n_dropped} user(s) of the recommendations have no truth (e.g. {bad_ids[0]!r}) and cannot be scored"
         if unknown_users == "error":
             raise MetricError(message + "; evaluate only users of the test set")
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=3)
         keep = ~unknown
-        users, order, raw_items = users[keep], order[keep], raw_items[keep]
-    items = _index_of(truth.item_ids, raw_items)
+        users, order, rows = users[keep], order[keep], rows[keep]
+    items = _index_of(truth.item_ids, recs["item"])[rows]
     if len(items) and (items < 0).all():
-        raise DataError(mismatch(truth.item_ids, raw_items, "item"))
-    perm = _group_by_user(users, order, descending)
-    if perm is not None:
-        users, items, order = users[perm], items[perm], order[perm]
-        raw_items = raw_items.iloc[perm].reset_index(drop=True)
-    return users, items, order, descending, raw_items, n_dropped
-
-
-def _group_by_user(users: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray | None:
-    """A stable sort by user index for a run written user after user, each list ranked (as tools write runs).
-
-    Such a run is sorted once its blocks are in user-index order (ids sorted as text differ
-    from the file's order), which a stable integer sort gives, without the full lexsort of
-    :func:`to_rankings`. None when the run is already in order, or is not grouped and ranked.
-    """
-    if len(users) < 2:
-        return None
-    step = np.diff(users)
-    if (step >= 0).all():
-        return None
-    ranked = np.diff(order) <= 0 if descending else np.diff(order) >= 0
-    if not (ranked | (step != 0)).all():
-        return None
-    starts = np.flatnonzero(np.r_[True, step != 0])
-    if len(np.unique(users[starts])) < len(starts):  # a user in two blocks: the lexsort must merge them
-        return None
-    return np.argsort(users, kind="stable")
+        raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
+    new_ids = np.zeros(0, dtype=object)
+    unseen = np.flatnonzero(items < 0)
+    if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
+        unseen = unseen[np.argsort(users[unseen], kind="stable")]
+        codes, ids = _encode(_ids_at(recs["item"], rows[unseen]), what="item id")
+        first, new = _first_seen(codes)
+        items[unseen] = len(truth.item_ids) + first
+        new_ids = ids[new]
+    return users, items, order, descending, new_ids, n_dropped
 
 
 def _is_score_matrix(recommendations: object) -> bool:
@@ -744,7 +833,7 @@ def _rows_or_empty(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
 
 def _aspects(aspects, truth: Interactions, train: Interactions | None, all_items) -> sp.csr_matrix | None:
     if aspects is not None:
-        if not isinstance(aspects, pd.DataFrame) or not {"item", "aspect"} <= set(aspects.columns):
+        if not _is_table(aspects) or not {"item", "aspect"} <= set(_columns(aspects)):
             raise MetricError("aspects must be a DataFrame with columns 'item' and 'aspect'")
         m, _ = aspect_matrix(aspects, all_items, unknown="drop")  # items no list or truth holds do not matter
         return m if m.shape[1] else sp.csr_matrix((len(all_items), 1))
@@ -757,6 +846,8 @@ def _aspects(aspects, truth: Interactions, train: Interactions | None, all_items
 
 
 def _predictions(frame: pd.DataFrame, truth: Interactions, truth_csr, eval_users) -> tuple:
+    import pandas as pd
+
     missing = [c for c in ("user", "item", "prediction") if c not in frame.columns]
     if missing:
         raise MetricError(f"predictions need columns user, item, prediction[, rating]; missing {missing}")

@@ -106,9 +106,10 @@ def compare_command(
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
-    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format")
+    # Arrow tables, as `receval evaluate` reads them: each run is evaluated without a pandas round trip
+    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format", arrow=True)
     frames = {
-        name: read(path, "recommendations", ("user", "item"), recs_format, "--recs-format")
+        name: read(path, "recommendations", ("user", "item"), recs_format, "--recs-format", arrow=True)
         for name, path in named.items()
     }
     result = compare_runs(

@@ -141,14 +141,19 @@ def evaluate_command(
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
-    truth_frame = read(truth, "truth", ("user", "item"), truth_format, "--truth-format", unique=("user", "item"))
-    recs_frame = read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format") if recs else None
+    # truth, lists and training data as Arrow tables: evaluate() reads them without pandas
+    truth_frame = read(
+        truth, "truth", ("user", "item"), truth_format, "--truth-format", unique=("user", "item"), arrow=True
+    )
+    recs_frame = (
+        read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format", arrow=True) if recs else None
+    )
     pred_frame = (  # one prediction per pair: a repeated one would count twice in RMSE
         read(predictions, "predictions", ("user", "item", "rating", "prediction"), unique=("user", "item"))
         if predictions
         else None
     )
-    train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format") if train else None
+    train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format", arrow=True) if train else None
     aspect_frame = read_aspects(aspects, header=False if no_header else None) if aspects is not None else None
     barrier = None
     if barrier_data is not None:

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 
-from receval.data import vocab
+from receval.data import _arrow, vocab
 from receval.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["Interactions", "RatingScale", "aspect_matrix"]
 
@@ -218,6 +220,8 @@ class Interactions:
         >>> d.user_ids.tolist(), d.item_ids.tolist(), d.users.tolist(), d.items.tolist()
         ([7, 10], ['a', 'b'], [1, 1, 0], [1, 0, 0])
         """
+        import pandas as pd
+
         frame = pd.DataFrame({"user": users, "item": items, "rating": ratings})
         cols = {}
         if timestamps is not None:
@@ -236,7 +240,7 @@ class Interactions:
     @classmethod
     def from_frame(
         cls,
-        frame: pd.DataFrame,
+        frame: pd.DataFrame | Any,
         *,
         user: str = "user",
         item: str = "item",
@@ -252,7 +256,10 @@ class Interactions:
         Parameters
         ----------
         frame
-            The ratings. Ids may be of any hashable type.
+            The ratings: a pandas DataFrame, or a ``pyarrow.Table`` (as
+            :func:`receval.data.tables.read_table` gives with ``arrow=True``: ids
+            dictionary-encoded, numbers as numbers — read without pandas). Ids may be
+            of any hashable type.
         user, item, rating, timestamp
             Column names. ``rating=None`` makes implicit data (every rating 1).
         extra
@@ -263,12 +270,14 @@ class Interactions:
             Optional frame with columns ``item`` and ``aspect`` (one row per pair);
             items it names that have no rating are added to the id space.
         """
-        missing = [c for c in (user, item, rating, timestamp, *extra) if c is not None and c not in frame.columns]
+        present = list(frame.column_names) if _is_arrow_table(frame) else list(frame.columns)
+        missing = [c for c in (user, item, rating, timestamp, *extra) if c is not None and c not in present]
         if missing:
-            raise DataError(
-                f"missing column(s) {missing}; the frame has {list(frame.columns)}",
-                column=missing[0],
-            )
+            raise DataError(f"missing column(s) {missing}; the frame has {present}", column=missing[0])
+        if _is_arrow_table(frame):
+            return cls._from_arrow(frame, user, item, rating, timestamp, extra, scale, item_aspects, name)
+        import pandas as pd
+
         if rating is None:
             ratings = np.ones(len(frame), dtype=np.float32)
         else:
@@ -311,6 +320,47 @@ class Interactions:
             aspects=aspects,
             aspect_names=names,
             extra={k: frame[k].to_numpy() for k in extra},
+            name=name,
+        )
+
+    @classmethod
+    def _from_arrow(
+        cls,
+        table: Any,
+        user: str,
+        item: str,
+        rating: str | None,
+        timestamp: str | None,
+        extra: Sequence[str],
+        scale: RatingScale | None,
+        item_aspects: pd.DataFrame | None,
+        name: str,
+    ) -> Interactions:
+        """:meth:`from_frame` of an Arrow table whose numbers are numbers: ids through their dictionaries."""
+        numeric = [c for c in (rating, timestamp, *extra) if c is not None]
+        # text to convert, aspects to join: pandas' path names the bad row
+        if item_aspects is not None or not all(_arrow.is_numeric(table[c]) for c in numeric):
+            return cls.from_frame(
+                table.to_pandas(), user=user, item=item, rating=rating, timestamp=timestamp, extra=extra,
+                scale=scale, item_aspects=item_aspects, name=name,
+            )  # fmt: skip
+        values = {c: _arrow.numbers(table[c]) for c in numeric}
+        for col, what in ((rating, "rating"), (timestamp, "timestamp")):
+            if col is not None and table[col].null_count:
+                bad = int(np.flatnonzero(np.isnan(values[col].astype(np.float64)))[0])
+                raise DataError(f"row {bad} has no {what}", column=col)
+        ratings = np.ones(table.num_rows, dtype=np.float32) if rating is None else values[rating].astype(np.float32)
+        u_codes, u_ids = vocab.encode(table[user], what="id")
+        i_codes, i_ids = vocab.encode(table[item], what="id")
+        return cls(
+            users=u_codes,
+            items=i_codes,
+            ratings=ratings,
+            user_ids=u_ids,
+            item_ids=i_ids,
+            scale=scale if scale is not None else RatingScale.infer(ratings),
+            timestamps=None if timestamp is None else values[timestamp].astype(np.int64),
+            extra={k: values[k] for k in extra},
             name=name,
         )
 
@@ -364,6 +414,8 @@ class Interactions:
         if self.timestamps is not None:
             out["timestamp"] = self.timestamps
         out.update(self.extra)
+        import pandas as pd
+
         return pd.DataFrame(out)
 
     def to_csr(self, values: Literal["rating", "ones"] | np.ndarray = "rating") -> sp.csr_matrix:
@@ -538,6 +590,10 @@ class Interactions:
         return _lookup(self.item_ids, ids, "item", strict)
 
 
+def _is_arrow_table(frame: object) -> bool:
+    return type(frame).__module__.startswith("pyarrow") and hasattr(frame, "column_names")
+
+
 def _is_prefix(head: np.ndarray, full: np.ndarray) -> bool:
     return len(head) <= len(full) and bool(np.array_equal(head, full[: len(head)]))
 
@@ -554,10 +610,13 @@ def aspect_matrix(
     Aspect names are sorted; items of the table outside ``item_ids`` raise
     :class:`DataError` (``unknown="error"``) or are left out (``"drop"``).
 
+    >>> import pandas as pd
     >>> m, names = aspect_matrix(pd.DataFrame({"item": [2, 1, 2], "aspect": ["b", "a", "a"]}), np.array([1, 2, 3]))
     >>> m.toarray().tolist(), names.tolist()
     ([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]], ['a', 'b'])
     """
+    import pandas as pd
+
     for col in ("item", "aspect"):
         if col not in table.columns:
             raise DataError(f"aspect table needs columns 'item' and 'aspect'; it has {list(table.columns)}", column=col)

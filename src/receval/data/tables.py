@@ -37,8 +37,11 @@ wrong number of fields, a value that is not a number where a number is meant.
 Speed: delimited text is read by Arrow's multi-threaded CSV reader with the column
 types fixed up front and the id columns dictionary-encoded (each distinct id is
 decoded once; :mod:`receval.data.vocab` maps rows to indices through the dictionary
-codes, with no per-row Python). Only when the read fails does a second, slow
-line-by-line scan find the first bad line to name it (as :mod:`receval.data.loaders`).
+codes, with no per-row Python). Every check runs on the Arrow table, so that
+``arrow=True`` hands it to :func:`receval.evaluate` without importing pandas (the
+command line's ``evaluate`` and ``compare`` do). Only when the read fails does a
+second, slow line-by-line scan find the first bad line to name it (as
+:mod:`receval.data.loaders`).
 
 Examples
 --------
@@ -65,14 +68,17 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from receval.data import vocab
+from receval.data import _arrow, vocab
 from receval.data.formats import TABLE_FORMATS
 from receval.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 __all__ = ["NUMERIC", "ROLES", "TABLE_FORMATS", "check_table_format", "read_aspects", "read_table"]
 
@@ -128,7 +134,8 @@ def read_table(
     text_ids: bool = True,
     option: str = "--format",
     unique: Sequence[str] = (),
-) -> pd.DataFrame:
+    arrow: bool = False,
+) -> pd.DataFrame | pa.Table:
     """Read a table in any of :data:`TABLE_FORMATS`; check it and its ``required`` columns.
 
     Parameters
@@ -160,12 +167,17 @@ def read_table(
     unique
         Columns whose combination must not repeat (``("user", "item")`` for a truth
         table); a repeat is an error naming both lines.
+    arrow
+        Return the ``pyarrow.Table`` the checks ran on instead of a DataFrame (ids
+        dictionary-encoded); :func:`receval.evaluate` takes it as it is, and neither
+        reading nor evaluating then imports pandas.
 
     Returns
     -------
-    DataFrame
+    DataFrame or pyarrow.Table
         receval's column names; ``rating``, ``score``, ``rank`` and ``prediction`` as
-        finite floats; ids as text unless ``text_ids=False``.
+        finite floats; ids as text (categorical / dictionary-encoded) unless
+        ``text_ids=False``.
     """
     path = Path(path)
     if not path.exists():
@@ -190,47 +202,70 @@ def read_table(
             header = False
         elif header is None:
             header = _has_header(path, sep, columns)
-        frame = reader.delimited(sep, header)
+        table = reader.delimited(sep, header)
     elif fmt == "parquet":
-        frame = reader.parquet()
+        table = reader.parquet()
     elif fmt == "trec":
-        frame = reader.trec()
+        table = reader.trec()
     elif fmt == "ranx-json":
-        frame = reader.json(value)
+        table = reader.json(value)
     else:
-        frame = reader.recbole()
-    frame = _roles(frame, path, what, columns, value)
+        table = reader.recbole()
+    import pyarrow as pa
+
+    # one chunk, one dictionary per id column: every later look at a column is a view, not a merge
+    table = _roles(table.unify_dictionaries().combine_chunks(), path, what, columns, value)
     if text_ids:  # ids as text in every file, so that they match across files and formats
-        for col in _IDS:
-            if col in frame.columns and not isinstance(frame[col].dtype, pd.CategoricalDtype):
-                frame[col] = frame[col].astype(str).astype("category")
-    missing = [c for c in required if c not in frame.columns]
+        for j, col in enumerate(table.column_names):
+            if col in _IDS and not pa.types.is_dictionary(table.column(j).type):
+                table = table.set_column(j, col, _text_dictionary(table.column(j)))
+    missing = [c for c in required if c not in table.column_names]
     if missing:
         raise DataError(
-            f"the {what} file needs columns {', '.join(required)}; it has {list(frame.columns)} "
+            f"the {what} file needs columns {', '.join(required)}; it has {table.column_names} "
             f"(name yours with --{missing[0]} COL, or --no-header for positional columns)",
             path=path,
             column=missing[0],
         )
-    _check_values(frame, path, reader.line_of)
-    if unique and all(c in frame.columns for c in unique):
-        _check_unique(frame, list(unique), path, what, reader.line_of)
+    _check_values(table, path, reader.line_of)
+    if unique and all(c in table.column_names for c in unique):
+        _check_unique(table, list(unique), path, what, reader.line_of)
+    if arrow:
+        return table
+    frame = table.to_pandas()
+    if reader.token_seq is not None:
+        frame.attrs["token_seq"] = reader.token_seq
     return frame
 
 
-def _check_unique(frame: pd.DataFrame, cols: list[str], path: Path, what: str, line_of: Any) -> None:
-    repeated = frame.duplicated(cols).to_numpy()
-    if not repeated.any():
+def _check_unique(table: pa.Table, cols: list[str], path: Path, what: str, line_of: Any) -> None:
+    """A row repeating an earlier row's ``cols`` is an error naming both lines (keys from the id codes)."""
+    keys, span = np.zeros(table.num_rows, dtype=np.int64), 1
+    for col in cols:
+        dictionary = vocab.dictionary_codes(table[col])
+        if dictionary is None:
+            column = table[col]
+            values = _arrow.numbers(column) if _arrow.is_numeric(column) else _arrow.text(column).astype(str)
+            codes = np.unique(values, return_inverse=True)[1]
+            size = int(codes.max()) + 2 if len(codes) else 1
+        else:
+            codes, size = dictionary[0].astype(np.int64) + 1, len(dictionary[1]) + 1
+        if span * size >= 1 << 62:  # re-coded before the key could overflow
+            keys = np.unique(keys, return_inverse=True)[1]
+            span = int(keys.max()) + 1 if len(keys) else 1
+        keys, span = keys * size + codes, span * size
+    ordered = np.sort(keys)
+    if not (ordered[1:] == ordered[:-1]).any():
         return
-    row = int(np.flatnonzero(repeated)[0])
-    key = frame.iloc[row][cols]
-    first = int(np.flatnonzero((frame[cols] == key.to_numpy()).all(axis=1).to_numpy())[0])
-    shown = ", ".join(f"{c} {key[c]!r}" for c in cols)
+    order = np.argsort(keys, kind="stable")  # within a key, rows in file order
+    ordered = keys[order]
+    later = np.flatnonzero(ordered[1:] == ordered[:-1]) + 1
+    row = int(order[later].min())
+    first = int(order[np.searchsorted(ordered, keys[row])])
+    shown = ", ".join(f"{c} {table[c][row].as_py()!r}" for c in cols)
     where_first = line_of(first)
     before = f"line {where_first}" if where_first is not None else f"row {first + 1}"
-    message = (
-        f"{shown} repeats {before} ({int(repeated.sum())} repeated pairs in the {what}); keep one row per pair"
-    )
+    message = f"{shown} repeats {before} ({len(later)} repeated pairs in the {what}); keep one row per pair"
     line = line_of(row)
     if line is None:
         raise DataError(f"row {row + 1}: {message}", path=path)
@@ -252,6 +287,8 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
     >>> read_aspects(p, np.array([1, 2, 3])).to_dict("list")
     {'item': [1, 1], 'aspect': ['Drama', 'Comedy']}
     """
+    import pandas as pd  # noqa: F401  (the table is a DataFrame)
+
     path = Path(path)
     options.setdefault("positional", ("item", "aspect"))
     table = read_table(path, "aspects", ("item",), **options)
@@ -350,6 +387,7 @@ class _Reader:
         self.sep: str | None = None
         self.header = True
         self.whitespace = False
+        self.token_seq: list[str] | None = None  # a RecBole file's token_seq columns
 
     def line_of(self, row: int) -> int | None:
         if self.sep is None:
@@ -362,14 +400,14 @@ class _Reader:
 
     def delimited(
         self, sep: str, header: bool, names: Sequence[str] | None = None, keep: Sequence[str] | None = None
-    ) -> pd.DataFrame:
+    ) -> pa.Table:
         import pyarrow as pa
         import pyarrow.csv as pv
 
         self.sep, self.header = sep, header
         if header:
             own = _header(self.path, sep)
-            read = pv.ReadOptions(use_threads=True, block_size=1 << 24)
+            read = pv.ReadOptions(use_threads=True, block_size=1 << 20)
         else:
             n = _field_count(self.path, sep, self.whitespace)
             own = list(names) if names is not None else _positional(self.names, n)
@@ -379,7 +417,7 @@ class _Reader:
                     path=self.path,
                     line=_first_line(self.path),
                 )
-            read = pv.ReadOptions(column_names=own, use_threads=True, block_size=1 << 24)
+            read = pv.ReadOptions(column_names=own, use_threads=True, block_size=1 << 20)
         types: dict[str, Any] = {c: pa.float64() for c in NUMERIC if c in own}
         ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
         for col in own:
@@ -400,9 +438,9 @@ class _Reader:
             )
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise _locate(self.path, sep, header, own, self.whitespace, exc) from exc
-        return table.to_pandas()
+        return table
 
-    def trec(self) -> pd.DataFrame:
+    def trec(self) -> pa.Table:
         first = _head_lines(self.path)
         if not first:
             raise DataError(f"the {self.what} file is empty", path=self.path, line=1)
@@ -419,21 +457,22 @@ class _Reader:
         else:
             raise DataError(f"has {n} fields; {self._trec_help()}", path=self.path, line=_first_line(self.path))
         if self.whitespace:
-            frame = self._whitespace(names, expected)
-        else:
-            try:
-                frame = self.delimited(sep, False, names, keep)  # the other fields are parsed, not converted
-            except DataError as err:
-                if err.line is not None and "fields" in err.message:
-                    raise DataError(f"{err.message}; {expected}", path=self.path, line=err.line) from None
-                raise
-        return frame[keep]
+            return self._whitespace(names, expected).select(keep)
+        try:
+            return self.delimited(sep, False, names, keep)  # the other fields are parsed, not converted
+        except DataError as err:
+            if err.line is not None and "fields" in err.message:
+                raise DataError(f"{err.message}; {expected}", path=self.path, line=err.line) from None
+            raise
 
     def _trec_help(self) -> str:
         return "a TREC run line is 'qid Q0 docid rank score tag' (6 fields), a qrels line 'qid 0 docid grade' (4)"
 
-    def _whitespace(self, names: tuple[str, ...], expected: str) -> pd.DataFrame:
+    def _whitespace(self, names: tuple[str, ...], expected: str) -> pa.Table:
         """Fields separated by runs of spaces (as trec_eval accepts): pandas' C parser, then the same checks."""
+        import pandas as pd
+        import pyarrow as pa
+
         self.sep, self.header = " ", False
         dtype: dict[str, Any] = {c: str for c in _IDS if self.text_ids}
         dtype.update({c: "float64" for c in NUMERIC if c in names})
@@ -445,9 +484,10 @@ class _Reader:
             located = _locate(self.path, " ", False, list(names), True, exc)
             raise DataError(f"{located.message}; {expected}", path=self.path, line=located.line,
                             column=located.column) from exc  # fmt: skip
-        return frame.astype({c: "category" for c in _IDS if self.text_ids})
+        frame = frame.astype({c: "category" for c in _IDS if self.text_ids})
+        return pa.Table.from_pandas(frame, preserve_index=False)
 
-    def parquet(self) -> pd.DataFrame:
+    def parquet(self) -> pa.Table:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -463,21 +503,12 @@ class _Reader:
                     column.type
                 ):
                     table = table.set_column(j, name, _text_dictionary(column))
-        frame = table.to_pandas()
-        for col in frame.columns:
-            base = str(col)
-            if base in NUMERIC + _KNOWN["rating"] and not pd.api.types.is_numeric_dtype(frame[col]):
-                num = pd.to_numeric(frame[col], errors="coerce")
-                bad = (num.isna() & frame[col].notna()).to_numpy()
-                if bad.any():
-                    row = int(np.flatnonzero(bad)[0])
-                    raise DataError(
-                        f"row {row + 1}: {col} {frame[col].iloc[row]!r} is not a number", path=self.path, column=col
-                    )
-                frame[col] = num
-        return frame
+        for j, name in enumerate(table.column_names):
+            if name in NUMERIC + _KNOWN["rating"]:
+                table = table.set_column(j, name, _numbers(table.column(j), name, self.path, None))
+        return table
 
-    def json(self, value: str) -> pd.DataFrame:
+    def json(self, value: str) -> pa.Table:
         try:
             text = self.path.read_text(encoding="utf-8")
         except UnicodeDecodeError as err:
@@ -488,52 +519,47 @@ class _Reader:
             raise DataError(
                 f"not valid JSON: {err.msg} (column {err.colno})", path=self.path, line=err.lineno
             ) from None
-        return from_nested(nested, value, source=self.path)
+        import pyarrow as pa
 
-    def recbole(self) -> pd.DataFrame:
+        return pa.Table.from_pandas(from_nested(nested, value, source=self.path), preserve_index=False)
+
+    def recbole(self) -> pa.Table:
         """RecBole atomic file: tab-separated, ``name:type`` header; ``token_seq`` fields stay text."""
-        frame = self.delimited("\t", True)
-        renamed = {c: c.split(":")[0] for c in frame.columns}
-        for col, base in renamed.items():
-            kind = col.split(":")[1] if ":" in col else "token"
-            if kind in ("float", "float_seq") and not pd.api.types.is_numeric_dtype(frame[col]):
-                num = pd.to_numeric(frame[col], errors="coerce")
-                bad = (num.isna() & frame[col].notna()).to_numpy()
-                if bad.any():
-                    row = int(np.flatnonzero(bad)[0])
-                    raise DataError(
-                        f"{base} {frame[col].iloc[row]!r} is not a number", path=self.path,
-                        line=self.line_of(row), column=col,
-                    )  # fmt: skip
-                frame[col] = num
-        frame = frame.rename(columns=renamed)
-        frame.attrs["token_seq"] = [renamed[c] for c in renamed if c.endswith(":token_seq")]
-        return frame
+        table = self.delimited("\t", True)
+        names = table.column_names
+        for j, col in enumerate(names):
+            if ":" in col and col.split(":")[1] in ("float", "float_seq"):
+                table = table.set_column(j, col, _numbers(table.column(j), col, self.path, self.line_of))
+        self.token_seq = [c.split(":")[0] for c in names if c.endswith(":token_seq")]
+        return table.rename_columns([c.split(":")[0] for c in names])
 
 
 def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> Any:
-    """An in-memory table in receval's columns: DataFrames (any column names), ranx ``Run``/``Qrels``, dicts.
+    """An in-memory table in receval's columns: DataFrames, Arrow tables, ranx ``Run``/``Qrels``, dicts.
 
     ``{user: {item: value}}`` dicts (ir-measures, pytrec_eval, ``ranx.Run.to_dict()``),
     lists of ir-measures ``Qrel``/``ScoredDoc`` tuples and ranx objects become
     ``user, item, score`` (``rating`` for the truth); a
-    DataFrame has its columns renamed by ``columns`` and by other libraries' names
+    DataFrame or ``pyarrow.Table`` has its columns renamed by ``columns`` and by other libraries' names
     (LensKit's ``user_id``/``item_id``, ranx's ``q_id``/``doc_id``). Anything else
     (None, :class:`~receval.Interactions`, arrays, matrices) is returned as it is.
 
+    >>> import pandas as pd
     >>> as_frame({"u": {"i": 3}}, "truth").to_dict("list")
     {'user': ['u'], 'item': ['i'], 'rating': [3.0]}
     >>> as_frame(pd.DataFrame({"user_id": [1], "item_id": [2], "score": [0.5]}), "recommendations").columns.tolist()
     ['user', 'item', 'score']
     """
     value = "score" if what.startswith("recommendation") else "rating"
+    if type(obj).__module__.startswith("pyarrow") and hasattr(obj, "column_names"):  # a pyarrow.Table
+        return _roles(obj, None, what, columns, value)
     if type(obj).__module__.startswith("ranx") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels
         obj = obj.to_dict()
     if isinstance(obj, list | tuple) and obj and hasattr(obj[0], "_fields") and "query_id" in obj[0]._fields:
         obj = _named_rows(obj, value)  # ir-measures Qrel / ScoredDoc tuples
     if isinstance(obj, Mapping):
         return from_nested(obj, value)
-    if isinstance(obj, pd.DataFrame):
+    if type(obj).__module__.startswith("pandas") and hasattr(obj, "columns"):  # a DataFrame
         return _roles(obj, None, what, columns, value)
     return obj
 
@@ -551,6 +577,8 @@ def _text_dictionary(column: Any) -> Any:
 
 
 def _named_rows(rows: Sequence[Any], value: str) -> pd.DataFrame:
+    import pandas as pd
+
     fields = rows[0]._fields
     source = "relevance" if "relevance" in fields else "score"
     frame = pd.DataFrame.from_records(rows, columns=fields)
@@ -581,6 +609,8 @@ def from_nested(nested: Any, value: str = "score", *, source: object | None = No
         raise DataError(
             f"the {value} of user {users[j]!r}, item {items[j]!r} is {values[j]!r}, not a number", path=source
         ) from None
+    import pandas as pd
+
     return pd.DataFrame({"user": users, "item": items, value: numbers})
 
 
@@ -593,39 +623,41 @@ def _is_number(value: Any) -> bool:
 
 
 # ------------------------------------------------------------------ columns
-def _roles(
-    frame: pd.DataFrame, path: Path | None, what: str, columns: Mapping[str, str] | None, value: str
-) -> pd.DataFrame:
-    """The file's columns renamed to receval's: the ``columns`` map, then other libraries' names."""
+def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] | None, value: str) -> Any:
+    """The table's columns renamed to receval's: the ``columns`` map, then other libraries' names.
+
+    ``frame`` is a pandas DataFrame or a pyarrow Table; the result is of the same kind.
+    """
+    arrow = hasattr(frame, "column_names")
+    present = list(frame.column_names) if arrow else list(frame.columns)
     rename: dict[str, str] = {}
     uses = _USES.get(what, ROLES)
     for role, name in (columns or {}).items():
         if role not in ROLES:
             raise DataError(f"unknown column role {role!r}; use one of {', '.join(ROLES)}", path=path)
-        if name in frame.columns:
+        if name in present:
             rename[name] = role
-        elif role in uses and role not in frame.columns:
+        elif role in uses and role not in present:
             raise DataError(
-                f"--{role} {name!r}: the {what} {'file' if path else 'table'} has no such column; "
-                f"it has {list(frame.columns)}",
+                f"--{role} {name!r}: the {what} {'file' if path else 'table'} has no such column; it has {present}",
                 path=path,
                 column=name,
             )
     taken = set(rename.values())
     for role, names in _KNOWN.items():
-        if role in taken or role in frame.columns:
+        if role in taken or role in present:
             continue
-        found = [n for n in names if n in frame.columns and n not in rename]
+        found = [n for n in names if n in present and n not in rename]
         if found:
             rename[found[0]] = role
             taken.add(role)
-    if value == "rating" and "rating" not in taken and "rating" not in frame.columns and "score" in frame.columns:
+    if value == "rating" and "rating" not in taken and "rating" not in present and "score" in present:
         rename.setdefault("score", "rating")  # a qrels table (ranx) calls the grade 'score'
-    out = frame.rename(columns=rename)
-    clash = out.columns[out.columns.duplicated()].tolist()
+    renamed = [rename.get(c, c) for c in present]
+    clash = sorted({c for c in renamed if renamed.count(c) > 1}, key=renamed.index)
     if clash:
         raise DataError(f"two columns would be called {clash[0]!r}; map only one of them", path=path)
-    return out
+    return frame.rename_columns(renamed) if arrow else frame.rename(columns=rename)
 
 
 def _positional(names: tuple[str, ...], n: int) -> list[str]:
@@ -659,28 +691,24 @@ def _first_line(path: Path) -> int:
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
-def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
+def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
     """Ids present, numbers finite; the first bad value is named by its line (text) or row (Parquet)."""
-    for col in frame.columns:
+    import pyarrow as pa
+
+    for col in table.column_names:
+        column = table[col]
+        numeric = _arrow.is_numeric(column)
         if col in _IDS:
-            values = frame[col]
-            if isinstance(values.dtype, pd.CategoricalDtype):
-                cats = values.cat.categories
-                blank = np.asarray(cats.astype(str).str.strip() == "")
-                bad = np.asarray(values.cat.codes < 0) | (blank[np.asarray(values.cat.codes)] if blank.any() else False)
-            else:
-                bad = np.asarray(values.isna())
-                if values.dtype == object or pd.api.types.is_string_dtype(values):
-                    bad = bad | np.asarray(values.fillna("").astype(str).str.strip() == "")
+            bad = _missing_ids(column)
             message: str | None = f"empty {col} id"
-        elif col == "rank" and pd.api.types.is_numeric_dtype(frame[col]):
-            values = frame[col].to_numpy(dtype=np.float64)
+        elif col == "rank" and numeric:
+            values = _arrow.numbers(column).astype(np.float64)  # nulls are NaN
             with np.errstate(invalid="ignore"):
                 bad = ~(values >= 1) | (values != np.floor(values))  # NaN and inf included
             first = values[np.argmax(bad)]
             message = None if np.isnan(first) else f"rank {first:g}: ranks are positive integers (1 first)"
-        elif col in NUMERIC and pd.api.types.is_float_dtype(frame[col]):
-            values = frame[col].to_numpy()
+        elif col in NUMERIC and pa.types.is_floating(column.type):
+            values = _arrow.numbers(column)
             bad = ~np.isfinite(values)
             message = None
             if col == "rating" and not bad.any():  # ratings are kept as float32: 1e308 would become inf
@@ -697,6 +725,38 @@ def _check_values(frame: pd.DataFrame, path: Path, line_of: Any) -> None:
             if line is None:
                 raise DataError(f"row {row + 1}: {message}", path=path, column=col)
             raise DataError(message, path=path, line=line, column=col)
+
+
+def _missing_ids(column: Any) -> np.ndarray:
+    """Rows whose id is missing or blank text."""
+    dictionary = vocab.dictionary_codes(column)
+    if dictionary is not None:
+        codes, categories = dictionary
+        blank = np.char.strip(categories.astype(str)) == ""
+        return (codes < 0) | (blank[codes] if blank.any() else False)
+    if _arrow.is_numeric(column):
+        return np.isnan(_arrow.numbers(column).astype(np.float64))
+    values = _arrow.text(column)
+    return np.array([v is None or (isinstance(v, str) and not v.strip()) for v in values], dtype=bool)
+
+
+def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:
+    """A numeric column as 64-bit floats (text parsed); the first value that is not a number is an error."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pa.types.is_integer(column.type) or pa.types.is_floating(column.type):
+        return column
+    base = name.split(":")[0]
+    try:
+        return pc.cast(pc.utf8_trim_whitespace(pc.cast(column, pa.string())), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = column.to_pylist()
+        row = next(j for j, v in enumerate(values) if v is not None and not _is_number(v))
+        line = line_of(row) if line_of is not None else None
+        if line is None:
+            raise DataError(f"row {row + 1}: {base} {values[row]!r} is not a number", path=path, column=name) from None
+        raise DataError(f"{base} {values[row]!r} is not a number", path=path, line=line, column=name) from None
 
 
 # ------------------------------------------------------------------ the error path

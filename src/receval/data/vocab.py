@@ -16,8 +16,13 @@ Two rules hold everywhere:
   text) are matched with ``coerce=True``, which reads them as the id space's kind.
 
 Speed: integer ids spanning a compact range (every MovieLens release) go through a
-lookup table — one gather, several times faster than hashing on 25M rows — and other
-ids through one pandas hash table; there is no per-row Python.
+lookup table — one gather, several times faster than hashing on 25M rows; text ids
+through one sorted search of fixed-width numpy strings, and other ids through one
+pandas hash table; there is no per-row Python. Ids read from a file arrive
+dictionary-encoded (a pandas categorical or an Arrow dictionary column, as
+:func:`receval.data.tables.read_table` gives them): each distinct id is looked up
+once and the rows follow through their codes, without importing pandas for Arrow
+columns of text.
 
 Examples
 --------
@@ -36,18 +41,23 @@ Examples
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from receval.data import _arrow
 from receval.errors import DataError
 
-__all__ = ["encode", "extend", "index_of", "lookup", "mismatch"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["dictionary_codes", "encode", "extend", "index_of", "lookup", "mismatch"]
 
 _COMPILED_FROM = 1 << 20  # rows; below, numpy is as fast as the compiled loop and needs no compilation
 _dense_codes_kernel = None
+_TEXT_LOOKUP_MAX = 1 << 20  # ids; above, pandas' hash table beats checking every id is text in Python
 
 
 def encode(
@@ -68,9 +78,14 @@ def encode(
     >>> encode([3, 1], also=[2])[1].tolist()
     [1, 2, 3]
     """
+    if also is None:
+        dictionary = dictionary_codes(values)
+        if dictionary is not None:
+            name = getattr(values, "name", None)
+            return _encode_dictionary(*dictionary, what, name if isinstance(name, str) else None)
+    import pandas as pd
+
     series = values if isinstance(values, pd.Series) else pd.Series(_as_array(values))
-    if also is None and isinstance(series.dtype, pd.CategoricalDtype):
-        return _encode_categorical(series, what)
     n = len(series)
     if also is not None:
         series = pd.concat([pd.Series(series.to_numpy()), pd.Series(_as_array(also))], ignore_index=True)
@@ -97,10 +112,11 @@ def index_of(
     [2, 0, -1]
     """
     space = np.asarray(space)
-    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):  # ids read from a file: look up each once
-        cat = pd.Categorical(values)
-        found = index_of(space, _as_array(cat.categories), coerce=coerce)
-        return np.where(cat.codes >= 0, found[cat.codes], -1).astype(np.int32)
+    dictionary = dictionary_codes(values)
+    if dictionary is not None:  # ids read from a file: each distinct id looked up once, rows through their codes
+        codes, categories = dictionary
+        found = index_of(space, categories, coerce=coerce)
+        return np.append(found, np.int32(-1))[codes]  # code -1 (no id) finds -1
     values = _as_array(values)
     if coerce:
         values = _coerce(space, values)
@@ -117,6 +133,11 @@ def index_of(
             return out
     if space.dtype == object and values.dtype != object:
         values = values.astype(object)
+    text_found = _index_of_text(space, values)
+    if text_found is not None:
+        return text_found
+    import pandas as pd
+
     try:
         return pd.Index(space).get_indexer(values).astype(np.int32)
     except (TypeError, ValueError):  # ids pandas cannot hash together: compare their text
@@ -158,9 +179,8 @@ def mismatch(space: np.ndarray, values: Any, what: str, side: str = "recommendat
     none of the user ids of the recommendations is in the truth (recommendations: '1', truth: 1): the same ids are \
 text on one side and numbers on the other ('1' vs 1); read both the same way (as text: str ids)
     """
-    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
-        values = pd.Categorical(values).categories
-    given = _as_array(values)
+    dictionary = dictionary_codes(values)
+    given = dictionary[1] if dictionary is not None else _as_array(values)
     example = _plain(given[0]) if len(given) else None
     theirs = _plain(space[0]) if len(space) else None
     message = f"none of the {what} ids of the {side} is in the {other} ({side}: {example!r}, {other}: {theirs!r})"
@@ -188,7 +208,9 @@ def extend(space: np.ndarray, new: np.ndarray) -> np.ndarray:
 
 # ---------------------------------------------------------------------- helpers
 def _as_array(values: Sequence[Any] | np.ndarray | pd.Series) -> np.ndarray:
-    if isinstance(values, pd.Series | pd.Index):
+    if _is_arrow(values):  # without pyarrow's to_numpy, which imports pandas
+        values = _arrow.numbers(values) if _arrow.is_numeric(values) else _arrow.text(values)
+    elif hasattr(values, "to_numpy") and not isinstance(values, np.ndarray):  # pandas Series/Index
         values = values.to_numpy()
     arr = np.asarray(values)
     if arr.dtype.kind in "UST":  # fixed-width numpy text: object, as every id space holds text
@@ -202,6 +224,8 @@ def _plain(value: Any) -> Any:
 
 def _coerce(space: np.ndarray, values: np.ndarray) -> np.ndarray:
     if space.dtype.kind in "iuf" and values.dtype == object:
+        import pandas as pd
+
         num = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64)
         ok = np.isfinite(num)
         if space.dtype.kind in "iu":
@@ -216,22 +240,106 @@ def _coerce(space: np.ndarray, values: np.ndarray) -> np.ndarray:
     return values
 
 
-def _encode_categorical(series: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of a categorical column (ids read as a dictionary): the dictionary is sorted once, rows are remapped."""
-    codes = np.asarray(series.cat.codes)
+def _is_arrow(values: object) -> bool:
+    return type(values).__module__.startswith("pyarrow")
+
+
+def dictionary_codes(values: object) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, categories) of a dictionary-encoded id column, else None; code -1 marks a missing id.
+
+    Pandas categoricals (Series or Categorical) and Arrow dictionary arrays (chunked or
+    not: their dictionaries are unified first) are recognised without importing either
+    library when ``values`` is neither.
+
+    >>> import pyarrow as pa
+    >>> codes, cats = dictionary_codes(pa.chunked_array([pa.array(["b", "a"]).dictionary_encode(),
+    ...                                                  pa.array(["a", None]).dictionary_encode()]))
+    >>> codes.tolist(), cats.tolist()
+    ([0, 1, 1, -1], ['b', 'a'])
+    """
+    if _is_arrow(values):
+        import pyarrow as pa
+
+        if not pa.types.is_dictionary(values.type):  # type: ignore[attr-defined]
+            return None
+        chunks: list[Any] = [values]
+        if isinstance(values, pa.ChunkedArray):  # several chunks: one dictionary for all first
+            chunks = values.chunks if values.num_chunks <= 1 else values.unify_dictionaries().chunks
+        dictionary = chunks[0].dictionary if chunks else pa.array([], type=values.type.value_type)  # type: ignore[attr-defined]
+        parts = [_arrow.numbers(chunk.indices) for chunk in chunks]
+        parts = [np.where(np.isnan(p), -1, p) if p.dtype.kind == "f" else p for p in parts]  # NaN: null, no id
+        codes = np.concatenate(parts).astype(np.int32, copy=False) if parts else np.zeros(0, dtype=np.int32)
+        return codes, _as_array(dictionary)
+    if "pandas" not in sys.modules:
+        return None
+    import pandas as pd
+
+    if isinstance(getattr(values, "dtype", None), pd.CategoricalDtype):
+        cat = values.cat if isinstance(values, pd.Series) else values
+        return np.asarray(cat.codes, dtype=np.int32), _as_array(cat.categories)  # type: ignore[union-attr]
+    return None
+
+
+def _encode_dictionary(
+    codes: np.ndarray, categories: np.ndarray, what: str, column: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`encode` of dictionary-encoded ids: the used categories are sorted once, the rows remapped."""
     if (codes < 0).any():
         bad = int(np.flatnonzero(codes < 0)[0])
-        raise DataError(f"row {bad} has no {what}", column=series.name)
-    categories = _as_array(series.cat.categories)
+        raise DataError(f"row {bad} has no {what}", column=column)
     used = np.bincount(codes, minlength=len(categories)) > 0
-    new_codes, ids = _codes(pd.Series(categories[used]))
+    kept = categories[used]
+    text = kept.astype(str) if kept.dtype == object and _all_text(kept) else None
+    order = np.argsort(text, kind="stable") if text is not None else None
+    if order is not None and not (text[order][1:] == text[order][:-1]).any():  # type: ignore[index]
+        # text sorts as pandas.factorize(sort=True) sorts it (unless two ids differ only by trailing NULs)
+        new_codes, ids = np.empty(len(kept), dtype=np.int32), kept[order]
+        new_codes[order] = np.arange(len(kept), dtype=np.int32)
+    else:
+        import pandas as pd
+
+        new_codes, ids = _codes(pd.Series(kept))
     table = np.full(len(categories), -1, dtype=np.int32)
     table[used] = new_codes
     return table[codes], ids
 
 
+def _all_text(values: np.ndarray) -> bool:
+    return all(type(v) is str for v in values)
+
+
+def _index_of_text(space: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Positions of text ids in a space of text ids by one sorted search (None unless both are all text).
+
+    Fixed-width numpy strings compare in C; two ids that would become equal there (a
+    trailing NUL) send the lookup back to the hash table (None).
+    """
+    if space.dtype != object or values.dtype != object or len(values) > _TEXT_LOOKUP_MAX:
+        return None
+    if not (_all_text(space) and _all_text(values)):
+        return None
+    text_space = space.astype(str)
+    order = np.argsort(text_space, kind="stable")
+    ordered = text_space[order]
+    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
+        return None
+    if not len(space):
+        return np.full(len(values), -1, dtype=np.int32)
+    text = values.astype(str)
+    pos = np.minimum(np.searchsorted(ordered, text), len(ordered) - 1)
+    found = ordered[pos] == text
+    out = np.where(found, order[pos], -1).astype(np.int32)
+    hit = np.flatnonzero(found)
+    exact = space[out[hit]] == values[hit]  # as Python compares them (NUL-padded text differs)
+    if not exact.all():
+        return None
+    return out
+
+
 def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """int32 codes into the sorted unique ids (the same result as ``pandas.factorize(sort=True)``)."""
+    import pandas as pd
+
     if pd.api.types.is_integer_dtype(values.dtype) and len(values):
         ids = values.to_numpy(dtype=np.int64)
         low, high = int(ids.min()), int(ids.max())

@@ -20,13 +20,15 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from receval.data.interactions import Interactions
 from receval.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["MagicBarrier", "OverfittingCheck", "pair_statistics", "magic_barrier", "check_overfitting"]
 
@@ -65,6 +67,8 @@ def pair_statistics(data: Interactions, *, ddof: Literal[0, 1] = 0) -> pd.DataFr
     >>> pair_statistics(d, ddof=1)["variance"].tolist()
     [2.0, 0.0]
     """
+    import pandas as pd
+
     if ddof not in (0, 1):
         raise DataError(f"ddof={ddof!r} is not supported; use 0 (the paper's 1/m) or 1 (unbiased 1/(m-1))")
     keys = data.users.astype(np.int64) * data.n_items + data.items
@@ -181,6 +185,8 @@ def magic_barrier(
     >>> round(magic_barrier(d, ddof=1, n_bootstrap=0).system, 4)
     0.8165
     """
+    import pandas as pd
+
     if not 0 < confidence < 1:
         raise DataError(f"confidence={confidence} must lie strictly between 0 and 1 (e.g. 0.95)")
     if n_bootstrap < 0:
@@ -341,6 +347,8 @@ def check_overfitting(
     >>> check_overfitting(0.3, mb).flagged
     True
     """
+    import pandas as pd
+
     if isinstance(barrier, MagicBarrier):
         b_users = barrier.users["barrier"]
         ci_low = barrier.users["ci_low"]
@@ -385,6 +393,8 @@ def check_overfitting(
 
 
 def _per_user_rmse(rmse: Any) -> pd.Series:
+    import pandas as pd
+
     per_user = getattr(rmse, "per_user", None)
     if isinstance(per_user, pd.DataFrame):
         col = next((c for c in per_user.columns if str(c).lower() == "rmse"), None)

@@ -52,13 +52,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.metrics.debiased import DEBIAS_DEFAULTS, Propensities, check_params, propensity_name
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from receval.metrics._definition import Metric
     from receval.metrics._input import MetricInput
 
@@ -136,6 +137,8 @@ def _pair_counts(data: Interactions) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _positions(space: np.ndarray, ids: np.ndarray, what: str, model: str) -> np.ndarray:
+    import pandas as pd
+
     idx = pd.Index(space).get_indexer(np.asarray(ids))
     if (idx < 0).any():
         bad = np.asarray(ids)[idx < 0][0]
@@ -179,6 +182,8 @@ class PopularityPropensity(PropensityModel):
         self.gamma = gamma
 
     def fit(self, observed: Interactions, *, mar: Interactions | None = None) -> PopularityPropensity:
+        import pandas as pd
+
         _, n_i = _pair_counts(observed)
         gamma = self.gamma
         if gamma is None and mar is not None:
@@ -232,6 +237,8 @@ class FrequencyPropensity(PropensityModel):
         self.needs_mar = self.mar
 
     def fit(self, observed: Interactions, *, mar: Interactions | None = None) -> FrequencyPropensity:
+        import pandas as pd
+
         n_u, n_i = _pair_counts(observed)
         p_u, p_i = n_u / n_u.sum(), n_i / n_i.sum()
         if self.mar:
@@ -422,6 +429,7 @@ class KnownPropensity(PropensityModel):
     They are absolute probabilities and are used as given (no calibration). A pair
     without a propensity is an error.
 
+    >>> import pandas as pd
     >>> known = KnownPropensity(pd.DataFrame({"user": [1, 2], "item": [5, 5], "propensity": [0.5, 0.25]}))
     >>> known.fit(None).predict(np.array([2]), np.array([5])).tolist()
     [0.25]
@@ -431,18 +439,24 @@ class KnownPropensity(PropensityModel):
     absolute = True
 
     def __init__(self, table: pd.DataFrame, *, clip: float = 0.0) -> None:
+        import pandas as pd
+
         super().__init__(clip=clip)
         if not isinstance(table, pd.DataFrame) or not {"user", "item", "propensity"} <= set(table.columns):
             raise ConfigError("known propensities are a DataFrame with columns user, item, propensity")
         self.table = table
 
     def fit(self, observed: Interactions | None = None, *, mar: Interactions | None = None) -> KnownPropensity:
+        import pandas as pd
+
         keys = pd.MultiIndex.from_arrays([self.table["user"].to_numpy(), self.table["item"].to_numpy()])
         self.index_ = keys
         self.values_ = pd.to_numeric(self.table["propensity"], errors="coerce").to_numpy(dtype=np.float64)
         return self
 
     def predict(self, user_ids: np.ndarray, item_ids: np.ndarray, ratings: np.ndarray | None = None) -> np.ndarray:
+        import pandas as pd
+
         self._require("values_")
         pos = self.index_.get_indexer(pd.MultiIndex.from_arrays([np.asarray(user_ids), np.asarray(item_ids)]))
         if (pos < 0).any():
@@ -553,7 +567,6 @@ def calibrated_propensities(
     return check_propensities(raw, user_ids, item_ids, model.name)
 
 
-
 def resolve_models(
     names: Mapping[str, Mapping[str, object]],
     observed: Interactions,
@@ -580,6 +593,8 @@ def resolve_models(
 
 
 def _as_interactions(data: Interactions | pd.DataFrame, what: str) -> Interactions:
+    import pandas as pd
+
     if isinstance(data, Interactions):
         return data
     if isinstance(data, pd.DataFrame) and {"user", "item"} <= set(data.columns):
@@ -616,6 +631,8 @@ def input_propensities(
             wanted.setdefault(propensity_name(full.params), {})
     if not wanted:
         return {}
+    import pandas as pd
+
     fitted: dict[str, PropensityModel] = {}
     if isinstance(given, PropensityModel):
         fitted[given.name] = given

@@ -1,0 +1,75 @@
+"""Arrow columns as numpy arrays without pandas.
+
+pyarrow's own ``to_numpy`` goes through its pandas conversion layer, which imports
+pandas (a quarter of a second) the first time any array is converted, even to
+numpy. These helpers read the Arrow buffers directly: fixed-width numbers as a
+view of the data buffer (a copy only to mark nulls), text through Python strings.
+The evaluation path (:func:`receval.data.tables.read_table` with ``arrow=True``,
+then :func:`receval.evaluate`) uses them so that it never imports pandas.
+
+>>> import pyarrow as pa
+>>> numbers(pa.chunked_array([pa.array([1.5, None]), pa.array([3.0])])).tolist()
+[1.5, nan, 3.0]
+>>> numbers(pa.array([4, 5], type=pa.int32())).dtype
+dtype('int32')
+>>> text(pa.array(["a", None, "b"])).tolist()
+['a', None, 'b']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["is_numeric", "numbers", "text"]
+
+
+def is_numeric(column: Any) -> bool:
+    """Whether an Arrow array or chunked array holds integers or floats."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
+
+
+def numbers(column: Any) -> np.ndarray:
+    """An integer or float Arrow column (chunked or not) as numpy; with nulls, float64 with NaN for them."""
+    chunks = column.chunks if hasattr(column, "chunks") else [column]
+    dtype = _dtype(column.type)
+    parts = [_chunk(chunk, dtype) for chunk in chunks]
+    if any(part.dtype != dtype for part in parts):  # a chunk with nulls turned floating
+        parts = [part.astype(np.float64) for part in parts]
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def text(column: Any) -> np.ndarray:
+    """An Arrow column as an object array of Python values (None where null)."""
+    values = np.empty(len(column), dtype=object)
+    values[:] = column.to_pylist()
+    return values
+
+
+def _dtype(kind: Any) -> np.dtype:
+    import pyarrow as pa
+
+    if pa.types.is_floating(kind):
+        return np.dtype(f"float{kind.bit_width}")
+    if pa.types.is_signed_integer(kind):
+        return np.dtype(f"int{kind.bit_width}")
+    if pa.types.is_unsigned_integer(kind):
+        return np.dtype(f"uint{kind.bit_width}")
+    raise TypeError(f"not a numeric Arrow type: {kind}")
+
+
+def _chunk(chunk: Any, dtype: np.dtype) -> np.ndarray:
+    validity, data = chunk.buffers()[:2]
+    n, offset = len(chunk), chunk.offset
+    values = np.frombuffer(data, dtype=dtype, count=n + offset)[offset:] if n else np.zeros(0, dtype=dtype)
+    if not chunk.null_count:
+        return values
+    bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[offset : offset + n]
+    out = values.astype(np.float64)
+    out[bits == 0] = np.nan
+    return out
