@@ -183,9 +183,7 @@ def predict_command(
 ) -> None:
     """Train on --train and predict every rating of --test (user, item, rating, prediction)."""
     import numpy as np
-    import pandas as pd
 
-    from receval.data.writers import write_table
     from receval.outputs import check_output_file
     from receval.validate import check_command_options
 
@@ -211,6 +209,10 @@ def predict_command(
     prediction = np.full(len(truth), float(np.mean(data.ratings, dtype=np.float64)))
     prediction[known] = model.predict(u[known], i[known])
     keep = known if policy == "drop" else np.ones(len(truth), dtype=bool)
+    import pandas as pd  # only the writer needs it (reading and the model do not)
+
+    from receval.data.writers import write_table
+
     frame = pd.DataFrame(
         {
             "user": truth.user_ids[truth.users][keep],
