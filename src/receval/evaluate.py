@@ -510,14 +510,15 @@ def to_rankings(
     lengths = np.diff(np.append(starts, n))
     full = int(lengths.max())
     width = full if width is None else min(width, full)
-    if len(starts) == n_users and n == n_users * full and np.array_equal(users[starts], np.arange(n_users)):
-        return np.ascontiguousarray(items.reshape(n_users, full)[:, :width], dtype=np.int32)  # sorted, full lists
+    out = np.full((n_users, width), -1, dtype=np.int32)
+    if n == len(starts) * full:  # every list has the same length: the blocks are the rows, wherever they go
+        out[users[starts]] = items.reshape(len(starts), full)[:, :width]
+        return out
     position = np.arange(n, dtype=np.int64)
     position -= np.repeat(starts, lengths)
     keep = position < width
-    out = np.full(n_users * width, -1, dtype=np.int32)
-    out[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
-    return out.reshape(n_users, width)
+    out.ravel()[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
+    return out
 
 
 def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray | None:
@@ -562,7 +563,7 @@ def _numbers(table: Any, column: str) -> np.ndarray:
     values = table[column]
     if hasattr(table, "column_names"):  # Arrow: numbers arrive as numbers from the reader
         if _arrow.is_numeric(values):
-            return _arrow.numbers(values).astype(np.float64)
+            return _arrow.numbers(values).astype(np.float64, copy=False)
         values = values.to_pandas()
     import pandas as pd
 
@@ -687,7 +688,8 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str):
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
     users = _index_of(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
-    rows = np.arange(len(users))
+    items = _index_of(truth.item_ids, recs["item"])
+    rows = None  # the table's row of each row kept (None: every row)
     unknown = users < 0
     n_dropped = 0
     if len(users) and unknown.all():
@@ -699,16 +701,15 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str):
         if unknown_users == "error":
             raise MetricError(message + "; evaluate only users of the test set")
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=3)
-        keep = ~unknown
-        users, order, rows = users[keep], order[keep], rows[keep]
-    items = _index_of(truth.item_ids, recs["item"])[rows]
+        rows = np.flatnonzero(~unknown)
+        users, order, items = users[rows], order[rows], items[rows]
     if len(items) and (items < 0).all():
         raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
     new_ids = np.zeros(0, dtype=object)
     unseen = np.flatnonzero(items < 0)
     if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
         unseen = unseen[np.argsort(users[unseen], kind="stable")]
-        codes, ids = _encode(_ids_at(recs["item"], rows[unseen]), what="item id")
+        codes, ids = _encode(_ids_at(recs["item"], unseen if rows is None else rows[unseen]), what="item id")
         first, new = _first_seen(codes)
         items[unseen] = len(truth.item_ids) + first
         new_ids = ids[new]

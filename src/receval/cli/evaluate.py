@@ -25,8 +25,11 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import math
+import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -113,7 +116,6 @@ def evaluate_command(
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.tables import read_aspects
-    from receval.evaluate import evaluate
 
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
@@ -138,6 +140,9 @@ def evaluate_command(
         )  # fmt: skip
         _report(result, per_user, fmt)
         return
+    # Arrow reads the files with the GIL released: meanwhile, another thread imports the evaluation (scipy, the
+    # metrics), which is then ready when the tables are
+    threading.Thread(target=_import_quietly, args=("receval.evaluate",), daemon=True).start()
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
@@ -162,6 +167,8 @@ def evaluate_command(
 
         rerated = Interactions.from_frame(read(barrier_data, "barrier data", ("user", "item", "rating")))
         barrier = magic_barrier(rerated, ddof=1, n_bootstrap=0)
+    from receval.evaluate import evaluate
+
     with warnings.catch_warnings():  # the overfitting check is reported below, once
         warnings.filterwarnings("ignore", message=r"RMSE .* below")
         result = evaluate(
@@ -179,6 +186,12 @@ def evaluate_command(
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
     _report(result, per_user, fmt)
+
+
+def _import_quietly(module: str) -> None:
+    """Import ``module`` ahead of use; a failure is left for the import at the point of use to report."""
+    with contextlib.suppress(Exception):
+        importlib.import_module(module)
 
 
 def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
