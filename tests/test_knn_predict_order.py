@@ -57,14 +57,17 @@ def test_predictions_equal_the_definition_bit_for_bit(cls, k, min_k):
 
 
 @pytest.mark.parametrize("cls", [ItemKNN, UserKNN])
-@pytest.mark.parametrize("centered", [False, True])
-def test_scoring_first_leaves_predictions_and_scores_unchanged(cls, centered):
+@pytest.mark.parametrize(
+    ("centered", "mode", "similarity"),
+    [(False, "dense", "auto"), (True, "sparse", "auto"), (False, "sparse", "pearson"), (True, "dense", "cosine")],
+)
+def test_scoring_first_leaves_predictions_and_scores_unchanged(cls, centered, mode, similarity):
     train = _tied(seed=5)
     users, items = train.users[::3], train.items[::3]
-    fresh = cls(k=4, centered=centered).fit(train)
+    fresh = cls(k=4, centered=centered, mode=mode, similarity=similarity).fit(train)
     predicted = fresh.predict(users, items)
     scores = fresh.score(np.arange(train.n_users))
-    scored_first = cls(k=4, centered=centered).fit(train)
+    scored_first = cls(k=4, centered=centered, mode=mode, similarity=similarity).fit(train)
     np.testing.assert_array_equal(scored_first.score(np.arange(train.n_users)), scores)
     np.testing.assert_array_equal(scored_first.predict(users, items), predicted)
     rows = train.users if cls is UserKNN else train.items

@@ -79,7 +79,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 import numba
 import numpy as np
@@ -396,8 +396,10 @@ class _KNN(Recommender):
         self.similarity_: np.ndarray | None = None
         if mode == "dense":
             self.similarity_ = self._dense(predict_lists, n_x)
-        # score's neighbourhoods and rating weights are made on first use (predict needs neither)
-        self._lists = (predict_lists, rank_lists)
+        # score's neighbourhoods and rating weights are made on first use (predict needs neither); kept for them
+        # the lists of the ranking similarity unless it is similarity_ itself, and for sparse predict its own
+        self._predict_lists = None if mode == "dense" else predict_lists
+        self._rank_lists = None if mode == "dense" and rank_lists is predict_lists else rank_lists
         self._neighbours: sp.csr_matrix | None = None
         self._weights_csr: sp.csr_matrix | None = None
         # Y-major lists in training-row order give surprise's neighbour tie order (predict).
@@ -413,13 +415,13 @@ class _KNN(Recommender):
         """Each entity's ``k`` most similar others with positive similarity, sparse (made on first use)."""
         self._check_fitted()
         if self._neighbours is None:
-            predict_lists, rank_lists = self._lists
             n_x = len(self._known_x)
             if self.similarity_ is None:
-                self._neighbours = self._sparse_neighbours(rank_lists, n_x)
+                self._neighbours = self._sparse_neighbours(cast(tuple, self._rank_lists), n_x)
             else:
-                ranking = self.similarity_ if rank_lists is predict_lists else self._dense(rank_lists, n_x)
+                ranking = self.similarity_ if self._rank_lists is None else self._dense(self._rank_lists, n_x)
                 self._neighbours = _top_neighbours(ranking, int(self.k))
+            self._rank_lists = None  # no longer needed
         return self._neighbours
 
     @property
@@ -493,7 +495,7 @@ class _KNN(Recommender):
                 stop = min(start + block, len(unique))
                 sim = buffer[: stop - start]
                 sim[:] = 0.0
-                self._rows(self._lists[0], unique[start:stop], False, sim)
+                self._rows(cast(tuple, self._predict_lists), unique[start:stop], False, sim)
                 lo, hi = np.searchsorted(sorted_inverse, [start, stop])
                 pairs = order[lo:hi]
                 est[pairs] = self._predict(xs[pairs], ys[pairs], sim, inverse[pairs] - start)
