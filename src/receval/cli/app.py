@@ -235,13 +235,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """Console-script entry point.
+    """Console-script entry point: :func:`main` in a process tuned for arrays of a few million rows."""
+    _tune_memory()
+    sys.exit(main())
 
-    numpy asks the kernel for transparent huge pages on every large array; where the
-    kernel grants them on request (``madvise``, the common default) each new array then
-    costs compaction and 2 MB page faults, measured at 0.2-0.4 s of system time in a
-    1.3 s ``receval evaluate``. The command turns that off before numpy is imported
-    (``NUMPY_MADVISE_HUGEPAGE``, numpy's own switch; set it to 1 to keep them).
+
+def _tune_memory() -> None:
+    """Fewer page faults for a short process that allocates and frees large arrays.
+
+    - numpy asks the kernel for transparent huge pages on every large array; where the
+      kernel grants them on request (``madvise``, the common default) each new array
+      costs compaction and 2 MB faults (0.2-0.4 s of system time measured in a 1.3 s
+      ``receval evaluate``): off before numpy is imported (``NUMPY_MADVISE_HUGEPAGE``,
+      numpy's own switch; set it to 1 to keep them).
+    - glibc hands arrays above 128 kB to the kernel and back on every allocation, so each
+      temporary array faults its pages in anew: up to 32 MB they now come from the heap,
+      which keeps freed memory for the next one (55,000 → 25,000 page faults and 0.30 →
+      0.24 s for the evaluation step of a 3-million-row ``receval evaluate``, measured).
+      Elsewhere (no glibc) nothing changes.
     """
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
-    sys.exit(main())
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None)
+            libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MB from the heap
+            libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: freed memory stays for reuse
