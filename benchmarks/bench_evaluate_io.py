@@ -127,7 +127,8 @@ def main() -> None:
                 seconds, values[name] = _timed(cmd)
                 best[name] = min(best[name], seconds)
     for name, seconds in best.items():
-        print(f"{name:<26} {seconds:7.2f} s   {values[name]}")
+        shown = {metric: round(value, 9) for metric, value in values[name].items() if metric != "conventions"}
+        print(f"{name:<26} {seconds:7.2f} s   {shown}")
     print(f"ratio ranx / receval (TSV): {best['ranx (pandas + from_df)'] / best['receval (TSV)']:.1f}x")
     if args.trec:
         print(f"ratio ranx / receval (TREC): {best['ranx (from_file TREC)'] / best['receval (TREC)']:.1f}x")
