@@ -585,6 +585,16 @@ def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
     return np.asarray(column)[rows]
 
 
+def _distinct(column: Any, rows: np.ndarray) -> int:
+    """How many distinct ids the rows ``rows`` of an id column hold (a missing id counts once)."""
+    dictionary = dictionary_codes(column)
+    if dictionary is not None:
+        return len(np.unique(dictionary[0][rows]))
+    import pandas as pd
+
+    return len(pd.unique(np.asarray(column)[rows]))
+
+
 def _first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes renumbered in order of first appearance, and the original code of each new one.
 
@@ -695,8 +705,9 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str):
     if len(users) and unknown.all():
         raise DataError(mismatch(truth.user_ids, recs["user"], "user"))
     if unknown.any():
-        bad_ids = _ids_at(recs["user"], np.flatnonzero(unknown))
-        n_dropped = len(_encode(bad_ids, what="user id")[1])
+        bad_rows = np.flatnonzero(unknown)
+        bad_ids = _ids_at(recs["user"], bad_rows)
+        n_dropped = _distinct(recs["user"], bad_rows)
         message = f"{n_dropped} user(s) of the recommendations have no truth (e.g. {bad_ids[0]!r}) and cannot be scored"
         if unknown_users == "error":
             raise MetricError(message + "; evaluate only users of the test set")
