@@ -20,6 +20,8 @@ FILES = {
     "text ids": H + "ann\tx\t4\t100\n2\tx\t3\t200\n",
     "float ids": H + "1.0\t10\t4\t100\n2\t10\t3\t200\n",
     "huge ids": H + "99999999999999999999\t10\t4\t100\n2\t10\t3\t200\n",
+    "hexadecimal-looking ids": H + "0x10\t10\t4\t100\n0X1f\t10\t3\t200\n",
+    "byte order mark, no final newline": "\ufeff" + H + "1\t10\t4\t100",
     "date timestamps": H + "1\t10\t4\t2020-01-01\n2\t10\t3\t2020-01-02\n",
     "repeated header name": "user\titem\trating\trating\n1\t10\t4\t5\n",
     "spaces": H + "1\t 10\t4\t100\n",
@@ -82,7 +84,7 @@ def test_reads_small_numeric_files_without_pandas_and_defers_otherwise(tmp_path,
     path.write_text(FILES["plain"], encoding="utf-8")
     data = loaders._read_numeric(path, layout, "r")
     assert data is not None and data.user_ids.tolist() == [1, 2] and data.ratings.tolist() == [4, 3, 5]
-    for name in ("text ids", "NaN rating", "short row", "header only", "date timestamps"):
+    for name in ("text ids", "NaN rating", "short row", "header only", "date timestamps", "hexadecimal-looking ids"):
         path.write_text(FILES[name], encoding="utf-8")
         assert loaders._read_numeric(path, layout, "r") is None, name
     path.write_text(FILES["plain"], encoding="utf-8")

@@ -298,11 +298,15 @@ def _read_numeric(path: Path, layout: _Layout, name: str) -> Interactions | None
     try:
         if path.stat().st_size > _NUMERIC_MAX_BYTES:
             return None
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            header = layout.names or tuple(next(csv.reader([fh.readline()], delimiter=layout.sep), []))
+        raw = path.read_bytes()
     except OSError:
         return None
+    start = 0 if layout.names else raw.find(b"\n") + 1
+    first = raw[: max(start - 1, 0)].decode("utf-8", "replace").rstrip("\r")
+    header = layout.names or tuple(next(csv.reader([first], delimiter=layout.sep), []))
     if len(set(header)) != len(header):  # pandas renames repeated column names
+        return None
+    if b"x" in raw[start:] or b"X" in raw[start:]:  # pyarrow reads 0x10 as the integer 16, pandas as text
         return None
     import pyarrow as pa
     import pyarrow.csv as pv
@@ -312,7 +316,7 @@ def _read_numeric(path: Path, layout: _Layout, name: str) -> Interactions | None
         types[roles["timestamp"]] = pa.int64()
     try:
         table = pv.read_csv(
-            path,
+            pa.BufferReader(raw),
             read_options=pv.ReadOptions(column_names=list(layout.names) if layout.names else None),
             parse_options=pv.ParseOptions(delimiter=layout.sep),
             convert_options=pv.ConvertOptions(column_types=types, include_columns=list(types)),
