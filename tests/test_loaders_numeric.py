@@ -1,4 +1,4 @@
-"""The pandas-free reader of small all-numeric ratings files gives what the pandas reader gives, or defers to it."""
+"""The pyarrow reader of small all-numeric ratings files gives what the pandas reader gives, or defers to it."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_same_interactions_or_error_as_the_pandas_reader(tmp_path, monkeypatch, 
         assert differ == []
 
 
-def test_reads_small_numeric_files_without_pandas_and_defers_otherwise(tmp_path, monkeypatch):
+def test_reads_small_numeric_files_and_defers_the_others(tmp_path, monkeypatch):
     layout = loaders._Layout(
         sep="\t", roles={"user": "user", "item": "item", "rating": "rating", "timestamp": "timestamp"}
     )
