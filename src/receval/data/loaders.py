@@ -4,7 +4,10 @@
 Format names (shared by every command that reads data) are the keys of :data:`FORMATS`.
 
 Speed: the ratings file is read once by pandas' C parser with explicit dtypes and
-checked with vectorised operations. That fast path cannot know line
+checked with vectorised operations; a file of up to 64 MB whose ids, ratings and
+timestamps are all numbers is read by pyarrow's CSV reader instead, without importing
+pandas (which costs more than the parsing there), and any file that reader would read
+differently goes to pandas. That fast path cannot know line
 numbers, so only when it fails does a second, slower line-by-line scan find the first
 bad line and report it as ``file, line N, column C: problem`` (lines are 1-based and
 count the header, as an editor shows them).
