@@ -19,7 +19,7 @@ Usage::
 
     python benchmarks/bench_scale.py                       # 1M users, files in a temp folder
     python benchmarks/bench_scale.py --users 50000         # smoke run
-    python benchmarks/bench_scale.py --folder /tmp/scale --keep
+    python benchmarks/bench_scale.py --folder /tmp/scale    # files kept there for the next run
 """
 
 from __future__ import annotations
