@@ -11,6 +11,7 @@ import scipy.sparse as sp
 import receval
 from receval.errors import MetricError
 from receval.metrics.registry import FIELD_SPELLINGS, MetricInput, get_definition, parse_metric
+from test_metrics_oracles import RANX as ORACLE_RANX
 from test_metrics_oracles import WIDTH, _random_run, _trec, assert_equals_ranx
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -116,6 +117,16 @@ RANX = {
 @pytest.mark.slow
 def test_new_metrics_equal_ranx() -> None:
     assert_equals_ranx(RANX, seed=4)
+
+
+@pytest.mark.parametrize("theirs", [*RANX, *ORACLE_RANX])
+def test_ranx_spellings_read_as_ranx_reads_them(theirs: str) -> None:
+    """ranx's own strings (``r-precision``, the ``-l4`` relevance level) are the metrics they were checked against."""
+    ours = {**RANX, **ORACLE_RANX}[theirs]
+    assert str(parse_metric(theirs)) == str(parse_metric(ours))
+    truth, recs = _random_run(3)
+    typed = receval.evaluate(recs, truth, [theirs], empty_users="zero")  # the label stays as typed
+    assert typed.summary[theirs] == receval.evaluate(recs, truth, [ours], empty_users="zero").summary[ours]
 
 
 def test_f1_and_r_precision_by_hand() -> None:

@@ -2,7 +2,9 @@
 
 Values are read as int, float, ``true``/``false`` or ``none``, else kept as strings;
 names may be any registered alias (see :func:`~receval.metrics.registry.register_alias`),
-and trec_eval's ``name_k`` spelling (``P_10``, ``ndcg_cut_10``) means ``name@k``.
+trec_eval's ``name_k`` spelling (``P_10``, ``ndcg_cut_10``) means ``name@k``, and ranx's
+spellings read as ranx reads them: ``r-precision`` is ``r_precision`` and a ``-lN``
+suffix is the relevance level (``precision@10-l4`` = ``precision@10(threshold=4)``).
 
 Examples
 --------
@@ -22,8 +24,9 @@ from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name
 
 __all__ = ["parse_metric", "parse_metric_list"]
 
-_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_(\d+)$")  # trec_eval's P_10, ndcg_cut_10
+_RANX_LEVEL = re.compile(r"^([^()]*?)-l(\d+)\s*$")  # ranx's relevance level: ndcg@10-l4
 
 
 def parse_metric(text: str | Metric) -> Metric:
@@ -42,6 +45,8 @@ def parse_metric(text: str | Metric) -> Metric:
     receval.errors.MetricError: metric 'precision@0': the cutoff k must be a positive integer, got '0'
     >>> str(parse_metric("P_10")), str(parse_metric("nDCG@10")), str(parse_metric("hits@5"))
     ('precision@10', 'ndcg@10(convention=trec_eval)', 'tp@5(agg=macro)')
+    >>> str(parse_metric("r-precision")), str(parse_metric("precision@10-l4"))
+    ('r_precision', 'precision@10(threshold=4)')
     >>> parse_metric("nope@3")
     Traceback (most recent call last):
     ...
@@ -51,10 +56,12 @@ def parse_metric(text: str | Metric) -> Metric:
         return text
     if not isinstance(text, str):
         raise MetricError(f"a metric is a string like 'ndcg@10' or a Metric, got {type(text).__name__}")
-    match = _PATTERN.match(text)
+    level = _RANX_LEVEL.match(text)
+    match = _PATTERN.match(level.group(1) if level else text)
     if not match:
         raise MetricError(f"cannot read metric {text!r}; write name@k or name@k(key=value,...), e.g. 'ndcg@10'")
     name, k_text, param_text = match.groups()
+    name = name.replace("-", "_")  # ranx's r-precision
     trec = _TREC_CUTOFF.match(name) if k_text is None else None
     if trec is not None and not _known(name) and _known(trec.group(1)):
         name, k_text = trec.groups()
@@ -67,6 +74,8 @@ def parse_metric(text: str | Metric) -> Metric:
         k = int(k_text)
     check_k(definition, k, text.strip())
     params: dict[str, Any] = dict(preset)
+    if level is not None:
+        params["threshold"] = int(level.group(2))
     if param_text is not None and param_text.strip():
         for part in param_text.split(","):
             if "=" not in part:
