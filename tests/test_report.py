@@ -169,9 +169,12 @@ def test_report_from_tables_demo_shape(tmp_path):
 
 
 def test_latex_escaping_and_best():
-    tex = latex_table(pd.DataFrame({"rmse": [0.9, 0.8], "a_b%": [1.0, 2.0]}, index=["x&y", "z"]))
+    frame = pd.DataFrame({"rmse": [0.9, 0.8], "ndcg@10": [0.3, 0.1], "a_b%": [1.0, 2.0]}, index=["x&y", "z"])
+    tex = latex_table(frame)
     assert r"x\&y" in tex and r"a\_b\%" in tex
-    assert r"z & \textbf{0.8000} & \textbf{2.0000}" in tex  # rmse: lower is better
+    # rmse: lower is better; ndcg: higher; a column with no better direction is never bold
+    assert r"x\&y & 0.9000 & \textbf{0.3000} & 1.0000" in tex
+    assert r"z & \textbf{0.8000} & 0.1000 & 2.0000" in tex
 
 
 def test_figures_refuse_empty_input_and_use_the_palette(tmp_path):

@@ -184,10 +184,16 @@ def significance_marks(
 
 
 def _best(values: pd.Series, metric: str) -> str | None:
+    """The system with the best value of ``metric``; None for a tie, or a quantity with no better direction.
+
+    >>> _best(pd.Series([0.2, 0.3], index=["a", "b"]), "fallout@10"), _best(pd.Series([0.2, 0.3]), "gini_train")
+    ('a', None)
+    """
+    direction = F.metric_direction(metric)
     v = values.astype(float).dropna()
-    if v.empty or v.nunique() < 2:
+    if direction is None or v.empty or v.nunique() < 2:
         return None
-    return str(v.idxmin() if F.lower_is_better(metric) else v.idxmax())
+    return str(v.idxmin() if direction == "lower" else v.idxmax())
 
 
 def _format(v: Any) -> str:
