@@ -1,6 +1,7 @@
 """Whole-process commands against their anchors, each measured in the same run.
 
 1. ``receval predict`` item-kNN Pearson k=50 on MovieLens 100K ``u1.base``/``u1.test``
+   with ``means=false`` (scikit-surprise's KNNBasic rule: the predictions are the same)
    against a scikit-surprise script (``KNNBasic(k=50, pearson, item-based)``: read both
    files, fit, predict every test pair, write the predictions) — target ≥ 5x.
 2. ``receval evaluate`` of TREC files (30,000 users x top-100, five metrics; written
@@ -108,7 +109,7 @@ def bench_predict(repeat: int) -> None:
             frame = pd.read_csv(ML100K / name, sep="\t", names=["user", "item", "rating", "timestamp"])
             frame.to_csv(f"{tmp}/{name}.tsv", sep="\t", index=False)
         ours = [RECEVAL, "predict", "--train", f"{tmp}/u1.base.tsv", "--test", f"{tmp}/u1.test.tsv",
-                "--algorithm", "item-knn", "--param", "k=50", "--param", "similarity=pearson",
+                "--algorithm", "item-knn", "--param", "k=50", "--param", "similarity=pearson", "--param", "means=false",
                 "--unknown", "global-mean", "--out", f"{tmp}/ours.tsv"]  # fmt: skip
         anchor = [sys.executable, "-c", SURPRISE_SCRIPT, f"{tmp}/u1.base.tsv", f"{tmp}/u1.test.tsv",
                   f"{tmp}/surprise.tsv"]  # fmt: skip
@@ -118,6 +119,9 @@ def bench_predict(repeat: int) -> None:
         rmse = {name: float(((f["prediction"] - f["rating"]) ** 2).mean() ** 0.5) for name, f in (("receval", a),
                                                                                                    ("surprise", b))}
         print(f"    RMSE receval {rmse['receval']:.4f}, surprise {rmse['surprise']:.4f} ({len(a)} vs {len(b)} rows)")
+        both = a.merge(b, on=["user", "item"], suffixes=("", "_surprise"))
+        gap = float((both["prediction"] - both["prediction_surprise"]).abs().max())
+        print(f"    largest |receval - surprise| over {len(both)} common predictions: {gap:.3g}")
 
 
 def bench_trec(repeat: int, users: int) -> None:

@@ -131,3 +131,24 @@ def test_evaluate_per_user_table_still_writes(tmp_path):
     )
     assert "pandas" in _loaded_after(code)
     assert out.read_text().splitlines() == ["user,precision@1", "1,1.0", "2,0.0"]
+
+
+def test_predict_on_number_ids_loads_no_pandas(tmp_path):
+    """Numbers in, numbers out: the numeric reader, the kNN kernels and the writer need no pandas."""
+    rows = [(u, i, 1 + (u * i) % 5) for u in range(1, 9) for i in range(1, 7) if (u + i) % 3]
+    (tmp_path / "train.tsv").write_text("user\titem\trating\n" + "".join(f"{u}\t{i}\t{r}\n" for u, i, r in rows))
+    (tmp_path / "test.tsv").write_text("user\titem\trating\n1\t3\t4\n2\t2\t5\n")
+    out = tmp_path / "pred.tsv"
+    code = (
+        "import contextlib, io\n"
+        "from receval.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['predict', '--train', {str(tmp_path / 'train.tsv')!r}, '--test',"
+        f" {str(tmp_path / 'test.tsv')!r}, '--algorithm', 'item-knn', '--param', 'k=3', '--out', {str(out)!r}]) == 0\n"
+    )
+    loaded = _loaded_after(code)
+    assert "pandas" not in loaded and "numba" in loaded  # the kernels did run
+    lines = out.read_text().splitlines()
+    assert lines[0] == "user\titem\trating\tprediction" and [line.split("\t")[:3] for line in lines[1:]] == [
+        ["1", "3", "4.0"], ["2", "2", "5.0"]
+    ]

@@ -114,3 +114,28 @@ def test_predictions_are_written_at_full_precision(tmp_path: Path) -> None:
     assert main([*argv, "--algorithm", "biases", "--unknown", "global-mean", "--out", str(tmp_path / "p.tsv")]) == 0
     text = pd.read_csv(tmp_path / "p.tsv", sep="\t", dtype={"prediction": str})["prediction"]
     assert text.str.len().max() > 8  # not cut to six significant digits
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=30),
+    st.integers(-(2**62), 2**62),
+    st.sampled_from(["csv", "tsv"]),
+)
+def test_number_columns_written_without_pandas_as_pandas_writes_them(tmp_path_factory, floats, big, fmt):
+    folder = tmp_path_factory.mktemp("w")
+    columns = {
+        "user": np.arange(len(floats), dtype=np.int64) + big % 1000,
+        "item": np.full(len(floats), big, dtype=np.int64),
+        "prediction": np.array(floats, dtype=np.float64),
+    }
+    ours = write_table(columns, folder / f"ours.{fmt}")
+    theirs = folder / f"theirs.{fmt}"
+    pd.DataFrame(columns).to_csv(theirs, sep="," if fmt == "csv" else "\t", index=False)
+    assert ours.read_bytes() == theirs.read_bytes()
+
+
+def test_other_mappings_go_through_a_dataframe(tmp_path):
+    ratings = np.array([4.5, 3.0], dtype=np.float32)  # float32: pandas' own formatting, not repr of a double
+    path = write_table({"user": np.array(["a", "b"], dtype=object), "rating": ratings}, tmp_path / "t.tsv")
+    assert path.read_text() == pd.DataFrame({"user": ["a", "b"], "rating": ratings}).to_csv(sep="\t", index=False)

@@ -14,9 +14,10 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["atomic_write", "remove_stale_temporaries", "write_figure", "write_frame", "write_text"]
 

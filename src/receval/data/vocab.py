@@ -83,6 +83,10 @@ def encode(
         if dictionary is not None:
             name = getattr(values, "name", None)
             return _encode_dictionary(*dictionary, what, name if isinstance(name, str) else None)
+        if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and len(values):
+            dense = _dense_int_codes(values)  # integer ids as a file of numbers gives them: no pandas
+            if dense is not None:
+                return dense
     import pandas as pd
 
     series = values if isinstance(values, pd.Series) else pd.Series(_as_array(values))
@@ -341,18 +345,9 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     import pandas as pd
 
     if pd.api.types.is_integer_dtype(values.dtype) and len(values):
-        ids = values.to_numpy(dtype=np.int64)
-        low, high = int(ids.min()), int(ids.max())
-        span = high - low + 1
-        if span <= max(len(ids), 1 << 20):  # the lookup table is no larger than the codes
-            if len(ids) >= _COMPILED_FROM:
-                codes, present = _dense_codes(ids, low, span)
-                return codes, (np.flatnonzero(present) + low).astype(values.dtype)
-            offsets = ids - low
-            present = np.zeros(span, dtype=bool)
-            present[offsets] = True
-            table = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
-            return table[offsets], (np.flatnonzero(present) + low).astype(values.dtype)
+        dense = _dense_int_codes(values.to_numpy())
+        if dense is not None:
+            return dense
     try:
         codes, uniques = pd.factorize(values, sort=True)
     except TypeError:  # ids of mixed types (numbers and text) in one column: compare them as text
@@ -361,6 +356,23 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     if uniques.dtype.kind in "OUT":
         uniques = uniques.astype(object)
     return codes.astype(np.int32), uniques
+
+
+def _dense_int_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_codes` of integer ids spanning a compact range, by a lookup table (None when the range is wide)."""
+    ids = values.astype(np.int64, copy=False)
+    low, high = int(ids.min()), int(ids.max())
+    span = high - low + 1
+    if span > max(len(ids), 1 << 20):  # the lookup table would be larger than the codes
+        return None
+    if len(ids) >= _COMPILED_FROM:
+        codes, present = _dense_codes(ids, low, span)
+        return codes, (np.flatnonzero(present) + low).astype(values.dtype)
+    offsets = ids - low
+    present = np.zeros(span, dtype=bool)
+    present[offsets] = True
+    table = (np.cumsum(present, dtype=np.int64) - 1).astype(np.int32)
+    return table[offsets], (np.flatnonzero(present) + low).astype(values.dtype)
 
 
 def _dense_codes(ids: np.ndarray, low: int, span: int) -> tuple[np.ndarray, np.ndarray]:

@@ -30,14 +30,17 @@ Examples
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from receval.atomic import atomic_write
 from receval.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["WRITE_FORMATS", "write_table"]
 
@@ -74,6 +77,8 @@ def _run_columns(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
     if "rank" in frame.columns:
         out["rank"] = frame["rank"].to_numpy()
     else:  # rank within each user by descending score, ties in row order
+        import pandas as pd
+
         negated = pd.Series(-frame["score"].to_numpy(dtype=np.float64), index=frame.index)
         out["rank"] = negated.groupby(frame["user"], sort=False).rank(method="first").astype(np.int64)
     if "score" in frame.columns:
@@ -107,13 +112,40 @@ def _ranx_json(frame: pd.DataFrame, path: Path) -> str:
     return json.dumps(nested)
 
 
-def write_table(frame: pd.DataFrame, path: str | Path, *, format: str | None = None, tag: str = "receval") -> Path:
+def _delimited(columns: Mapping[str, np.ndarray], sep: str) -> str:
+    """Number columns as ``DataFrame.to_csv`` writes them: integers, floats by ``repr``, NaN as an empty field.
+
+    >>> print(_delimited({"u": np.array([3, 4]), "p": np.array([0.1, np.nan])}, ","), end="")
+    u,p
+    3,0.1
+    4,
+    """
+    texts = []
+    for values in columns.values():
+        if values.dtype.kind == "f":
+            texts.append(["" if v != v else repr(v) for v in values.tolist()])
+        else:
+            texts.append([str(v) for v in values.tolist()])
+    lines = [sep.join(columns), *(sep.join(row) for row in zip(*texts, strict=True))]
+    return "\n".join(lines) + "\n"
+
+
+def write_table(
+    frame: pd.DataFrame | Mapping[str, np.ndarray],
+    path: str | Path,
+    *,
+    format: str | None = None,
+    tag: str = "receval",
+) -> Path:
     """Write ``frame`` to ``path`` atomically in ``format`` (default: from the extension); returns the path.
 
     Parameters
     ----------
     frame
         The table; ``trec`` and ``ranx-json`` need ``user``, ``item`` and ``score`` or ``rank``.
+        A ``{column: array}`` mapping of integer and float64 columns is written to
+        CSV/TSV without pandas, exactly as ``DataFrame.to_csv`` writes it (floats at full
+        precision, NaN empty); any other mapping becomes a DataFrame first.
     path
         The file to write; its folder must exist.
     format
@@ -128,17 +160,26 @@ def write_table(frame: pd.DataFrame, path: str | Path, *, format: str | None = N
     if path.is_dir():
         raise DataError("the output path is a folder; give a file name", path=path)
     text = None
+    table: Any = frame
+    if isinstance(frame, Mapping):
+        columns = {name: np.asarray(values) for name, values in frame.items()}
+        if fmt in ("csv", "tsv") and all(c.dtype.kind in "iu" or c.dtype == np.float64 for c in columns.values()):
+            text = _delimited(columns, "," if fmt == "csv" else "\t")
+        else:
+            import pandas as pd
+
+            table = pd.DataFrame(columns)
     if fmt == "trec":
-        text = _trec(frame, path, tag)
+        text = _trec(table, path, tag)
     elif fmt == "ranx-json":
-        text = _ranx_json(frame, path)
+        text = _ranx_json(table, path)
 
     def write(tmp: Path) -> Any:
         if text is not None:
             return tmp.write_text(text, encoding="utf-8")
         if fmt == "parquet":
-            return frame.to_parquet(tmp, index=False)
+            return table.to_parquet(tmp, index=False)
         # repr-precision floats (pandas' default): the file reads back to the same doubles
-        return frame.to_csv(tmp, sep="," if fmt == "csv" else "\t", index=False)
+        return table.to_csv(tmp, sep="," if fmt == "csv" else "\t", index=False)
 
     return atomic_write(path, write)
