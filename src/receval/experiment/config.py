@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from receval.data.prepare import FILTERS
 from receval.errors import ConfigError, ReceValError
 from receval.experiment import (  # noqa: F401  (their import registers the built-in protocols)
     adapters,
@@ -82,7 +83,6 @@ __all__ = [
 ]
 
 SPLIT_METHODS = ("holdout", "per_user_holdout", "temporal", "leave_one_out", "kfold_per_user", "none")
-DATASET_FILTERS = {"familiar_only": bool, "min_user_ratings": int, "min_item_ratings": int}
 SLICE_DIMENSIONS = ("user", "item", "time")
 
 _TOP = {
@@ -390,7 +390,7 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
         if "path" in entry and "format" not in entry:
             raise chk.fail(where, f"[datasets.{label}] has a path but no 'format' (e.g. format = \"movielens-100k\")")
         filters = entry.get("filters", {})
-        chk.keys(filters, DATASET_FILTERS, (*where, "filters"), f"in datasets.{label}.filters")
+        chk.keys(filters, FILTERS, (*where, "filters"), f"in datasets.{label}.filters")
         for key in ("min_user_ratings", "min_item_ratings"):
             if filters.get(key, 0) < 0:
                 raise chk.fail((*where, "filters", key), f"{key} must be >= 0")
