@@ -139,3 +139,24 @@ def test_other_mappings_go_through_a_dataframe(tmp_path):
     ratings = np.array([4.5, 3.0], dtype=np.float32)  # float32: pandas' own formatting, not repr of a double
     path = write_table({"user": np.array(["a", "b"], dtype=object), "rating": ratings}, tmp_path / "t.tsv")
     assert path.read_text() == pd.DataFrame({"user": ["a", "b"], "rating": ratings}).to_csv(sep="\t", index=False)
+
+
+@pytest.mark.parametrize("suffix", [".trec", ".json"])
+@pytest.mark.parametrize("with_rank", [True, False])
+def test_a_run_from_arrays_is_the_run_from_a_dataframe(tmp_path, suffix, with_rank):
+    """The arrays `receval recommend` writes give the bytes the DataFrame gives (ranks derived when absent)."""
+    rng = np.random.default_rng(1)
+    users = np.repeat(np.array([12, 3, 7]), 4)
+    run = {"user": users, "item": rng.permutation(40)[:12].astype(object), "score": rng.random(12).round(3)}
+    run["score"][1] = run["score"][0]  # a tie: ranked in row order
+    if with_rank:
+        run["rank"] = np.tile(np.arange(1, 5), 3)
+    ours = write_table(run, tmp_path / f"ours{suffix}").read_text()
+    theirs = write_table(pd.DataFrame(run), tmp_path / f"theirs{suffix}").read_text()
+    assert ours == theirs and "12" in ours
+
+
+def test_a_run_from_arrays_refuses_white_space_in_ids(tmp_path):
+    run = {"user": np.array(["a b"], dtype=object), "item": np.array(["x"], dtype=object), "rank": np.array([1])}
+    with pytest.raises(DataError, match="user id 'a b' contains white space"):
+        write_table(run, tmp_path / "r.trec")

@@ -106,7 +106,6 @@ def recommend_command(
     training user).
     """
     import numpy as np
-    import pandas as pd
 
     from receval.data.writers import write_table
     from receval.outputs import check_output_file
@@ -129,17 +128,15 @@ def recommend_command(
     items, scores = recommend(model, users, k, exclude=None if include_train else data, seed=seed or 0)
     valid = items >= 0
     rows, ranks = np.nonzero(valid)
-    frame = pd.DataFrame(
-        {
-            "user": data.user_ids[users[rows]],
-            "item": data.item_ids[items[valid]],
-            "score": scores[valid],
-            "rank": ranks + 1,
-        }
-    )
-    write_table(frame, out)
+    columns = {  # arrays: a TREC run, ranx JSON or number ids are written without pandas
+        "user": data.user_ids[users[rows]],
+        "item": data.item_ids[items[valid]],
+        "score": scores[valid],
+        "rank": ranks + 1,
+    }
+    write_table(columns, out)
     absent = f" ({unknown} test users are not in the training file: no list)" if unknown else ""
-    typer.echo(f"wrote {len(frame)} recommendations for {len(users)} users to {out}{absent}")
+    typer.echo(f"wrote {len(rows)} recommendations for {len(users)} users to {out}{absent}")
 
 
 def _listed_users(path: Path, data: Interactions) -> np.ndarray:

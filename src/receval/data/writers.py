@@ -30,6 +30,7 @@ Examples
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,49 +67,52 @@ def _format_of(path: Path, format: str | None) -> str:
     raise DataError(f"cannot tell the output format from the extension {suffix!r}; use one of {known}", path=path)
 
 
-def _run_columns(frame: pd.DataFrame, path: Path) -> pd.DataFrame:
-    """``user, item, rank, score`` of a run; the missing one of rank/score is derived from the other."""
-    missing = [c for c in ("user", "item") if c not in frame.columns]
-    if missing or not {"score", "rank"} & set(frame.columns):
-        raise DataError(
-            f"a run needs columns user, item and score or rank; the table has {list(frame.columns)}", path=path
-        )
-    out = frame[["user", "item"]].copy()
-    if "rank" in frame.columns:
-        out["rank"] = frame["rank"].to_numpy()
+def _run_columns(frame: pd.DataFrame | Mapping[str, Any], path: Path) -> dict[str, np.ndarray]:
+    """``user, item, rank, score`` of a run as arrays; the missing one of rank/score is derived from the other."""
+    names = list(frame.keys()) if isinstance(frame, Mapping) else list(frame.columns)
+    missing = [c for c in ("user", "item") if c not in names]
+    if missing or not {"score", "rank"} & set(names):
+        raise DataError(f"a run needs columns user, item and score or rank; the table has {names}", path=path)
+    out = {"user": np.asarray(frame["user"]), "item": np.asarray(frame["item"])}
+    if "rank" in names:
+        out["rank"] = np.asarray(frame["rank"])
     else:  # rank within each user by descending score, ties in row order
         import pandas as pd
 
-        negated = pd.Series(-frame["score"].to_numpy(dtype=np.float64), index=frame.index)
-        out["rank"] = negated.groupby(frame["user"], sort=False).rank(method="first").astype(np.int64)
-    if "score" in frame.columns:
-        out["score"] = frame["score"].to_numpy(dtype=np.float64)
+        negated = pd.Series(-np.asarray(frame["score"], dtype=np.float64))
+        out["rank"] = negated.groupby(out["user"], sort=False).rank(method="first").astype(np.int64).to_numpy()
+    if "score" in names:
+        out["score"] = np.asarray(frame["score"], dtype=np.float64)
     else:  # trec_eval orders by score: a score that decreases with the rank keeps the lists as given
-        out["score"] = -out["rank"].to_numpy(dtype=np.float64)
+        out["score"] = -out["rank"].astype(np.float64)
     return out
 
 
-def _trec(frame: pd.DataFrame, path: Path, tag: str) -> str:
+def _trec(frame: pd.DataFrame | Mapping[str, Any], path: Path, tag: str) -> str:
     run = _run_columns(frame, path)
+    texts = {}
     for column in ("user", "item"):
         text = run[column].astype(str)
-        if text.str.contains(r"\s", regex=True).any():
-            bad = text[text.str.contains(r"\s", regex=True)].iloc[0]
+        spaced = [t for t in np.unique(text).tolist() if re.search(r"\s", t)]  # each distinct id checked once
+        if spaced:
+            bad = str(text[np.isin(text, spaced)][0])
             raise DataError(f"{column} id {bad!r} contains white space, which a TREC file cannot hold", path=path)
-    scores = [repr(float(s)) for s in run["score"]]
+        texts[column] = text.tolist()
+    scores = [repr(s) for s in run["score"].tolist()]
     scores = [s[:-2] if s.endswith(".0") else s for s in scores]
     lines = [
         f"{u} Q0 {i} {int(r)} {s} {tag}"
-        for u, i, r, s in zip(run["user"].astype(str), run["item"].astype(str), run["rank"], scores, strict=True)
+        for u, i, r, s in zip(texts["user"], texts["item"], run["rank"].tolist(), scores, strict=True)
     ]
     return "\n".join(lines) + ("\n" if lines else "")
 
 
-def _ranx_json(frame: pd.DataFrame, path: Path) -> str:
+def _ranx_json(frame: pd.DataFrame | Mapping[str, Any], path: Path) -> str:
     run = _run_columns(frame, path)
     nested: dict[str, dict[str, float]] = {}
-    for u, i, s in zip(run["user"].astype(str), run["item"].astype(str), run["score"], strict=True):
-        nested.setdefault(u, {})[i] = float(s)
+    for u, i, s in zip(run["user"].astype(str).tolist(), run["item"].astype(str).tolist(), run["score"].tolist(),
+                       strict=True):  # fmt: skip
+        nested.setdefault(u, {})[i] = s
     return json.dumps(nested)
 
 
@@ -143,9 +147,10 @@ def write_table(
     ----------
     frame
         The table; ``trec`` and ``ranx-json`` need ``user``, ``item`` and ``score`` or ``rank``.
-        A ``{column: array}`` mapping of integer and float64 columns is written to
-        CSV/TSV without pandas, exactly as ``DataFrame.to_csv`` writes it (floats at full
-        precision, NaN empty); any other mapping becomes a DataFrame first.
+        A ``{column: array}`` mapping is written without pandas as a TREC run or ranx
+        JSON, and to CSV/TSV when its columns are integers and float64 (exactly as
+        ``DataFrame.to_csv`` writes them: floats at full precision, NaN empty); any
+        other mapping becomes a DataFrame first.
     path
         The file to write; its folder must exist.
     format
@@ -165,6 +170,8 @@ def write_table(
         columns = {name: np.asarray(values) for name, values in frame.items()}
         if fmt in ("csv", "tsv") and all(c.dtype.kind in "iu" or c.dtype == np.float64 for c in columns.values()):
             text = _delimited(columns, "," if fmt == "csv" else "\t")
+        elif fmt in ("trec", "ranx-json"):  # written from the arrays
+            table = columns
         else:
             import pandas as pd
 
