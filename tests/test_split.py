@@ -209,3 +209,20 @@ def test_bad_input(data):
     with pytest.raises(DataError, match="no timestamps"):
         leave_one_out(untimed, "last")
     assert len(leave_one_out(untimed, "random")[1]) == 1
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 6), st.integers(0, 9), st.integers(-5, 5)), min_size=1, max_size=60),
+    st.booleans(),
+)
+def test_rows_grouped_by_numpy_as_by_the_compiled_loop(rows, timed):
+    """Small data sets are grouped without numba: the same group numbers, users and first times."""
+    from receval.split import _group_rows, _group_rows_numpy
+
+    users = np.array([u for u, _, _ in rows], dtype=np.int32)
+    items = np.array([i for _, i, _ in rows], dtype=np.int32)
+    times = np.array([t for _, _, t in rows], dtype=np.int64) if timed else np.empty(0, dtype=np.int64)
+    compiled = _group_rows(users, items, times, 7, 10)
+    for ours, theirs in zip(_group_rows_numpy(users, items, times, 7, 10), compiled, strict=True):
+        np.testing.assert_array_equal(ours, theirs)

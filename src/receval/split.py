@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-import numba
 import numpy as np
 
+from receval._jit import njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 
@@ -51,6 +51,7 @@ __all__ = [
 ]
 
 Seed = int | np.random.Generator
+_COMPILED_FROM = 1 << 20  # rows; below, numpy groups them as fast as the compiled loop, with no compiler to load
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,11 +71,37 @@ def _pairs(data: Interactions) -> _Pairs:
     if data.n_ratings == 0:
         raise DataError(f"{_label(data)}has no ratings to split")
     times = data.timestamps if data.timestamps is not None else np.empty(0, dtype=np.int64)
-    group, user, time = _group_rows(data.users, data.items, times, data.n_users, data.n_items)
+    grouping = _group_rows if data.n_ratings >= _COMPILED_FROM else _group_rows_numpy
+    group, user, time = grouping(data.users, data.items, times, data.n_users, data.n_items)
     return _Pairs(group=group, user=user, time=time if data.timestamps is not None else None)
 
 
-@numba.njit(cache=True)
+def _group_rows_numpy(
+    users: np.ndarray, items: np.ndarray, times: np.ndarray, n_users: int, n_items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_group_rows` by sorting: the same groups, numbers and first times.
+
+    >>> [a.tolist() for a in _group_rows_numpy(np.array([1, 0, 1, 1]), np.array([5, 2, 3, 5]),
+    ...                                        np.array([9, 4, 7, 8]), 2, 6)]
+    [[1, 0, 2, 1], [0, 1, 1], [4, 8, 7]]
+    """
+    order = np.argsort(users, kind="stable")  # rows by user, each user's in row order
+    keys = users[order].astype(np.int64) * n_items + items[order]
+    unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    number = np.empty(len(unique), dtype=np.int64)  # by first appearance, user by user
+    number[np.argsort(first, kind="stable")] = np.arange(len(unique))
+    group = np.empty(len(users), dtype=np.int64)
+    group[order] = number[inverse]
+    group_user = np.empty(len(unique), dtype=np.int64)
+    group_user[number] = unique // n_items
+    group_time = np.zeros(len(unique), dtype=np.int64)
+    if len(times):
+        group_time[:] = np.iinfo(np.int64).max
+        np.minimum.at(group_time, group, times)
+    return group, group_user, group_time
+
+
+@njit(cache=True)
 def _group_rows(users, items, times, n_users, n_items):
     """Group ids of the rows' (user, item) pairs in O(rows): groups are numbered user by
     user (so each user's groups are contiguous), then in order of first appearance."""
@@ -144,7 +171,7 @@ def _rank_within_user(pairs: _Pairs, key: np.ndarray | None, rng: np.random.Gene
     return rank, np.bincount(pairs.user)[pairs.user]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _segment_ranks(group_user, key, use_key, rng):
     # each user's groups are contiguous: shuffle them (Fisher-Yates), then, when a key
     # is given, sort them stably by key so equal keys stay in random order
