@@ -8,9 +8,10 @@ user, a share of them among the user's recommendations), then times
     /usr/bin/time -v receval evaluate --truth truth.parquet --recs run.parquet \\
         --metrics ndcg@10,precision@10,recall@100,map@100,mrr --shards S --jobs J --json
 
-and prints wall seconds, CPU seconds and the peak resident memory of the process and
-its workers (``Maximum resident set size`` of ``time -v`` is the largest single process;
-the sum over the workers is printed too). Targets: under 60 s and 10 GB on 2 cores.
+and prints wall seconds, CPU seconds and the peak resident memory (``Maximum resident
+set size`` of ``time -v``: the largest single process among the command and its J
+workers, so that all of them together hold at most J + 1 times it). Targets: under 60 s
+and 10 GB on 2 cores.
 The files go to a temporary folder (or ``--folder``, reused when present); nothing is
 committed. ``--dask`` also runs the same evaluation on a local Dask cluster and checks
 that the values are identical.
@@ -115,8 +116,8 @@ def main() -> None:
         wall, values, figures = _time_v(cmd)
         print("command: /usr/bin/time -v " + " ".join(cmd))
         print(f"receval evaluate --shards {args.shards} --jobs {args.jobs}: {wall:.1f} s wall, "
-              f"{figures['user_s'] + figures['sys_s']:.1f} s CPU (parent), peak RSS of the parent "
-              f"{figures['max_rss_kb'] / 1e6:.2f} GB")  # fmt: skip
+              f"{figures['user_s'] + figures['sys_s']:.1f} s CPU (parent), peak RSS "
+              f"{figures['max_rss_kb'] / 1e6:.2f} GB (the largest process)")  # fmt: skip
         print("  " + json.dumps({k: v for k, v in values.items() if k != "conventions"}))
         if args.dask:
             from distributed import LocalCluster
