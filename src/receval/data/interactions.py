@@ -292,11 +292,6 @@ class Interactions:
                 bad = int(np.flatnonzero(col.isna().to_numpy())[0])
                 raise DataError(f"row {bad} has no rating", column=rating)
             ratings = col.to_numpy(dtype=np.float32)
-        aspect_items = None
-        if item_aspects is not None:
-            aspect_items = item_aspects["item"]
-        u_codes, u_ids = vocab.encode(frame[user], what="id")
-        i_codes, i_ids = vocab.encode(frame[item], also=aspect_items, what="id")
         ts = None
         if timestamp is not None:
             ts = pd.to_numeric(frame[timestamp], errors="coerce")
@@ -306,6 +301,38 @@ class Interactions:
                     f"timestamp {frame[timestamp].iloc[bad]!r} of row {bad} is not an integer", column=timestamp
                 )
             ts = ts.to_numpy(dtype=np.int64)
+        return cls.from_ids(
+            frame[user], frame[item], ratings, scale=scale, timestamps=ts,
+            extra={k: frame[k].to_numpy() for k in extra}, item_aspects=item_aspects, name=name,
+        )  # fmt: skip
+
+    @classmethod
+    def from_ids(
+        cls,
+        users: Any,
+        items: Any,
+        ratings: np.ndarray,
+        *,
+        scale: RatingScale | None = None,
+        timestamps: np.ndarray | None = None,
+        extra: Mapping[str, np.ndarray] | None = None,
+        item_aspects: pd.DataFrame | None = None,
+        name: str = "",
+    ) -> Interactions:
+        """Build from each row's original ids (numpy, pandas or Arrow columns) and numeric ratings.
+
+        The ids are encoded in sorted order (:func:`receval.data.vocab.encode`; items an
+        ``item_aspects`` table names join the id space); the scale is inferred from the
+        ratings when not given. The readers that parse ratings themselves end here.
+
+        >>> d = Interactions.from_ids(np.array([10, 10, 7]), np.array(["b", "a", "a"], dtype=object),
+        ...                           np.array([1.0, 2.0, 3.0]))
+        >>> d.user_ids.tolist(), d.items.tolist(), d.scale.step
+        ([7, 10], [1, 0, 0], 1.0)
+        """
+        u_codes, u_ids = vocab.encode(users, what="user id")
+        also = None if item_aspects is None else item_aspects["item"]
+        i_codes, i_ids = vocab.encode(items, also=also, what="item id")
         aspects = names = None
         if item_aspects is not None:
             aspects, names = aspect_matrix(item_aspects, i_ids)
@@ -316,10 +343,10 @@ class Interactions:
             user_ids=u_ids,
             item_ids=i_ids,
             scale=scale if scale is not None else RatingScale.infer(ratings),
-            timestamps=ts,
+            timestamps=timestamps,
             aspects=aspects,
             aspect_names=names,
-            extra={k: frame[k].to_numpy() for k in extra},
+            extra=extra or {},
             name=name,
         )
 
@@ -350,19 +377,11 @@ class Interactions:
                 bad = int(np.flatnonzero(np.isnan(values[col].astype(np.float64)))[0])
                 raise DataError(f"row {bad} has no {what}", column=col)
         ratings = np.ones(table.num_rows, dtype=np.float32) if rating is None else values[rating].astype(np.float32)
-        u_codes, u_ids = vocab.encode(table[user], what="id")
-        i_codes, i_ids = vocab.encode(table[item], what="id")
-        return cls(
-            users=u_codes,
-            items=i_codes,
-            ratings=ratings,
-            user_ids=u_ids,
-            item_ids=i_ids,
-            scale=scale if scale is not None else RatingScale.infer(ratings),
+        return cls.from_ids(
+            table[user], table[item], ratings, scale=scale,
             timestamps=None if timestamp is None else values[timestamp].astype(np.int64),
-            extra={k: values[k] for k in extra},
-            name=name,
-        )
+            extra={k: values[k] for k in extra}, name=name,
+        )  # fmt: skip
 
     # --------------------------------------------------------------- properties
     @property

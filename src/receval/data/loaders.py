@@ -43,7 +43,6 @@ from receval.data import _arrow
 from receval.data.formats import FORMATS
 from receval.data.interactions import Interactions, RatingScale
 from receval.data.prepare import prepare
-from receval.data.vocab import encode
 from receval.errors import DataError
 
 if TYPE_CHECKING:
@@ -334,17 +333,12 @@ def _read_numeric(path: Path, layout: _Layout, name: str) -> Interactions | None
         return None
     ratings = ratings.astype(np.float32)
     try:
-        users, user_ids = encode(values[roles["user"]], what="user id")
-        items, item_ids = encode(values[roles["item"]], what="item id")
-        return Interactions(
-            users=users,
-            items=items,
-            ratings=ratings,
-            user_ids=user_ids,
-            item_ids=item_ids,
+        return Interactions.from_ids(
+            values[roles["user"]],
+            values[roles["item"]],
+            ratings,
             scale=layout.scale if layout.scale is not None else RatingScale.infer(np.unique(ratings)),
             timestamps=np.array(values[roles["timestamp"]]) if "timestamp" in roles else None,  # writable
-            extra={},
             name=name,
         )
     except (ValueError, KeyError):  # e.g. a rating off the declared scale: the pandas path names its line
@@ -402,14 +396,10 @@ def _build(frame: pd.DataFrame, layout: _Layout, name: str) -> Interactions:
         if stamps.isna().any():
             raise DataError("a timestamp is missing")
         timestamps = stamps.to_numpy(dtype=np.int64)
-    users, user_ids = encode(frame[roles["user"]], what="user id")
-    items, item_ids = encode(frame[roles["item"]], what="item id")
-    return Interactions(
-        users=users,
-        items=items,
-        ratings=ratings,
-        user_ids=user_ids,
-        item_ids=item_ids,
+    return Interactions.from_ids(
+        frame[roles["user"]],
+        frame[roles["item"]],
+        ratings,
         scale=layout.scale if layout.scale is not None else RatingScale.infer(pd.unique(ratings)),
         timestamps=timestamps,
         extra=extra,
