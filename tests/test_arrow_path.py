@@ -211,3 +211,11 @@ def test_to_rankings_without_sorting_equals_sorted():
     assert np.array_equal(to_rankings(users[shuffle], items[shuffle], scores[shuffle], 60, 5, descending=True),
                           grouped)  # fmt: skip
     assert (grouped[np.setdiff1d(np.arange(60), users)] == -1).all()
+
+
+def test_a_missing_score_is_named_by_position_in_both_kinds_of_table():
+    truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "y"], "rating": [5, 2, 4]})
+    recs = pd.DataFrame({"user": ["a", "b"], "item": ["y", "x"], "score": [0.9, np.nan]}, index=[10, 20])
+    for table in (recs, _arrow_of(recs)):
+        with pytest.raises(MetricError, match=r"score of user 'b', item 'x' \(row 1\) is missing"):
+            evaluate(table, truth, "mrr", threshold=4)

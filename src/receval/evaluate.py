@@ -571,9 +571,11 @@ def _numbers(table: Any, column: str) -> np.ndarray:
 
 
 def _value(table: Any, column: str, row: int) -> Any:
-    """One cell (for messages)."""
-    cell = table[column][row]
-    return cell.as_py() if hasattr(cell, "as_py") else cell
+    """The cell of a column at a row position (for messages)."""
+    values = table[column]
+    if hasattr(values, "iloc"):  # pandas: by position, whatever the index
+        return values.iloc[row]
+    return values[row].as_py()
 
 
 def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
@@ -665,7 +667,7 @@ def _frame_to_interactions(frame: Any, what: str) -> Interactions:
 
 
 def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str):
-    """Rows of a recommendation table as truth indices, grouped by user.
+    """Rows of a recommendation table as truth indices, in the table's order.
 
     Returns user and item indices (items the truth does not know numbered after its
     own, in order of first appearance in the lists), ordering values, whether they
