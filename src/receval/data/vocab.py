@@ -318,7 +318,7 @@ def _index_of_text(space: np.ndarray, values: np.ndarray) -> np.ndarray | None:
     Fixed-width numpy strings compare in C; two ids that would become equal there (a
     trailing NUL) send the lookup back to the hash table (None).
     """
-    if space.dtype != object or values.dtype != object or len(values) > _TEXT_LOOKUP_MAX:
+    if space.dtype != object or values.dtype != object or max(len(space), len(values)) > _TEXT_LOOKUP_MAX:
         return None
     if not (_all_text(space) and _all_text(values)):
         return None
