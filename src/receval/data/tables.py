@@ -287,8 +287,6 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
     >>> read_aspects(p, np.array([1, 2, 3])).to_dict("list")
     {'item': [1, 1], 'aspect': ['Drama', 'Comedy']}
     """
-    import pandas as pd  # noqa: F401  (the table is a DataFrame)
-
     path = Path(path)
     options.setdefault("positional", ("item", "aspect"))
     table = read_table(path, "aspects", ("item",), **options)
