@@ -93,8 +93,20 @@ FORMAT_HELP = (
 SCALE_HELP = "Rating scale LOW..HIGH[:STEP], e.g. 1..5 or 0.5..5:0.5 (known formats declare theirs)."
 
 
-def load_data(path: str | Path, format: str, **options: Any) -> Interactions:
-    """:func:`receval.data.load` (imported when a command reads data, not with the command line)."""
+def load_data(path: str | Path, format: str, *, no_header: bool = False, **options: Any) -> Interactions:
+    """:func:`receval.data.load` (imported when a command reads data, not with the command line).
+
+    ``no_header``: the file has positional columns user, item, rating[, timestamp]
+    (``--no-header``), which a column option given with it contradicts (a ConfigError).
+    """
+    if no_header:
+        given = [f"--{k}" for k in ("user", "item", "rating", "timestamp") if options.get(k) is not None]
+        if given:
+            raise ConfigError(
+                f"{given[0]} names a header's column, --no-header reads positional columns "
+                "user, item, rating[, timestamp]: give one or the other"
+            )
+        options["header"] = False
     from receval.data.loaders import load
 
     return load(path, format, **options)

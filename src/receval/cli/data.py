@@ -12,7 +12,7 @@ from typing import Any
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data
 from receval.cli.output import OUTPUT_HELP, output_format
 
 data_app = typer.Typer(help="Inspect and fetch data sets.", no_args_is_help=True)
@@ -36,6 +36,7 @@ def stats_command(
     item: str | None = typer.Option(None, "--item", help="Item column of a csv/tsv/parquet file."),
     rating: str | None = typer.Option(None, "--rating", help="Rating column of a csv/tsv/parquet file."),
     timestamp: str | None = typer.Option(None, "--timestamp", help="Timestamp column of a csv/tsv/parquet file."),
+    no_header: NoHeader = False,
 ) -> None:
     """Users, items, ratings, density, rating histogram, popularity long tail, Gini, MAR/MNAR."""
     from receval.data.stats import dataset_stats
@@ -43,7 +44,7 @@ def stats_command(
     fmt_out = output_format(output, as_json)
     data = load_data(
         path, fmt, familiar_only=familiar_only, scale=scale, sep=sep, user=user, item=item, rating=rating,
-        timestamp=timestamp,
+        timestamp=timestamp, no_header=no_header,
     )  # fmt: skip
     stats = dataset_stats(data)
     if fmt_out == "json":

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data, one_of
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data, one_of
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -97,6 +97,7 @@ def recommend_command(
         Path | None,
         typer.Option("--users", help="Make lists only for these users: a file of user ids, one per line."),
     ] = None,
+    no_header: NoHeader = False,
 ) -> None:
     """Train on --train and write top-k lists (user, item, score, rank) for its users, or those of --test/--users.
 
@@ -116,11 +117,11 @@ def recommend_command(
     check_output_file(out, "--out")
     if test is not None and users_file is not None:
         raise ConfigError("give --test or --users, not both")
-    data = load_data(train, _format(train, format), scale=scale)
+    data = load_data(train, _format(train, format), scale=scale, no_header=no_header)
     model = _train_model(data, algorithm, param, seed)
     users, unknown = np.unique(data.users), 0
     if test is not None:
-        truth = load_data(test, _format(test, format), scale=scale)
+        truth = load_data(test, _format(test, format), scale=scale, no_header=no_header)
         index = data.user_index(np.unique(truth.user_ids[truth.users]), strict=False)
         users, unknown = np.unique(index[index >= 0]), int((index < 0).sum())
     elif users_file is not None:
@@ -177,6 +178,7 @@ def predict_command(
     ] = "error",
     format: FormatOpt = None,
     scale: ScaleOpt = None,
+    no_header: NoHeader = False,
 ) -> None:
     """Train on --train and predict every rating of --test (user, item, rating, prediction)."""
     import numpy as np
@@ -187,8 +189,8 @@ def predict_command(
     check_command_options(seed=seed)
     check_output_file(out, "--out")
     policy = one_of(unknown, _UNKNOWN, "--unknown")
-    data = load_data(train, _format(train, format), scale=scale)
-    truth = load_data(test, _format(test, format), scale=scale)
+    data = load_data(train, _format(train, format), scale=scale, no_header=no_header)
+    truth = load_data(test, _format(test, format), scale=scale, no_header=no_header)
     model = _train_model(data, algorithm, param, seed)
     if not hasattr(model, "predict"):
         raise ConfigError(f"{algorithm} ranks items but does not predict ratings; use `receval recommend`")

@@ -27,7 +27,7 @@ from typing import Annotated
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, load_data, validate_format
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data, validate_format
 from receval.errors import ConfigError
 
 __all__ = ["register"]
@@ -76,6 +76,7 @@ def split_command(
     timestamp: Annotated[
         str | None, typer.Option("--timestamp", help="Timestamp column of a csv/tsv/parquet file.")
     ] = None,
+    no_header: NoHeader = False,
 ) -> None:
     """Split a data set into train/test files (seeded; repeated ratings of a pair stay together)."""
     from receval.atomic import write_frame
@@ -83,8 +84,9 @@ def split_command(
 
     _check(method, test_fraction, folds, seed, out)
     loaded = load_data(
-        data, validate_format(fmt), scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp
-    )
+        data, validate_format(fmt), scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
+        no_header=no_header,
+    )  # fmt: skip
     parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed)
     for number, (train, test) in enumerate(parts, start=1):
         folder = out / f"fold-{number}" if method == "kfold" else out

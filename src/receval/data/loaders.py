@@ -10,7 +10,7 @@ pandas (which costs more than the parsing there), and any file that reader would
 differently goes to pandas. That fast path cannot know line
 numbers, so only when it fails does a second, slower line-by-line scan find the first
 bad line and report it as ``file, line N, column C: problem`` (lines are 1-based and
-count the header, as an editor shows them).
+count the header, as an editor shows them; with ``header=False`` line 1 is data).
 
 Examples
 --------
@@ -43,7 +43,7 @@ from receval.data import _arrow
 from receval.data.formats import FORMATS
 from receval.data.interactions import Interactions, RatingScale
 from receval.data.prepare import prepare
-from receval.errors import DataError
+from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,6 +83,7 @@ def load(
     sep: str | None = None,
     familiar_only: bool = False,
     ids_as_str: bool = False,
+    header: bool = True,
 ) -> Interactions:
     """Read a data set into :class:`Interactions`.
 
@@ -116,6 +117,11 @@ def load(
     ids_as_str
         Read user and item ids of generic files as text (keeps ``007`` distinct
         from ``7``); by default integer-looking ids become integers.
+    header
+        Whether a csv/tsv file starts with a header line. ``False``: the columns are
+        positional, ``user, item, rating[, timestamp]`` (3 or 4 fields a line; line 1
+        is data), as in MovieLens' ``u.data`` (Harper & Konstan, 2015); column names
+        and ``extra`` then do not apply.
 
     Returns
     -------
@@ -141,6 +147,18 @@ def load(
                 f"options {given} apply only to the csv, tsv and parquet formats; {fmt} has a fixed layout",
                 path=path,
             )
+    if not header:
+        if fmt not in ("csv", "tsv"):
+            raise DataError(
+                f"header=False (--no-header) applies only to the csv and tsv formats, not {fmt}",
+                path=path,
+            )
+        given = [k for k, v in generic_opts.items() if v is not None and k != "sep"] + (["extra"] if extra else [])
+        if given:
+            raise ConfigError(
+                f"{given[0]}= names a header's column; a file without a header (header=False) has positional "
+                "columns user, item, rating[, timestamp]: give one or the other"
+            )
     if fmt == "movielens-100k":
         data = _load_ml100k(path, declared)
     elif fmt in ("movielens-1m", "movielens-10m"):
@@ -156,7 +174,7 @@ def load(
             "rating": rating or "rating",
             "timestamp": timestamp,
         }
-        data = _load_generic(path, fmt, roles, tuple(extra), declared, sep, ids_as_str)
+        data = _load_generic(path, fmt, roles, tuple(extra), declared, sep, ids_as_str, header)
     if familiar_only:
         if "familiar" not in data.extra:
             raise DataError(
@@ -813,6 +831,7 @@ def _load_generic(
     scale: RatingScale | None,
     sep: str | None,
     ids_as_str: bool,
+    header: bool = True,
 ) -> Interactions:
     if not path.is_file():
         what = "a folder" if path.is_dir() else "no such file"
@@ -828,19 +847,37 @@ def _load_generic(
     sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
     if len(sep) != 1:
         raise DataError(f"separator {sep!r} must be one character", path=path)
-    if roles["timestamp"] is None:
+    names = None if header else _positional(path, sep)
+    if names is not None:
+        roles = {role: role for role in names}  # positional: each column is named by its role
+    elif roles["timestamp"] is None:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            header = next(csv.reader([fh.readline()], delimiter=sep), [])
-        if "timestamp" in (h.strip() for h in header):
+            first = next(csv.reader([fh.readline()], delimiter=sep), [])
+        if "timestamp" in (h.strip() for h in first):
             roles = {**roles, "timestamp": "timestamp"}
     layout = _Layout(
         sep=sep,
         roles={k: v for k, v in roles.items() if v is not None},
+        names=names,
         dtypes=dtypes,
         scale=scale,
         extra=extra,
     )
     return _load_ratings_file(path, layout, name)
+
+
+def _positional(path: Path, sep: str) -> tuple[str, ...]:
+    """Column names of a file without a header, from its first record: user, item, rating[, timestamp]."""
+    for number, fields in _records(path, sep):
+        if len(fields) not in (3, 4):
+            raise DataError(
+                f"has {len(fields)} fields; a file without a header has 3 (user, item, rating) "
+                "or 4 (user, item, rating, timestamp)",
+                path=path,
+                line=number,
+            )
+        return ("user", "item", "rating", "timestamp")[: len(fields)]
+    raise DataError("the file is empty: it has no ratings", path=path, line=1)
 
 
 def _load_parquet(
