@@ -240,7 +240,7 @@ def entry() -> None:
 
     Once the command is done, the objects left are frozen out of the garbage collector
     (:func:`gc.freeze`): the interpreter's exit then skips scanning what numba, scipy
-    and pandas built at import (0.1-0.2 s of a 1.3 s ``receval predict``, measured);
+    and pandas built at import (a visible share of a short command such as ``receval predict``);
     exit handlers still run and files are closed as before.
     """
     _tune_memory()
@@ -254,13 +254,13 @@ def _tune_memory() -> None:
 
     - numpy asks the kernel for transparent huge pages on every large array; where the
       kernel grants them on request (``madvise``, the common default) each new array
-      costs compaction and 2 MB faults (0.2-0.4 s of system time measured in a 1.3 s
-      ``receval evaluate``): off before numpy is imported (``NUMPY_MADVISE_HUGEPAGE``,
+      costs compaction and 2 MB faults (system time of the order of the evaluation itself in a
+      ``receval evaluate`` of a few million rows): off before numpy is imported (``NUMPY_MADVISE_HUGEPAGE``,
       numpy's own switch; set it to 1 to keep them).
     - glibc hands arrays above 128 kB to the kernel and back on every allocation, so each
       temporary array faults its pages in anew: up to 32 MB they now come from the heap,
-      which keeps freed memory for the next one (55,000 → 25,000 page faults and 0.30 →
-      0.24 s for the evaluation step of a 3-million-row ``receval evaluate``, measured).
+      which keeps freed memory for the next one (about half the page faults of a
+      3-million-row ``receval evaluate``).
       Elsewhere (no glibc) nothing changes.
     """
     os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")

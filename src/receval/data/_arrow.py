@@ -1,7 +1,7 @@
 """Arrow columns as numpy arrays without pandas.
 
 pyarrow's own ``to_numpy`` goes through its pandas conversion layer, which imports
-pandas (a quarter of a second) the first time any array is converted, even to
+pandas (as costly to import as parsing a mid-sized file) the first time any array is converted, even to
 numpy. These helpers read the Arrow buffers directly: fixed-width numbers as a
 view of the data buffer (a copy only to mark nulls), text through Python strings.
 The evaluation path (:func:`receval.data.tables.read_table` with ``arrow=True``,

@@ -106,7 +106,7 @@ _BLOCK_CELLS = 32_000_000
 def _similarity_kernel(top_k: bool):
     """The similarity loop compiled for one task: ``top_k=False`` the dense rows, ``True`` the sparse
     neighbourhoods. The task is a constant of the closure, so numba prunes the other task's branch and the
-    dense path never compiles the top-k selection (8 s to compile, against 1.3 s without it)."""
+    dense path never compiles the top-k selection (the costliest part to compile)."""
 
     @numba.njit(cache=True)
     def similarities(
@@ -123,7 +123,7 @@ def _similarity_kernel(top_k: bool):
         ``acc[xj]`` (one cache line per xj) in the order of y: x-lists are sorted by y, so a pair's common
         entries add up in the same order from either side and in either mode (the similarity is exactly
         symmetric, and dense and sparse modes agree). One loop with its arithmetic written out: the same
-        steps as separate functions ran 1.6x slower."""
+        steps as separate functions ran slower."""
         n_x = len(x_ptr) - 1
         acc = np.zeros((n_x, 6))
         touched = np.empty(n_x, dtype=np.int64)
