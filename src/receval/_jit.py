@@ -26,7 +26,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LazyKernel", "njit"]
+__all__ = ["COMPILED_FROM", "LazyKernel", "njit"]
+
+COMPILED_FROM = 1 << 20
+"""Rows from which a compiled loop pays: below, its numpy formulation is about as fast and loads no compiler."""
 
 _PENDING: dict[str, list[LazyKernel]] = {}
 """Module name -> its kernels not compiled yet."""

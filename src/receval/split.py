@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from receval._jit import njit
+from receval._jit import COMPILED_FROM, njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 
@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 Seed = int | np.random.Generator
-_COMPILED_FROM = 1 << 20  # rows; below, numpy groups them as fast as the compiled loop, with no compiler to load
 
 
 @dataclass(frozen=True, eq=False)
@@ -71,7 +70,7 @@ def _pairs(data: Interactions) -> _Pairs:
     if data.n_ratings == 0:
         raise DataError(f"{_label(data)}has no ratings to split")
     times = data.timestamps if data.timestamps is not None else np.empty(0, dtype=np.int64)
-    grouping = _group_rows if data.n_ratings >= _COMPILED_FROM else _group_rows_numpy
+    grouping = _group_rows if data.n_ratings >= COMPILED_FROM else _group_rows_numpy
     group, user, time = grouping(data.users, data.items, times, data.n_users, data.n_items)
     return _Pairs(group=group, user=user, time=time if data.timestamps is not None else None)
 

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from receval._jit import COMPILED_FROM
 from receval.data import _arrow
 from receval.errors import DataError
 
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["dictionary_codes", "encode", "extend", "index_of", "lookup", "mismatch"]
 
-_COMPILED_FROM = 1 << 20  # rows; below, numpy is as fast as the compiled loop and needs no compilation
+_COMPILED_FROM = COMPILED_FROM  # rows; below, the lookup table is built with numpy
 _dense_codes_kernel = None
 _TEXT_LOOKUP_MAX = 1 << 20  # ids; above, pandas' hash table beats checking every id is text in Python
 
