@@ -101,8 +101,12 @@ def test_missing_arrow_id_is_named_by_row():
 
 
 # ---------------------------------------------------------------- the reader
+TRUTH = {"user": ["1", "1", "22"], "item": ["a", "b", "a"], "rating": [5.0, 2.0, 4.0]}
+RUN = {"user": ["1", "1", "22"], "item": ["b", "a", "c"], "score": [0.9, 0.1, 0.5]}
+
+
 def _files(folder):
-    """One table in every text format the reader knows, and what each holds (as the DataFrame path reads it)."""
+    """One table in every text format the reader knows, and the columns it holds, written out by hand."""
     (folder / "t.csv").write_text("user,item,rating\n1,a,5\n1,b,2\n22,a,4\n")
     (folder / "r.tsv").write_text("user\titem\tscore\n1\tb\t0.9\n1\ta\t0.1\n22\tc\t0.5\n")
     (folder / "r.trec").write_text("1 Q0 b 1 0.9 x\n1 Q0 a 2 0.1 x\n22 Q0 c 1 0.5 x\n")
@@ -112,15 +116,21 @@ def _files(folder):
     (folder / "t.inter").write_text("user_id:token\titem_id:token\trating:float\n1\ta\t5\n1\tb\t2\n22\ta\t4\n")
     (folder / "u1.test").write_text("1\t6\t5\t887431973\n2\t9\t3\t887431974\n")
     pd.DataFrame({"user": ["1", "22"], "item": ["a", "b"], "rating": ["5", " 3"]}).to_parquet(folder / "t.parquet")
-    return ["t.csv", "r.tsv", "r.trec", "r_spaces.trec", "t.qrels", "r.json", "t.inter", "u1.test", "t.parquet"]
+    return {
+        "t.csv": TRUTH, "r.tsv": RUN, "r.trec": RUN, "r_spaces.trec": RUN, "t.qrels": TRUTH, "r.json": RUN,
+        "t.inter": TRUTH, "t.parquet": {"user": ["1", "22"], "item": ["a", "b"], "rating": [5.0, 3.0]},
+        "u1.test": {"user": ["1", "2"], "item": ["6", "9"], "rating": [5.0, 3.0], "timestamp": [887431973, 887431974]},
+    }  # fmt: skip
 
 
 def test_arrow_table_is_the_frame(tmp_path):
-    for name in _files(tmp_path):
+    for name, expected in _files(tmp_path).items():
         what = "recommendations" if name.startswith("r") else "truth"
         frame = read_table(tmp_path / name, what)
         table = read_table(tmp_path / name, what, arrow=True)
         assert isinstance(table, pa.Table), name
+        assert table.to_pydict() == expected, name  # what the file holds, ids as text
+        assert all(pa.types.is_dictionary(table[c].type) for c in ("user", "item")), name  # ids stay encoded
         pd.testing.assert_frame_equal(table.to_pandas(), frame, check_dtype=True, obj=name)
 
 

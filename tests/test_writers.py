@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -154,6 +155,18 @@ def test_a_run_from_arrays_is_the_run_from_a_dataframe(tmp_path, suffix, with_ra
     ours = write_table(run, tmp_path / f"ours{suffix}").read_text()
     theirs = write_table(pd.DataFrame(run), tmp_path / f"theirs{suffix}").read_text()
     assert ours == theirs and "12" in ours
+    # and both are the run itself: ranks 1-4 within each user, by descending score, the tie in row order
+    ranks = [1 + sorted(range(4), key=lambda j: -run["score"][u * 4 + j]).index(r) for u in range(3) for r in range(4)]
+    if with_rank:
+        ranks = list(run["rank"])
+    rows = list(zip(users.tolist(), run["item"].tolist(), ranks, run["score"].tolist(), strict=True))
+    if suffix == ".trec":
+        assert ours.splitlines() == [f"{u} Q0 {i} {r} {s:g} receval" for u, i, r, s in rows]
+    else:
+        expected: dict[str, dict[str, float]] = {}
+        for u, i, _, s in rows:
+            expected.setdefault(str(u), {})[str(i)] = s
+        assert json.loads(ours) == expected
 
 
 def test_a_run_from_arrays_refuses_white_space_in_ids(tmp_path):
