@@ -76,6 +76,8 @@ def test_text_lookup_equals_the_hash_table(space_values, queries):
     values = np.array(queries, dtype=object)
     expected = pd.Index(space).get_indexer(values)
     np.testing.assert_array_equal(vocab.index_of(space, values), expected)
+    unsorted = space[::-1]  # a space not in sorted order takes the sorting path
+    np.testing.assert_array_equal(vocab.index_of(unsorted, values), pd.Index(unsorted).get_indexer(values))
     # the same ids dictionary-encoded in Arrow, split over two chunks
     half = len(queries) // 2
     chunked = pa.chunked_array(

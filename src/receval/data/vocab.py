@@ -324,10 +324,13 @@ def _index_of_text(space: np.ndarray, values: np.ndarray) -> np.ndarray | None:
     if not (_all_text(space) and _all_text(values)):
         return None
     text_space = space.astype(str)
-    order = np.argsort(text_space, kind="stable")
-    ordered = text_space[order]
-    if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
-        return None
+    if (text_space[1:] > text_space[:-1]).all():  # an id space from encode() is sorted and unique already
+        order, ordered = np.arange(len(space)), text_space
+    else:
+        order = np.argsort(text_space, kind="stable")
+        ordered = text_space[order]
+        if len(ordered) > 1 and (ordered[1:] == ordered[:-1]).any():
+            return None
     if not len(space):
         return np.full(len(values), -1, dtype=np.int32)
     text = values.astype(str)
