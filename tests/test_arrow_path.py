@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from receval.data import _arrow, vocab
 from receval.data.tables import read_table
 from receval.errors import DataError, MetricError
-from receval.evaluate import evaluate, to_rankings
+from receval.evaluation import evaluate, to_rankings
 
 METRICS = ["ndcg@5", "precision@3", "recall@5", "map@5", "mrr", "hit_rate@2"]
 

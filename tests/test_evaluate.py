@@ -12,7 +12,7 @@ import pytest
 import receval
 from receval.cli import main
 from receval.errors import DataError, MetricError
-from receval.evaluate import to_rankings
+from receval.evaluation import to_rankings
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import sklearn.base
 
 from receval.data.synthetic import generate
 from receval.errors import DataError
-from receval.evaluate import evaluate, evaluate_model
+from receval.evaluation import evaluate, evaluate_model
 from receval.recommenders import clone, make, recommend
 from receval.recommenders.registry import ALGORITHMS
 from receval.split import holdout

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval.errors import MetricError
-from receval.experiment.sharding import evaluate_sharded, shard_bounds
+from receval.evaluation.sharded import evaluate_sharded, shard_bounds
 from receval.metrics.registry import MetricInput, parse_metric
 
 METRICS = [

@@ -228,7 +228,7 @@ def test_layers_hold_and_no_cycles():
 # ------------------------------------------------------------------ the checker itself
 
 _PLANTED = {
-    "receval": ("from receval.evaluate import evaluate\n", True),
+    "receval": ("from receval.evaluation import evaluate\n", True),
     "receval.errors": ("", False),
     "receval.data": ("from .interactions import Interactions\n", True),
     "receval.data.interactions": ("from receval.errors import DataError\n", False),
@@ -236,7 +236,7 @@ _PLANTED = {
     "receval.recommenders.knn": ("import numpy as np\nfrom receval.data import interactions\n", False),
     "receval.metrics": ("from . import ranking\n", True),
     "receval.metrics.ranking": ("from receval.data.interactions import Interactions\n", False),
-    "receval.evaluate": ("from receval.metrics.ranking import ndcg\n", False),
+    "receval.evaluation": ("from receval.metrics.ranking import ndcg\n", False),
 }
 
 
@@ -259,10 +259,10 @@ def test_checker_clean_planted_package():
         "import receval.recommenders.knn\n",
         "from receval import recommenders\n",
         "from ..recommenders import knn\n",  # relative
-        "def f():\n    from receval.evaluate import evaluate\n",  # higher layer, function level
-        "class M:\n    def f(self):\n        import receval.evaluate as e\n",
-        "try:\n    from receval.evaluate import evaluate\nexcept ImportError:\n    pass\n",
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from receval.evaluate import evaluate\n",
+        "def f():\n    from receval.evaluation import evaluate\n",  # higher layer, function level
+        "class M:\n    def f(self):\n        import receval.evaluation as e\n",
+        "try:\n    from receval.evaluation import evaluate\nexcept ImportError:\n    pass\n",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from receval.evaluation import evaluate\n",
     ],
 )
 def test_checker_catches_an_import_from_above(source):
@@ -303,7 +303,7 @@ def test_checker_ignores_annotation_only_cycles_and_names_a_unit_without_layer()
 
 
 def test_checker_layers_order_is_strict():
-    # evaluate above metrics in the real order; a made-up order with metrics on top flips it
-    flipped = {"evaluate": 1, "metrics": 2, "recommenders": 2, "data": 0, "errors": 0, "receval": 3}
+    # evaluation above metrics in the real order; a made-up order with metrics on top flips it
+    flipped = {"evaluation": 1, "metrics": 2, "recommenders": 2, "data": 0, "errors": 0, "receval": 3}
     found = check(_PLANTED, layer=flipped.__getitem__)
-    assert "receval.evaluate -> receval.metrics.ranking" in found
+    assert "receval.evaluation -> receval.metrics.ranking" in found

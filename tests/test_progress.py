@@ -132,7 +132,7 @@ def test_studies_report_monotone_counts_reaching_total():
 def test_metaeval_and_sharded_evaluation_report():
     import scipy.sparse as sp
 
-    from receval.experiment.sharding import evaluate_sharded
+    from receval.evaluation.sharded import evaluate_sharded
     from receval.studies.metaeval import metaeval_study
 
     data = generate(n_users=60, n_items=80, n_ratings=1500, seed=0)
@@ -171,7 +171,7 @@ def test_one_attack_and_the_debias_study_report():
 def test_parquet_shards_report_to_the_active_callback(tmp_path):
     import pandas as pd
 
-    from receval.experiment.sharded_files import evaluate_parquet_sharded
+    from receval.evaluation.sharded_files import evaluate_parquet_sharded
 
     rng = np.random.default_rng(7)
     truth = pd.DataFrame({"user": np.repeat(np.arange(60), 4), "item": rng.integers(0, 30, 240),

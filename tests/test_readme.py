@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from receval.cli import app
+from receval.cli.app import app
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

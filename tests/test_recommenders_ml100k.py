@@ -65,7 +65,7 @@ def _u1(folder):
 
 def test_default_topn_lists_beat_popularity_on_u1(ml100k_dir):
     from receval.errors import ConfigError
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.recommenders.registry import ALGORITHMS
 
     personalised = [name for name in ALGORITHMS if name not in NOT_PERSONALISED + ONLINE_ONLY]

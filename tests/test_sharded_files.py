@@ -10,8 +10,8 @@ import pytest
 
 from receval.cli import main
 from receval.errors import ConfigError, DataError, MetricError
-from receval.evaluate import evaluate
-from receval.experiment.sharded_files import evaluate_parquet_sharded, plan_shards
+from receval.evaluation import evaluate
+from receval.evaluation.sharded_files import evaluate_parquet_sharded, plan_shards
 
 METRICS = ["ndcg@10", "precision@5", "recall@20", "map@20", "mrr", "auc", "hits@10(agg=sum)"]
 

@@ -48,21 +48,32 @@ def test_public_names_load_on_first_use():
     code = (
         "import receval\n"
         "from receval import Interactions, evaluate, evaluate_model\n"
-        "import receval.evaluate\n"  # the submodule loaded after the names: receval.evaluate stays the function
+        "import receval.evaluation\n"
         "assert receval.evaluate is evaluate and callable(evaluate), receval.evaluate\n"
-        "assert evaluate_model.__module__ == 'receval.evaluate' and Interactions.__name__ == 'Interactions'\n"
+        "assert evaluate_model.__module__ == 'receval.evaluation' and Interactions.__name__ == 'Interactions'\n"
     )
     loaded = _loaded_after(code)
     assert "scipy" in loaded  # the names are real: using them loads what they need ...
     assert "pandas" not in loaded  # ... and no more: pandas waits for a DataFrame
 
 
-def test_submodule_first_keeps_the_evaluate_function():
+def test_import_as_binds_every_submodule():
+    # `import receval.X as m` binds the module X for every submodule, whichever was imported first
     code = (
-        "import receval.evaluate, receval\n"
-        "assert receval.evaluate.__name__ == 'evaluate' and callable(receval.evaluate)\n"
+        "import importlib, pkgutil, types, receval\n"
+        "from receval import evaluate\n"
+        "names = [m.name for m in pkgutil.walk_packages(receval.__path__, 'receval.') if '__main__' not in m.name]\n"
+        "assert 'receval.evaluation' in names and len(names) > 50, names\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "    parent, _, child = name.rpartition('.')\n"
+        "    bound = getattr(importlib.import_module(parent), child)\n"
+        "    assert isinstance(bound, types.ModuleType) and bound.__name__ == name, (name, bound)\n"
+        "import receval.evaluation as m\n"
+        "assert isinstance(m, types.ModuleType) and callable(m.to_rankings)\n"
+        "assert receval.evaluate is evaluate is m.evaluate\n"
     )
-    _loaded_after(code)  # check=True: the assertion holds in the child
+    _loaded_after(code)  # check=True: the assertions hold in the child
 
 
 def test_unknown_attribute_is_an_attribute_error():

@@ -5,7 +5,7 @@ which never import each other; :mod:`receval._layers` holds the order and
 ``tests/test_layers.py`` enforces it)::
 
     errors -> atomic -> data -> split -> recommenders | metrics -> stats
-        -> evaluate | simulate -> studies -> experiment -> report -> cli -> __main__
+        -> evaluation | simulate -> studies -> experiment -> report -> cli -> __main__
 
 ``import receval`` imports nothing heavy (no pandas, numba, scipy or pyarrow): each name
 below loads its module on first use (PEP 562), so ``receval --help`` starts about as
@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import sys
 import types
 from importlib import import_module
 from logging import NullHandler as _NullHandler
@@ -38,14 +37,14 @@ _getLogger(__name__).addHandler(_NullHandler())
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions, RatingScale
-    from receval.evaluate import EvaluationResult, evaluate, evaluate_model
+    from receval.evaluation import EvaluationResult, evaluate, evaluate_model
 
 _LAZY: dict[str, str] = {
-    "EvaluationResult": "receval.evaluate",
+    "EvaluationResult": "receval.evaluation",
     "Interactions": "receval.data.interactions",
     "RatingScale": "receval.data.interactions",
-    "evaluate": "receval.evaluate",
-    "evaluate_model": "receval.evaluate",
+    "evaluate": "receval.evaluation",
+    "evaluate_model": "receval.evaluation",
 }
 
 __all__ = [
@@ -76,22 +75,5 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     """The public names and the subpackages imported so far (not the helpers of this module)."""
-    loaded = {name for name, value in globals().items() if isinstance(value, types.ModuleType) and name != "sys"}
+    loaded = {name for name, value in globals().items() if isinstance(value, types.ModuleType)}
     return sorted(set(__all__) | (loaded - {"types"}))
-
-
-class _Package(types.ModuleType):
-    """The package's module type: ``receval.evaluate`` stays the function.
-
-    The import system binds a submodule to its package's attribute of the same name once
-    the submodule is loaded; the function :func:`receval.evaluate.evaluate` keeps that
-    name here whichever of the two is imported first.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "evaluate" and isinstance(value, types.ModuleType):
-            value = value.evaluate
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -23,16 +23,16 @@ What each layer may use:
   ranked lists. Siblings.
 - ``stats`` — pure computations on arrays and ``data`` (significance, agreement, magic
   barrier, coherence); may read metric facts from ``metrics``.
-- ``evaluate`` and ``simulate`` — one-shot evaluation of ranked lists; the cyclic
+- ``evaluation`` and ``simulate`` — one-shot evaluation of ranked lists (and its user-sharded form); the cyclic
   (interactive) loop over online recommenders. Siblings.
-- ``studies`` — studies that fit models and call ``evaluate``/``simulate`` (attacks,
+- ``studies`` — studies that fit models and call ``evaluation``/``simulate`` (attacks,
   freshness, partitions, metaeval, axioms, slicing).
 - ``experiment`` — configurations, task grids, protocols, executors, the result store.
 - ``report`` — every figure and table drawn for studies and experiments.
 - ``receval`` — the package's own ``__init__``.
 - ``cli`` — thin commands over all of the above; ``__main__`` — ``python -m receval``.
 
->>> layer_of("metrics") < layer_of("evaluate") < layer_of("report")
+>>> layer_of("metrics") < layer_of("evaluation") < layer_of("report")
 True
 >>> layer_of("metrics") == layer_of("recommenders")
 True
@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("split",),
     ("recommenders", "metrics"),
     ("stats",),
-    ("evaluate", "simulate"),
+    ("evaluation", "simulate"),
     ("studies",),
     ("experiment",),
     ("report",),

@@ -1,5 +1,10 @@
-"""The ``receval`` command line: one sub-command per module of this package."""
+"""The ``receval`` command line: one sub-command per module of this package.
 
-from receval.cli.app import app, main
+:func:`main` runs it on an argument list and returns the exit status; the Typer
+application is :data:`receval.cli.app.app` (not re-exported here, so that
+``receval.cli.app`` stays the module).
+"""
 
-__all__ = ["app", "main"]
+from receval.cli.app import main
+
+__all__ = ["main"]

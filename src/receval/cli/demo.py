@@ -169,7 +169,7 @@ def run_demo(
 def _one_shot(train, test, threshold: float, seed: int, step: Callable[[], None]) -> tuple[pd.DataFrame, pd.DataFrame]:
     import pandas as pd
 
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.recommenders import make
 
     rows, per_user = {}, []
@@ -185,7 +185,7 @@ def _one_shot(train, test, threshold: float, seed: int, step: Callable[[], None]
 def _rating_prediction(train, test, seed: int, step: Callable[[], None]) -> pd.DataFrame:
     import pandas as pd
 
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.recommenders import make
 
     rows = {}

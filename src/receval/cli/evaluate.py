@@ -51,7 +51,7 @@ from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
-    from receval.evaluate import EvaluationResult
+    from receval.evaluation import EvaluationResult
 
 __all__ = ["register"]
 
@@ -130,7 +130,7 @@ def evaluate_command(
         if recs is None or any(x is not None for x in (train, aspects, barrier_data)):
             raise DataError("--shards evaluates --recs against --truth only (no --predictions, --train, --aspects, "
                             "--barrier-data); evaluate without --shards")  # fmt: skip
-        from receval.experiment.sharded_files import evaluate_parquet_sharded
+        from receval.evaluation.sharded_files import evaluate_parquet_sharded
 
         names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank}
         result = evaluate_parquet_sharded(
@@ -142,7 +142,7 @@ def evaluate_command(
         return
     # Arrow reads the files with the GIL released: meanwhile, another thread imports the evaluation (scipy, the
     # metrics), which is then ready when the tables are
-    threading.Thread(target=_import_quietly, args=("receval.evaluate",), daemon=True).start()
+    threading.Thread(target=_import_quietly, args=("receval.evaluation",), daemon=True).start()
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
@@ -167,7 +167,7 @@ def evaluate_command(
 
         rerated = Interactions.from_frame(read(barrier_data, "barrier data", ("user", "item", "rating")))
         barrier = magic_barrier(rerated, ddof=1, n_bootstrap=0)
-    from receval.evaluate import evaluate
+    from receval.evaluation import evaluate
 
     with warnings.catch_warnings():  # the overfitting check is reported below, once
         warnings.filterwarnings("ignore", message=r"RMSE .* below")

@@ -147,7 +147,7 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     import numpy as np
 
     from receval.errors import ConfigError
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.recommenders import make
     from receval.studies import metaeval as me
 

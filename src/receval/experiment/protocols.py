@@ -226,11 +226,11 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
 def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """One-shot evaluation: split, fit, recommend top-k for every test user, evaluate.
 
-    :func:`receval.evaluate.evaluate_model` applies the protocol's rules; error metrics
+    :func:`receval.evaluation.evaluate_model` applies the protocol's rules; error metrics
     (RMSE, MAE) are NaN for models without ``predict`` (pure rankers). The model takes
     the task's seed unless the grid fixes one.
     """
-    from receval.evaluate import evaluate, evaluate_model
+    from receval.evaluation import evaluate, evaluate_model
 
     train, test = split_for(task, dataset.data)
     opts = task.options

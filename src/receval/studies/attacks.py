@@ -471,13 +471,13 @@ def attack_effect(
     ``before`` is fitted on ``train``, ``after`` on ``attack.data``; measures are over
     the real users of ``train`` (those with ratings), ``metrics`` on the users of
     ``test`` (the original id space) by the one-shot protocol
-    (:func:`receval.evaluate.evaluate_model` on the fitted models: top-``k`` lists,
+    (:func:`receval.evaluation.evaluate_model` on the fitted models: top-``k`` lists,
     training items excluded; ``train`` is the reference of the metrics that need
     one, before and after). Returns ``prediction_shift``, ``shift_kind``,
     ``hit_ratio_before/after``, ``rank_before/after``, ``rank_shift``, ``n_users`` and
     ``<metric>_before/after/change``.
     """
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.recommenders import recommend
 
     users = np.unique(train.users).astype(np.int64)

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from receval.errors import ConfigError
-from receval.evaluate import evaluate
+from receval.evaluation import evaluate
 from receval.stats.significance import compare_systems
 
 __all__ = ["RunComparison", "compare_runs"]

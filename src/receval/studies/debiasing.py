@@ -42,7 +42,7 @@ import pandas as pd
 from receval.data.interactions import Interactions
 from receval.data.synthetic import SyntheticData
 from receval.errors import ConfigError, DataError
-from receval.evaluate import evaluate, evaluate_model
+from receval.evaluation import evaluate, evaluate_model
 from receval.metrics import parse_metric
 from receval.metrics.debiased import HT_METRICS
 from receval.progress import Progress, progress_to

@@ -301,7 +301,7 @@ def item_cold_start(
 
     ``model`` is an algorithm name, an unfitted model or a factory returning one.
     Returns the ``metrics`` (on the test users by the one-shot protocol,
-    :func:`receval.evaluate.evaluate_model`, relevance ``rating ≥ threshold``, default
+    :func:`receval.evaluation.evaluate_model`, relevance ``rating ≥ threshold``, default
     the smallest scale value above the midpoint) plus ``n_cold_items`` and ``n_users``.
     A model that cannot score items without training ratings shows it here (e.g. ties
     broken at random).
@@ -312,7 +312,7 @@ def item_cold_start(
     >>> result["n_cold_items"]
     5
     """
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.simulate.core import default_threshold
     from receval.studies._models import model_factory
 

@@ -384,7 +384,7 @@ def metaeval_study(
     :func:`swap_correlation` (cutoff ``k``), :func:`discriminative_power` (distortion
     ``strengths``, seeded by ``seed``) and :func:`incompleteness` (``fractions`` of the
     judgments removed, seeds ``seed … seed + n_seeds - 1``). Relevance is rating ≥
-    ``threshold``. The systems' means are :func:`receval.evaluate.evaluate_model`'s.
+    ``threshold``. The systems' means are :func:`receval.evaluation.evaluate_model`'s.
     ``progress(done, total, "metaeval")`` (default: the active callback of
     :func:`receval.progress.reporting`) hears of each system and each experiment done.
 
@@ -395,7 +395,7 @@ def metaeval_study(
     >>> study.means.shape, sorted(study.tables())
     ((2, 2), ['discriminative_power', 'incompleteness', 'swap_correlation', 'swap_curves'])
     """
-    from receval.evaluate import evaluate_model
+    from receval.evaluation import evaluate_model
     from receval.recommenders import make
     from receval.split import holdout
 

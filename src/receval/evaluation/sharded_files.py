@@ -3,7 +3,7 @@
 The user ids are cut into ``n_shards`` ranges at the row-group boundaries of the run
 file (read from the Parquet footer's statistics, no data read); each shard reads only
 the rows of its users from both files (pyarrow prunes the row groups outside the range
-and filters the rest) and evaluates them with :func:`receval.evaluate.evaluate`. A
+and filters the rest) and evaluates them with :func:`receval.evaluation.evaluate`. A
 user's value depends only on the user's own list and truth, so the shards' per-user
 values, put in the order of one evaluation (users by their ids as text, as every file
 is read), are those of one evaluation of everything, and every summary (the mean over
@@ -40,7 +40,7 @@ from receval.errors import ConfigError, DataError, MetricError
 from receval.progress import progress_to
 
 if TYPE_CHECKING:
-    from receval.evaluate import EvaluationResult
+    from receval.evaluation import EvaluationResult
 
 __all__ = ["evaluate_parquet_sharded", "plan_shards"]
 
@@ -174,7 +174,7 @@ def _read_shard(path: str, columns: Mapping[str, str], user: str, after: Any, up
 def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     """Evaluate one user range: its per-user frame and its counts.
 
-    The shard's truth is given to :func:`~receval.evaluate.evaluate` with the id spaces
+    The shard's truth is given to :func:`~receval.evaluation.evaluate` with the id spaces
     of both files' users and items of the range: a user or item of the run that the
     shard's truth lacks is then a user without truth (counted, as one evaluation counts
     it) or an unjudged item, never an id-mismatch error of a small range.
@@ -183,7 +183,7 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     import pandas as pd
 
     from receval.data.interactions import Interactions, RatingScale
-    from receval.evaluate import evaluate
+    from receval.evaluation import evaluate
 
     truth = _read_shard(job["truth"], job["truth_columns"], job["user"], job["after"], job["upto"])
     recs = _read_shard(job["recs"], job["recs_columns"], job["user"], job["after"], job["upto"])
@@ -261,14 +261,14 @@ def evaluate_parquet_sharded(
     """Evaluate the run ``recs`` against ``truth`` (both Parquet) in user shards; see the module's docs.
 
     ``columns`` maps receval's column names (``user``, ``item``, ``rating``, ``score``,
-    ``rank``) to the files' own. Returns an :class:`~receval.evaluate.EvaluationResult`
-    whose summary and per-user values equal one :func:`~receval.evaluate.evaluate` of
+    ``rank``) to the files' own. Returns an :class:`~receval.evaluation.EvaluationResult`
+    whose summary and per-user values equal one :func:`~receval.evaluation.evaluate` of
     both files; its conventions add ``shards``.
     """
     import numpy as np
     import pandas as pd
 
-    from receval.evaluate import EvaluationResult
+    from receval.evaluation import EvaluationResult
     from receval.metrics.registry import parse_metric, parse_metric_list
 
     metric_list = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
