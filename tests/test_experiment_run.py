@@ -147,7 +147,7 @@ def test_sigkill_then_resume_equals_uninterrupted_run(tmp_path: Path) -> None:
     rerun = set(tasks["task_id"]) - finished_before
     assert (started[sorted(rerun)] > first_run_end).all()  # finished tasks were not run again
     _assert_same(reference, out)
-    assert not [p for p in out.rglob("*") if ".tmp-" in p.name]  # the killed run's partial files are gone
+    assert not list(out.rglob(".receval-*.tmp"))  # the killed run's partial files are gone
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ re-running only the damaged task.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -238,7 +239,7 @@ def test_temporary_of_a_killed_writer_is_removed_by_the_next_write(tmp_path: Pat
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     try:
         name = proc.stdout.readline().strip()
-        assert name == f".recs.csv.tmp-{proc.pid}"
+        assert re.fullmatch(rf"\.receval-{proc.pid}-\d+\.tmp", name)
     finally:
         proc.kill()
         proc.wait(timeout=30)

@@ -1,28 +1,69 @@
-"""Write files so that a reader never sees a half-written one.
+"""Write files, and sets of files, so that a reader never sees a half-written one.
 
-Each writer writes to a hidden temporary name in the target's folder
-(``.<name>.tmp-<pid>``), then renames it over the target (atomic on POSIX file
-systems); on failure the temporary file is removed and the target is left as it was.
-A process killed with ``SIGKILL`` cannot remove its temporary: the first write into
-the same folder by a later process removes the temporaries of processes that no
-longer run (:func:`remove_stale_temporaries`).
+One file: :func:`atomic_write` writes to a short hidden temporary name in the
+target's folder (``.receval-<pid>-<n>.tmp``, short enough that any legal target name
+can be written), then renames it over the target (atomic on POSIX file systems); on
+failure the temporary file is removed and the target is left as it was.
+
+Files that belong together (a train/test split, a report with its figures, the result
+store's combined tables): :func:`publish` stages the whole set in a hidden folder of
+the same kind beside the targets, then moves it into place in one step that SIGINT and
+SIGTERM cannot cut (they are held until the set is in place, then take effect). An
+interrupted or failed command therefore leaves either the old set or the new one. The
+step is recorded first (a journal in the staging folder), so even a process killed
+with ``SIGKILL`` in the middle of it is completed by the next write into that folder.
+
+A process killed with ``SIGKILL`` cannot remove its temporaries: the first write into
+the same folder by a later process removes those of processes that no longer run, and
+completes their recorded publications (:func:`remove_stale_temporaries`).
 """
 
 from __future__ import annotations
 
+import fcntl
+import itertools
+import json
 import os
 import re
-from collections.abc import Callable
+import shutil
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from receval.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["atomic_write", "remove_stale_temporaries", "write_figure", "write_frame", "write_text"]
+__all__ = [
+    "Publication",
+    "atomic_write",
+    "publish",
+    "remove_stale_temporaries",
+    "temporary_name",
+    "write_figure",
+    "write_frame",
+    "write_text",
+]
 
-_TEMPORARY = re.compile(r"^\..+\.tmp-(\d+)$")
+_TEMPORARY = re.compile(r"^\.receval-(\d+)-\d+\.tmp$")
+_COUNTER = itertools.count()
 _CLEANED: set[Path] = set()  # folders already cleaned by this process
+_STAGED = "files"  # a staging folder holds the set under files/ ...
+_JOURNAL = "journal.json"  # ... and, once the set is complete, the list of moves to make
+
+
+def temporary_name() -> str:
+    """A hidden name, unique to this process and call, for a temporary file or folder.
+
+    >>> name = temporary_name()
+    >>> name.startswith(f".receval-{os.getpid()}-") and name.endswith(".tmp") and len(name) < 40
+    True
+    """
+    return f".receval-{os.getpid()}-{next(_COUNTER)}.tmp"
 
 
 def _running(pid: int) -> bool:
@@ -35,18 +76,66 @@ def _running(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(folder: str | Path) -> list[Path]:
-    """Remove the temporaries ``.<name>.tmp-<pid>`` in ``folder`` whose process is gone; returns them.
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (the folder itself: no lock file is left in it)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
-    Temporaries of running processes (a concurrent writer) are kept.
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then let the first one take effect.
+
+    Python runs signal handlers in the main thread only, so a caller in another thread
+    cannot hold them (its block runs as is).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda number, _frame: caught.append(number)) for sig in held}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def _complete(folder: Path, stage: Path) -> None:
+    """Make the moves a staging folder's journal records, then remove the staging folder."""
+    journal = json.loads((stage / _JOURNAL).read_text(encoding="utf-8"))
+    for name in journal["files"]:
+        source, target = stage / _STAGED / name, folder / name
+        if source.exists():  # moved already when an earlier attempt was cut short
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, target)
+    for name in journal["remove"]:
+        (folder / name).unlink(missing_ok=True)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Remove the temporaries ``.receval-<pid>-<n>.tmp`` in ``folder`` whose process is gone; returns them.
+
+    Temporaries of running processes (a concurrent writer) are kept. A staging folder
+    of :func:`publish` whose set was complete (its journal written) is moved into
+    place first, so the set its process was publishing when it died is published.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
-    >>> _ = (folder / ".x.csv.tmp-999999999").write_text("half")  # no process has this pid
-    >>> _ = (folder / f".y.csv.tmp-{os.getpid()}").write_text("mine")
+    >>> _ = (folder / ".receval-999999999-0.tmp").write_text("half")  # no process has this pid
+    >>> _ = (folder / f".receval-{os.getpid()}-0.tmp").write_text("mine")
     >>> [p.name for p in remove_stale_temporaries(folder)]
-    ['.x.csv.tmp-999999999']
-    >>> [p.name for p in folder.iterdir()] == [f".y.csv.tmp-{os.getpid()}"]
+    ['.receval-999999999-0.tmp']
+    >>> [p.name for p in folder.iterdir()] == [f".receval-{os.getpid()}-0.tmp"]
     True
     """
     removed: list[Path] = []
@@ -55,10 +144,28 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
         return removed
     for entry in os.scandir(folder):
         match = _TEMPORARY.match(entry.name)
-        if match and int(match.group(1)) != os.getpid() and not _running(int(match.group(1))):
-            Path(entry.path).unlink(missing_ok=True)
-            removed.append(Path(entry.path))
+        if not match or int(match.group(1)) == os.getpid() or _running(int(match.group(1))):
+            continue
+        path = Path(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            with _locked(folder):
+                try:
+                    if (path / _JOURNAL).exists():
+                        _complete(folder, path)
+                except (OSError, ValueError, KeyError):  # cannot be completed (a target became a folder...)
+                    continue  # left as found: the old files are kept, and so is the evidence
+                shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+        removed.append(path)
     return removed
+
+
+def _clean_once(folder: Path) -> None:
+    folder = folder.resolve()
+    if folder not in _CLEANED and folder.is_dir():
+        remove_stale_temporaries(folder)
+        _CLEANED.add(folder)
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -74,17 +181,120 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     'ok'
     """
     path = Path(path)
-    folder = path.parent.resolve()
-    if folder not in _CLEANED and folder.is_dir():
-        remove_stale_temporaries(folder)
-        _CLEANED.add(folder)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    _clean_once(path.parent)
+    tmp = path.parent / temporary_name()
     try:
         write(tmp)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     return path
+
+
+class Publication:
+    """A set of files staged to appear together in one or more folders (see :func:`publish`).
+
+    :meth:`path` tells where to write each file of the set now; :meth:`remove` names
+    files of the old set the new one no longer has. Every target must lie inside one of
+    the folders the publication was opened for: a name that would leave them (``..``,
+    an absolute path) is refused before anything is written.
+    """
+
+    def __init__(self, folders: tuple[Path, ...]) -> None:
+        self._folders = tuple(dict.fromkeys(Path(f).resolve() for f in folders))
+        self._stages: dict[Path, Path] = {}
+        self._removed: dict[Path, set[str]] = {}
+
+    def _locate(self, target: str | Path) -> tuple[Path, str]:
+        resolved = Path(target).resolve()
+        for folder in self._folders:
+            if resolved != folder and resolved.is_relative_to(folder):
+                return folder, resolved.relative_to(folder).as_posix()
+        raise ConfigError(
+            f"{target}: lies outside {' and '.join(map(str, self._folders))}, where this output was asked for; "
+            "nothing was written"
+        )
+
+    def path(self, target: str | Path) -> Path:
+        """The staged file to write now for ``target`` (its folders exist); it becomes ``target`` on success."""
+        folder, name = self._locate(target)
+        stage = self._stages.get(folder)
+        if stage is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            _clean_once(folder)
+            stage = folder / temporary_name()
+            (stage / _STAGED).mkdir(parents=True)
+            self._stages[folder] = stage
+        staged = stage / _STAGED / name
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        return staged
+
+    def remove(self, target: str | Path) -> None:
+        """Delete ``target`` (a file of the old set) when the new set is published."""
+        folder, name = self._locate(target)
+        self._removed.setdefault(folder, set()).add(name)
+
+    def _commit(self) -> None:
+        folders = sorted(set(self._stages) | set(self._removed))
+        with ExitStack() as locks:
+            for folder in folders:  # in one order, so two publishers cannot wait on each other
+                folder.mkdir(parents=True, exist_ok=True)
+                locks.enter_context(_locked(folder))
+            with _signals_held():
+                for folder in folders:
+                    stage = self._stages.get(folder)
+                    if stage is None:
+                        stage = self._stages[folder] = folder / temporary_name()
+                        (stage / _STAGED).mkdir(parents=True)
+                    files = sorted(p.relative_to(stage / _STAGED).as_posix()
+                                   for p in (stage / _STAGED).rglob("*") if not p.is_dir())  # fmt: skip
+                    journal = {"files": files, "remove": sorted(self._removed.get(folder, set()) - set(files))}
+                    atomic_write(stage / _JOURNAL, lambda p, j=journal: p.write_text(json.dumps(j), encoding="utf-8"))
+                for folder in folders:
+                    _complete(folder, self._stages[folder])
+
+    def _discard(self) -> None:
+        """Delete what was staged, except a set whose moves have begun (the next writer completes it)."""
+        for stage in self._stages.values():
+            if not (stage / _JOURNAL).exists():
+                shutil.rmtree(stage, ignore_errors=True)
+
+
+@contextmanager
+def publish(*folders: str | Path) -> Iterator[Publication]:
+    """Stage a set of files for ``folders``; on success they all appear, on any failure none does.
+
+    Inside the block, write each file to ``publication.path(target)``. When the block
+    ends normally, every staged file replaces its target (SIGINT and SIGTERM are held
+    meanwhile); when it raises, the staged files are deleted and the folders keep what
+    they held. Folders are created when missing; files of theirs the set does not name
+    are left alone.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> with publish(out) as pub:
+    ...     _ = pub.path(out / "train.tsv").write_text("new train")
+    ...     _ = pub.path(out / "fold-1" / "test.tsv").write_text("new test")
+    ...     (out / "train.tsv").exists()  # nothing is visible before the block ends
+    False
+    >>> sorted(p.relative_to(out).as_posix() for p in out.rglob("*"))
+    ['fold-1', 'fold-1/test.tsv', 'train.tsv']
+    >>> with publish(out) as pub:
+    ...     pub.path(out / ".." / "escape.txt")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: .../escape.txt: lies outside ..., where this output was asked for; nothing was written
+    """
+    publication = Publication(tuple(Path(f) for f in folders))
+    try:
+        yield publication
+    except BaseException:
+        publication._discard()
+        raise
+    try:
+        publication._commit()
+    finally:
+        publication._discard()  # what a failed commit staged; a completed one left nothing
 
 
 def write_text(path: str | Path, text: str) -> Path:

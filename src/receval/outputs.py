@@ -24,16 +24,62 @@ True
 Traceback (most recent call last):
 ...
 receval.errors.ConfigError: --out .../table.csv: is a file, but a folder is meant; name a folder (created when missing)
+
+A name that becomes part of a path (a data set label, an experiment, recommender or
+study name) goes through :func:`safe_name` first, so it cannot leave the folder named.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import unicodedata
 from pathlib import Path
 
 from receval.errors import ConfigError
 
-__all__ = ["check_output_dir", "check_output_file"]
+__all__ = ["MAX_NAME_BYTES", "check_output_dir", "check_output_file", "safe_name"]
+
+MAX_NAME_BYTES = 120  # room left for a suffix (".parquet", "-pr.svg") within the usual 255-byte limit
+_RESERVED = frozenset('/\\<>:"|?*+')  # separators, characters Windows refuses, and the mark of a changed name
+_MARK = "+"
+_HASH_CHARS = 8
+
+
+def _unsafe(ch: str) -> bool:
+    return ch in _RESERVED or unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp")
+
+
+def safe_name(text: object, *, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """``text`` as one file name: no separators, no ``..``, no control characters, at most ``max_bytes`` bytes.
+
+    A name that is safe already is returned as it is. Any other gets its unsafe
+    characters replaced by ``_`` (a leading ``.`` too, so nothing is hidden and nothing
+    is ``..``), is cut to fit, and ends in ``+`` and 8 hex digits of the SHA-256 of the
+    original, so two different names never give the same file name: an unchanged name
+    holds no ``+``, a changed one ends in its own digest.
+
+    >>> safe_name("ml-100k-one-shot"), safe_name("knn(k=50)")
+    ('ml-100k-one-shot', 'knn(k=50)')
+    >>> safe_name("../../x"), safe_name("a/b"), safe_name("a_b")
+    ('_._.._x+9cdf6a50', 'a_b+c14cddc0', 'a_b')
+    >>> len(safe_name("x" * 250).encode()), safe_name(""), safe_name("..")
+    (120, '_+e3b0c442', '__+5ec1f7e7')
+    """
+    original = str(text)
+    body = unicodedata.normalize("NFC", original)
+    body = "".join("_" if _unsafe(ch) else ch for ch in body)
+    if body.startswith("."):
+        body = "_" + body[1:]
+    if body.endswith((" ", ".")):  # Windows drops them, so two names could become one
+        body = body[:-1] + "_"
+    if body == original and body and len(body.encode("utf-8")) <= max_bytes:
+        return body
+    digest = hashlib.sha256(original.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_CHARS]
+    room = max_bytes - len(_MARK) - _HASH_CHARS
+    while len(body.encode("utf-8")) > room:  # cut at a character, never inside one
+        body = body[:-1]
+    return f"{body or '_'}{_MARK}{digest}"
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -2,8 +2,10 @@
 
 Writes ``OUT/train.tsv`` and ``OUT/test.tsv`` (``kfold``: ``OUT/fold-1/…`` to
 ``OUT/fold-K/…``), tab-separated with the header ``user, item, rating[, timestamp]``
-in the data's original ids. The unit of every split is the (user, item) pair, so
-repeated ratings of a pair stay on one side (:mod:`receval.split`).
+in the data's original ids. The files appear together (:func:`receval.atomic.publish`):
+an interrupted split leaves the folder's old split, or the whole new one. The unit of
+every split is the (user, item) pair, so repeated ratings of a pair stay on one side
+(:mod:`receval.split`).
 
 Examples
 --------
@@ -79,7 +81,7 @@ def split_command(
     no_header: NoHeader = False,
 ) -> None:
     """Split a data set into train/test files (seeded; repeated ratings of a pair stay together)."""
-    from receval.atomic import write_frame
+    from receval.atomic import publish, write_frame
     from receval.split import split_by_name
 
     _check(method, test_fraction, folds, seed, out)
@@ -88,14 +90,18 @@ def split_command(
         no_header=no_header,
     )  # fmt: skip
     parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed)
-    for number, (train, test) in enumerate(parts, start=1):
-        folder = out / f"fold-{number}" if method == "kfold" else out
-        folder.mkdir(parents=True, exist_ok=True)
-        for name, part in (("train", train), ("test", test)):
-            frame = part.to_frame()[["user", "item", "rating", *(["timestamp"] if part.timestamps is not None else [])]]
-            path = write_frame(folder / f"{name}.tsv", frame)
-            users = len(frame["user"].unique())
-            typer.echo(f"{name}: {len(frame)} ratings of {users} users -> {path}")
+    written = []
+    with publish(out) as publication:  # all files or none: never a new train beside an old test
+        for number, (train, test) in enumerate(parts, start=1):
+            folder = out / f"fold-{number}" if method == "kfold" else out
+            for name, part in (("train", train), ("test", test)):
+                columns = ["user", "item", "rating", *(["timestamp"] if part.timestamps is not None else [])]
+                frame = part.to_frame()[columns]
+                path = folder / f"{name}.tsv"
+                write_frame(publication.path(path), frame)
+                written.append(f"{name}: {len(frame)} ratings of {len(frame['user'].unique())} users -> {path}")
+    for line in written:
+        typer.echo(line)
 
 
 def register(app: typer.Typer) -> None:
