@@ -22,7 +22,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["is_numeric", "numbers", "text"]
+__all__ = ["FLAT_TYPES", "is_flat", "is_numeric", "numbers", "text"]
+
+# the kinds of column a reader takes, by the pyarrow.types test of each (lists, structs, maps, binary are not)
+_FLAT = {
+    "integers": ("is_integer",),
+    "floats": ("is_floating",),
+    "decimals": ("is_decimal",),
+    "text": ("is_string", "is_large_string", "is_string_view"),
+    "dates": ("is_date",),
+    "timestamps": ("is_timestamp",),
+}
+FLAT_TYPES = ", ".join(list(_FLAT)[:-1]) + " or " + list(_FLAT)[-1]
+"""The kinds of Arrow column receval reads, as messages name them."""
 
 
 def is_numeric(column: Any) -> bool:
@@ -30,6 +42,22 @@ def is_numeric(column: Any) -> bool:
     import pyarrow as pa
 
     return bool(pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
+
+
+def is_flat(kind: Any) -> bool:
+    """Whether an Arrow type is one of :data:`FLAT_TYPES` (dictionary-encoded too; an all-null column as well).
+
+    >>> import pyarrow as pa
+    >>> is_flat(pa.dictionary(pa.int32(), pa.string())), is_flat(pa.list_(pa.string())), is_flat(pa.binary())
+    (True, False, False)
+    """
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        return is_flat(kind.value_type)
+    # getattr: is_string_view is newer than the oldest pyarrow receval supports
+    tests = [getattr(pa.types, name, None) for names in _FLAT.values() for name in names]
+    return bool(pa.types.is_null(kind) or any(test is not None and test(kind) for test in tests))
 
 
 def numbers(column: Any) -> np.ndarray:

@@ -1,0 +1,169 @@
+"""Input files as their readers see them: compressed files decompressed in one place.
+
+A ratings file, a truth table, a run or a JSON file may be compressed with gzip
+(``.gz``), bzip2 (``.bz2``), xz (``.xz``) or Zstandard (``.zst``). Every reader of
+:mod:`receval.data.tables` opens its files here, so that the header sniffing, the
+format detection, Arrow's parser and the line scan that names a bad line all read
+the same decompressed text, and a line number in a message is a line of that text.
+
+What is decompressed is decided by the file's first bytes (each format's magic
+number), so that a file that was decompressed on download but kept its ``.gz`` name
+still reads; the compression suffix is then only part of the name:
+:func:`inner_suffix` gives the suffix that tells the table format (``.csv`` for
+``ratings.csv.gz``). A damaged or truncated compressed file is a
+:class:`~receval.errors.DataError` naming the file, wherever the read stops.
+
+gzip, bzip2 and xz are decompressed by the standard library; Zstandard by the codec
+built into pyarrow (a dependency already), so no package is added.
+
+Examples
+--------
+>>> import gzip, tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "ratings.csv.gz"
+>>> _ = path.write_bytes(gzip.compress(b"user,item\\n1,a\\n"))
+>>> compression(path), inner_suffix(path)
+('gzip', '.csv')
+>>> with open_binary(path) as fh:
+...     fh.read()
+b'user,item\\n1,a\\n'
+>>> _ = path.write_bytes(gzip.compress(b"user,item\\n1,a\\n")[:12])
+>>> with open_binary(path) as fh:
+...     fh.read()
+Traceback (most recent call last):
+...
+receval.errors.DataError: .../ratings.csv.gz: the gzip-compressed data is damaged or incomplete (...); ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from receval.errors import DataError
+
+__all__ = ["COMPRESSIONS", "arrow_input", "compression", "inner_suffix", "open_binary"]
+
+COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
+"""File suffix -> the compression it names (the one list of compressions receval reads)."""
+
+_MAGIC: dict[bytes, str] = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bz2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x28\xb5\x2f\xfd": "zstd",
+}
+_LONGEST_MAGIC = max(len(m) for m in _MAGIC)
+
+
+def compression(path: str | Path) -> str | None:
+    """The compression of ``path`` told from its first bytes (one of :data:`COMPRESSIONS`' values), or None.
+
+    >>> import tempfile, pathlib
+    >>> plain = pathlib.Path(tempfile.mkdtemp()) / "x.csv.gz"
+    >>> _ = plain.write_text("user,item\\n")
+    >>> compression(plain) is None  # named .gz, but plain text: read as it is
+    True
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_LONGEST_MAGIC)
+    except OSError:
+        return None  # the reader that opens it next names the problem
+    return next((kind for magic, kind in _MAGIC.items() if head.startswith(magic)), None)
+
+
+def inner_suffix(path: str | Path) -> str:
+    """The suffix that names the table format: the last one before any compression suffix (lower case).
+
+    >>> inner_suffix("ratings.CSV.gz"), inner_suffix("run.trec"), inner_suffix("u1.base.zst"), inner_suffix("x.gz")
+    ('.csv', '.trec', '.base', '')
+    """
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    while suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes.pop()
+    return suffixes[-1] if suffixes else ""
+
+
+def open_binary(path: str | Path) -> IO[bytes]:
+    """``path`` opened for reading bytes, decompressed when it is compressed (a buffered, line-iterable stream).
+
+    A read that meets damaged compressed data raises a :class:`DataError` naming the
+    file (so a reader, Arrow's among them, stops with that line, not a codec error).
+    """
+    kind = compression(path)
+    if kind is None:
+        return open(path, "rb")
+    return io.BufferedReader(_Checked(Path(path), kind), buffer_size=1 << 20)
+
+
+@contextlib.contextmanager
+def arrow_input(path: str | Path) -> Iterator[Any]:
+    """What pyarrow's readers should be given for ``path``: the path itself when plain, else the decompressed stream.
+
+    A plain path lets Arrow read the file with its own threads. A plain file with a
+    compression suffix is given as a stream too: Arrow would decompress it by its name.
+
+    >>> import tempfile, pathlib, pyarrow.csv
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.csv.gz"
+    >>> _ = path.write_text("user,item\\n1,a\\n")  # not compressed, whatever the name says
+    >>> with arrow_input(path) as source:
+    ...     pyarrow.csv.read_csv(source).num_rows
+    1
+    """
+    if compression(path) is None and Path(path).suffix.lower() not in COMPRESSIONS:
+        yield str(path)
+        return
+    with open_binary(path) as fh:
+        yield fh
+
+
+def _decompressor(path: Path, kind: str) -> tuple[Any, tuple[type[BaseException], ...]]:
+    """The decompressing stream and the exceptions its codec raises for damaged data."""
+    if kind == "gzip":
+        import gzip
+        import zlib
+
+        return gzip.open(path, "rb"), (OSError, EOFError, zlib.error)
+    if kind == "bz2":
+        import bz2
+
+        return bz2.open(path, "rb"), (OSError, EOFError)
+    if kind == "xz":
+        import lzma
+
+        return lzma.open(path, "rb"), (lzma.LZMAError, EOFError)
+    import pyarrow as pa
+
+    return pa.input_stream(str(path), compression="zstd"), (OSError,)
+
+
+class _Checked(io.RawIOBase):
+    """A decompressing stream whose codec errors become a DataError naming the file."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__()
+        self._inner, self._errors = _decompressor(path, kind)
+        self._path, self._kind = path, kind
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self._inner.read(len(buffer))
+        except self._errors as exc:
+            raise DataError(
+                f"the {self._kind}-compressed data is damaged or incomplete ({exc}); "
+                "download or compress the file again (a truncated download ends like this)",
+                path=self._path,
+            ) from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._inner.close()
+        super().close()
