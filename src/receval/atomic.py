@@ -33,7 +33,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from receval.errors import ConfigError
+from receval.errors import ConfigError, naming_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -184,8 +184,9 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     _clean_once(path.parent)
     tmp = path.parent / temporary_name()
     try:
-        write(tmp)
-        os.replace(tmp, path)
+        with naming_path(path):  # a full disk names no file: the target is the one to name
+            write(tmp)
+            os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
     return path
@@ -287,7 +288,8 @@ def publish(*folders: str | Path) -> Iterator[Publication]:
     """
     publication = Publication(tuple(Path(f) for f in folders))
     try:
-        yield publication
+        with naming_path(folders[0]):  # a failed write inside names no file: the folder being written is named
+            yield publication
     except BaseException:
         publication._discard()
         raise

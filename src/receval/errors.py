@@ -8,11 +8,30 @@ Examples
 >>> err = DataError("rating 7 is outside the scale 1..5", path="u.data", line=3, column="rating")
 >>> str(err)
 'u.data, line 3, column rating: rating 7 is outside the scale 1..5'
+
+A message names the parameter that fixes it as a Python caller writes it (``force=True``,
+``out=``) and lists it in ``parameters``; the command line shows the same message with its
+own flags (:meth:`ReceValError.spelled`):
+
+>>> err = ConfigError("results/ holds another experiment; pass force=True to replace it", parameters=["force"])
+>>> str(err)
+'results/ holds another experiment; pass force=True to replace it'
+>>> err.spelled(lambda name, value: "--force")
+'results/ holds another experiment; pass --force to replace it'
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import re
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
 __all__ = [
+    "Spelling",
+    "describe_os_error",
+    "naming_path",
     "ReceValError",
     "DataError",
     "ConfigError",
@@ -20,6 +39,17 @@ __all__ = [
     "NotFittedError",
     "ColdStartError",
 ]
+
+
+Spelling = Callable[[str, "str | None"], "str | None"]
+"""How a front end writes a parameter: ``(name, value text or None) -> text``, or ``None`` to keep ``name=value``."""
+
+
+def _parameter(name: str) -> re.Pattern[str]:
+    """``name=value`` as a word of its own; the value is quoted, or runs to whitespace, ",", ";" or ")" (a final
+    "." or ":" ends the sentence), or is empty (a bare ``out=``)."""
+    value = r"""'[^']*'|"[^"]*"|[^\s,;)]+?(?=[.:]?(?:[\s,;)]|$))|"""
+    return re.compile(rf"(?<![\w.\-]){re.escape(name)}=(?P<value>{value})")
 
 
 class ReceValError(Exception):
@@ -32,6 +62,9 @@ class ReceValError(Exception):
     path, line, column
         Where the problem is, when it comes from a file (``line`` is 1-based and
         counts the header, as an editor shows it).
+    parameters
+        The parameters the message names as ``name=value`` (or ``name=`` alone), in
+        Python's spelling; :meth:`spelled` rewrites exactly these.
     """
 
     def __init__(
@@ -41,14 +74,41 @@ class ReceValError(Exception):
         path: object | None = None,
         line: int | None = None,
         column: str | int | None = None,
+        parameters: Sequence[str] = (),
     ) -> None:
         self.message = message
         self.path = None if path is None else str(path)
         self.line = line
         self.column = column
+        self.parameters = tuple(parameters)
         super().__init__(self._render())
 
-    def _render(self) -> str:
+    def spelled(self, spelling: Spelling) -> str:
+        """The rendered message with each of :attr:`parameters` written as ``spelling`` writes it.
+
+        ``spelling(name, value)`` gets the parameter's name and the text after its ``=``
+        (``None`` for a bare ``name=``) and returns the replacement, or ``None`` to keep
+        the Python spelling. An occurrence inside a call or a list (``ndcg@10(t=1, k=5)``)
+        is not a parameter of the caller and is left alone.
+
+        >>> err = ConfigError("no output: pass out=, or seed=3 with k=5 as in f(t=1, k=5)", parameters=["out", "k"])
+        >>> err.spelled(lambda name, value: f"--{name}" + ("" if value is None else f" {value}"))
+        'no output: pass --out, or seed=3 with --k 5 as in f(t=1, k=5)'
+        """
+        message = self.message
+        for name in self.parameters:
+
+            def spell(match: re.Match[str], name: str = name) -> str:
+                before = match.string[: match.start()]
+                if before.count("(") > before.count(")") or before.count("[") > before.count("]"):
+                    return match.group(0)  # an argument of a call or an item of a list the message quotes
+                return spelling(name, match.group("value") or None) or match.group(0)
+
+            message = _parameter(name).sub(spell, message)
+        return self._render(message)
+
+    def _render(self, message: str | None = None) -> str:
+        message = self.message if message is None else message
         where = []
         if self.path is not None:
             where.append(self.path)
@@ -56,7 +116,7 @@ class ReceValError(Exception):
             where.append(f"line {self.line}")
         if self.column is not None:
             where.append(f"column {self.column}")
-        return f"{', '.join(where)}: {self.message}" if where else self.message
+        return f"{', '.join(where)}: {message}" if where else message
 
 
 class DataError(ReceValError, ValueError):
@@ -80,3 +140,65 @@ class ColdStartError(ReceValError, KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the message
         return self._render()
+
+
+# errno -> (what happened, how to fix it), in the words of someone who did not write the program
+_OS_CAUSES: dict[int, tuple[str, str]] = {
+    errno.ENOSPC: ("no space left on the device", "free some space or write elsewhere"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free some space or write elsewhere"),
+    errno.EFBIG: ("the file is too large for the file system", "write it elsewhere"),
+    errno.ENAMETOOLONG: ("the name is too long for the file system", "choose a shorter name"),
+    errno.EACCES: ("permission denied", "choose a place you may write, or change its permissions"),
+    errno.EPERM: ("operation not permitted", "choose a place you may write, or change its permissions"),
+    errno.EROFS: ("the file system is read-only", "write elsewhere"),
+    errno.ENOENT: ("no such file or folder", "check the path"),
+    errno.ENOTDIR: ("a part of the path is a file, not a folder", "check the path"),
+    errno.EISDIR: ("is a folder, but a file is meant", "name a file"),
+    errno.EEXIST: ("already exists", "remove it or choose another name"),
+    errno.ENOTEMPTY: ("the folder is not empty", "empty it or choose another"),
+    errno.EMFILE: ("too many open files", "raise the limit (ulimit -n) or use fewer jobs"),
+    errno.EIO: ("input/output error", "check the device"),
+    errno.EPIPE: ("broken pipe: the reader stopped reading", "keep the reader open until the command ends"),
+    errno.EBADF: ("closed", "give the command an open stream; > /dev/null discards it"),
+}
+
+
+def describe_os_error(err: OSError) -> str:
+    """One line for an operating-system error: the path, what happened and how to fix it.
+
+    The path is the error's ``filename`` (a writer that knows it adds it with
+    :func:`naming_path`: a failed write names no file).
+
+    >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device", "out/recs.tsv"))
+    'out/recs.tsv: no space left on the device; free some space or write elsewhere'
+    >>> describe_os_error(OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left"))
+    'no space left on the device; free some space or write elsewhere'
+    >>> describe_os_error(OSError(errno.EXDEV, "Invalid cross-device link", "a", None, "b"))
+    'a -> b: invalid cross-device link'
+    """
+    cause, fix = _OS_CAUSES.get(err.errno, (None, None)) if err.errno is not None else (None, None)
+    if cause is None:
+        cause = (err.strerror or str(err) or type(err).__name__).strip()
+        cause = cause[:1].lower() + cause[1:]
+    where = " -> ".join(str(f) for f in (err.filename, err.filename2) if f is not None)
+    line = f"{cause}; {fix}" if fix else cause
+    return f"{where}: {line}" if where else line
+
+
+@contextlib.contextmanager
+def naming_path(path: str | Path) -> Iterator[None]:
+    """Give an :class:`OSError` raised inside without a path (a full disk, a write) the path ``path``.
+
+    >>> try:
+    ...     with naming_path("out/recs.tsv"):
+    ...         raise OSError(errno.ENOSPC, "No space left on device")
+    ... except OSError as err:
+    ...     describe_os_error(err)
+    'out/recs.tsv: no space left on the device; free some space or write elsewhere'
+    """
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            err.filename = str(path)
+        raise
