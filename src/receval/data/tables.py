@@ -66,13 +66,14 @@ import csv
 import io
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from receval.data import _arrow, vocab
+from receval.data import _arrow, _source, vocab
 from receval.data.formats import TABLE_FORMATS
 from receval.errors import DataError
 
@@ -317,7 +318,7 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
 # ------------------------------------------------------------------ detection
 def _detect(path: Path, what: str, option: str) -> tuple[str, bool | None]:
     """(format, header) from the extension, else from the first lines."""
-    by_suffix = _SUFFIX.get(path.suffix.lower())
+    by_suffix = _SUFFIX.get(_source.inner_suffix(path))  # ratings.csv.gz is csv
     if by_suffix is not None:
         return by_suffix, None
     lines = _head_lines(path)
@@ -336,7 +337,8 @@ def _detect(path: Path, what: str, option: str) -> tuple[str, bool | None]:
         if len(fields) == 4 and all(line.split()[1:2] == ["0"] for line in lines if line.split()):
             return "trec", False  # qid 0 docid grade
         raise DataError(
-            f"cannot tell the format of the {what} file from its extension {path.suffix!r} or its first line; "
+            f"cannot tell the format of the {what} file from its extension {_source.inner_suffix(path)!r} or its "
+            "first line; "
             f"pass {option} with one of {', '.join(TABLE_FORMATS)}",
             path=path,
         )
@@ -346,7 +348,7 @@ def _detect(path: Path, what: str, option: str) -> tuple[str, bool | None]:
 
 
 def _head_lines(path: Path, size: int = 1 << 16) -> list[str]:
-    with open(path, "rb") as fh:
+    with _source.open_binary(path) as fh:
         raw = fh.read(size)
     text = raw.decode("utf-8-sig", errors="replace")
     lines = [line for line in text.splitlines() if line.strip()]
@@ -431,9 +433,10 @@ class _Reader:
             column_types=types, null_values=[""], strings_can_be_null=False, include_columns=keep
         )
         try:
-            table = pv.read_csv(
-                self.path, read_options=read, parse_options=pv.ParseOptions(delimiter=sep), convert_options=convert
-            )
+            with _source.arrow_input(self.path) as source:
+                table = pv.read_csv(
+                    source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep), convert_options=convert
+                )
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise _locate(self.path, sep, header, own, self.whitespace, exc) from exc
         return table
@@ -475,9 +478,10 @@ class _Reader:
         dtype: dict[str, Any] = {c: str for c in _IDS if self.text_ids}
         dtype.update({c: "float64" for c in NUMERIC if c in names})
         try:
-            frame = pd.read_csv(
-                self.path, sep=r"\s+", header=None, names=list(names), index_col=False, engine="c", dtype=dtype,
-            )  # fmt: skip
+            with _source.open_binary(self.path) as fh:
+                frame = pd.read_csv(
+                    fh, sep=r"\s+", header=None, names=list(names), index_col=False, engine="c", dtype=dtype,
+                )  # fmt: skip
         except (ValueError, pd.errors.ParserError) as exc:
             located = _locate(self.path, " ", False, list(names), True, exc)
             raise DataError(f"{located.message}; {expected}", path=self.path, line=located.line,
@@ -489,10 +493,15 @@ class _Reader:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        source: Any = str(self.path)
+        if _source.compression(self.path) is not None:  # Parquet needs random access: decompressed into memory
+            with _source.open_binary(self.path) as fh:
+                source = pa.BufferReader(fh.read())
         try:
-            table = pq.read_table(self.path)
+            table = pq.read_table(source)
         except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
             raise DataError(f"not a readable Parquet file ({exc})", path=self.path) from exc
+        self._check_types(table)
         if self.text_ids:  # ids as text, dictionary-encoded in Arrow: pandas receives categorical columns
             for j, name in enumerate(table.column_names):
                 role = self.role_of.get(name, name)
@@ -506,17 +515,33 @@ class _Reader:
                 table = table.set_column(j, name, _numbers(table.column(j), name, self.path, None))
         return table
 
+    def _check_types(self, table: pa.Table) -> None:
+        """The columns receval reads hold one flat value per row, and a float id column no NaN (a missing id)."""
+        import pyarrow as pa
+
+        known = {name: role for role, names in _KNOWN.items() for name in names}
+        for j, name in enumerate(table.column_names):
+            role = self.role_of.get(name) or (name if name in ROLES else known.get(name))
+            if role is None:
+                continue  # a column no reader uses
+            column = table.column(j)
+            if not _arrow.is_flat(column.type):
+                raise DataError(
+                    f"the {role} column has type {column.type}; receval reads columns of {_arrow.FLAT_TYPES}, "
+                    "one value a row (a list as one row per value, a struct field or binary as text in a column)",
+                    path=self.path,
+                    column=name,
+                )
+            if role in _IDS and pa.types.is_floating(column.type):
+                missing = np.isnan(_arrow.numbers(column))
+                if missing.any():
+                    raise DataError(
+                        f"row {int(np.argmax(missing)) + 1}: empty {role} id (NaN)", path=self.path, column=name
+                    )
+
     def json(self, value: str) -> pa.Table:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise DataError("the file is not UTF-8 text; save it as UTF-8", path=self.path) from err
-        try:
-            nested = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise DataError(
-                f"not valid JSON: {err.msg} (column {err.colno})", path=self.path, line=err.lineno
-            ) from None
+        with _source.open_binary(self.path) as fh:
+            nested = _parse_json(fh.read(), self.path)
         import pyarrow as pa
 
         return pa.Table.from_pandas(from_nested(nested, value, source=self.path), preserve_index=False)
@@ -530,6 +555,60 @@ class _Reader:
                 table = table.set_column(j, col, _numbers(table.column(j), col, self.path, self.line_of))
         self.token_seq = [c.split(":")[0] for c in names if c.endswith(":token_seq")]
         return table.rename_columns([c.split(":")[0] for c in names])
+
+
+def _parse_json(raw: bytes, path: Path) -> Any:
+    """JSON text parsed with every object's keys unique; a repeated key, bad text or runaway nesting is a DataError.
+
+    Python's ``json`` keeps the last of two equal keys without a word, so a run listing
+    an item twice would be scored with whichever score came last.
+
+    >>> _parse_json(b'{"u": {"a": 1, "b": 2}}', Path("run.json"))
+    {'u': {'a': 1, 'b': 2}}
+    >>> _parse_json(b'{"u": {"a": 1, "a": 2}}', Path("run.json"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: run.json: user 'u' lists item 'a' twice; keep one (each pair once)
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise DataError("the file is not UTF-8 text; save it as UTF-8", path=path, line=line) from None
+    repeated: list[tuple[str, dict[str, Any]]] = []
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj = dict(pairs)
+        if len(obj) < len(pairs) and not repeated:
+            seen: set[str] = set()
+            for key, _ in pairs:
+                if key in seen:
+                    repeated.append((key, obj))
+                    break
+                seen.add(key)
+        return obj
+
+    try:
+        nested = json.loads(text, object_pairs_hook=unique)
+    except json.JSONDecodeError as err:
+        raise DataError(f"not valid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from None
+    except RecursionError:  # the C parser's own depth limit: raised cleanly, nothing half-built survives
+        raise DataError(
+            f"the JSON is nested deeper than Python reads ({sys.getrecursionlimit()} levels); "
+            "a run or qrels file is {user: {item: score}}, two levels",
+            path=path,
+        ) from None
+    if repeated:
+        key, obj = repeated[0]
+        owner = next((u for u, row in nested.items() if row is obj), None) if isinstance(nested, dict) else None
+        if obj is nested:
+            where = f"user {key!r} appears"
+        elif owner is not None:
+            where = f"user {owner!r} lists item {key!r}"
+        else:
+            where = f"key {key!r} appears in one object"
+        raise DataError(f"{where} twice; keep one (each pair once)", path=path)
+    return nested
 
 
 def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> Any:
@@ -663,7 +742,7 @@ def _positional(names: tuple[str, ...], n: int) -> list[str]:
 
 
 def _header(path: Path, sep: str) -> list[str]:
-    with open(path, "rb") as fh:
+    with _source.open_binary(path) as fh:
         first = fh.readline()
     try:
         text = first.decode("utf-8-sig")
@@ -760,7 +839,7 @@ def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:
 # ------------------------------------------------------------------ the error path
 def _records(path: Path, sep: str, whitespace: bool = False) -> Iterator[tuple[int, list[str]]]:
     """(line number, fields) of every non-blank record; a DataError at the first non-UTF-8 line."""
-    with open(path, "rb") as fh:
+    with _source.open_binary(path) as fh:
         for number, raw in enumerate(fh, start=1):
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
