@@ -63,13 +63,9 @@ from typing import Any
 
 from receval.data.prepare import FILTERS
 from receval.errors import ConfigError, ReceValError
-from receval.experiment import (  # noqa: F401  (their import registers the built-in protocols)
-    adapters,
-    attack_protocol,
-    debias_protocol,
-)
 from receval.experiment.ids import stable_hash
-from receval.experiment.protocols import PROTOCOLS, get_protocol
+from receval.outputs import safe_name
+from receval.experiment.protocols import get_protocol, protocol_names
 from receval.validate import check_count, check_number, check_option, check_seed
 
 __all__ = [
@@ -245,6 +241,19 @@ class ExperimentConfig:
     output: str | None
     source: str
     effective: Mapping[str, Any]
+
+    @property
+    def output_dir(self) -> Path:
+        """Where the results go when no ``out=`` is given: ``output``, else ``results/<name>``.
+
+        The name becomes one file name (:func:`~receval.outputs.safe_name`), so a
+        ``name = "../../x"`` cannot move the store out of ``results/``.
+
+        >>> text = 'name = "../../x"\\nmetrics = ["ndcg@10"]\\n[datasets.toy]\\ngenerate = { n_users = 50, n_items = 40 }\\n'
+        >>> parse_config(text + "[recommenders.random]\\n").output_dir.as_posix()
+        'results/_._.._x+9cdf6a50'
+        """
+        return Path(self.output) if self.output else Path("results") / safe_name(self.name)
 
     @property
     def hash(self) -> str:
@@ -446,7 +455,7 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
     chk.type(table, dict, ("protocol",))
     name = table.get("name")
     if name is None:
-        raise chk.fail(("protocol",), f"[protocol] needs a name; one of {', '.join(sorted(PROTOCOLS))}")
+        raise chk.fail(("protocol",), f"[protocol] needs a name; one of {', '.join(protocol_names())}")
     chk.type(name, str, ("protocol", "name"))
     try:
         proto = get_protocol(name)

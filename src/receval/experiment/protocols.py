@@ -8,7 +8,7 @@ in :mod:`receval.experiment.adapters` (and :mod:`receval.experiment.attack_proto
 
 Examples
 --------
->>> "one-shot" in PROTOCOLS
+>>> "one-shot" in protocol_names()
 True
 >>> get_protocol("one-shot").options["k"]
 (<class 'int'>, 10)
@@ -20,6 +20,7 @@ receval.errors.ConfigError: unknown protocol 'oneshot'; known: ...one-shot...
 
 from __future__ import annotations
 
+import importlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ __all__ = [
     "get_protocol",
     "long_per_user",
     "make_model",
+    "protocol_names",
     "register_protocol",
     "split_for",
 ]
@@ -111,9 +113,29 @@ class Protocol:
             raise ConfigError("no data set: add a [datasets.<label>] table with path + format or generate = {...}")
 
 
-# The built-in protocols register themselves when their modules are imported; the
-# experiment package imports them (receval.experiment.config), in every process.
 PROTOCOLS: dict[str, Protocol] = {}
+# The modules defining the built-in protocols (each registered by its decorator there): every lookup imports
+# them first, so which protocols exist never depends on what a process happened to import.
+BUILTIN_PROTOCOL_MODULES = (
+    "receval.experiment.adapters",
+    "receval.experiment.attack_protocol",
+    "receval.experiment.debias_protocol",
+)
+
+
+def _builtins_loaded() -> dict[str, Protocol]:
+    for module in BUILTIN_PROTOCOL_MODULES:
+        importlib.import_module(module)
+    return PROTOCOLS
+
+
+def protocol_names() -> list[str]:
+    """Sorted names of every protocol, the built-in ones and those registered since.
+
+    >>> protocol_names()[:3]
+    ['attack', 'coherence-split', 'cyclic']
+    """
+    return sorted(_builtins_loaded())
 
 
 def register_protocol(
@@ -154,9 +176,10 @@ def register_protocol(
 
 def get_protocol(name: str) -> Protocol:
     """The registered protocol ``name`` (:class:`ConfigError` listing the known ones otherwise)."""
-    if name not in PROTOCOLS:
-        raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(sorted(PROTOCOLS))}")
-    return PROTOCOLS[name]
+    registered = _builtins_loaded()
+    if name not in registered:
+        raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(sorted(registered))}")
+    return registered[name]
 
 
 # ---------------------------------------------------------------- splitting
@@ -245,7 +268,7 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         exclude_train=bool(opts["exclude_train"]),
         seed_model=False,  # make_model has seeded it
     )
-    skipped = result.conventions["not_applicable"]  # the metrics evaluate_model could not compute
+    skipped = result.conventions.not_applicable  # the metrics evaluate_model could not compute
     assert isinstance(skipped, list)
     not_applicable = set(skipped)
     metrics = [m for m in task.metrics if m not in not_applicable]

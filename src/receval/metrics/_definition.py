@@ -50,10 +50,12 @@ _REGISTRY: dict[str, MetricDefinition] = {}
 _ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
 # aliases that hold only as spelled (another library's case-sensitive name, e.g. ir-measures' nDCG)
 _EXACT_ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
-# debiased estimation (estimator=ips, propensity=popularity ...) of per-user and error metrics:
-# parameters accepted by every such metric, computed by receval.metrics.debiased, which fills _ESTIMATORS
-DEBIAS_PARAMS = frozenset({"estimator", "propensity", "n_strata", "sample", "n_samples", "sample_seed"})
-_ESTIMATORS: dict[str, Callable[..., Any]] = {}
+# debiased estimation (estimator=ips, propensity=popularity ...) of per-user and error metrics: the parameters
+# every such metric accepts, with their defaults; receval.metrics.debiased computes them
+DEBIAS_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {"estimator": "naive", "propensity": "auto", "n_strata": 2, "sample": 0.5, "n_samples": 10, "sample_seed": 0}
+)
+DEBIAS_PARAMS = frozenset(DEBIAS_DEFAULTS)
 
 
 @dataclass(frozen=True)
@@ -181,19 +183,32 @@ class Metric:
             out += "(" + ",".join(f"{key}={_format_value(v)}" for key, v in sorted(changed.items())) + ")"
         return out
 
+    @property
+    def debiased(self) -> bool:
+        """Whether a debiasing parameter is given (then :mod:`receval.metrics.debiased` computes the value).
+
+        >>> Metric.of("recall", 5, estimator="ips").debiased, Metric.of("recall", 5).debiased
+        (True, False)
+        """
+        return self.kind != "system" and not DEBIAS_PARAMS.isdisjoint(self.params)
+
     def per_user(self, data: MetricInput) -> np.ndarray:
         """Per-user values (NaN = not scored); ``kind="system"`` metrics have none."""
         if self.kind == "system":
             raise MetricError(f"metric {self}: a system-level metric has no per-user values")
-        if _ESTIMATORS and not DEBIAS_PARAMS.isdisjoint(self.params):
-            return _ESTIMATORS["per_user"](self, data)
+        if self.debiased:
+            from receval.metrics import debiased  # scipy and the compiled kernels: only for a debiased metric
+
+            return debiased.estimate_per_user(self, data)
         params = {key: v for key, v in self.params.items() if key != "agg"}
         return np.asarray(self.definition.fn(data, self.k, **params), dtype=np.float64)
 
     def compute(self, data: MetricInput, per_user: np.ndarray | None = None) -> float:
         """The aggregated value (reuses ``per_user`` values when given)."""
-        if _ESTIMATORS and self.kind != "system" and not DEBIAS_PARAMS.isdisjoint(self.params):
-            return _ESTIMATORS["compute"](self, data, per_user)
+        if self.debiased:
+            from receval.metrics import debiased
+
+            return debiased.estimate(self, data, per_user)
         params = {key: v for key, v in self.params.items() if key != "agg"}
         agg = self.aggregation
         if agg == "system":
@@ -325,16 +340,24 @@ def register_alias(alias: str, name: str, *, case_sensitive: bool = False, **par
     (_EXACT_ALIASES if case_sensitive else _ALIASES)[key] = (name.lower(), MappingProxyType(dict(params)))
 
 
+def _builtins_loaded() -> dict[str, MetricDefinition]:
+    """The table of metrics, the built-in ones in it whichever metric module was imported first."""
+    import receval.metrics.registry  # noqa: F401  (it imports BUILTIN_MODULES, whose import registers them)
+
+    return _REGISTRY
+
+
 def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
     """The canonical name and preset parameters of a name or alias (:class:`MetricError` if unknown).
 
     >>> resolve_name("NDCG")
     ('ndcg', mappingproxy({}))
     """
+    registry = _builtins_loaded()
     if name.strip() in _EXACT_ALIASES:
         return _EXACT_ALIASES[name.strip()]
     key = name.strip().lower()
-    if key in _REGISTRY:
+    if key in registry:
         return key, MappingProxyType({})
     if key in _ALIASES:
         return _ALIASES[key]
@@ -350,7 +373,7 @@ def get_definition(name: str) -> MetricDefinition:
 
 def available_metrics() -> list[str]:
     """Sorted canonical names of every registered metric."""
-    return sorted(_REGISTRY)
+    return sorted(_builtins_loaded())
 
 
 def check_k(definition: MetricDefinition, k: int | None, label: str) -> None:

@@ -75,7 +75,7 @@ import scipy.sparse as sp
 
 from receval._jit import njit
 from receval.errors import MetricError
-from receval.metrics import _definition
+from receval.metrics._definition import DEBIAS_DEFAULTS
 
 if TYPE_CHECKING:
     from receval.metrics._definition import Metric
@@ -89,21 +89,14 @@ __all__ = [
     "base_metric",
     "debiased_per_user",
     "debiased_value",
+    "estimate",
+    "estimate_per_user",
     "ht_parts",
     "propensity_name",
     "sample_values",
 ]
 
 ESTIMATORS = ("naive", "ips", "snips", "dr", "stratified", "wtd", "wtd_h")
-# parameters every debiasable metric accepts, with their defaults
-DEBIAS_DEFAULTS: Mapping[str, Any] = {
-    "estimator": "naive",
-    "propensity": "auto",
-    "n_strata": 2,
-    "sample": 0.5,
-    "n_samples": 10,
-    "sample_seed": 0,
-}
 # metrics with a Horvitz–Thompson (IPS/SNIPS) form; every user/error metric takes stratified and wtd
 HT_METRICS = ("precision", "recall", "hit_rate", "ndcg", "map", "fallout", "anti_precision", "rmse", "mae")
 _AUTO = {"wtd": "frequency-mar", "wtd_h": "frequency"}
@@ -506,16 +499,37 @@ def _with_defaults(metric: Metric) -> Metric:
     return replace(metric, params={**DEBIAS_DEFAULTS, **metric.params})
 
 
-def _per_user_hook(metric: Metric, data: MetricInput) -> np.ndarray:
+def estimate_per_user(metric: Metric, data: MetricInput) -> np.ndarray:
+    """Per-user values of a metric with debiasing parameters (the others at their defaults, all checked).
+
+    :meth:`Metric.per_user <receval.metrics.registry.Metric.per_user>` calls it for such a metric.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from receval.metrics.registry import MetricInput, parse_metric
+    >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0]])), threshold=4,
+    ...                    propensities={"known": p})
+    >>> estimate_per_user(parse_metric("precision@2(estimator=ips,propensity=known)"), data)  # (2 + 4) / 2
+    array([3.])
+    """
     full = _with_defaults(metric)
     check_params(full, str(metric))
     return debiased_per_user(full, data)
 
 
-def _compute_hook(metric: Metric, data: MetricInput, per_user: np.ndarray | None = None) -> float:
+def estimate(metric: Metric, data: MetricInput, per_user: np.ndarray | None = None) -> float:
+    """The aggregated value of a metric with debiasing parameters (reuses ``per_user`` values when given).
+
+    :meth:`Metric.compute <receval.metrics.registry.Metric.compute>` calls it for such a metric.
+
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from receval.metrics.registry import MetricInput, parse_metric
+    >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0]])), threshold=4,
+    ...                    propensities={"known": p})
+    >>> estimate(parse_metric("recall@1(estimator=ips,propensity=known)"), data)  # 2 / (2 + 4)
+    0.3333333333333333
+    """
     full = _with_defaults(metric)
     check_params(full, str(metric))
     return debiased_value(full, data, per_user)
-
-
-_definition._ESTIMATORS.update(per_user=_per_user_hook, compute=_compute_hook)
