@@ -47,6 +47,10 @@ def parse_metric(text: str | Metric) -> Metric:
     ('precision@10', 'ndcg@10(convention=trec_eval)', 'tp@5(agg=macro)')
     >>> str(parse_metric("r-precision")), str(parse_metric("precision@10-l4"))
     ('r_precision', 'precision@10(threshold=4)')
+    >>> parse_metric("precision@10(threshold=4,threshold=1)")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: metric 'precision@10(threshold=4,threshold=1)': parameter 'threshold' is given twice ...
     >>> parse_metric("nope@3")
     Traceback (most recent call last):
     ...
@@ -76,11 +80,18 @@ def parse_metric(text: str | Metric) -> Metric:
     params: dict[str, Any] = dict(preset)
     if level is not None:
         params["threshold"] = int(level.group(2))
+    given: dict[str, str] = {}  # parameter -> its key=value in the string (an alias's preset may be overridden)
     if param_text is not None and param_text.strip():
         for part in param_text.split(","):
             if "=" not in part:
                 raise MetricError(f"metric {text.strip()!r}: parameter {part.strip()!r} is not key=value")
             key, value = (s.strip() for s in part.split("=", 1))
+            if key in given:
+                raise MetricError(
+                    f"metric {text.strip()!r}: parameter {key!r} is given twice ({given[key]} and {part.strip()}); "
+                    "give it once"
+                )
+            given[key] = part.strip()
             params[key] = _parse_value(value)
     return Metric(definition, k, resolve_params(definition, params, text.strip()))
 
