@@ -23,6 +23,8 @@ from receval.cli.output import OUTPUT_HELP, output_format
 if TYPE_CHECKING:
     import pandas as pd
 
+    from receval.atomic import Publication
+
 THRESHOLD = 4.0  # λ on the generated 1–5 scale, as the thesis on MovieLens
 DEMO_METRICS = (
     "precision@10",
@@ -74,7 +76,9 @@ def demo_command(
 ) -> None:
     """Generate MovieLens-like data and evaluate recommenders on it, end to end."""
     from rich.console import Console
+    from rich.markup import escape
 
+    from receval.atomic import publish
     from receval.cli.output import Table, print_table
     from receval.validate import check_command_options
 
@@ -87,9 +91,11 @@ def demo_command(
     from receval.report.html import report_from_tables
 
     summary = run_demo(seed=seed, users=users, items=items, ratings=ratings, rounds=rounds, console=console)
-    _write(summary, out)
-    report = report_from_tables(summary, out / "report.html")
-    console.print(f"\nTables written to [bold]{out}[/bold]; report: [bold]{report}[/bold]")
+    report = out / "report.html"
+    with publish(out) as publication:  # the tables and their report appear together, or the old ones stay
+        _write(summary, out, publication)
+        report_from_tables(summary, publication.path(report))
+    console.print(f"\nTables written to [bold]{escape(str(out))}[/bold]; report: [bold]{escape(str(report))}[/bold]")
     if fmt == "json":
         typer.echo(json.dumps(_jsonable(summary), indent=2))
     elif fmt != "table":
@@ -220,13 +226,12 @@ def _table(frame: pd.DataFrame, title: str):
     return Table(["metric", *(str(system) for system in frame.index)], rows, title=title)
 
 
-def _write(summary: dict, out: Path) -> None:
+def _write(summary: dict, out: Path, publication: Publication) -> None:
     from receval.atomic import write_frame, write_text
 
-    out.mkdir(parents=True, exist_ok=True)
     for key in ("one_shot", "rmse", "cyclic"):
-        write_frame(out / f"{key}.csv", summary[key], index=True)
-    write_text(out / "summary.json", json.dumps(_jsonable(summary), indent=2))
+        write_frame(publication.path(out / f"{key}.csv"), summary[key], index=True)
+    write_text(publication.path(out / "summary.json"), json.dumps(_jsonable(summary), indent=2))
 
 
 def _jsonable(summary: dict) -> dict:

@@ -127,7 +127,7 @@ def run_experiment(
     t0 = time.perf_counter()
     cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
     tasks = expand(cfg)
-    root = Path(out) if out is not None else Path(cfg.output or Path("results") / cfg.name)
+    root = Path(out) if out is not None else cfg.output_dir
     from receval.outputs import check_output_dir
 
     source = "the configuration" if isinstance(config, ExperimentConfig) else str(config)

@@ -12,6 +12,13 @@ Layout of an experiment directory::
     <table>.parquet            any further table (trajectories, slices, ...)
     tables.json                size and SHA-256 of each combined table (rebuilt with them)
 
+The combined tables and ``tables.json`` are published as one set
+(:func:`receval.atomic.publish`): a rebuild cut short by a signal or a full disk leaves
+the previous set, never new tables beside an old ``tables.json``. ``tables.json`` is also
+the store's record of which files in the directory it wrote: :meth:`ResultStore.clear`
+(``force=True``) and a rebuild remove only those, the task files in ``parts/`` and
+``experiment.json``, never a file of the user's that happens to lie beside them.
+
 A run interrupted at any point (Ctrl-C, ``kill -9``, a crashed worker) leaves only
 whole files behind: a task without its ``.task.parquet`` marker is simply run again,
 and its other files are replaced atomically. The combined tables are rebuilt from
@@ -50,7 +57,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +67,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from receval.atomic import atomic_write, remove_stale_temporaries, write_text
+from receval.atomic import atomic_write, publish, remove_stale_temporaries, write_text
 from receval.errors import ConfigError, DataError
+from receval.outputs import safe_name
 
 __all__ = ["ResultStore", "CORE_TABLES"]
 
@@ -69,6 +77,9 @@ CORE_TABLES = ("tasks", "aggregates", "per_user")
 _MARKER = "task"
 _FILES = "files"  # the marker's column recording {table: [size, sha256]} of the task's files
 _UNREADABLE = (OSError, ValueError, pa.ArrowException)  # what reading a damaged file raises
+_PART = re.compile(r"^[^.]+\.[^.]+\.parquet$")  # parts/<task>.<table>.parquet: the only files the store puts there
+_CHOOSE = "choose another out= or pass force=True"
+_PARAMETERS = ("out", "force")  # the parameters _CHOOSE names (the CLI shows its flags)
 
 
 def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | None = None) -> None:
@@ -123,7 +134,7 @@ class ResultStore:
         except (OSError, ValueError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             raise DataError(
                 f"{self.meta_path}: damaged experiment description ({err}); run the same configuration "
-                "with --out to rewrite it"
+                "into this folder to rewrite it"
             ) from None
         return meta
 
@@ -152,14 +163,16 @@ class ResultStore:
             if not force:
                 raise ConfigError(
                     f"{err.message}; its tasks belong to another configuration (hash {', '.join(sorted(others))}); "
-                    "choose another --out or pass --force to replace them"
+                    f"{_CHOOSE} to replace them (only the files receval wrote are removed)",
+                    parameters=_PARAMETERS,
                 ) from None
             return True
         if old is None:
             if self.root.exists() and any(self.root.iterdir()) and not force:
                 raise ConfigError(
                     f"output directory {str(self.root)!r} is not empty and holds no receval experiment; "
-                    "choose another --out or pass --force to write into it"
+                    f"{_CHOOSE} to write into it (its files are kept)",
+                    parameters=_PARAMETERS,
                 )
             return False
         if old.get("config_hash") == meta["config_hash"]:
@@ -168,12 +181,17 @@ class ResultStore:
             raise ConfigError(
                 f"output directory {str(self.root)!r} holds results of a different configuration "
                 f"({old.get('name')!r}, hash {old.get('config_hash')}; this one is {meta['config_hash']}); "
-                "choose another --out or pass --force to replace them"
+                f"{_CHOOSE} to replace them (only the files receval wrote are removed)",
+                parameters=_PARAMETERS,
             )
         return True
 
     def open(self, meta: Mapping[str, Any], *, force: bool = False) -> None:
-        """Claim the directory for ``meta`` (see :meth:`check`); ``force`` deletes another configuration's results."""
+        """Claim the directory for ``meta`` (see :meth:`check`); ``force`` deletes another configuration's results.
+
+        Only what the store wrote is deleted (see :meth:`clear`): a folder that holds no
+        experiment is written into and keeps its files.
+        """
         if self.check(meta, force=force):
             self.clear()
         self.root.mkdir(parents=True, exist_ok=True)
@@ -192,15 +210,47 @@ class ResultStore:
         """``tables.json``: size and checksum of each combined table."""
         return self.root / "tables.json"
 
-    def clear(self) -> None:
-        """Delete the results this store wrote (parts, combined tables, tables.json, experiment.json)."""
+    def _combined(self) -> list[Path]:
+        """The combined tables the store wrote: those ``tables.json`` records, and those of the tasks in parts/."""
+        try:
+            recorded = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            names = set(recorded) if isinstance(recorded, dict) else set()
+        except (OSError, ValueError):  # missing or damaged: the tables of the tasks still say what was written
+            names = set()
         if self.parts.exists():
-            shutil.rmtree(self.parts)
-        for path in self.root.glob("*.parquet"):
-            path.unlink()
+            names.update(self.table_names())
+        return [self.root / f"{name}.parquet" for name in sorted(names) if safe_name(name) == name]
+
+    def clear(self) -> None:
+        """Delete the results this store wrote, and nothing else.
+
+        Removed: the task files in parts/ (``<task>.<table>.parquet``; parts/ itself when
+        that empties it), the combined tables ``tables.json`` records or the tasks name,
+        ``tables.json`` and ``experiment.json``. Any other file stays.
+
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> store.write_task("t1", {"status": "ok"}, {"aggregates": pd.DataFrame({"metric": ["m"], "value": [1.0]})})
+        >>> _ = store.rebuild()
+        >>> _ = (store.root / "my_data.parquet").write_text("the user's")
+        >>> store.clear()
+        >>> sorted(p.name for p in store.root.iterdir())
+        ['my_data.parquet']
+        """
+        for path in self._combined():
+            path.unlink(missing_ok=True)
+        if self.parts.is_dir():
+            for entry in self.parts.iterdir():
+                if _PART.match(entry.name) and entry.is_file():
+                    entry.unlink()
+            remove_stale_temporaries(self.parts)
+            if not any(self.parts.iterdir()):
+                self.parts.rmdir()
         self.manifest_path.unlink(missing_ok=True)
-        if self.meta_path.exists():
-            self.meta_path.unlink()
+        self.meta_path.unlink(missing_ok=True)
+        self._digests.clear()
+        self._markers.clear()
 
     # ------------------------------------------------------------ per task
     def _digest(self, path: Path) -> tuple[int, str]:
@@ -299,6 +349,9 @@ class ResultStore:
             raise ValueError("table name 'task' is reserved")
         if _FILES in record:
             raise ValueError(f"record key {_FILES!r} is reserved")
+        bad = [name for name in tables if "." in name or safe_name(name) != name]
+        if bad:
+            raise ValueError(f"table name {bad[0]!r} cannot be a file name; use letters, digits, '_' and '-'")
         self.parts.mkdir(parents=True, exist_ok=True)
         for old in self.parts.glob(f"{task_id}.*.parquet"):  # a failed earlier attempt may have left tables
             if old.name.split(".")[1] not in tables:
@@ -334,21 +387,31 @@ class ResultStore:
     def rebuild(self) -> dict[str, int]:
         """Rewrite the combined tables from the intact tasks in parts/; returns the row count of each.
 
-        A combined table no intact task contributes to any more is removed.
+        The tables and ``tables.json`` appear as one set (see the module docs). A combined
+        table the store wrote that no intact task contributes to any more is removed; other
+        files in the directory are not touched.
         """
         counts = {}
         manifest = {}
         names = self.table_names()
-        for name in names:
-            frame = self.read_parts(_MARKER if name == "tasks" else name)
-            path = self.root / f"{name}.parquet"
-            _atomic_parquet(frame, path)
-            counts[name] = len(frame)
-            manifest[name] = list(self._digest(path))
-        for path in self.root.glob("*.parquet"):
-            if path.stem not in names:
-                path.unlink()
-        write_text(self.manifest_path, json.dumps(manifest, indent=1, sort_keys=True))
+        digests = {}
+        with publish(self.root) as publication:
+            for path in self._combined():
+                if path.stem not in names:
+                    publication.remove(path)
+            for name in names:
+                frame = self.read_parts(_MARKER if name == "tasks" else name)
+                path = self.root / f"{name}.parquet"
+                staged = publication.path(path)
+                _atomic_parquet(frame, staged)
+                counts[name] = len(frame)
+                digests[path] = self._digest(staged)
+                self._digests.pop(staged, None)  # the staged name is gone after the publication
+                manifest[name] = list(digests[path])
+            text = json.dumps(manifest, indent=1, sort_keys=True)
+            write_text(publication.path(self.manifest_path), text)
+        for path, digest in digests.items():  # a rename keeps size and time: the digest holds for the target
+            self._digests[path] = (_signature(path), digest)
         return counts
 
     def _stale(self, table: str) -> bool:

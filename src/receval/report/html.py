@@ -8,6 +8,12 @@ marks, and every figure of :mod:`receval.report.figures` the stored tables allow
 embedded as base64 PNG (no network access needed to open it). With ``latex_dir`` it
 also writes each summary table as a booktabs LaTeX table.
 
+Every file a report writes (the HTML, the LaTeX tables, the figures) appears together
+(:func:`receval.atomic.publish`), inside the folders named; a data set, protocol or
+figure name becomes a file name through :func:`receval.outputs.safe_name`, and each
+folder of tables or figures gets an ``index.json`` naming what each file holds. LaTeX
+text (captions, names) and labels are escaped.
+
 Significance marks: in each column, the best configuration is bold; ``†`` marks a
 configuration whose per-user values differ from the best one's (paired t-test over
 their common users, Holm correction over the column's comparisons, α = 0.05).
@@ -27,8 +33,10 @@ True
 from __future__ import annotations
 
 import base64
+import hashlib
 import html
 import json
+import re
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -40,14 +48,16 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from receval.atomic import write_text
+from receval.atomic import Publication, publish, write_text
 from receval.errors import DataError
+from receval.outputs import safe_name
 from receval.report import figures as F
 from receval.report.style import close_figure, png_bytes, save
 
 __all__ = ["Report", "build_report", "latex_table", "report_from_tables", "significance_marks"]
 
 ALPHA = 0.05
+INDEX = "index.json"  # in a folder of LaTeX tables or figures: {file name: what it holds}
 _MAX_DATA_RATINGS = 5_000_000  # data sets regenerated/loaded for the overview only up to this size
 
 
@@ -61,10 +71,12 @@ class Report:
 
     title: str
     figures_dir: Path | None = None
+    publication: Publication | None = None  # where figures_dir's files are staged (required with figures_dir)
     parts: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     n_figures: int = 0
     tables: dict[str, str] = field(default_factory=dict)  # name -> LaTeX
+    files: dict[Path, str] = field(default_factory=dict)  # file written -> what it holds (for the index)
 
     def notice(self, text: str) -> None:
         """Record something missing or skipped (shown at the top of the report)."""
@@ -95,8 +107,12 @@ class Report:
         try:
             png = png_bytes(fig)
             if self.figures_dir is not None:
-                self.figures_dir.mkdir(parents=True, exist_ok=True)
-                save(fig, self.figures_dir / name, close=False)
+                if self.publication is None:
+                    raise ValueError("a Report with figures_dir needs the publication its files are staged in")
+                stem = self.figures_dir / safe_name(name)
+                save(fig, self.publication.path(stem), close=False)  # save() adds .png and .svg to the staged stem
+                for suffix in (".png", ".svg"):
+                    self.files[stem.with_name(stem.name + suffix)] = caption
         finally:
             close_figure(fig)
         data = base64.b64encode(png).decode("ascii")
@@ -291,7 +307,23 @@ _TEX_SPECIAL = {
 
 
 def _tex(text: Any) -> str:
-    return "".join(_TEX_SPECIAL.get(ch, ch) for ch in str(text))
+    """``text`` as LaTeX text: special characters escaped, control characters (line breaks too) as spaces."""
+    return "".join(_TEX_SPECIAL.get(ch, " " if ch < " " or ch == "\x7f" else ch) for ch in str(text))
+
+
+_LABEL = re.compile(r"[A-Za-z0-9:._\-]+")
+
+
+def _tex_label(label: str) -> str:
+    """``label`` as a ``\\label`` key: kept when it is letters, digits and ``:._-``; else those, plus a digest.
+
+    >>> _tex_label("tab:ml-100k-one-shot"), _tex_label("tab:a/b {x}%")
+    ('tab:ml-100k-one-shot', 'tab:a-b--x---d91e774c')
+    """
+    if _LABEL.fullmatch(label):
+        return label
+    digest = hashlib.sha256(label.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return re.sub(r"[^A-Za-z0-9:._\-]", "-", label) + "-" + digest
 
 
 def latex_table(
@@ -329,7 +361,7 @@ def latex_table(
     if caption:
         lines.append(rf"\caption{{{_tex(caption)}}}")
     if label:
-        lines.append(rf"\label{{{label}}}")
+        lines.append(rf"\label{{{_tex_label(label)}}}")
     lines.append(r"\end{table}")
     return "\n".join(lines) + "\n"
 
@@ -396,12 +428,32 @@ def build_report(
 
     Never raises for a missing, empty, partial or older-version directory: the report
     says what is missing instead. ``figures_dir`` also saves every figure as PNG and SVG;
-    ``latex_dir`` writes the summary tables as ``<dataset>-<protocol>.tex``.
+    ``latex_dir`` writes the summary tables as ``<dataset>-<protocol>.tex`` (each name made
+    a safe file name, :func:`~receval.outputs.safe_name`). All the files appear together.
     """
     t0 = time.perf_counter()
     root = Path(results_dir)
     out = Path(out) if out is not None else root / "report.html"
-    rep = Report(title=f"receval report: {root.name or root}", figures_dir=Path(figures_dir) if figures_dir else None)
+    folders = [Path(d) for d in (latex_dir, figures_dir) if d is not None]
+    with publish(out.parent, *folders) as publication:
+        _build_report(root, out, publication, latex_dir, figures_dir, dataset_overview, t0)
+    return out
+
+
+def _build_report(
+    root: Path,
+    out: Path,
+    publication: Publication,
+    latex_dir: str | Path | None,
+    figures_dir: str | Path | None,
+    dataset_overview: bool,
+    t0: float,
+) -> None:
+    rep = Report(
+        title=f"receval report: {root.name or root}",
+        figures_dir=Path(figures_dir) if figures_dir else None,
+        publication=publication,
+    )
     meta = None
     try:
         from receval.experiment.store import ResultStore
@@ -441,13 +493,23 @@ def build_report(
     extra = [n for n in results.names() if n not in _KNOWN_TABLES]
     if extra:
         rep.raw(f'<p class="muted">Further tables (not shown): {_esc(", ".join(extra))}</p>')
-    if latex_dir is not None and rep.tables:
-        d = Path(latex_dir)
-        d.mkdir(parents=True, exist_ok=True)
-        for name, tex in rep.tables.items():
-            write_text(d / f"{name}.tex", tex)
+    _write_files(rep, publication, latex_dir)
     subtitle = f"{root} · generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC in {time.perf_counter() - t0:.1f} s"
-    return write_text(out, rep.render(subtitle))
+    write_text(publication.path(out), rep.render(subtitle))
+
+
+def _write_files(rep: Report, publication: Publication, latex_dir: str | Path | None) -> None:
+    """The LaTeX tables (one file each, named by :func:`safe_name`) and each folder's ``index.json``."""
+    if latex_dir is not None:
+        for name, tex in rep.tables.items():
+            path = Path(latex_dir) / f"{safe_name(name)}.tex"
+            write_text(publication.path(path), tex)
+            rep.files[path] = name
+    by_folder: dict[Path, dict[str, str]] = {}
+    for path, what in rep.files.items():
+        by_folder.setdefault(path.parent, {})[path.name] = what
+    for folder, index in by_folder.items():
+        write_text(publication.path(folder / INDEX), json.dumps(index, indent=1, sort_keys=True, ensure_ascii=False))
 
 
 def _damaged_notice(rep: Report, results: _Results) -> None:
@@ -813,6 +875,15 @@ def report_from_tables(
     >>> "popularity" in p.read_text()
     True
     """
+    out = Path(out)
+    with publish(out.parent, *([Path(latex_dir)] if latex_dir is not None else [])) as publication:
+        rep = _tables_report(tables, title)
+        _write_files(rep, publication, latex_dir)
+        write_text(publication.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
+    return out
+
+
+def _tables_report(tables: Mapping[str, Any], title: str) -> Report:
     rep = Report(title=title)
     stats, data = tables.get("stats"), tables.get("data")
     if stats is not None or data is not None:
@@ -860,9 +931,4 @@ def report_from_tables(
         )
     if per_user is None:
         rep.notice("no per-user values: bars without confidence intervals, tables without significance marks")
-    if latex_dir is not None and rep.tables:
-        d = Path(latex_dir)
-        d.mkdir(parents=True, exist_ok=True)
-        for name, tex in rep.tables.items():
-            write_text(d / f"{name}.tex", tex)
-    return write_text(out, rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
+    return rep
