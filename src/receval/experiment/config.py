@@ -264,11 +264,34 @@ class ExperimentConfig:
 
 # ------------------------------------------------------------------ parsing
 def load_config(path: str | Path, *, quick: bool = False) -> ExperimentConfig:
-    """Read and validate a TOML experiment configuration file."""
+    """Read and validate a TOML experiment configuration file (UTF-8 text; a leading byte-order mark is allowed).
+
+    A file that is not text (compressed, binary, another encoding) is a ConfigError
+    naming the file and the line of the first byte that is not UTF-8.
+
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "exp.toml"
+    >>> _ = p.write_bytes(b'name = "x"\\nseeds = \\x8b\\n')
+    >>> load_config(p)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: .../exp.toml, line 2: the configuration is not UTF-8 text (byte 9 of the line ...
+    """
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"configuration file {str(p)!r} does not exist")
-    return parse_config(p.read_text(encoding="utf-8"), path=str(p), quick=quick)
+    raw = p.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        start = raw.rfind(b"\n", 0, err.start) + 1
+        raise ConfigError(
+            f"the configuration is not UTF-8 text (byte {err.start - start + 1} of the line is "
+            f"\\x{raw[err.start]:02x}); a configuration is a TOML text file: give that, saved as UTF-8",
+            path=p,
+            line=raw.count(b"\n", 0, err.start) + 1,
+        ) from None
+    return parse_config(text, path=str(p), quick=quick)
 
 
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
