@@ -411,9 +411,15 @@ class _Results:
 
 
 def _system_labels(tasks: pd.DataFrame) -> pd.Series:
+    """Each task's configuration: its label without seed, fold and ``<dataset>/`` (a data set name may hold a /)."""
     label = tasks["label"] if "label" in tasks else tasks.get("recommender", tasks["task_id"]).astype(str)
     configs = label.astype(str).str.replace(r" seed=\d+( fold=\d+)?$", "", regex=True)
-    return configs.str.split("/", n=1).str[-1]
+    if "dataset" not in tasks:
+        return configs.str.split("/", n=1).str[-1]
+    prefixes = tasks["dataset"].astype(str) + "/"
+    return pd.Series(
+        [c[len(p):] if c.startswith(p) else c for c, p in zip(configs, prefixes, strict=True)], index=tasks.index
+    )
 
 
 def build_report(
