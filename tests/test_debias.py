@@ -209,7 +209,7 @@ def test_weighted_samples_are_seeded_and_record_the_estimator():
     b = evaluate(recs, t.data, metrics, threshold=4)
     assert a.summary == b.summary
     assert a.summary[metrics[0]] != a.summary[metrics[1]]
-    assert a.conventions["estimators"][metrics[2]] == {"estimator": "snips", "propensity": "popularity"}
+    assert a.conventions.estimators[metrics[2]] == {"estimator": "snips", "propensity": "popularity"}
 
 
 # ------------------------------------------------------------------ propensity models

@@ -57,8 +57,8 @@ def test_per_user_table_and_conventions(truth: pd.DataFrame, recs: pd.DataFrame)
     assert list(res.per_user.columns) == ["user", "precision@2", "recall@2(agg=micro)"]
     # user c has no item rated ≥ 4: skipped by default, reported as such
     assert np.isnan(res.per_user["precision@2"].iloc[2])
-    assert res.conventions["users_scored"]["precision@2"] == 2
-    assert res.conventions["aggregation"] == {
+    assert res.conventions.users_scored["precision@2"] == 2
+    assert res.conventions.aggregation == {
         "precision@2": "macro",
         "recall@2(agg=micro)": "micro",
         "coverage": "system",
@@ -163,7 +163,7 @@ def test_recommended_users_absent_from_truth(truth, recs) -> None:
     extra = pd.concat([recs, pd.DataFrame({"user": ["zz"], "item": ["x"], "score": [1.0]})])
     with pytest.warns(UserWarning, match="1 user\\(s\\) of the recommendations have no truth"):
         res = receval.evaluate(extra, truth, ["precision@2"], threshold=4)
-    assert res.conventions["users_dropped_not_in_truth"] == 1
+    assert res.conventions.users_dropped_not_in_truth == 1
     with pytest.raises(MetricError, match="no truth"):
         receval.evaluate(extra, truth, ["precision@2"], unknown_users="error")
 

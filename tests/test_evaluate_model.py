@@ -42,7 +42,7 @@ def test_equals_the_flow_by_hand(split, name):
     want = _by_hand(name, train, test, 9)
     assert got.summary == pytest.approx(want.summary, nan_ok=True)
     pd.testing.assert_frame_equal(got.per_user, want.per_user)
-    assert got.conventions["not_applicable"] == []
+    assert got.conventions.not_applicable == ()
 
 
 def test_seed_reaches_the_model_and_the_ties(split):
@@ -62,7 +62,7 @@ def test_ranker_gets_nan_error_metrics_in_place(split):
     assert np.isnan(res.summary["rmse"]) and np.isnan(res.summary["mae"])
     assert list(res.per_user.columns) == ["user", "rmse", "precision@5", "mae"]
     assert res.per_user["rmse"].isna().all()
-    assert res.conventions["not_applicable"] == ["rmse", "mae"]
+    assert res.conventions.not_applicable == ("rmse", "mae")
     only = evaluate_model(make("popularity"), train, test, ["rmse"])
     assert np.isnan(only.summary["rmse"]) and only.rankings is None
 

@@ -45,8 +45,8 @@ def test_shards_equal_one_evaluation_bit_for_bit(files, n_shards):
     assert got.summary == expected.summary  # exact: same per-user values summed in the same order
     pd.testing.assert_frame_equal(got.per_user, expected.per_user)
     for key in ("users_evaluated", "users_without_list", "users_dropped_not_in_truth", "users_scored"):
-        assert got.conventions[key] == expected.conventions[key], key
-    assert got.conventions["users_dropped_not_in_truth"] == 40 and got.conventions["users_without_list"] == 40
+        assert getattr(got.conventions, key) == getattr(expected.conventions, key), key
+    assert got.conventions.users_dropped_not_in_truth == 40 and got.conventions.users_without_list == 40
 
 
 def test_plan_covers_every_user_once(files):

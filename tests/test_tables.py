@@ -211,7 +211,7 @@ OBJECTS = {
     "ir-measures-tuples": (_ir_measures, {}),
     "pytrec-eval-dicts": (_dicts, {}),
     "lenskit-frames": (_lenskit, {}),
-    "column-keywords": (_own_names, {"user": "who", "score": "s", "rating": "g"}),
+    "column-keywords": (_own_names, {"columns": {"user": "who", "score": "s", "rating": "g"}}),
 }
 
 
@@ -247,7 +247,7 @@ def test_dense_score_matrix_equals_references():
     table = res.per_user.set_index("user")
     assert np.all(table.loc[data.user_ids[3]].to_numpy() == 0.0)
     _assert_equal(res.per_user[res.per_user["user"] != data.user_ids[3]], expected)
-    assert res.conventions["users_without_list"] == 1
+    assert res.conventions.users_without_list == 1
 
 
 def test_sparse_score_matrix_ranks_its_stored_entries_only():
@@ -373,7 +373,7 @@ def test_truth_users_without_a_list_are_counted(case):
     truth, run, _ = case
     missing = {"u3", "u7"}
     res = receval.evaluate(run[~run["user"].isin(missing)], truth, ["mrr"], empty_users="zero")
-    assert res.conventions["users_without_list"] == 2
+    assert res.conventions.users_without_list == 2
     assert res.per_user.set_index("user").loc[sorted(missing), "mrr"].tolist() == [0.0, 0.0]
 
 

@@ -67,7 +67,10 @@ def evaluate_command(
     predictions: Annotated[
         Path | None, typer.Option("--predictions", help="Rating predictions: user,item,rating,prediction.")
     ] = None,
-    threshold: Annotated[float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1).")] = None,
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1, or the smallest "
+                                   "positive rating of a scale of fractions).")  # fmt: skip
+    ] = None,
     negative_threshold: Annotated[
         float | None, typer.Option("--negative-threshold", help="Negative: rating < λ- (default λ).")
     ] = None,
@@ -165,7 +168,7 @@ def evaluate_command(
         from receval.data.interactions import Interactions
         from receval.stats.barrier import magic_barrier
 
-        rerated = Interactions.from_frame(read(barrier_data, "barrier data", ("user", "item", "rating")))
+        rerated = Interactions.from_frame(read(barrier_data, "train", ("user", "item", "rating"), label="barrier data"))
         barrier = magic_barrier(rerated, ddof=1, n_bootstrap=0)
     from receval.evaluation import evaluate
 
@@ -203,17 +206,17 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
     conv = result.conventions
     if fmt == "json":  # {metric as typed: value}, the conventions under one extra key
         body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
-        body["conventions"] = conv
+        body["conventions"] = conv.to_dict()
         typer.echo(json.dumps(body, default=_plain))
         return
     if fmt == "table":
         typer.echo(
-            f"users evaluated: {conv['users_evaluated']}  threshold: {conv['threshold']:g}  "
-            f"negative threshold: {conv['negative_threshold']:g}  empty users: {conv['empty_users']}  "
-            f"ties: {conv['tie_break']}"
+            f"users evaluated: {conv.users_evaluated}  threshold: {conv.threshold:g}  "
+            f"negative threshold: {conv.negative_threshold:g}  empty users: {conv.empty_users}  "
+            f"ties: {conv.tie_break}"
         )
-        if conv.get("users_without_list"):
-            typer.echo(f"truth users without a list (scored as empty lists): {conv['users_without_list']}")
+        if conv.users_without_list:
+            typer.echo(f"truth users without a list (scored as empty lists): {conv.users_without_list}")
     print_table(_summary_table(result), fmt)
 
 
@@ -222,12 +225,12 @@ def _plain(value: object) -> object:
     return value.item() if hasattr(value, "item") else str(value)
 
 
-def _summary_table(result: object) -> Table:
+def _summary_table(result: EvaluationResult) -> Table:
     """One row per metric as typed: value, aggregation, users scored and the metric it resolved to."""
-    conv = result.conventions  # type: ignore[attr-defined]
-    aggregation, users_scored, resolved = conv["aggregation"], conv["users_scored"], conv["metrics"]
+    conv = result.conventions
+    aggregation, users_scored, resolved = conv.aggregation, conv.users_scored, conv.metrics
     table = Table(["metric", "value", "aggregation", "users", "resolved as"], [])
-    for name, value in result.summary.items():  # type: ignore[attr-defined]
+    for name, value in result.summary.items():
         table.rows.append([name, value, aggregation[name], users_scored.get(name), resolved[name]["metric"]])
     table.float_format = "{:.6f}"
     return table

@@ -23,7 +23,7 @@ from receval.errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Interactions", "RatingScale", "aspect_matrix"]
+__all__ = ["Interactions", "RatingScale", "aspect_matrix", "relevant"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,37 @@ class RatingScale:
         n = int(np.floor((self.high - self.low) / self.step + 1e-9)) + 1
         return np.round(self.low + self.step * np.arange(n), 10)
 
+    def default_threshold(self) -> float:
+        """The relevance threshold λ used when none is given: 1, or the smallest positive value of the scale below 1.
+
+        receval's one relevance policy (every command, study, protocol and the
+        simulator read it here): a rating r is **relevant** (positive) when r ≥ λ
+        (:func:`relevant`), and by default every positive grade is relevant. λ = 1 is
+        trec_eval's and ranx's relevance level (a judged 0 is not relevant), the
+        rating threshold Cornac applies, and on a 1–5 or 1–10 rating scale it makes
+        every held-out rating relevant, as LensKit and RecBole count them. A scale of
+        fractions (0.5–5, 0.1–0.9) keeps every positive rating relevant too: λ is its
+        smallest positive value. A study of likes and dislikes (4 on 1–5, as the
+        false-positive study) gives its λ explicitly. A continuous scale through 0 has
+        no smallest positive value, and λ stays 1 (refused, when a metric uses it, if
+        that is off the scale).
+
+        >>> RatingScale(1, 5, 1).default_threshold(), RatingScale(0, 3, 1).default_threshold()
+        (1.0, 1.0)
+        >>> RatingScale(0.5, 5, 0.5).default_threshold(), RatingScale(0.1, 0.9, 0.1).default_threshold()
+        (0.5, 0.1)
+        >>> RatingScale(-0.3, 2, 0.1).default_threshold(), RatingScale(0.25, 0.8).default_threshold()
+        (0.1, 0.25)
+        """
+        if self.low >= 1:
+            return 1.0
+        if self.low > 0:
+            return float(self.low)
+        if self.step is None:
+            return 1.0
+        first = round(self.low + self.step * (np.floor(-self.low / self.step + 1e-9) + 1), 10)
+        return float(first) if first < 1 and first <= self.high else 1.0
+
     @classmethod
     def infer(cls, ratings: np.ndarray) -> RatingScale:
         """Infer a scale from data: min..max, with a step when all values are on a grid.
@@ -98,6 +129,17 @@ class RatingScale:
                 step = candidate
                 break
         return cls(round(low, 6), round(high, 6), step)
+
+
+def relevant(ratings: np.ndarray | Sequence[float] | float, threshold: float) -> np.ndarray:
+    """receval's relevance rule: a rating r is relevant when r ≥ ``threshold`` (NaN, an unrated item, never is).
+
+    The default threshold of a scale is :meth:`RatingScale.default_threshold`.
+
+    >>> relevant(np.array([5.0, 3.0, np.nan]), 4).tolist()
+    [True, False, False]
+    """
+    return np.asarray(ratings) >= threshold
 
 
 def _as_ids(values: object) -> np.ndarray:
@@ -463,7 +505,7 @@ class Interactions:
     def positive_mask(self, threshold: float) -> np.ndarray:
         """Rows whose rating is at least ``threshold`` (relevant / positive)."""
         self._check_threshold(threshold)
-        return self.ratings >= threshold
+        return relevant(self.ratings, threshold)
 
     def binarize(self, threshold: float) -> Interactions:
         """Ratings replaced by 1 (rating ≥ threshold) or 0 (below), on the scale 0..1.

@@ -25,7 +25,7 @@ Examples
 ...              ).to_parquet(d / "r.parquet", row_group_size=2)
 >>> result = evaluate_parquet_sharded(d / "t.parquet", d / "r.parquet", ["precision@1", "mrr"], threshold=4,
 ...                                   n_shards=2)
->>> result.summary, result.conventions["shards"]
+>>> result.summary, result.conventions.shards
 ({'precision@1': 0.3333333333333333, 'mrr': 0.5}, 2)
 """
 
@@ -212,9 +212,10 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         negative_threshold=job["negative_threshold"],
         empty_users=job["empty_users"],
     )
-    counts = {key: result.conventions[key] for key in ("users_evaluated", "users_without_list", "users_scored")}
+    conventions = result.conventions.to_dict()
+    counts = {key: conventions[key] for key in ("users_evaluated", "users_without_list", "users_scored")}
     counts.update(users_dropped_not_in_truth=dropped)
-    counts.update({key: result.conventions[key] for key in _SHARED})
+    counts.update({key: conventions[key] for key in _SHARED})
     return result.per_user, counts
 
 
@@ -268,7 +269,7 @@ def evaluate_parquet_sharded(
     import numpy as np
     import pandas as pd
 
-    from receval.evaluation import EvaluationResult
+    from receval.evaluation import Conventions, EvaluationResult
     from receval.metrics.registry import parse_metric, parse_metric_list
 
     metric_list = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
@@ -319,11 +320,11 @@ def evaluate_parquet_sharded(
         else:
             summary[label] = float(scored.mean()) if scored.size else float("nan")
     counts = [c for _, c in parts]
-    conventions: dict[str, object] = {key: sum(int(c[key]) for c in counts) for key in _COUNTS}
+    conventions: dict[str, Any] = {key: sum(int(c[key]) for c in counts) for key in _COUNTS}
     conventions["users_scored"] = {
         label: sum(int(c.get("users_scored", {}).get(label, 0)) for c in counts) for label in metric_list
     }
     first = next(c for (frame, c) in parts if frame is not None)
     conventions.update({key: first[key] for key in _SHARED})
     conventions.update(empty_users=empty_users, aggregation=aggregation, shards=len(plan), executor=executor)
-    return EvaluationResult(per_user, summary, conventions)
+    return EvaluationResult(per_user, summary, Conventions(**conventions))

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from receval.data.align import as_table
 from receval.errors import ConfigError
 from receval.evaluation import evaluate
 from receval.stats.significance import compare_systems
@@ -55,7 +56,7 @@ class RunComparison:
     per_user : DataFrame
         Long table ``system, user, metric, value`` of every per-user value.
     conventions : dict
-        ``{run: the conventions of its evaluation}`` plus the test and correction used.
+        ``{run: the Conventions of its evaluation}`` plus ``"comparison"``: the test and correction used.
     """
 
     summary: pd.DataFrame
@@ -83,7 +84,7 @@ def compare_runs(
     ----------
     runs
         ``{name: recommendations}``, each anything :func:`receval.evaluate` accepts
-        (a DataFrame ``user, item, score|rank``, an item matrix …). At least two.
+        (a file path, a DataFrame ``user, item, score|rank``, an item matrix …). At least two.
     truth, metrics
         As for :func:`receval.evaluate`.
     baseline
@@ -100,6 +101,7 @@ def compare_runs(
         raise ConfigError(f"run names must be distinct, got {names}")
     if baseline is not None and baseline not in names:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs {names}")
+    truth = as_table(truth, "truth", evaluate_options.get("columns"))  # a path is read once for every run
     rows, long, conventions = {}, [], {}
     for name, recs in zip(names, runs.values(), strict=True):
         result = evaluate(recs, truth, metrics, **evaluate_options)

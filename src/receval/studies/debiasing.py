@@ -303,7 +303,7 @@ def debiasing_study(
             threshold=threshold, negative_threshold=negative_threshold, predictions=predictions,
             propensities=given, mar_sample=parts.mar_sample,
         )
-        recorded = mnar.conventions["estimators"]  # {label: estimator_of(metric)}
+        recorded = mnar.conventions.estimators  # {label: estimator_of(metric)}
         assert isinstance(recorded, dict)
         for metric, est, label in asked:
             values = mnar.per_user[label].to_numpy(dtype=np.float64)

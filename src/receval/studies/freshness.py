@@ -324,6 +324,6 @@ def item_cold_start(
     result = evaluate_model(
         fitted, train, test, list(metrics), k=min(k, len(cold)), threshold=thr, seed=seed, fitted=True
     )
-    n_users = result.conventions["users_evaluated"]
+    n_users = result.conventions.users_evaluated
     assert isinstance(n_users, int)
     return {**result.summary, "n_cold_items": len(cold), "n_users": n_users}

@@ -1,0 +1,631 @@
+"""The data boundary of one-shot evaluation: runs, truth and side data aligned on the same users and items.
+
+:func:`align` takes what users hold — file paths, DataFrames or Arrow tables with
+original ids, ``{user: {item: value}}`` dicts, ranx objects, an item-index matrix from
+:func:`receval.recommenders.recommend` or a score matrix — and returns an
+:class:`Aligned`: a rankings matrix padded with -1 and the truth CSR on the same rows
+(the users with at least one truth rating), the training ratings, item aspects and
+rating predictions on those rows, over one item catalogue (the truth's items, then the
+items only the lists name, then those only the training data names). Only vectorised
+factorising and sorting; no metric is known here (``receval.evaluation`` builds the
+metrics' input from the arrays).
+
+Examples
+--------
+>>> import pandas as pd
+>>> truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "y"], "rating": [5, 2, 4]})
+>>> recs = pd.DataFrame({"user": ["a", "a", "b"], "item": ["y", "z", "x"], "score": [0.9, 0.5, 0.7]})
+>>> aligned = align(recs, truth)
+>>> aligned.rankings.tolist(), aligned.item_ids.tolist()
+([[1, 2], [0, -1]], ['x', 'y', 'z'])
+>>> aligned.truth_rows.toarray().tolist()
+[[5.0, 2.0, 0.0], [0.0, 4.0, 0.0]]
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from receval.data import _arrow
+from receval.data.interactions import Interactions, aspect_matrix
+from receval.data.tables import as_frame
+from receval.data.vocab import dictionary_codes, mismatch
+from receval.data.vocab import encode as _encode
+from receval.data.vocab import extend as _extend
+from receval.data.vocab import index_of as _index_of
+from receval.errors import DataError, MetricError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["Aligned", "Kind", "align", "as_table", "to_rankings"]
+
+Kind = Literal["recommendations", "truth", "train", "aspects", "predictions"]
+"""The role of a table in an evaluation (what a file given for it holds)."""
+
+_REQUIRED: dict[str, tuple[str, ...]] = {
+    "recommendations": ("user", "item"),
+    "truth": ("user", "item"),
+    "train": ("user", "item"),
+    "predictions": ("user", "item", "prediction"),
+}
+# a repeated pair would be two truths for one rating, or one prediction counted twice in RMSE
+_UNIQUE: dict[str, tuple[str, ...]] = {"truth": ("user", "item"), "predictions": ("user", "item")}
+
+
+@dataclass(frozen=True, eq=False)
+class Aligned:
+    """Runs, truth and side data on the same user rows and one item catalogue.
+
+    Attributes
+    ----------
+    truth : Interactions
+        The truth (its own id space; ``users`` index it).
+    train : Interactions or None
+    users : ndarray of int
+        The evaluated users: truth user indices with at least one rating, ascending.
+    item_ids : ndarray
+        The catalogue: the truth's items, then items only the lists name (in order of
+        first appearance, user by user), then items only the training data names.
+    rankings : int32 array (len(users), width)
+        Item indices into ``item_ids`` in rank order, padded with -1 (zero columns
+        without recommendations).
+    truth_rows : CSR (len(users) x len(item_ids))
+        The truth ratings of the evaluated users.
+    train_rows, train_all : CSR or None
+        Training ratings of the evaluated users (empty rows for users without any)
+        and of every training user.
+    aspects : CSR (len(item_ids) x n_aspects) or None
+    predictions : (rows, ratings, predictions) or None
+        Rating predictions: row into ``users``, true rating and prediction of each.
+    predictions_table : DataFrame or None
+        The predictions as given (original ids), for estimators that read them.
+    graded : bool
+        Whether the truth has ratings (without a rating column every item is rated 1).
+    ranked_by : {"score", "rank"} or None
+        What ordered a table of recommendations (None: a matrix, or no lists).
+    users_dropped : int
+        Users of the recommendations absent from the truth (left out).
+    users_without_list : int or None
+        Evaluated users with an empty list (None when no recommendations were given).
+    """
+
+    truth: Interactions
+    train: Interactions | None
+    users: np.ndarray
+    item_ids: np.ndarray
+    rankings: np.ndarray
+    truth_rows: sp.csr_matrix
+    train_rows: sp.csr_matrix | None
+    train_all: sp.csr_matrix | None
+    aspects: sp.csr_matrix | None
+    predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    predictions_table: pd.DataFrame | None
+    graded: bool
+    ranked_by: Literal["score", "rank"] | None
+    users_dropped: int
+    users_without_list: int | None
+
+    @property
+    def user_ids(self) -> np.ndarray:
+        """The original ids of the evaluated users."""
+        return self.truth.user_ids[self.users]
+
+
+
+def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> Any:
+    """A table given for ``kind``: a path is read (every format :func:`~receval.data.tables.read_table` knows).
+
+    Anything else goes through :func:`~receval.data.tables.as_frame` (DataFrames,
+    Arrow tables, dicts and ranx objects renamed to receval's columns; Interactions,
+    arrays and ``None`` as they are).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "test.tsv"
+    >>> _ = path.write_text("user\\titem\\trating\\nu1\\ti1\\t4\\n")
+    >>> as_table(path, "truth").column_names
+    ['user', 'item', 'rating']
+    """
+    if isinstance(obj, str | os.PathLike):
+        from receval.data.tables import read_aspects, read_table
+
+        if kind == "aspects":
+            return read_aspects(Path(obj))
+        table = read_table(
+            Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True
+        )
+        return table.to_pandas() if kind == "predictions" else table  # predictions are checked as a DataFrame
+    table = as_frame(obj, kind, columns)
+    if kind == "predictions" and hasattr(table, "column_names"):
+        return table.to_pandas()
+    return table
+
+
+def align(
+    recommendations: Any,
+    truth: Any,
+    *,
+    width: int | None = None,
+    train: Any = None,
+    aspects: Any = None,
+    predictions: Any = None,
+    users: Sequence[int] | np.ndarray | None = None,
+    unknown_users: Literal["warn", "error"] = "warn",
+    columns: Mapping[str, str] | None = None,
+) -> Aligned:
+    """Align recommendations (or predictions), truth and side data; see :func:`receval.evaluate` for the forms.
+
+    ``width`` cuts the lists (the largest cutoff asked; ``None`` keeps them whole).
+    ``users`` gives the truth user index of each row of a recommendation matrix.
+    ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
+
+    >>> import pandas as pd
+    >>> truth = pd.DataFrame({"user": [1, 1, 2], "item": [7, 8, 7]})
+    >>> aligned = align(None, truth, predictions=pd.DataFrame({"user": [2], "item": [7], "prediction": [0.5]}))
+    >>> aligned.predictions, aligned.graded
+    ((array([1]), array([1.]), array([0.5])), False)
+    """
+    if unknown_users not in ("warn", "error"):
+        raise MetricError(f"unknown_users must be 'warn' or 'error', got {unknown_users!r}")
+    recommendations = as_table(recommendations, "recommendations", columns)
+    truth = as_table(truth, "truth", columns)
+    train = as_table(train, "train", columns)
+    aspects = as_table(aspects, "aspects", columns)
+    predictions = as_table(predictions, "predictions", columns)
+    graded = not (_is_table(truth) and "rating" not in _columns(truth))
+    truth_data = truth if isinstance(truth, Interactions) else _interactions(truth, "truth")
+
+    if _is_score_matrix(recommendations):
+        recommendations = _rank_scores(recommendations, users, truth_data, width)
+    item_ids = truth_data.item_ids
+    ranked_by: Literal["score", "rank"] | None = None
+    n_dropped = 0
+    if _is_table(recommendations):
+        ranked = _map_recommendations(recommendations, truth_data, unknown_users)
+        rec_users, rec_items, order, ranked_by, new_items, n_dropped = ranked
+        item_ids = _extend(item_ids, new_items)
+    train_data = None
+    if train is not None:
+        train_data = train if isinstance(train, Interactions) else _interactions(train, "train")
+        item_ids = _extend(item_ids, train_data.item_ids[_index_of(item_ids, train_data.item_ids) < 0])
+
+    truth_csr = _csr(truth_data, len(item_ids))
+    eval_users = np.flatnonzero(np.diff(truth_csr.indptr) > 0)
+    truth_rows = truth_csr[eval_users] if len(eval_users) < truth_csr.shape[0] else truth_csr
+    rankings = np.full((len(eval_users), 0), -1, dtype=np.int32)
+    if _is_table(recommendations):
+        rankings = to_rankings(rec_users, rec_items, order, truth_data.n_users, width, descending=ranked_by == "score")
+        if len(eval_users) < truth_data.n_users:
+            rankings = rankings[eval_users]
+    elif recommendations is not None:
+        rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, len(item_ids))
+    _check_duplicates(rankings, eval_users, truth_data, item_ids)
+
+    train_rows = train_all = None
+    if train_data is not None:
+        train_all = _train_matrix(train_data, item_ids)
+        train_rows = _rows_or_empty(train_all, _index_of(train_data.user_ids, truth_data.user_ids[eval_users]))
+    return Aligned(
+        truth=truth_data,
+        train=train_data,
+        users=eval_users,
+        item_ids=item_ids,
+        rankings=rankings,
+        truth_rows=truth_rows,
+        train_rows=train_rows,
+        train_all=train_all,
+        aspects=_aspects(aspects, truth_data, train_data, item_ids),
+        predictions=None if predictions is None else _predictions(predictions, truth_data, truth_csr, eval_users),
+        predictions_table=predictions,
+        graded=graded,
+        ranked_by=ranked_by,
+        users_dropped=n_dropped,
+        users_without_list=None if recommendations is None else int(np.count_nonzero((rankings < 0).all(axis=1))),
+    )
+
+
+# ----------------------------------------------------------------- tables
+def _is_table(obj: object) -> bool:
+    """A pandas DataFrame or a pyarrow Table (recognised without importing either)."""
+    module = type(obj).__module__
+    return (module.startswith("pandas") and hasattr(obj, "columns")) or (
+        module.startswith("pyarrow") and hasattr(obj, "column_names")
+    )
+
+
+def _columns(table: Any) -> list[str]:
+    return list(table.column_names) if hasattr(table, "column_names") else list(table.columns)
+
+
+def _numbers(table: Any, column: str) -> np.ndarray:
+    """A column as float64; what is not a number becomes NaN (the caller names it)."""
+    values = table[column]
+    if hasattr(table, "column_names"):  # Arrow: numbers arrive as numbers from the reader
+        if _arrow.is_numeric(values):
+            return _arrow.numbers(values).astype(np.float64, copy=False)
+        values = values.to_pandas()
+    import pandas as pd
+
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _value(table: Any, column: str, row: int) -> Any:
+    """The cell of a column at a row position (for messages)."""
+    values = table[column]
+    if hasattr(values, "iloc"):  # pandas: by position, whatever the index
+        return values.iloc[row]
+    return values[row].as_py()
+
+
+def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
+    """The ids of some rows of an id column (Arrow, pandas or numpy), as an array."""
+    dictionary = dictionary_codes(column)
+    if dictionary is not None:
+        codes, categories = dictionary
+        return categories[codes[rows]]
+    return np.asarray(column)[rows]
+
+
+def _distinct(column: Any, rows: np.ndarray) -> int:
+    """How many distinct ids the rows ``rows`` of an id column hold (a missing id counts once)."""
+    dictionary = dictionary_codes(column)
+    if dictionary is not None:
+        return len(np.unique(dictionary[0][rows]))
+    import pandas as pd
+
+    return len(pd.unique(np.asarray(column)[rows]))
+
+
+def _first_seen(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes renumbered in order of first appearance, and the original code of each new one.
+
+    (``pandas.factorize`` of ``codes``.)
+
+    >>> [c.tolist() for c in _first_seen(np.array([7, 3, 7, 5]))]
+    [[0, 1, 0, 2], [7, 3, 5]]
+    """
+    unique, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse], unique[order]
+
+
+def _interactions(frame: Any, kind: str) -> Interactions:
+    if not _is_table(frame):
+        raise MetricError(f"{kind} must be an Interactions, a DataFrame or a file path, got {type(frame).__name__}")
+    if len(frame) == 0:
+        raise MetricError(f"the {kind} has no rows: there is nothing to evaluate against")
+    columns = _columns(frame)
+    for col in ("user", "item"):
+        if col not in columns:
+            raise MetricError(f"{kind} needs columns 'user' and 'item'; it has {columns}", column=col)
+    return Interactions.from_frame(frame, rating="rating" if "rating" in columns else None, name=kind)
+
+
+# ----------------------------------------------------------------- recommendations
+def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> tuple[Any, ...]:
+    """Rows of a recommendation table as truth indices, in the table's order.
+
+    Returns user and item indices (items the truth does not know numbered after its
+    own, in order of first appearance in the lists), ordering values, what orders
+    them (``"score"``: descending, ``"rank"``: ascending), the ids of those unknown
+    items, and the number of users dropped.
+    """
+    columns = _columns(recs)
+    missing = [c for c in ("user", "item") if c not in columns]
+    if missing:
+        raise MetricError(f"recommendations need columns user, item and score or rank; missing {missing}")
+    ranked_by: Literal["score", "rank"]
+    if "score" in columns:
+        order = _numbers(recs, "score")
+        bad = np.isnan(order)
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise MetricError(
+                f"score of user {_value(recs, 'user', j)!r}, item {_value(recs, 'item', j)!r} (row {j}) is missing "
+                "or not a number; drop the row or give it a score",
+                column="score",
+            )
+        ranked_by = "score"
+    elif "rank" in columns:
+        order, ranked_by = _numbers(recs, "rank"), "rank"
+        with np.errstate(invalid="ignore"):
+            bad = ~(order >= 1) | (order != np.floor(order))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise MetricError(
+                f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank"
+            )
+    else:
+        raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
+    users = _index_of(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
+    items = _index_of(truth.item_ids, recs["item"])
+    rows = None  # the table's row of each row kept (None: every row)
+    unknown = users < 0
+    n_dropped = 0
+    if len(users) and unknown.all():
+        raise DataError(mismatch(truth.user_ids, recs["user"], "user"))
+    if unknown.any():
+        bad_rows = np.flatnonzero(unknown)
+        bad_ids = _ids_at(recs["user"], bad_rows)
+        n_dropped = _distinct(recs["user"], bad_rows)
+        message = f"{n_dropped} user(s) of the recommendations have no truth (e.g. {bad_ids[0]!r}) and cannot be scored"
+        if unknown_users == "error":
+            raise MetricError(message + "; evaluate only users of the test set")
+        warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
+        rows = np.flatnonzero(~unknown)
+        users, order, items = users[rows], order[rows], items[rows]
+    if len(items) and (items < 0).all():
+        raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
+    new_ids = np.zeros(0, dtype=object)
+    unseen = np.flatnonzero(items < 0)
+    if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
+        unseen = unseen[np.argsort(users[unseen], kind="stable")]
+        codes, ids = _encode(_ids_at(recs["item"], unseen if rows is None else rows[unseen]), what="item id")
+        first, new = _first_seen(codes)
+        items[unseen] = len(truth.item_ids) + first
+        new_ids = ids[new]
+    return users, items, order, ranked_by, new_ids, n_dropped
+
+
+def _is_score_matrix(recommendations: object) -> bool:
+    if sp.issparse(recommendations):
+        return True
+    return isinstance(recommendations, np.ndarray) and recommendations.ndim == 2 and recommendations.dtype.kind == "f"
+
+
+def _rank_scores(scores: Any, users: Any, truth: Interactions, width: int | None) -> np.ndarray:
+    """Item-index lists from a score matrix (rows: ``users`` or every truth user; columns: the truth's items).
+
+    Each row ranks by descending score, ties by item index; a sparse matrix ranks only
+    its stored entries, a dense one every finite score (-inf or NaN: not recommended).
+    """
+    n_rows = truth.n_users if users is None else len(np.asarray(users))
+    if scores.shape != (n_rows, truth.n_items):
+        rows_meant = "truth users" if users is None else "entries of users="
+        raise DataError(
+            f"the score matrix is {scores.shape[0]} x {scores.shape[1]}, but there are {n_rows} {rows_meant} and "
+            f"{truth.n_items} truth items: give scores over the truth's id space (an Interactions from "
+            "receval.split keeps the whole data set's), or pass users= for the rows"
+        )
+    if sp.issparse(scores):
+        m = sp.coo_matrix(scores)
+        ok = np.isfinite(m.data)
+        rows, cols, values = m.row[ok], m.col[ok], m.data[ok]
+        order = np.lexsort((cols, rows))
+        rows, cols, values = rows[order], cols[order], values[order]
+    else:
+        values_all = np.where(np.isnan(scores), -np.inf, scores)
+        keep = np.isfinite(values_all)
+        if width is not None and width < scores.shape[1]:  # only the top width per row (and ties) can be listed
+            kth = -np.partition(-values_all, width - 1, axis=1)[:, width - 1 : width]
+            keep &= values_all >= kth
+        rows, cols = np.nonzero(keep)
+        values = values_all[rows, cols]
+    return to_rankings(rows, cols.astype(np.int32), values, n_rows, width, descending=True)
+
+
+def _matrix_input(
+    matrix: Any, users: Any, truth: Interactions, eval_users: np.ndarray, width: int | None, n_items: int
+) -> np.ndarray:
+    matrix = np.asarray(matrix)
+    if matrix.ndim != 2 or matrix.dtype.kind not in "iu":
+        raise MetricError(
+            f"a recommendation matrix must be a 2-D int array of item indices, got {matrix.dtype} {matrix.shape}"
+        )
+    if users is None:
+        if matrix.shape[0] != truth.n_users:
+            raise MetricError(
+                f"the recommendation matrix has {matrix.shape[0]} rows but the truth has {truth.n_users} users; "
+                "pass users= (the truth user index of each row)"
+            )
+        users = np.arange(truth.n_users)
+    users = np.asarray(users)
+    if len(users) != matrix.shape[0]:
+        raise MetricError(f"users has {len(users)} entries for {matrix.shape[0]} rows of recommendations")
+    if matrix.size and (matrix.max() >= n_items or matrix.min() < -1):
+        raise MetricError(f"item indices must lie in -1..{n_items - 1} (-1 = padding)")
+    if width is not None:
+        matrix = matrix[:, :width]
+    full = np.full((truth.n_users, matrix.shape[1]), -1, dtype=np.int32)
+    full[users] = matrix
+    return full[eval_users]
+
+
+def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Interactions, item_ids: np.ndarray) -> None:
+    if rankings.shape[1] < 2:
+        return
+    s = np.sort(rankings, axis=1)
+    dup = (s[:, 1:] == s[:, :-1]) & (s[:, 1:] >= 0)
+    if dup.any():
+        row, col = np.argwhere(dup)[0]
+        raise MetricError(
+            f"user {truth.user_ids[eval_users[row]]!r} is recommended item {item_ids[s[row, col]]!r} more than once; "
+            "each item may appear once per list (deduplicate the recommendations)"
+        )
+
+
+def to_rankings(
+    users: np.ndarray,
+    items: np.ndarray,
+    order: np.ndarray,
+    n_users: int,
+    width: int | None = None,
+    *,
+    descending: bool = False,
+) -> np.ndarray:
+    """An (n_users, width) item matrix padded with -1 from flat (user, item, order) rows.
+
+    Within a user, items go by ascending ``order`` (``descending=True``: by
+    descending order, for scores); ties keep the input order. Input already grouped
+    by user and sorted skips the sort (the common case: a recommender's output).
+
+    >>> to_rankings(np.array([1, 0, 1]), np.array([7, 8, 9]), np.array([2.0, 1.0, 1.0]), 3).tolist()
+    [[8, -1], [9, 7], [-1, -1]]
+    >>> to_rankings(np.array([0, 0]), np.array([7, 8]), np.array([0.1, 0.9]), 1, descending=True).tolist()
+    [[8, 7]]
+    """
+    users = np.asarray(users)
+    n = len(users)
+    if n == 0:
+        return np.full((n_users, 0 if width is None else width), -1, dtype=np.int32)
+    starts = _ranked_blocks(users, order, descending)
+    if starts is None:  # not one ranked block per user: sort (stable, so ties keep the input order)
+        perm = np.lexsort((-order if descending else order, users))
+        users, items = users[perm], items[perm]
+        starts = np.flatnonzero(np.concatenate(([True], users[1:] != users[:-1])))
+    lengths = np.diff(np.append(starts, n))
+    full = int(lengths.max())
+    width = full if width is None else min(width, full)
+    out = np.full((n_users, width), -1, dtype=np.int32)
+    if n == len(starts) * full:  # every list has the same length: the blocks are the rows, wherever they go
+        out[users[starts]] = items.reshape(len(starts), full)[:, :width]
+        return out
+    position = np.arange(n, dtype=np.int64)
+    position -= np.repeat(starts, lengths)
+    keep = position < width
+    out.ravel()[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
+    return out
+
+
+def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray | None:
+    """Where each user's rows start, when every user's rows are one block ranked by ``order``; else None.
+
+    A run as tools write it (user after user, each list ranked) needs no sort: the
+    lists are scattered into the matrix from their blocks, whatever the users' order.
+
+    >>> _ranked_blocks(np.array([5, 5, 2]), np.array([0.9, 0.1, 0.5]), True).tolist()
+    [0, 2]
+    >>> _ranked_blocks(np.array([5, 2, 5]), np.array([0.9, 0.5, 0.1]), True) is None  # user 5 twice
+    True
+    """
+    change = users[1:] != users[:-1]
+    ranked = order[1:] <= order[:-1] if descending else order[1:] >= order[:-1]
+    if not (ranked | change).all():
+        return None
+    starts = np.flatnonzero(np.concatenate(([True], change)))
+    if len(np.unique(users[starts])) < len(starts):
+        return None
+    return starts
+
+
+# ----------------------------------------------------------------- truth and side data
+def _csr(data: Interactions, n_items: int) -> sp.csr_matrix:
+    """Users x items CSR of the ratings; repeated (user, item) pairs are an error.
+
+    Built straight from the rows (scipy sums repeats, so fewer stored entries than
+    rows means repeats) instead of a separate uniqueness pass.
+    """
+    m = sp.csr_matrix((data.ratings, (data.users, data.items)), shape=(data.n_users, n_items))
+    if m.nnz != data.n_ratings:
+        raise DataError(
+            f"the {data.name or 'truth'} has {data.n_ratings - m.nnz} repeated (user, item) ratings; "
+            "keep one per pair (Interactions.deduplicate('last' or 'mean'))"
+        )
+    m.sort_indices()
+    return m
+
+
+def _train_matrix(train: Interactions, item_ids: np.ndarray) -> sp.csr_matrix:
+    if train.has_duplicates:
+        train = train.deduplicate("last")
+    item_map = _index_of(item_ids, train.item_ids)
+    m = sp.csr_matrix(
+        (train.ratings.astype(np.float64), (train.users, item_map[train.items])), shape=(train.n_users, len(item_ids))
+    )
+    m.sort_indices()
+    return m
+
+
+def _rows_or_empty(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """Rows of ``matrix`` (an empty row where ``rows < 0``)."""
+    present = rows >= 0
+    picked = matrix[np.where(present, rows, 0)]
+    return sp.diags(present.astype(np.float64)) @ picked if not present.all() else picked
+
+
+def _aspects(
+    aspects: Any, truth: Interactions, train: Interactions | None, item_ids: np.ndarray
+) -> sp.csr_matrix | None:
+    if aspects is not None:
+        if not _is_table(aspects) or not {"item", "aspect"} <= set(_columns(aspects)):
+            raise MetricError("aspects must be a DataFrame with columns 'item' and 'aspect'")
+        m, _ = aspect_matrix(aspects, item_ids, unknown="drop")  # items no list or truth holds do not matter
+        return m if m.shape[1] else sp.csr_matrix((len(item_ids), 1))
+    for source in (truth, train):
+        if source is not None and source.aspects is not None:
+            rows = _index_of(item_ids, source.item_ids)
+            a = source.aspects.tocoo()
+            return sp.csr_matrix((a.data, (rows[a.row], a.col)), shape=(len(item_ids), a.shape[1]))
+    return None
+
+
+def _stored(matrix: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``matrix[rows[j], cols[j]]`` as float64, NaN where nothing is stored (a CSR with sorted indices).
+
+    An explicit zero is a stored 0, not a missing value.
+
+    >>> _stored(sp.csr_matrix(np.array([[0.0, 3.0], [2.0, 0.0]])), np.array([0, 1, 1]), np.array([1, 0, 1])).tolist()
+    [3.0, 2.0, nan]
+    """
+    n_cols = np.int64(matrix.shape[1])
+    # row-major keys of the stored entries are sorted: one binary search finds each pair
+    keys = np.repeat(np.arange(matrix.shape[0], dtype=np.int64), np.diff(matrix.indptr)) * n_cols + matrix.indices
+    wanted = rows.astype(np.int64) * n_cols + cols
+    at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    out = np.full(len(wanted), np.nan)
+    if len(keys):
+        hit = keys[at] == wanted
+        out[hit] = matrix.data[at[hit]]
+    return out
+
+
+def _predictions(
+    frame: pd.DataFrame, truth: Interactions, truth_csr: sp.csr_matrix, eval_users: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    import pandas as pd
+
+    missing = [c for c in ("user", "item", "prediction") if c not in frame.columns]
+    if missing:
+        raise MetricError(f"predictions need columns user, item, prediction[, rating]; missing {missing}")
+    pred = pd.to_numeric(frame["prediction"], errors="coerce").to_numpy(dtype=np.float64)
+    if not np.isfinite(pred).all():
+        j = int(np.flatnonzero(~np.isfinite(pred))[0])
+        raise MetricError(f"prediction of row {j + 1} is missing or not a finite number", column="prediction")
+    users = _index_of(truth.user_ids, frame["user"].to_numpy())
+    row_of_user = np.full(truth.n_users, -1)
+    row_of_user[eval_users] = np.arange(len(eval_users))
+    rows = np.where(users >= 0, row_of_user[np.maximum(users, 0)], -1)
+    if (rows < 0).any():
+        j = int(np.flatnonzero(rows < 0)[0])
+        raise MetricError(f"prediction for user {frame['user'].iloc[j]!r} (row {j}): the user has no truth ratings")
+    if "rating" in frame.columns:
+        ratings = pd.to_numeric(frame["rating"], errors="coerce").to_numpy(dtype=np.float64)
+    else:
+        items = _index_of(truth.item_ids, frame["item"].to_numpy())
+        ratings = np.full(len(frame), np.nan)
+        ok = items >= 0
+        ratings[ok] = _stored(truth_csr, users[ok], items[ok])
+    if np.isnan(ratings).any():
+        j = int(np.flatnonzero(np.isnan(ratings))[0])
+        raise MetricError(
+            f"no true rating for the prediction of user {frame['user'].iloc[j]!r}, item {frame['item'].iloc[j]!r} "
+            f"(row {j}); give a rating column or predict only test pairs"
+        )
+    repeated = frame.duplicated(["user", "item"]).to_numpy()
+    if repeated.any():  # counted twice in RMSE and MAE otherwise
+        j = int(np.flatnonzero(repeated)[0])
+        raise MetricError(
+            f"user {frame['user'].iloc[j]!r}, item {frame['item'].iloc[j]!r} (row {j + 1}) is predicted twice; "
+            "keep one prediction per pair"
+        )
+    return rows, ratings, pred
