@@ -8,6 +8,7 @@ re-running only the damaged task.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -23,7 +24,9 @@ import pytest
 
 from receval.atomic import atomic_write
 from receval.cli import main
-from receval.experiment import ResultStore, run_experiment
+from receval.errors import ConfigError
+from receval.experiment import ResultStore, register_protocol, run_experiment
+from receval.experiment.protocols import PROTOCOLS, TaskOutput
 from receval.experiment.runner import summarise
 
 GRID = """\
@@ -261,3 +264,83 @@ def test_corrupt_combined_table_is_rebuilt_from_the_parts(
     assert main(["results", str(out)]) == 0
     assert "8 ok" in capsys.readouterr().out
     assert (out / "aggregates.parquet").read_bytes() == (ref / "aggregates.parquet").read_bytes()
+
+
+# ------------------------------------------------------------------ force removes only what receval wrote
+def _finished_store(root: Path, config_hash: str, values: list[float]) -> ResultStore:
+    store = ResultStore(root)
+    store.open({"name": config_hash, "config_hash": config_hash})
+    for n, value in enumerate(values):
+        agg = pd.DataFrame({"metric": ["m"], "value": [value]})
+        store.write_task(f"{config_hash}{n}", {"status": "ok"}, {"aggregates": agg, "extra_table": agg})
+    store.rebuild()
+    return store
+
+
+def test_force_replaces_another_configuration_and_keeps_the_users_files(tmp_path: Path) -> None:
+    root = tmp_path / "exp"
+    _finished_store(root, "aaa", [0.25, 0.5])
+    user_files = {
+        root / "my_data.parquet": b"PAR1 the user's data",
+        root / "notes.txt": b"my notes",
+        root / "parts" / "README": b"mine too",
+    }
+    for path, content in user_files.items():
+        path.write_bytes(content)
+    with pytest.raises(ConfigError, match="different configuration") as refused:
+        ResultStore(root).open({"name": "b", "config_hash": "bbb"})
+    assert "pass force=True" in str(refused.value) and "--force" not in str(refused.value)
+    assert refused.value.parameters == ("out", "force")
+    store = ResultStore(root)
+    store.open({"name": "b", "config_hash": "bbb"}, force=True)
+    assert store.finished_ids() == set() and store.meta()["config_hash"] == "bbb"
+    assert {path: path.read_bytes() for path in user_files} == user_files
+    assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*")) == [
+        "experiment.json", "my_data.parquet", "notes.txt", "parts", "parts/README",
+    ]  # fmt: skip
+    store.write_task("b0", {"status": "ok"}, {"aggregates": pd.DataFrame({"metric": ["m"], "value": [0.75]})})
+    assert store.rebuild() == {"tasks": 1, "aggregates": 1}
+    assert (root / "my_data.parquet").read_bytes() == user_files[root / "my_data.parquet"]
+    assert not (root / "extra_table.parquet").exists()  # the old configuration's table the new one lacks is gone
+
+
+def test_a_rebuild_removes_only_tables_it_wrote(tmp_path: Path) -> None:
+    root = tmp_path / "exp"
+    store = _finished_store(root, "aaa", [0.25])
+    (root / "my_data.parquet").write_bytes(b"the user's")
+    (store.parts / "aaa0.extra_table.parquet").unlink()
+    (store.parts / "aaa0.task.parquet").unlink()
+    store.write_task("aaa0", {"status": "ok"}, {"aggregates": pd.DataFrame({"metric": ["m"], "value": [0.5]})})
+    assert store.rebuild() == {"tasks": 1, "aggregates": 1}
+    assert sorted(p.name for p in root.glob("*.parquet")) == ["aggregates.parquet", "my_data.parquet", "tasks.parquet"]
+    assert json.loads((root / "tables.json").read_text()).keys() == {"tasks", "aggregates"}
+
+
+def test_run_force_into_a_folder_of_the_users_keeps_its_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "my_data.parquet").write_bytes(b"PAR1 the user's data")
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[datasets.toy]\ngenerate = { n_users = 20, n_items = 20, n_ratings = 100 }\n'
+        '[protocol]\nname = "test-store-constant"\n'
+    )
+
+    @register_protocol("test-store-constant", uses_recommenders=False, needs_metrics=False)
+    def constant(task, dataset) -> TaskOutput:
+        return TaskOutput(aggregates={"ratings": float(dataset.data.n_ratings)})
+
+    try:
+        assert main(["run", str(config), "--out", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert "not empty" in err and "--force" in err  # the command line shows its own flag
+        assert main(["run", str(config), "--out", str(folder), "--force"]) == 0
+        assert (folder / "my_data.parquet").read_bytes() == b"PAR1 the user's data"
+        assert pd.read_parquet(folder / "aggregates.parquet")["value"].tolist() == [100.0]
+        assert main(["run", str(config), "--out", str(folder), "--force"]) == 0  # its own experiment now: resumed
+        assert "1 skipped" in capsys.readouterr().out
+        assert (folder / "my_data.parquet").read_bytes() == b"PAR1 the user's data"
+    finally:
+        del PROTOCOLS["test-store-constant"]
