@@ -53,7 +53,9 @@ def run_command(
         None, "--scheduler", "--address", help="Dask scheduler or Ray cluster address (default: start one locally)."
     ),
     quick: bool = typer.Option(False, "--quick", help="Apply the config's [quick] overrides (smaller grid)."),
-    force: bool = typer.Option(False, "--force", help="Replace results of a different config in --out."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace results of a different config in --out (only files receval wrote are removed)."
+    ),
 ) -> int:
     """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
     if out is not None:
