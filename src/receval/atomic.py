@@ -250,7 +250,7 @@ class Publication:
                     files = sorted(p.relative_to(stage / _STAGED).as_posix()
                                    for p in (stage / _STAGED).rglob("*") if not p.is_dir())  # fmt: skip
                     journal = {"files": files, "remove": sorted(self._removed.get(folder, set()) - set(files))}
-                    atomic_write(stage / _JOURNAL, lambda p, j=journal: p.write_text(json.dumps(j), encoding="utf-8"))
+                    write_text(stage / _JOURNAL, json.dumps(journal))
                 for folder in folders:
                     _complete(folder, self._stages[folder])
 
