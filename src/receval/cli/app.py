@@ -4,7 +4,10 @@ Each command module exposes ``register(app)``; :data:`COMMAND_MODULES` lists the
 Errors of the :class:`~receval.errors.ReceValError` family print their message and
 exit with status 2, never a traceback; with ``--json`` (or ``--output json``) the
 message goes to stdout as ``{"error": "..."}``, so a script reading JSON always gets
-JSON. Long-running commands show progress bars on stderr when it is a terminal (not
+JSON. A parameter the message names in Python's spelling (``force=True``) is shown as
+the command's own flag (``--force``, :func:`flag_spelling`). Operating-system errors
+(a full disk, a name too long, no permission, a closed or full stdout) are one line
+too, status 2. Long-running commands show progress bars on stderr when it is a terminal (not
 with ``--quiet``, never when piped); ``-v``/``-vv`` show the library's log lines there.
 Help is plain text (no markup: ``[quick]`` stays as written; long defaults wrap, never
 cut), and every command's help ends with one example from :data:`EXAMPLES`.
@@ -22,6 +25,7 @@ receval ...
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import importlib
 import inspect
@@ -29,14 +33,17 @@ import itertools
 import json
 import os
 import re
+import shlex
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 import typer
+import typer.main
 
-from receval.errors import ReceValError
+from receval.cli.output import CheckedStdout, StdoutError
+from receval.errors import ReceValError, Spelling, describe_os_error
 
 app = typer.Typer(
     name="receval",
@@ -205,33 +212,133 @@ def _one_line_warnings() -> Iterator[None]:
         yield
 
 
+# what a shell reports for a process killed by SIGPIPE (128 + 13), as for any tool whose reader left (`| head`)
+BROKEN_PIPE_STATUS = 141
+
+
+def _command_options(args: Sequence[str]) -> dict[str, Any]:
+    """The click options of the command ``args`` name, by parameter name (``{"force": <Option --force>}``)."""
+    command: Any = typer.main.get_command(app)
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("-"):
+            continue
+        sub = getattr(command, "commands", {}).get(arg)
+        if sub is None:
+            break
+        command = sub
+    return {p.name: p for p in command.params if p.param_type_name == "option"}
+
+
+def flag_spelling(args: Sequence[str]) -> Spelling:
+    """How the command ``args`` name writes a library parameter: its own flag (the command's options are the table).
+
+    ``force=True`` becomes ``--force``, ``out=`` ``--out``, ``k=5`` ``--k 5``; a parameter
+    the command has no option for keeps its Python spelling.
+
+    >>> spell = flag_spelling(["run", "x.toml"])
+    >>> spell("force", "True"), spell("out", None), spell("jobs", "2"), spell("seed", "3")
+    ('--force', '--out', '--jobs 2', None)
+    """
+    options = _command_options(args)
+
+    def spell(name: str, value: str | None) -> str | None:
+        option = options.get(name)
+        if option is None:
+            return None
+        flag = next((o for o in option.opts if o.startswith("--")), option.opts[0])
+        if option.is_flag:
+            if value in (None, "True"):
+                return str(flag)
+            off = [str(o) for o in option.secondary_opts if o.startswith("--")]
+            return off[0] if value == "False" and off else None
+        if value is None:
+            return str(flag)
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = shlex.quote(value[1:-1])
+        return f"{flag} {value}"
+
+    return spell
+
+
+def _report(message: str, as_json: bool, stdout: CheckedStdout) -> None:
+    """Print an error: ``{"error": ...}`` on stdout under ``--json``, else ``error: ...`` on stderr.
+
+    When stdout cannot take the JSON (a full device, closed), the error goes to stderr
+    with what happened to stdout, still on one line.
+    """
+    if as_json:
+        try:
+            stdout.write(json.dumps({"error": message}, ensure_ascii=False) + "\n")
+            stdout.flush()
+            return
+        except StdoutError as failed:
+            stdout.discard()
+            message = f"{message} ({describe_os_error(failed.error)})"
+    with contextlib.suppress(OSError):  # stderr itself gone: the exit status is all that is left
+        typer.echo(f"error: {message}", err=True)
+
+
+def _closed_stdout() -> None:
+    """Stdout started closed (``>&-``): keep its descriptor taken, so that no file the command opens becomes stdout."""
+    try:
+        os.fstat(1)
+    except OSError:
+        null = os.open(os.devnull, os.O_WRONLY)
+        if null != 1:
+            os.dup2(null, 1)
+            os.close(null)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit status (0 ok, 2 bad input or usage)."""
+    """Run the CLI; returns the exit status (0 ok, 2 bad input, usage or an operating-system error).
+
+    Every write to stdout is checked (:class:`~receval.cli.output.CheckedStdout`, flushed
+    before returning): a full device or a closed stdout is one ``error:`` line naming
+    stdout, status 2. A reader that stopped reading (``| head``) ends the command without
+    a word and with status 141, as a shell shows for any tool in that pipe.
+    """
     args = list(argv) if argv is not None else sys.argv[1:]
     as_json = _wants_json(args)
+    if sys.stdout is None:
+        _closed_stdout()
+    saved = sys.stdout
+    stdout = CheckedStdout(saved)
+    sys.stdout = stdout
     try:
-        with _one_line_warnings():
-            result = app(args=args, standalone_mode=False)
-    except ReceValError as err:
-        if as_json:
-            typer.echo(json.dumps({"error": str(err)}, ensure_ascii=False))
-        else:
-            typer.echo(f"error: {err}", err=True)
+        try:
+            with _one_line_warnings():
+                result = app(args=args, standalone_mode=False)
+            stdout.flush()
+        except ReceValError as err:
+            _report(err.spelled(flag_spelling(args)), as_json, stdout)
+            return 2
+        except typer.TyperException as err:  # usage errors (typer vendors click)
+            show = getattr(err, "show", None)  # click's exceptions print usage and hint
+            if as_json:
+                _report(err.format_message(), as_json, stdout)
+            elif show is not None:
+                show()
+            else:
+                _report(err.format_message(), as_json, stdout)
+            return err.exit_code
+        except typer.Exit as err:
+            return err.exit_code
+        except typer.Abort:
+            typer.echo("aborted", err=True)
+            return 1
+    except StdoutError as failed:
+        stdout.discard()
+        if failed.error.errno == errno.EPIPE:
+            return BROKEN_PIPE_STATUS
+        _report(describe_os_error(failed.error), False, stdout)
         return 2
-    except typer.TyperException as err:  # usage errors (typer vendors click)
-        show = getattr(err, "show", None)  # click's exceptions print usage and hint
-        if as_json:
-            typer.echo(json.dumps({"error": err.format_message()}, ensure_ascii=False))
-        elif show is not None:
-            show()
-        else:
-            typer.echo(f"error: {err.format_message()}", err=True)
-        return err.exit_code
-    except typer.Exit as err:
-        return err.exit_code
-    except typer.Abort:
-        typer.echo("aborted", err=True)
-        return 1
+    except OSError as err:
+        _report(describe_os_error(err), as_json, stdout)
+        return 2
+    finally:
+        sys.stdout = saved
     return result if isinstance(result, int) else 0
 
 

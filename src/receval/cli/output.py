@@ -22,6 +22,10 @@ checked by :func:`output_format`):
 No value is truncated in any format. Only the standard library is imported here (rich
 is imported when a terminal table is drawn), so importing this module costs nothing.
 
+While a command runs, stdout is a :class:`CheckedStdout`: a write that fails (a full
+device, a closed stdout, a reader that went away) raises :class:`StdoutError`, which
+names stdout and which click does not mistake for its own broken-pipe case.
+
 Examples
 --------
 >>> t = Table(["metric", "popularity", "item-knn"], [["ndcg@10", 0.21, 0.3], ["mrr", 0.4, float("nan")]])
@@ -43,19 +47,34 @@ mrr          0.4000       nan
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import io
 import json
 import math
 import numbers
+import os
+import sys
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from receval.errors import ConfigError
 
-__all__ = ["FORMATS", "OUTPUT_HELP", "Table", "output_format", "print_table", "render", "terminal_tables"]
+__all__ = [
+    "FORMATS",
+    "OUTPUT_HELP",
+    "CheckedStdout",
+    "StdoutError",
+    "Table",
+    "escape",
+    "output_format",
+    "print_table",
+    "render",
+    "terminal_tables",
+]
 
 FORMATS: tuple[str, ...] = ("table", "tsv", "csv", "json", "markdown", "latex")
 OUTPUT_HELP = (
@@ -311,6 +330,17 @@ def terminal_tables(table: Table, width: int) -> list[Any]:
     return out
 
 
+def escape(text: object) -> str:
+    """``text`` for a rich console's markup: what users named (labels, paths, errors) is shown as written.
+
+    >>> escape("pop[bold]"), escape("pip install 'receval[surprise]'")
+    ('pop\\[bold]', "pip install 'receval\\[surprise]'")
+    """
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(str(text))
+
+
 def print_table(table: Table, fmt: str = "table", console: Any = None) -> None:
     """Print ``table`` in ``fmt`` to ``console`` (a rich Console; stdout by default).
 
@@ -332,3 +362,103 @@ def print_table(table: Table, fmt: str = "table", console: Any = None) -> None:
     if not console.quiet:  # written as is: rich would expand tabs and parse markup
         console.file.write(render(table, fmt) + ("\n" if fmt == "json" else "\n\n"))
         console.file.flush()
+
+
+class StdoutError(Exception):
+    """Writing to stdout failed; ``error`` is the operating system's error, with ``filename`` "stdout"."""
+
+    def __init__(self, error: OSError) -> None:
+        error.filename = "stdout"
+        self.error = error
+        super().__init__(str(error))
+
+
+class CheckedStdout(io.TextIOBase):
+    """A text stream over ``stream`` (``None``: stdout is closed) whose failed writes raise :class:`StdoutError`.
+
+    Not an ``OSError``: click turns a broken pipe into exit status 1 without a word, and
+    a full device would look like a failure of whatever file the command was writing.
+
+    >>> out = CheckedStdout(None)  # what Python gives a process started with >&-
+    >>> out.write("")
+    0
+    >>> out.write("ndcg@10 0.31")
+    Traceback (most recent call last):
+    ...
+    receval.cli.output.StdoutError: [Errno 9] stdout is closed: 'stdout'
+    """
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__()
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        """Write ``text`` (an empty string to a closed stdout is no write and no error)."""
+        if not isinstance(text, str):  # click probes for a binary stream with b"": this is a text one
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self.stream is None:
+            if text:
+                raise StdoutError(OSError(errno.EBADF, "stdout is closed"))
+            return 0
+        try:
+            return self.stream.write(text)
+        except OSError as err:
+            raise StdoutError(err) from None
+
+    def flush(self) -> None:
+        """Flush the stream: the write a buffered stdout put off happens (and may fail) here."""
+        if self.stream is not None:
+            try:
+                self.stream.flush()
+            except OSError as err:
+                raise StdoutError(err) from None
+
+    def isatty(self) -> bool:
+        """Whether stdout is a terminal (rich and click draw for terminals only).
+
+        A library that kept this stream past the command (colorama asks at exit) gets
+        False once the stream beneath is closed.
+        """
+        try:
+            return self.stream is not None and self.stream.isatty()
+        except ValueError:  # closed
+            return False
+
+    @property
+    def closed(self) -> bool:
+        """Whether the stream beneath was closed; a stdout closed from the start is not (its writes must fail)."""
+        return self.stream is not None and self.stream.closed
+
+    def fileno(self) -> int:
+        """The descriptor of the stream (``OSError`` when stdout is closed)."""
+        if self.stream is None:
+            raise OSError(errno.EBADF, "stdout is closed")
+        return self.stream.fileno()
+
+    def writable(self) -> bool:
+        """Always: a failed write is reported by :meth:`write`, not refused in advance."""
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase declares it read-only
+        """The stream's encoding (UTF-8 for a closed stdout), which click checks before writing."""
+        return getattr(self.stream, "encoding", None) or "utf-8"
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        """The stream's error handler, which click checks with :attr:`encoding`."""
+        return getattr(self.stream, "errors", None)
+
+    def discard(self) -> None:
+        """After a failed write: what the interpreter's stdout still buffers goes nowhere.
+
+        Python flushes its stdout once more at exit and would print a second error for a
+        full device or a closed pipe; the descriptor now leads to the null device.
+        """
+        if self.stream is None or self.stream is not sys.__stdout__:
+            return  # a stream of the caller's (a test's capture): theirs to handle
+        with contextlib.suppress(OSError, ValueError):
+            fd = sys.__stdout__.fileno()
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, fd)
+            os.close(null)

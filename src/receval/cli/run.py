@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table, render
+from receval.cli.output import OUTPUT_HELP, Table, escape, output_format, print_table, render
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -67,11 +67,11 @@ def run_command(
     console = _console()  # the progress bar: receval's own on stderr (a terminal only), see receval.cli.feedback
 
     def on_start(todo: list, skipped: int, where: str) -> None:
-        console.print(f"{len(todo) + skipped} tasks, {skipped} already finished, {len(todo)} to run on {where}")
+        console.print(f"{len(todo) + skipped} tasks, {skipped} already finished, {len(todo)} to run on {escape(where)}")
 
     def on_result(task: Any, result: Any) -> None:
-        mark = "[green]ok[/]" if result.status == "ok" else f"[red]failed[/] {result.error}"
-        console.print(f"  {task.id}  {task.describe()}  {result.seconds:.2f}s  {mark}", highlight=False)
+        mark = "[green]ok[/]" if result.status == "ok" else f"[red]failed[/] {escape(result.error)}"
+        console.print(f"  {escape(task.id)}  {escape(task.describe())}  {result.seconds:.2f}s  {mark}", highlight=False)
 
     t0 = time.perf_counter()
     try:
@@ -90,13 +90,13 @@ def run_command(
         console.print("interrupted: finished tasks are saved; run the same command again to resume")
         return 130
     for task_id, why in report.repaired.items():
-        console.print(f"ran again: {task_id} (was damaged: {why})", highlight=False)
+        console.print(f"ran again: {escape(task_id)} (was damaged: {escape(why)})", highlight=False)
     summary = summarise(report.store)
     if len(summary):
         print_table(_summary_table(summary, f"{report.config.name}: mean ± std over seeds"), console=console)
     console.print(
         f"{report.ok} ok, {report.failed} failed, {report.skipped} skipped (already done) of {report.n_tasks} tasks "
-        f"in {time.perf_counter() - t0:.1f}s; results in {report.store.root}"
+        f"in {time.perf_counter() - t0:.1f}s; results in {escape(report.store.root)}"
     )
     return 1 if report.failed else 0
 
@@ -150,14 +150,15 @@ def results_command(
     if n_tasks is not None:
         state.append(f"{n_tasks - len(tasks) - len(damaged)} not run")
     console.print(
-        f"experiment {name!r} (config {config_hash}): " + (f"{n_tasks} tasks, " if n_tasks is not None else "")
+        f"experiment {escape(repr(name))} (config {escape(config_hash)}): "
+        + (f"{n_tasks} tasks, " if n_tasks is not None else "")
         + ", ".join(state)
     )
     for task_id, why in damaged.items():
-        console.print(f"  damaged: {task_id}: {why}", highlight=False)
+        console.print(f"  damaged: {escape(task_id)}: {escape(why)}", highlight=False)
     if damaged:
         console.print("  (run the same configuration again: damaged tasks run again, the others are kept)")
-    console.print("tables: " + ", ".join(f"{p.name}" for p in sorted(store.root.glob("*.parquet"))))
+    console.print("tables: " + ", ".join(escape(p.name) for p in sorted(store.root.glob("*.parquet"))))
     if len(tasks) and counts.get("ok"):
         summary = _summary_table(summarise(store), "mean ± std over seeds", fmt)
         if fmt == "json":
@@ -166,7 +167,8 @@ def results_command(
             print_table(summary, fmt, tables)
     if failed:
         for _, row in tasks[tasks["status"] != "ok"].iterrows():
-            console.print(f"  {row['task_id']}  {row['label']}: {row['error']}", highlight=False)
+            line = f"  {escape(row['task_id'])}  {escape(row['label'])}: {escape(row['error'])}"
+            console.print(line, highlight=False)
     if compare_metric is not None:
         res = compare(store, compare_metric, baseline=baseline, test=test, correction=correction, slices=slices)
         title = f"paired {test} over users (values averaged over seeds), {correction} correction"
