@@ -90,30 +90,38 @@ def _nearest_existing(path: Path) -> Path:
     return Path.cwd()
 
 
+def _refused(option: str, path: Path, why: str) -> ConfigError:
+    """The error naming ``option`` (a flag, or a Python parameter written ``out=``, which the CLI shows as its flag)."""
+    return ConfigError(f"{option} {path}: {why}", parameters=(option[:-1],) if option.endswith("=") else ())
+
+
 def _writable(folder: Path, option: str, path: Path) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise ConfigError(f"{option} {path}: the folder {folder} cannot be written; choose another place")
+        raise _refused(option, path, f"the folder {folder} cannot be written; choose another place")
 
 
 def check_output_file(path: str | Path, option: str) -> Path:
     """``path`` as a file the command may write (created or replaced); raises ConfigError otherwise.
+
+    ``option`` names where the path came from in the error: a flag (``--out``) or a
+    Python parameter (``out=``).
 
     Refused: an existing folder, a folder that does not exist or is a file, a folder
     that cannot be written.
     """
     path = Path(path)
     if path.is_dir():
-        raise ConfigError(f"{option} {path}: is a folder, but a file is meant; name a file inside it or elsewhere")
+        raise _refused(option, path, "is a folder, but a file is meant; name a file inside it or elsewhere")
     parent = path.parent
     if not parent.exists():
         holder = _nearest_existing(parent)
         if holder.is_file():
-            raise ConfigError(f"{option} {path}: {holder} is a file, not a folder; name a file in an existing folder")
-        raise ConfigError(
-            f"{option} {path}: the folder {parent} does not exist; create it first (or name a file in an existing one)"
+            raise _refused(option, path, f"{holder} is a file, not a folder; name a file in an existing folder")
+        raise _refused(
+            option, path, f"the folder {parent} does not exist; create it first (or name a file in an existing one)"
         )
     if not parent.is_dir():
-        raise ConfigError(f"{option} {path}: {parent} is a file, not a folder; name a file in an existing folder")
+        raise _refused(option, path, f"{parent} is a file, not a folder; name a file in an existing folder")
     _writable(parent, option, path)
     return path
 
@@ -126,13 +134,9 @@ def check_output_dir(path: str | Path, option: str) -> Path:
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise ConfigError(
-            f"{option} {path}: is a file, but a folder is meant; name a folder (created when missing)"
-        )
+        raise _refused(option, path, "is a file, but a folder is meant; name a folder (created when missing)")
     holder = _nearest_existing(path)
     if not holder.is_dir():
-        raise ConfigError(
-            f"{option} {path}: {holder} is a file, so no folder can be made under it; name another folder"
-        )
+        raise _refused(option, path, f"{holder} is a file, so no folder can be made under it; name another folder")
     _writable(holder, option, path)
     return path

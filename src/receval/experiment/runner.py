@@ -131,7 +131,7 @@ def run_experiment(
     from receval.outputs import check_output_dir
 
     source = "the configuration" if isinstance(config, ExperimentConfig) else str(config)
-    check_output_dir(root, "--out" if out is not None else f"{source}: output")  # before any task runs
+    check_output_dir(root, "out=" if out is not None else f"{source}: output")  # before any task runs
     store = ResultStore(root)
     vers = versions()
     meta = {
