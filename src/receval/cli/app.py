@@ -231,6 +231,10 @@ def _command_options(args: Sequence[str]) -> dict[str, Any]:
     return {p.name: p for p in command.params if p.param_type_name == "option"}
 
 
+# a library parameter whose value a command takes under another option's name (library name -> option name)
+OPTION_OF_PARAMETER: dict[str, str] = {"item_aspects": "aspects"}
+
+
 def flag_spelling(args: Sequence[str]) -> Spelling:
     """How the command ``args`` name writes a library parameter: its own flag (the command's options are the table).
 
@@ -240,11 +244,13 @@ def flag_spelling(args: Sequence[str]) -> Spelling:
     >>> spell = flag_spelling(["run", "x.toml"])
     >>> spell("force", "True"), spell("out", None), spell("jobs", "2"), spell("seed", "3")
     ('--force', '--out', '--jobs 2', None)
+    >>> flag_spelling(["coherence", "--data", "u.data"])("item_aspects", None)
+    '--aspects'
     """
     options = _command_options(args)
 
     def spell(name: str, value: str | None) -> str | None:
-        option = options.get(name)
+        option = options.get(OPTION_OF_PARAMETER.get(name, name))
         if option is None:
             return None
         flag = next((o for o in option.opts if o.startswith("--")), option.opts[0])

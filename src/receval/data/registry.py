@@ -156,7 +156,7 @@ DATASETS: dict[str, KnownDataset] = {
             None,
             "ml-latest",
             "MovieLens latest (full): rebuilt by GroupLens from time to time",
-            "no fixed checksum: pass --sha256 of the build you expect, or download it by hand",
+            "no fixed checksum: give the SHA-256 of the build you expect, or download it by hand",
         ),
         KnownDataset(
             "cm100k",
@@ -239,7 +239,8 @@ def fetch(name: str, cache_dir: str | Path | None = None, *, sha256: str | None 
     if expected is None:
         raise DataError(
             f"no known SHA-256 for {name} ({entry.note or 'not recorded'}); supply the one you expect "
-            f"with sha256= (--sha256 on the command line), or download {entry.url} by hand and load the folder"
+            f"with sha256=, or download {entry.url} by hand and load the folder",
+            parameters=["sha256"],
         )
     if len(expected) != 64 or any(ch not in "0123456789abcdef" for ch in expected):
         raise DataError(f"{sha256!r} is not a SHA-256 (64 hexadecimal digits)")

@@ -105,7 +105,7 @@ def _prepare(
     """Validated int32 rankings cut/padded to k, sorted CSR truth and 0/1 CSR aspects."""
     truth = _csr(truth, "truth")
     if aspects is None:
-        raise MetricError("this metric needs an item→aspect table: pass aspects= (or --aspects FILE)")
+        raise MetricError("this metric needs an item→aspect table: pass aspects=", parameters=["aspects"])
     aspects = _csr(aspects, "aspects")
     n_users, n_items = truth.shape
     if aspects.shape[0] != n_items:

@@ -158,8 +158,9 @@ def _row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
 def _aspect_stats(data: Interactions, keep: Keep) -> _AspectStats:
     if data.aspects is None or data.aspects.shape[1] == 0:
         raise DataError(
-            "coherence needs item attributes (e.g. genres): load a data set with aspects or attach "
-            "an item->attribute table with data.with_aspects(frame) / --aspects FILE"
+            "coherence needs item attributes (e.g. genres): load the data with an item->attribute table "
+            "(item_aspects=)",
+            parameters=["item_aspects"],
         )
     if data.n_ratings == 0:
         raise DataError("coherence needs training ratings; the data set is empty")
