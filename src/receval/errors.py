@@ -52,6 +52,21 @@ def _parameter(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.\-]){re.escape(name)}=(?P<value>{value})")
 
 
+def _in_call(before: str) -> bool:
+    """Whether text ending with ``before`` is inside brackets opened right after a word (``f(``, ``x[``).
+
+    >>> _in_call("as in ndcg@10(t=1, "), _in_call("a table (")
+    (True, False)
+    """
+    opened: list[int] = []
+    for i, ch in enumerate(before):
+        if ch in "([":
+            opened.append(i)
+        elif ch in ")]" and opened:
+            opened.pop()
+    return any(i > 0 and not before[i - 1].isspace() for i in opened)
+
+
 class ReceValError(Exception):
     """Base class of every error receval raises on purpose.
 
@@ -88,8 +103,8 @@ class ReceValError(Exception):
 
         ``spelling(name, value)`` gets the parameter's name and the text after its ``=``
         (``None`` for a bare ``name=``) and returns the replacement, or ``None`` to keep
-        the Python spelling. An occurrence inside a call or a list (``ndcg@10(t=1, k=5)``)
-        is not a parameter of the caller and is left alone.
+        the Python spelling. An occurrence inside a call or an index (``ndcg@10(t=1, k=5)``)
+        is not a parameter of the caller and is left alone; one in a parenthesis is spelled.
 
         >>> err = ConfigError("no output: pass out=, or seed=3 with k=5 as in f(t=1, k=5)", parameters=["out", "k"])
         >>> err.spelled(lambda name, value: f"--{name}" + ("" if value is None else f" {value}"))
@@ -99,9 +114,8 @@ class ReceValError(Exception):
         for name in self.parameters:
 
             def spell(match: re.Match[str], name: str = name) -> str:
-                before = match.string[: match.start()]
-                if before.count("(") > before.count(")") or before.count("[") > before.count("]"):
-                    return match.group(0)  # an argument of a call or an item of a list the message quotes
+                if _in_call(match.string[: match.start()]):
+                    return match.group(0)  # an argument of a call the message quotes, not the caller's
                 return spelling(name, match.group("value") or None) or match.group(0)
 
             message = _parameter(name).sub(spell, message)
