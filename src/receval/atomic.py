@@ -230,6 +230,20 @@ class Publication:
         staged.parent.mkdir(parents=True, exist_ok=True)
         return staged
 
+    def target_of(self, path: str | Path) -> Path:
+        """The target a staged file stands for (``path`` itself when it is not staged), to name it in errors.
+
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()).resolve()
+        >>> with publish(out) as pub:
+        ...     pub.target_of(pub.path(out / "fold-1" / "train.tsv")) == out / "fold-1" / "train.tsv"
+        True
+        """
+        for folder, stage in self._stages.items():
+            if Path(path).is_relative_to(stage / _STAGED):
+                return folder / Path(path).relative_to(stage / _STAGED)
+        return Path(path)
+
     def remove(self, target: str | Path) -> None:
         """Delete ``target`` (a file of the old set) when the new set is published."""
         folder, name = self._locate(target)
@@ -290,8 +304,10 @@ def publish(*folders: str | Path) -> Iterator[Publication]:
     try:
         with naming_path(folders[0]):  # a failed write inside names no file: the folder being written is named
             yield publication
-    except BaseException:
+    except BaseException as err:
         publication._discard()
+        if isinstance(err, OSError) and err.filename is not None:
+            err.filename = str(publication.target_of(err.filename))  # the file the user asked for, not its stage
         raise
     try:
         publication._commit()
