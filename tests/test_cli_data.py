@@ -77,7 +77,7 @@ def test_stats_bad_input_exits_2_with_file_and_line(tmp_path, capsys, content, o
 
 def test_stats_unknown_format_and_missing_path(tmp_path, capsys):
     code, _, err = run(capsys, "data", "stats", tmp_path, "--format", "excel")
-    assert code == 2 and "unknown format 'excel'; use one of: movielens-100k" in err and "parquet" in err
+    assert code == 2 and "unknown format 'excel' for --format; use one of: csv, tsv" in err and "cm100k" in err
     code, _, err = run(capsys, "data", "stats", tmp_path / "nope", "--format", "movielens-1m")
     assert code == 2 and "no such file or folder" in err and "Traceback" not in err
 

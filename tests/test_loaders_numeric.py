@@ -1,14 +1,13 @@
-"""The pyarrow reader of small all-numeric ratings files gives what the pandas reader gives, or defers to it."""
+"""Integer ids only where they are the same ids: the integer path of the loader gives, row by row, the text read."""
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from receval.data import loaders
+from receval.data import load
 from receval.errors import DataError
 
 H = "user\titem\trating\ttimestamp\n"
@@ -34,59 +33,56 @@ FILES = {
     "header only": H,
     "missing column": "user\titem\tscore\n1\t10\t4\n",
 }
+# the ids each file holds, as written (None: the file is an error)
+USERS = {
+    "plain": [1, 2], "zeros and signs": ["-2", "007"], "text ids": ["2", "ann"], "float ids": ["1.0", "2"],
+    "huge ids": ["2", "99999999999999999999"], "hexadecimal-looking ids": ["0X1f", "0x10"], "spaces": [1],
+}  # fmt: skip
+ITEMS = {"zeros and signs": ["+10", "10"], "spaces": [" 10"], "plain": [10, 30]}
 
 
-def _fields(data) -> dict:
-    return {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if hasattr(a, "nnz"):
-        return a.shape == b.shape and (a != b).nnz == 0
-    return a == b
-
-
-def _load(path: Path, monkeypatch: pytest.MonkeyPatch, numeric: bool, **options):
-    if not numeric:
-        monkeypatch.setattr(loaders, "_read_numeric", lambda *args: None)
+def _load(path: Path, **options):
     try:
-        return loaders.load(path, "tsv", **options)
+        return load(path, "tsv", **options)
     except DataError as err:
         return str(err)
-    finally:
-        monkeypatch.undo()
 
 
 @pytest.mark.parametrize("name", list(FILES))
 @pytest.mark.parametrize("scale", [None, "1..4"])
-def test_same_interactions_or_error_as_the_pandas_reader(tmp_path, monkeypatch, name, scale):
+def test_integer_ids_are_the_text_ids_row_by_row(tmp_path, name, scale):
     path = tmp_path / "r.tsv"
-    path.write_text(FILES[name], encoding="utf-8")
-    fast = _load(path, monkeypatch, True, scale=scale)
-    slow = _load(path, monkeypatch, False, scale=scale)
-    if isinstance(slow, str):
-        assert fast == slow
-    else:
-        assert not isinstance(fast, str)
-        differ = [k for k, v in _fields(fast).items() if not _same(v, _fields(slow)[k])]
-        assert differ == []
+    path.write_text(FILES[name], encoding="utf-8", newline="")
+    exact, text = _load(path, scale=scale), _load(path, scale=scale, ids_as_str=True)
+    if isinstance(text, str):
+        assert exact == text
+        return
+    assert not isinstance(exact, str)
+    for a, b in ((exact.user_ids[exact.users], text.user_ids[text.users]),
+                 (exact.item_ids[exact.items], text.item_ids[text.items])):  # fmt: skip
+        assert [str(v) for v in a] == [str(v) for v in b] and all(type(v) is str for v in b)
+    np.testing.assert_array_equal(exact.ratings, text.ratings)
+    assert exact.scale == text.scale and (exact.timestamps is None) == (text.timestamps is None)
+    if name in USERS:
+        assert exact.user_ids.tolist() == USERS[name]
+    if name in ITEMS:
+        assert exact.item_ids.tolist() == ITEMS[name]
 
 
-def test_reads_small_numeric_files_and_defers_the_others(tmp_path, monkeypatch):
-    layout = loaders._Layout(
-        sep="\t", roles={"user": "user", "item": "item", "rating": "rating", "timestamp": "timestamp"}
-    )
+def test_integers_asked_for_merge_spellings_and_refuse_text(tmp_path):
     path = tmp_path / "r.tsv"
-    path.write_text(FILES["plain"], encoding="utf-8")
-    data = loaders._read_numeric(path, layout, "r")
-    assert data is not None and data.user_ids.tolist() == [1, 2] and data.ratings.tolist() == [4, 3, 5]
-    for name in ("text ids", "NaN rating", "short row", "header only", "date timestamps", "hexadecimal-looking ids"):
+    path.write_text(H + "007\t10\t4\t100\n7\t+10\t3\t200\n")
+    data = load(path, ids_as_str=False)
+    assert data.user_ids.tolist() == [7] and data.item_ids.tolist() == [10] and data.n_duplicates == 1
+    assert data.users.tolist() == [0, 0]
+    path.write_text(H + "7\t10\t4\t100\n\nann\t10\t3\t200\n")
+    with pytest.raises(DataError, match=r"r\.tsv, line 4, column user: user 'ann' is not an integer id"):
+        load(path, ids_as_str=False)
+
+
+def test_error_cases_are_one_line(tmp_path):
+    path = tmp_path / "r.tsv"
+    for name in ("missing rating", "NaN rating", "short row", "long row", "header only", "missing column"):
         path.write_text(FILES[name], encoding="utf-8")
-        assert loaders._read_numeric(path, layout, "r") is None, name
-    path.write_text(FILES["plain"], encoding="utf-8")
-    monkeypatch.setattr(loaders, "_NUMERIC_MAX_BYTES", path.stat().st_size - 1)
-    assert loaders._read_numeric(path, layout, "r") is None  # a large file: pandas' parser is faster
+        got = _load(path)
+        assert isinstance(got, str) and got.startswith(f"{path}") and "\n" not in got, name

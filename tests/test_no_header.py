@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from receval.cli import main
-from receval.data import loaders
 from receval.data.interactions import Interactions
 from receval.data.loaders import load
 from receval.errors import ConfigError, DataError
@@ -72,12 +71,7 @@ def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, str, s
 # ------------------------------------------------------------------------ the Python API
 @pytest.mark.parametrize("fmt", ["csv", "tsv"])
 @pytest.mark.parametrize("width", [3, 4])
-@pytest.mark.parametrize("reader", ["numeric", "pandas"])
-def test_load_without_header_equals_load_with_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, width: int, reader: str
-) -> None:
-    if reader == "pandas":  # no file is small enough for the pyarrow numeric reader
-        monkeypatch.setattr(loaders, "_NUMERIC_MAX_BYTES", 0)
+def test_load_without_header_equals_load_with_one(tmp_path: Path, fmt: str, width: int) -> None:
     with_header, without = _pair(tmp_path, fmt, [row[:width] for row in _rows()])
     expected = load(with_header, fmt)
     got = load(without, fmt, header=False)
@@ -94,7 +88,6 @@ def test_load_without_header_text_ids_and_dates(tmp_path: Path) -> None:
     assert list(got.timestamps) == [1577836800, 1577923200, 1578009600]
 
 
-@pytest.mark.parametrize("reader", ["numeric", "pandas"])
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
@@ -108,11 +101,7 @@ def test_load_without_header_text_ids_and_dates(tmp_path: Path) -> None:
         ("", "line 1: the file is empty"),
     ],
 )
-def test_load_without_header_names_the_bad_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, reader: str, content: str, expected: str
-) -> None:
-    if reader == "pandas":
-        monkeypatch.setattr(loaders, "_NUMERIC_MAX_BYTES", 0)
+def test_load_without_header_names_the_bad_line(tmp_path: Path, content: str, expected: str) -> None:
     path = tmp_path / "bad.csv"
     path.write_text(content)
     with pytest.raises(DataError) as caught:

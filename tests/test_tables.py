@@ -348,7 +348,7 @@ def _cli_error(capsys, *args: str) -> str:
         ("1 0 a 1\n1 0 b high\n", "1 Q0 a 1 0.5 x\n", ["--truth-format", "trec", "--recs-format", "trec"],
          r"t\.csv, line 2, column rating: rating 'high' is not a number"),
         ("user,item,rating\n1,2,3\n", "user,item,score\n1,2,0.5\n", ["--truth-format", "excel"],
-         r"unknown table format 'excel' for --truth-format; use one of: csv, tsv"),
+         r"unknown format 'excel' for --truth-format; use one of: csv, tsv"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_naming_file_line_and_option(tmp_path, capsys, truth_text, recs_text, options, message):

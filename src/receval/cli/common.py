@@ -1,10 +1,11 @@
 """Helpers shared by every command that reads data, so all accept the same format names.
 
-A command takes ``PATH`` and ``--format`` (help text :data:`FORMAT_HELP`) and calls
-``load_data`` (:func:`receval.data.load`, the one validated loader; its options left
-as None count as not given); an unknown format or a malformed file raises
-:class:`~receval.errors.DataError`, which the CLI prints as ``error: ...`` with exit
-status 2.
+A command takes ``PATH`` and ``--format`` (help text :data:`FORMAT_HELP`: the names of
+:data:`receval.data.formats.FORMATS`, the same for every command; without it the format
+is told from the file) and calls ``load_data`` (:func:`receval.data.load`; its options
+left as None count as not given) or ``table_reader`` (:func:`receval.data.tables.read_table`);
+an unknown format or a malformed file raises :class:`~receval.errors.DataError`, which
+the CLI prints as ``error: ...`` with exit status 2.
 
 Examples
 --------
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from receval.data.formats import FORMATS, TABLE_FORMATS
+from receval.data.formats import FORMATS
 from receval.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ __all__ = [
     "TimestampColumn",
     "UserColumn",
     "load_data",
+    "load_pair",
     "one_of",
     "table_reader",
     "validate_format",
@@ -47,7 +49,11 @@ __all__ = [
 
 _Choice = TypeVar("_Choice", bound=str)
 
-TABLE_FORMAT_HELP = "Table format (default: from the extension, then the content): " + ", ".join(TABLE_FORMATS) + "."
+FORMAT_HELP = (
+    "Format (default: from the extension, then the content): " + ", ".join(FORMATS) + ", an alias "
+    "(tab, pq, json, qrels, ml100k, ...) or a known data set's name (ml-100k, ..., cm100k: `receval data list`)."
+)
+TABLE_FORMAT_HELP = FORMAT_HELP  # --truth-format and --recs-format take the same names as --format
 # The column options every command that reads tables accepts (they apply to every table it reads).
 UserColumn = Annotated[str | None, typer.Option("--user", help="User column (default user; user_id, q_id found).")]
 ItemColumn = Annotated[str | None, typer.Option("--item", help="Item column (default item; item_id found).")]
@@ -73,28 +79,32 @@ def table_reader(
     timestamp: str | None = None,
     no_header: bool = False,
 ) -> Callable[..., Any]:
-    """``read(path, what, required, fmt=None, option=...)``: :func:`read_table` with a command's column options."""
+    """``read(path, kind, required, fmt=None, option=..., label=...)``: :func:`read_table` with a command's columns.
+
+    ``kind`` is what the file holds (``"truth"``, ``"recommendations"``, ...); ``label``
+    names it in messages (default: the kind).
+    """
     names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank, "timestamp": timestamp}
     columns = {role: name for role, name in names.items() if name is not None}
     header = False if no_header else None
 
     def read(
-        path: Path, what: str, required: tuple[str, ...], fmt: str | None = None, option: str = "--format", **kw: Any
+        path: Path, kind: str, required: tuple[str, ...], fmt: str | None = None, option: str = "--format", **kw: Any
     ) -> Any:
         from receval.data.tables import read_table
 
-        return read_table(path, what, required, format=fmt, columns=columns, header=header, option=option, **kw)
+        return read_table(path, kind, required, format=fmt, columns=columns, header=header, option=option, **kw)
 
     return read
 
-FORMAT_HELP = (
-    "Data format: " + ", ".join(FORMATS) + ", or a known data set's name (ml-100k, ..., cm100k: `receval data list`)."
-)
+
 SCALE_HELP = "Rating scale LOW..HIGH[:STEP], e.g. 1..5 or 0.5..5:0.5 (known formats declare theirs)."
 
 
-def load_data(path: str | Path, format: str, *, no_header: bool = False, **options: Any) -> Interactions:
+def load_data(path: str | Path, format: str | None, *, no_header: bool = False, **options: Any) -> Interactions:
     """:func:`receval.data.load` (imported when a command reads data, not with the command line).
+
+    ``format`` None: told from the file, as every reader tells it.
 
     ``no_header``: the file has positional columns user, item, rating[, timestamp]
     (``--no-header``), which a column option given with it contradicts (a ConfigError).
@@ -107,9 +117,32 @@ def load_data(path: str | Path, format: str, *, no_header: bool = False, **optio
                 "user, item, rating[, timestamp]: give one or the other"
             )
         options["header"] = False
+    from receval.data.formats import check_format
     from receval.data.loaders import load
 
-    return load(path, format, **options)
+    return load(path, None if format is None else check_format(format, "--format", path), **options)
+
+
+def load_pair(
+    train: Path, test: Path, format: str | None, *, no_header: bool = False, **options: Any
+) -> tuple[Interactions, Interactions]:
+    """Training and test ratings (``--train``, ``--test``), read by :func:`load_data` so that their ids compare.
+
+    Ids are read as written; a file whose ids are all integers holds them as integers.
+    When one file's ids are integers and the other's text (``7`` beside ``007``),
+    both are read as text, so that an id matches only the same spelling.
+    """
+    first = load_data(train, format, no_header=no_header, **options)
+    second = load_data(test, format, no_header=no_header, **options)
+    if _integer_ids(first) != _integer_ids(second):
+        options["ids_as_str"] = True
+        first = load_data(train, format, no_header=no_header, **options)
+        second = load_data(test, format, no_header=no_header, **options)
+    return first, second
+
+
+def _integer_ids(data: Interactions) -> tuple[bool, bool]:
+    return data.user_ids.dtype.kind in "iu", data.item_ids.dtype.kind in "iu"
 
 
 def one_of(value: str, choices: tuple[_Choice, ...], option: str) -> _Choice:
@@ -129,7 +162,7 @@ def one_of(value: str, choices: tuple[_Choice, ...], option: str) -> _Choice:
 
 
 def validate_format(fmt: str) -> str:
-    """The normalised format name; a DataError listing the valid names otherwise."""
-    from receval.data.loaders import check_format
+    """The normalised format name of ``--format``; a DataError listing the valid names otherwise."""
+    from receval.data.formats import check_format
 
-    return check_format(fmt)
+    return check_format(fmt, "--format")

@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
 @data_app.command("stats")
 def stats_command(
     path: Path = typer.Argument(..., help="The data set's folder (multi-file formats) or file."),
-    fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
+    fmt: str | None = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object instead of tables."),
     output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
     familiar_only: bool = typer.Option(False, "--familiar-only", help="Only rows flagged familiar (CM100k)."),

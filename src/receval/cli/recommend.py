@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data, one_of
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data, load_pair, one_of
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from receval.data.interactions import Interactions
 
 _UNKNOWN: tuple[Literal["error", "global-mean", "drop"], ...] = ("error", "global-mean", "drop")
-_EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".txt": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
 TrainOpt = Annotated[Path, typer.Option("--train", help="Training ratings (CSV, TSV or Parquet; user,item,rating).")]
 AlgorithmOpt = Annotated[
@@ -39,9 +38,7 @@ ParamOpt = Annotated[
     list[str] | None,
     typer.Option("--param", "-p", help="Hyper-parameter key=value (repeatable), e.g. --param k=50."),
 ]
-FormatOpt = Annotated[
-    str | None, typer.Option("--format", "-f", help=FORMAT_HELP + " Default: from the file extension.")
-]
+FormatOpt = Annotated[str | None, typer.Option("--format", "-f", help=FORMAT_HELP)]
 ScaleOpt = Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)]
 OutOpt = Annotated[
     Path,
@@ -49,19 +46,6 @@ OutOpt = Annotated[
         "--out", "-o", help="Output file, by extension: .tsv, .csv, .parquet, .trec/.run (TREC run) or .json (ranx)."
     ),
 ]
-
-
-def _format(path: Path, fmt: str | None) -> str:
-    if fmt is not None:
-        return fmt
-    if path.is_dir():
-        raise ConfigError(f"{path} is a folder: give its --format (e.g. movielens-100k)")
-    try:
-        return _EXTENSIONS[path.suffix.lower()]
-    except KeyError:
-        raise ConfigError(
-            f"cannot tell the format of {path.name} from its extension; pass --format csv, tsv or parquet"
-        ) from None
 
 
 def _train_model(train: Interactions, algorithm: str, params: list[str] | None, seed: int | None):
@@ -117,11 +101,13 @@ def recommend_command(
     check_output_file(out, "--out")
     if test is not None and users_file is not None:
         raise ConfigError("give --test or --users, not both")
-    data = load_data(train, _format(train, format), scale=scale, no_header=no_header)
+    if test is not None:
+        data, truth = load_pair(train, test, format, scale=scale, no_header=no_header)
+    else:
+        data = load_data(train, format, scale=scale, no_header=no_header)
     model = _train_model(data, algorithm, param, seed)
     users, unknown = np.unique(data.users), 0
     if test is not None:
-        truth = load_data(test, _format(test, format), scale=scale, no_header=no_header)
         index = data.user_index(np.unique(truth.user_ids[truth.users]), strict=False)
         users, unknown = np.unique(index[index >= 0]), int((index < 0).sum())
     elif users_file is not None:
@@ -189,8 +175,7 @@ def predict_command(
     check_command_options(seed=seed)
     check_output_file(out, "--out")
     policy = one_of(unknown, _UNKNOWN, "--unknown")
-    data = load_data(train, _format(train, format), scale=scale, no_header=no_header)
-    truth = load_data(test, _format(test, format), scale=scale, no_header=no_header)
+    data, truth = load_pair(train, test, format, scale=scale, no_header=no_header)
     model = _train_model(data, algorithm, param, seed)
     if not hasattr(model, "predict"):
         raise ConfigError(f"{algorithm} ranks items but does not predict ratings; use `receval recommend`")

@@ -29,7 +29,7 @@ from typing import Annotated
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data, validate_format
+from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data
 from receval.errors import ConfigError
 
 __all__ = ["register"]
@@ -56,8 +56,8 @@ def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) 
 
 def split_command(
     data: Annotated[Path, typer.Argument(help="The data set's folder (multi-file formats) or file.")],
-    fmt: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for train.tsv and test.tsv (created if missing).")],
+    fmt: Annotated[str | None, typer.Option("--format", "-f", help=FORMAT_HELP)] = None,
     method: Annotated[
         str,
         typer.Option(
@@ -86,7 +86,7 @@ def split_command(
 
     _check(method, test_fraction, folds, seed, out)
     loaded = load_data(
-        data, validate_format(fmt), scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
+        data, fmt, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
         no_header=no_header,
     )  # fmt: skip
     parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed)

@@ -65,38 +65,30 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from receval.data import _arrow, _source, vocab
-from receval.data.formats import TABLE_FORMATS
+from receval.data.formats import KNOWN_COLUMNS as _KNOWN
+from receval.data.formats import LAYOUTS, ROLES, check_format, detect, has_header, head_lines, ratings_file
 from receval.errors import DataError
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["NUMERIC", "ROLES", "TABLE_FORMATS", "check_table_format", "read_aspects", "read_table"]
+__all__ = ["KINDS", "NUMERIC", "ROLES", "Located", "read_aspects", "read_located", "read_table"]
 
 
-_ALIASES = {"tab": "tsv", "pq": "parquet", "parq": "parquet", "json": "ranx-json", "ranx": "ranx-json",
-            "atomic": "recbole", "ml-100k": "movielens-100k", "ml100k": "movielens-100k",
-            "trec-run": "trec", "qrels": "trec", "trec-qrels": "trec"}  # fmt: skip
-ROLES = ("user", "item", "rating", "score", "rank", "timestamp", "prediction", "aspect")
-"""receval's column names; ``columns={role: name}`` maps a file's own names onto them."""
 NUMERIC = ("rating", "score", "rank", "prediction")
 """Columns read as numbers (64-bit floats) wherever they appear."""
+KINDS = ("truth", "train", "recommendations", "predictions", "aspects")
+"""What a table holds (``kind=``): it decides the default columns of a file without a header."""
 _IDS = ("user", "item")
-_KNOWN = {  # other libraries' names for receval's columns (LensKit, RecBole, MovieLens, ranx, trec_eval)
-    "user": ("user_id", "userId", "userid", "q_id", "qid", "query_id"),
-    "item": ("item_id", "itemId", "itemid", "movieId", "doc_id", "docid", "docno"),
-    "rating": ("grade", "relevance"),
-}
 _USES = {  # the columns each table uses: a column map naming one of these must name a column that exists
     "truth": ("user", "item", "rating", "timestamp"),
     "train": ("user", "item", "rating", "timestamp"),
@@ -104,28 +96,24 @@ _USES = {  # the columns each table uses: a column map naming one of these must 
     "predictions": ("user", "item", "rating", "prediction"),
     "aspects": ("item", "aspect"),
 }
-_SUFFIX = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet",
-           ".parq": "parquet", ".json": "ranx-json", ".inter": "recbole", ".item": "recbole",
-           ".trec": "trec", ".run": "trec", ".qrels": "trec"}  # fmt: skip
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
-def check_table_format(format: str, option: str = "--format") -> str:
-    """A table format name normalised (case, ``_``, aliases), or a :class:`DataError` listing the names.
+class Located(NamedTuple):
+    """A table as :func:`read_located` read and checked it, with the way back to the file's lines."""
 
-    >>> check_table_format("ML_100K"), check_table_format("json")
-    ('movielens-100k', 'ranx-json')
-    """
-    name = str(format).strip().lower().replace("_", "-")
-    name = _ALIASES.get(name, name)
-    if name not in TABLE_FORMATS:
-        raise DataError(f"unknown table format {format!r} for {option}; use one of: {', '.join(TABLE_FORMATS)}")
-    return name
+    table: pa.Table
+    """receval's columns; ids dictionary-encoded text unless ``text_ids=False``."""
+    path: Path
+    """The file read (for a data set folder, its ratings file)."""
+    line_of: Callable[[int], int | None]
+    """The line (1-based, as an editor counts) of a data row (0-based); None for Parquet and JSON."""
+    token_seq: tuple[str, ...]
+    """A RecBole file's ``token_seq`` columns (space-separated values in one field)."""
 
 
 def read_table(
     path: str | Path,
-    what: str = "table",
+    kind: str,
     required: Sequence[str] = (),
     *,
     format: str | None = None,
@@ -136,19 +124,27 @@ def read_table(
     option: str = "--format",
     unique: Sequence[str] = (),
     arrow: bool = False,
+    label: str | None = None,
+    sep: str | None = None,
 ) -> pd.DataFrame | pa.Table:
-    """Read a table in any of :data:`TABLE_FORMATS`; check it and its ``required`` columns.
+    """Read a table in any of :data:`~receval.data.formats.FORMATS`; check it and its ``required`` columns.
 
     Parameters
     ----------
     path
-        The file (``movielens-100k`` also takes the folder holding ``u.data``).
-    what
-        The table's role in messages (``"truth"``, ``"recommendations"``, ...).
+        The file; for a data set format (``movielens-1m``, ``cm100k``, ...) also the
+        folder holding its ratings file.
+    kind
+        What the table holds, one of :data:`KINDS`: ``"truth"``, ``"train"``,
+        ``"recommendations"``, ``"predictions"`` or ``"aspects"``. It chooses the
+        columns of a file without a header (``score`` for recommendations, ``rating``
+        otherwise); any other value is a DataError.
     required
         receval column names that must be present.
     format
-        One of :data:`TABLE_FORMATS`; by default told from the extension, then the content.
+        One of :data:`~receval.data.formats.FORMATS` or an alias
+        (:func:`~receval.data.formats.check_format`); by default told from the
+        extension, then the content (:func:`~receval.data.formats.detect`).
     columns
         ``{role: column}``: the file's name for a receval column (``{"user": "uid"}``);
         for a file without a header, names are positional.
@@ -158,13 +154,13 @@ def read_table(
         same shape, is data).
     positional
         Column names of a file without a header, in order (default ``user, item``,
-        then ``rating`` or ``score`` — ``score`` when ``what`` is ``recommendations`` —
-        and ``timestamp``).
+        then ``score`` for recommendations or ``rating``, then ``prediction`` for
+        predictions or ``timestamp``).
     text_ids
-        Read ``user``/``item`` as text (default; as categorical columns: each distinct
-        id once), or let the file's values decide (integers stay integers).
+        Read ``user``/``item`` as text (default; dictionary-encoded: each distinct id
+        once), or let the file's values decide (integers stay integers).
     option
-        The command-line option that sets ``format`` (named in errors).
+        The setting that gave ``format`` (named in errors).
     unique
         Columns whose combination must not repeat (``("user", "item")`` for a truth
         table); a repeat is an error naming both lines.
@@ -172,6 +168,12 @@ def read_table(
         Return the ``pyarrow.Table`` the checks ran on instead of a DataFrame (ids
         dictionary-encoded); :func:`receval.evaluate` takes it as it is, and neither
         reading nor evaluating then imports pandas.
+    label
+        The file's name in messages (default ``kind``: "the truth file ..."); it
+        never changes what is read.
+    sep
+        The field separator of a ``csv``/``tsv`` file (default ``,`` and tab; ``tab``
+        or ``\\t`` for a tab).
 
     Returns
     -------
@@ -179,31 +181,80 @@ def read_table(
         receval's column names; ``rating``, ``score``, ``rank`` and ``prediction`` as
         finite floats; ids as text (categorical / dictionary-encoded) unless
         ``text_ids=False``.
+
+    Raises
+    ------
+    DataError
+        One line naming the file (and line, column) for an unknown format or kind, a
+        missing file or column, an empty or header-only file, a malformed line.
     """
+    located = read_located(
+        path, kind, required, format=format, columns=columns, header=header, positional=positional,
+        text_ids=text_ids, option=option, unique=unique, label=label, sep=sep,
+    )  # fmt: skip
+    if arrow:
+        return located.table
+    frame = located.table.to_pandas()
+    if located.token_seq:
+        frame.attrs["token_seq"] = list(located.token_seq)
+    return frame
+
+
+def read_located(
+    path: str | Path,
+    kind: str,
+    required: Sequence[str] = (),
+    *,
+    format: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    header: bool | None = None,
+    positional: Sequence[str] | None = None,
+    text_ids: bool = True,
+    option: str = "--format",
+    unique: Sequence[str] = (),
+    label: str | None = None,
+    sep: str | None = None,
+) -> Located:
+    """:func:`read_table` as an Arrow table with the file's line of each row (for messages about rows found later).
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
+    >>> _ = p.write_text("user,item,rating\\n\\n7,x,4\\n")
+    >>> got = read_located(p, "train")
+    >>> got.table.column_names, got.line_of(0)
+    (['user', 'item', 'rating'], 3)
+    """
+    if kind not in KINDS:
+        raise DataError(f"unknown table kind {kind!r}; use one of: {', '.join(KINDS)}")
+    label = kind if label is None else label
     path = Path(path)
     if not path.exists():
-        raise DataError(f"{what} file not found", path=path)
-    fmt = check_table_format(format, option) if format is not None else None
-    if fmt == "movielens-100k" and path.is_dir():
-        path = path / "u.data"
-        if not path.is_file():
-            raise DataError(f"no u.data in this folder; give the {what} file itself", path=path.parent)
+        raise DataError(f"{label} file not found", path=path)
+    fmt = check_format(format, option, path) if format is not None else None
+    layout = LAYOUTS.get(fmt) if fmt is not None else None
+    if layout is not None and path.is_dir():
+        path = ratings_file(path, fmt)  # type: ignore[arg-type]
     if path.is_dir():
-        raise DataError(f"the {what} path is a folder; give the file", path=path)
-    value = "score" if what.startswith("recommendation") or what == "run" else "rating"
-    last = "prediction" if what == "predictions" else "timestamp"
+        raise DataError(f"the {label} path is a folder; give the file (or its --format)", path=path)
+    value = "score" if kind == "recommendations" else "rating"
+    last = "prediction" if kind == "predictions" else "timestamp"
     names = tuple(positional) if positional is not None else ("user", "item", value, last)
     if fmt is None:
-        fmt, detected_header = _detect(path, what, option)
+        fmt, detected_header = detect(path, label, option)
         header = detected_header if header is None else header
-    reader = _Reader(path, what, names, text_ids, columns)
-    if fmt in ("csv", "tsv", "movielens-100k"):
-        sep = "," if fmt == "csv" else "\t"
-        if fmt == "movielens-100k":
-            header = False
-        elif header is None:
-            header = _has_header(path, sep, columns)
-        table = reader.delimited(sep, header)
+        layout = LAYOUTS.get(fmt)
+    reader = _Reader(path, label, names, text_ids, columns)
+    if layout is not None:
+        table = reader.delimited(layout.sep, layout.names is None, layout.names)
+        missing = [c for c in layout.header if c not in table.column_names]
+        if missing:
+            raise DataError(f"missing required column {missing[0]!r}; this format's header is "
+                            f"{','.join(layout.header)}", path=path, line=1, column=missing[0])  # fmt: skip
+    elif fmt in ("csv", "tsv"):
+        sep = _separator(sep if sep is not None else "," if fmt == "csv" else "\t", path)
+        table = reader.delimited(sep, has_header(path, sep, columns) if header is None else header)
+    elif sep is not None:
+        raise DataError(f"a separator (sep=) applies to csv and tsv files, not {fmt}", path=path)
     elif fmt == "parquet":
         table = reader.parquet()
     elif fmt == "trec":
@@ -215,28 +266,36 @@ def read_table(
     import pyarrow as pa
 
     # one chunk, one dictionary per id column: every later look at a column is a view, not a merge
-    table = _roles(table.unify_dictionaries().combine_chunks(), path, what, columns, value)
+    table = _roles(table.unify_dictionaries().combine_chunks(), path, kind, columns)
     if text_ids:  # ids as text in every file, so that they match across files and formats
         for j, col in enumerate(table.column_names):
             if col in _IDS and not pa.types.is_dictionary(table.column(j).type):
                 table = table.set_column(j, col, _text_dictionary(table.column(j)))
+    if table.num_rows == 0:
+        text = reader.sep is not None and reader.header
+        raise DataError(f"the {label} file has {'a header but ' if text else ''}no rows; "
+                        "a table needs at least one", path=path, line=2 if text else None)  # fmt: skip
     missing = [c for c in required if c not in table.column_names]
     if missing:
         raise DataError(
-            f"the {what} file needs columns {', '.join(required)}; it has {table.column_names} "
-            f"(name yours with --{missing[0]} COL, or --no-header for positional columns)",
+            f"missing required column {missing[0]!r}: the {label} file needs columns {', '.join(required)}; "
+            f"it has {table.column_names} (name yours with --{missing[0]} COL, or --no-header for positional columns)",
             path=path,
+            line=1 if reader.sep is not None and reader.header else None,
             column=missing[0],
         )
     _check_values(table, path, reader.line_of)
     if unique and all(c in table.column_names for c in unique):
-        _check_unique(table, list(unique), path, what, reader.line_of)
-    if arrow:
-        return table
-    frame = table.to_pandas()
-    if reader.token_seq is not None:
-        frame.attrs["token_seq"] = reader.token_seq
-    return frame
+        _check_unique(table, list(unique), path, label, reader.line_of)
+    return Located(table, path, reader.line_of, tuple(reader.token_seq or ()))
+
+
+def _separator(sep: str, path: Path) -> str:
+    """A field separator as given (``tab`` and ``\\t`` name a tab); one character, or ``::`` as MovieLens writes."""
+    sep = {"\\t": "\t", "tab": "\t"}.get(sep, sep)
+    if len(sep) != 1 and sep != "::":
+        raise DataError(f"separator {sep!r} must be one character (or ::)", path=path)
+    return sep
 
 
 def _check_unique(table: pa.Table, cols: list[str], path: Path, what: str, line_of: Any) -> None:
@@ -315,66 +374,6 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
     return table.reset_index(drop=True)
 
 
-# ------------------------------------------------------------------ detection
-def _detect(path: Path, what: str, option: str) -> tuple[str, bool | None]:
-    """(format, header) from the extension, else from the first lines."""
-    by_suffix = _SUFFIX.get(_source.inner_suffix(path))  # ratings.csv.gz is csv
-    if by_suffix is not None:
-        return by_suffix, None
-    lines = _head_lines(path)
-    if not lines:
-        raise DataError(f"the {what} file is empty", path=path, line=1)
-    first = lines[0]
-    if first.lstrip().startswith("{"):
-        return "ranx-json", None
-    fields = first.split()
-    if len(fields) == 6 and fields[1] == "Q0":
-        return "trec", False
-    if "\t" in first and all(":" in f for f in first.split("\t")):
-        return "recbole", True
-    sep = "\t" if "\t" in first else ("," if "," in first else None)
-    if sep is None:
-        if len(fields) == 4 and all(line.split()[1:2] == ["0"] for line in lines if line.split()):
-            return "trec", False  # qid 0 docid grade
-        raise DataError(
-            f"cannot tell the format of the {what} file from its extension {_source.inner_suffix(path)!r} or its "
-            "first line; "
-            f"pass {option} with one of {', '.join(TABLE_FORMATS)}",
-            path=path,
-        )
-    if sep == "\t" and len(fields) == 4 and all(_NUMBER.match(f.strip()) for f in fields):
-        return "movielens-100k" if len(lines) < 2 or len(lines[1].split("\t")) == 4 else "tsv", False
-    return ("tsv" if sep == "\t" else "csv"), None
-
-
-def _head_lines(path: Path, size: int = 1 << 16) -> list[str]:
-    with _source.open_binary(path) as fh:
-        raw = fh.read(size)
-    text = raw.decode("utf-8-sig", errors="replace")
-    lines = [line for line in text.splitlines() if line.strip()]
-    return lines[:-1] if len(raw) == size and len(lines) > 1 else lines
-
-
-def _has_header(path: Path, sep: str, columns: Mapping[str, str] | None) -> bool:
-    """Whether the first line names columns: it holds a known name, or text where the body has numbers."""
-    lines = _head_lines(path)
-    if not lines:
-        return True  # the empty-file error comes from the reader, with its line
-    first = [f.strip() for f in next(csv.reader([lines[0]], delimiter=sep))]
-    known = set(ROLES) | {n for names in _KNOWN.values() for n in names} | set((columns or {}).values())
-    if any(f in known or f.split(":")[0] in known for f in first):
-        return True
-    if all(_NUMBER.match(f) for f in first):
-        return False
-    body = [next(csv.reader([line], delimiter=sep)) for line in lines[1:50]]
-    if not body:
-        return True  # one line of text: a header (an empty table) rather than one row of text ids
-    numeric_below = [
-        j for j in range(len(first)) if body and all(j < len(r) and _NUMBER.match(r[j].strip()) for r in body)
-    ]
-    return any(not _NUMBER.match(first[j]) for j in numeric_below)
-
-
 # ------------------------------------------------------------------ readers
 class _Reader:
     """One file's readers; ``line_of(row)`` gives a data row's line for error messages."""
@@ -402,23 +401,30 @@ class _Reader:
         self, sep: str, header: bool, names: Sequence[str] | None = None, keep: Sequence[str] | None = None
     ) -> pa.Table:
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.csv as pv
 
         self.sep, self.header = sep, header
         if header:
             own = _header(self.path, sep)
-            read = pv.ReadOptions(use_threads=True, block_size=1 << 20)
         else:
             n = _field_count(self.path, sep, self.whitespace)
             own = list(names) if names is not None else _positional(self.names, n)
             if len(own) != n:
                 raise DataError(
-                    f"has {n} fields; expected {len(own)} ({' '.join(own)})",
+                    f"has {n} fields, expected {len(own)} ({' '.join(own)})",
                     path=self.path,
                     line=_first_line(self.path),
                 )
-            read = pv.ReadOptions(column_names=own, use_threads=True, block_size=1 << 20)
+        # '::' (MovieLens 1M/10M): Arrow splits on ':' and the empty field between each pair is dropped
+        doubled = len(sep) == 2 and sep[0] == sep[1]
+        parsed = [own[0], *(x for j, c in enumerate(own[1:], 1) for x in (f"_gap{j}", c))] if doubled else own
+        if header and not doubled:
+            read = pv.ReadOptions(use_threads=True, block_size=1 << 20)
+        else:
+            read = pv.ReadOptions(column_names=parsed, skip_rows=int(header), use_threads=True, block_size=1 << 20)
         types: dict[str, Any] = {c: pa.float64() for c in NUMERIC if c in own}
+        types.update({c: pa.string() for c in parsed if c not in own})
         ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
         for col in own:
             base = self.role_of.get(col, col.split(":")[0])
@@ -429,20 +435,25 @@ class _Reader:
                 types[col] = pa.string()
             elif base in NUMERIC + _KNOWN["rating"]:
                 types[col] = pa.float64()
+        numeric = [c for c in own if types.get(c) == pa.float64()]
+        gaps = [c for c in parsed if c not in own]
+        wanted = None if keep is None else [*keep, *gaps]
         convert = pv.ConvertOptions(
-            column_types=types, null_values=[""], strings_can_be_null=False, include_columns=keep
+            column_types=types, null_values=[""], strings_can_be_null=False, include_columns=wanted
         )
         try:
             with _source.arrow_input(self.path) as source:
                 table = pv.read_csv(
-                    source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep), convert_options=convert
+                    source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]), convert_options=convert
                 )
+            if any(pc.any(pc.not_equal(table[c], "")).as_py() for c in gaps):  # a single ':' inside a field
+                raise pa.ArrowInvalid(f"a field is separated by a single {sep[0]!r}")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise _locate(self.path, sep, header, own, self.whitespace, exc) from exc
-        return table
+            raise _locate(self.path, sep, header, own, self.whitespace, exc, numeric) from exc
+        return table.drop_columns(gaps) if gaps else table
 
     def trec(self) -> pa.Table:
-        first = _head_lines(self.path)
+        first = head_lines(self.path)
         if not first:
             raise DataError(f"the {self.what} file is empty", path=self.path, line=1)
         sep = "\t" if "\t" in first[0] else " "
@@ -629,7 +640,7 @@ def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> A
     """
     value = "score" if what.startswith("recommendation") else "rating"
     if type(obj).__module__.startswith("pyarrow") and hasattr(obj, "column_names"):  # a pyarrow.Table
-        return _roles(obj, None, what, columns, value)
+        return _roles(obj, None, what, columns)
     if type(obj).__module__.startswith("ranx") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels
         obj = obj.to_dict()
     if isinstance(obj, list | tuple) and obj and hasattr(obj[0], "_fields") and "query_id" in obj[0]._fields:
@@ -637,7 +648,7 @@ def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> A
     if isinstance(obj, Mapping):
         return from_nested(obj, value)
     if type(obj).__module__.startswith("pandas") and hasattr(obj, "columns"):  # a DataFrame
-        return _roles(obj, None, what, columns, value)
+        return _roles(obj, None, what, columns)
     return obj
 
 
@@ -691,6 +702,23 @@ def from_nested(nested: Any, value: str = "score", *, source: object | None = No
     return pd.DataFrame({"user": users, "item": items, value: numbers})
 
 
+def _is_time(text: str) -> bool:
+    """Whether ``text`` is a number or an ISO 8601 date (what a timestamp column may hold).
+
+    >>> _is_time("887431973"), _is_time("2020-01-02 12:00"), _is_time("soon"), _is_time("")
+    (True, True, False, False)
+    """
+    import datetime
+
+    if _is_number(text):
+        return True
+    try:
+        datetime.datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _is_number(value: Any) -> bool:
     try:
         float(value)
@@ -700,7 +728,7 @@ def _is_number(value: Any) -> bool:
 
 
 # ------------------------------------------------------------------ columns
-def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] | None, value: str) -> Any:
+def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] | None) -> Any:
     """The table's columns renamed to receval's: the ``columns`` map, then other libraries' names.
 
     ``frame`` is a pandas DataFrame or a pyarrow Table; the result is of the same kind.
@@ -728,7 +756,7 @@ def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] 
         if found:
             rename[found[0]] = role
             taken.add(role)
-    if value == "rating" and "rating" not in taken and "rating" not in present and "score" in present:
+    if what == "truth" and "rating" not in taken and "rating" not in present and "score" in present:
         rename.setdefault("score", "rating")  # a qrels table (ranx) calls the grade 'score'
     renamed = [rename.get(c, c) for c in present]
     clash = sorted({c for c in renamed if renamed.count(c) > 1}, key=renamed.index)
@@ -750,7 +778,14 @@ def _header(path: Path, sep: str) -> list[str]:
         raise DataError("the header is not UTF-8 text; save the file as UTF-8", path=path, line=1) from None
     if not text.strip():
         raise DataError("the file is empty: it has no header and no rows", path=path, line=1)
-    return [h.strip() for h in next(csv.reader([text], delimiter=sep))]
+    return [h.strip() for h in _split(text, sep)]
+
+
+def _split(text: str, sep: str) -> list[str]:
+    """A line's fields: csv quoting for a one-character separator, a plain split for ``::``."""
+    if len(sep) > 1:
+        return text.rstrip("\r\n").split(sep)
+    return next(csv.reader(io.StringIO(text), delimiter=sep), [])
 
 
 def _field_count(path: Path, sep: str, whitespace: bool) -> int:
@@ -849,23 +884,32 @@ def _records(path: Path, sep: str, whitespace: bool = False) -> Iterator[tuple[i
                     path=path,
                     line=number,
                 ) from None
-            if whitespace:
-                fields = text.split()
-            else:
-                fields = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+            fields = text.split() if whitespace else _split(text, sep)
             if any(f.strip() for f in fields):
                 yield number, fields
 
 
-def _locate(path: Path, sep: str, header: bool, names: list[str], whitespace: bool, exc: Exception) -> DataError:
-    """The first bad line: not UTF-8, a wrong number of fields, or a non-number in a numeric column."""
+def _locate(
+    path: Path,
+    sep: str,
+    header: bool,
+    names: list[str],
+    whitespace: bool,
+    exc: Exception,
+    numbers: Sequence[str] | None = None,
+) -> DataError:
+    """The first bad line: not UTF-8, a wrong number of fields, a non-number in a numeric column (``numbers``,
+    by default those named as receval's), a timestamp that is neither a number nor a date."""
     records = _records(path, sep, whitespace)
     if header:
         first = next(records, None)
         if first is None:
             return DataError("the file is empty: it has no header and no rows", path=path, line=1)
     shown = ("\\t" if sep == "\t" else sep).join(names)
-    numeric = [(j, c) for j, c in enumerate(names) if c.split(":")[0] in NUMERIC + _KNOWN["rating"]]
+    if numbers is None:
+        numbers = [c for c in names if c.split(":")[0] in NUMERIC + _KNOWN["rating"]]
+    numeric = [(j, c) for j, c in enumerate(names) if c in numbers]
+    stamps = [j for j, c in enumerate(names) if c == "timestamp"]
     count = 0
     for number, fields in records:
         count += 1
@@ -879,6 +923,10 @@ def _locate(path: Path, sep: str, header: bool, names: list[str], whitespace: bo
                 float(text)
             except ValueError:
                 return DataError(f"{col} {text!r} is not a number", path=path, line=number, column=col)
+        for j in stamps:
+            if not _is_time(fields[j].strip()):
+                return DataError(f"timestamp {fields[j].strip()!r} is neither an integer nor a date", path=path,
+                                 line=number, column="timestamp")  # fmt: skip
     if count == 0:
         return DataError("the file has no rows", path=path, line=2 if header else 1)
     return DataError(f"could not read the table: {exc}", path=path)
