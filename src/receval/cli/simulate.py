@@ -65,7 +65,7 @@ def _clean(value: float) -> float | None:
 
 def simulate_command(
     data: Path = typer.Option(..., "--data", help="The data set's folder (multi-file formats) or file."),
-    fmt: str = typer.Option(..., "--format", "-f", help=FORMAT_HELP),
+    fmt: str | None = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     familiar_only: bool = typer.Option(False, "--familiar-only", help="Only rows flagged familiar (CM100k)."),
     preset: str = typer.Option("standard", "--preset", help="standard (textbook) or cyclorec (CycloRec's semantics)."),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of ratings held out as feedback."),
