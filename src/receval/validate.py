@@ -24,7 +24,7 @@ receval.errors.ConfigError: --seeds 0: give an integer of at least 1
 >>> check_threshold(10, 1, 5)
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: --threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
+receval.errors.ConfigError: threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
 >>> check_number(float("nan"), "--rmse", minimum=0)
 Traceback (most recent call last):
 ...
@@ -135,7 +135,7 @@ def check_number(value: Any, option: str, *, minimum: float | None = None, maxim
     return float(value)
 
 
-def check_threshold(value: Any, low: float, high: float, option: str = "--threshold", *, below: bool = False) -> float:
+def check_threshold(value: Any, low: float, high: float, option: str = "threshold", *, below: bool = False) -> float:
     """A relevance threshold λ (rating ≥ λ is positive) that lies on the scale ``low..high``.
 
     Outside the scale no rating (or every rating) is positive and every user is left
@@ -145,14 +145,14 @@ def check_threshold(value: Any, low: float, high: float, option: str = "--thresh
 
     >>> check_threshold(4, 1, 5), check_threshold(0.5, 2, 5, below=True)
     (4.0, 0.5)
-    >>> check_threshold(-math.inf, 2, 5, "threshold", below=True)  # doctest: +ELLIPSIS
+    >>> check_threshold(-math.inf, 2, 5, below=True)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: threshold -inf is outside the rating scale 2..5; ...
-    >>> check_threshold(float("inf"), 1, 5, "threshold")
+    >>> check_threshold(float("inf"), 1, 5, "--threshold")
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: threshold inf is outside the rating scale 1..5; pick a threshold on the scale
+    receval.errors.ConfigError: --threshold inf is outside the rating scale 1..5; pick a threshold on the scale
     """
     if not _is_real(value) or not math.isfinite(value) or not ((below or low <= value) and value <= high):
         raise ConfigError(

@@ -74,7 +74,7 @@ def attack_command(
     ] = None,
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of ratings held out.")] = 0.2,
     threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Relevance threshold λ (default: above the scale midpoint).")
+        float | None, typer.Option("--threshold", help="Relevance threshold λ (rating ≥ λ; default 1 on usual scales).")
     ] = None,
     detect: Annotated[bool, typer.Option("--detect", help="Also run the RDMA + DegSim detector.")] = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split, the attack and the model.")] = 0,
@@ -89,7 +89,7 @@ def attack_command(
     fill = parse_filler(filler)
     loaded = load_data(data, format)
     if threshold is not None:
-        check_threshold(threshold, loaded.scale.low, loaded.scale.high)
+        check_threshold(threshold, loaded.scale.low, loaded.scale.high, "--threshold")
     out = run_attack(
         loaded,
         attack,

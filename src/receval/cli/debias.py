@@ -44,20 +44,6 @@ def _split(text: str | None) -> list[str] | None:
     return None if text is None else parse_metric_list(text)
 
 
-def default_threshold(scale) -> float:
-    """The smallest value of the rating scale above its midpoint (3 on CM100k's 1..4).
-
-    >>> from receval.data.interactions import RatingScale
-    >>> default_threshold(RatingScale(1, 4, 1)), default_threshold(RatingScale(1, 5, 1))
-    (3.0, 4.0)
-    """
-    mid = (scale.low + scale.high) / 2
-    if scale.step is None:
-        return float(mid)
-    values = scale.values()
-    return float(values[values > mid][0])
-
-
 def debias_command(
     data: Annotated[Path, typer.Option("--data", help="Ratings file or folder with a 'familiar' column (CM100k).")],
     format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
@@ -66,7 +52,7 @@ def debias_command(
     ] = "familiar",
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of ratings held out.")] = 0.2,
     threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Relevance threshold λ (default: above the scale midpoint).")
+        float | None, typer.Option("--threshold", help="Relevance threshold λ (rating ≥ λ; default 1 on the usual scales).")
     ] = None,
     negative_threshold: Annotated[
         float | None, typer.Option("--negative-threshold", help="Negative: rating below this (default: λ).")
@@ -108,7 +94,7 @@ def debias_command(
                 "MNAR part and a MAR ground truth — name the column with --familiar, or use CM100k (--format cm100k)"
             ) from None
     if threshold is not None:
-        check_threshold(threshold, loaded.scale.low, loaded.scale.high)
+        check_threshold(threshold, loaded.scale.low, loaded.scale.high, "--threshold")
     parts = cm100k_parts(loaded, test_fraction=test_fraction, seed=seed)
     names = [a.strip() for a in algorithms.split(",") if a.strip()]
     if len(names) < 2:
@@ -122,7 +108,7 @@ def debias_command(
         metrics=metric_list,
         estimators=[e.strip() for e in estimators.split(",")] if estimators else list(DEFAULT_ESTIMATORS),
         propensities=[p.strip() for p in propensities.split(",")] if propensities else None,
-        threshold=default_threshold(loaded.scale) if threshold is None else threshold,
+        threshold=loaded.scale.default_threshold() if threshold is None else threshold,
         negative_threshold=negative_threshold,
         k=k,
         seed=seed,

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
     from receval.atomic import Publication
 
-THRESHOLD = 4.0  # λ on the generated 1–5 scale, as the thesis on MovieLens
+# λ on the generated 1–5 scale, as the thesis on MovieLens: the demo shows likes against dislikes, which the
+# library's default (RatingScale.default_threshold: every rating relevant) would not split
+THRESHOLD = 4.0
 DEMO_METRICS = (
     "precision@10",
     "recall@10",

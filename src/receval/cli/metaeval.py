@@ -73,7 +73,9 @@ def metaeval_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split, the models and the distortions.")] = 0,
     aspects: Annotated[Path | None, typer.Option("--aspects", help="item,aspect table (else the data's).")] = None,
     k: Annotated[int, typer.Option("--k", help="List length and swap-experiment cutoff.")] = 10,
-    threshold: Annotated[float, typer.Option("--threshold", help="Relevance threshold λ (rating ≥ λ).")] = 4.0,
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", help="Relevance threshold λ (rating ≥ λ; default 1 on usual scales).")
+    ] = None,
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Holdout test share.")] = 0.2,
     strengths: Annotated[str, typer.Option("--strengths", help="Distortion strengths.")] = "0,0.1,0.3,0.5",
     fractions: Annotated[str, typer.Option("--fractions", help="Shares of judgments removed.")] = "0.1,0.3,0.5,0.7,0.9",
@@ -103,7 +105,8 @@ def metaeval_command(
         loaded = _with_aspects(loaded, aspects)
     if loaded.aspects is None:
         raise ConfigError("the data has no item aspects: pass --aspects FILE (columns item,aspect)")
-    check_threshold(threshold, loaded.scale.low, loaded.scale.high)
+    if threshold is not None:
+        check_threshold(threshold, loaded.scale.low, loaded.scale.high, "--threshold")
     study = metaeval_study(
         loaded,
         metric_list,

@@ -70,7 +70,8 @@ def simulate_command(
     preset: str = typer.Option("standard", "--preset", help="standard (textbook) or cyclorec (CycloRec's semantics)."),
     test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of ratings held out as feedback."),
     threshold: float | None = typer.Option(
-        None, "--threshold", help="λ: ratings ≥ λ are positive (default: the first scale value above the midpoint)."
+        None, "--threshold", help="λ: ratings ≥ λ are positive, the others negative (default 1 on the usual scales, "
+        "which leaves no negatives: give e.g. 4 on 1-5)."
     ),
     algorithms: str = typer.Option(",".join(DEFAULT_ALGORITHMS), "--algorithms", help="Comma-separated names."),
     param: list[str] = typer.Option([], "--param", help="NAME:key=value, e.g. item-bandit-egreedy:epsilon=0.1."),
@@ -86,7 +87,7 @@ def simulate_command(
     """Recommend, read feedback, learn, repeat: Precision/Recall/AntiPrecision/Fallout per round."""
     import pandas as pd
 
-    from receval.simulate import default_threshold, simulate_many
+    from receval.simulate import simulate_many
     from receval.split import holdout
     from receval.stats.agreement import kendall_agreement
     from receval.validate import check_command_options
@@ -102,7 +103,7 @@ def simulate_command(
         raise ConfigError("--algorithms is empty; give comma-separated names such as random,popularity")
     params = parse_algorithm_params(param)
     ratings = load_data(data, fmt, familiar_only=familiar_only)  # prepared as a configuration's filters are
-    lam = default_threshold(ratings) if threshold is None else threshold
+    lam = ratings.scale.default_threshold() if threshold is None else threshold
     train, test = holdout(ratings, test_fraction, seed=seed)
     runs = simulate_many(
         names, train, test, params=params, preset=preset, rounds=rounds, threshold=lam, seed=seed, order=order,

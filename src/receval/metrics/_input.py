@@ -21,9 +21,10 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
+from receval.data.interactions import RatingScale, relevant
 from receval.errors import MetricError
 
-__all__ = ["MetricInput", "count_rows", "lookup"]
+__all__ = ["MetricInput", "count_rows", "default_threshold", "lookup"]
 
 
 class MetricInput:
@@ -36,8 +37,10 @@ class MetricInput:
     truth : scipy CSR (n_users x n_items)
         The held-out ratings (presence in the sparsity pattern = rated; explicit
         zeros kept).
-    threshold : float
-        Positive (relevant) = rating ≥ threshold.
+    threshold : float or None
+        Positive (relevant) = rating ≥ threshold (:func:`receval.data.interactions.relevant`);
+        by default the :meth:`~receval.data.interactions.RatingScale.default_threshold`
+        of the scale the truth's ratings span (1 on the usual scales).
     negative_threshold : float
         Negative = rating < negative_threshold (≤ ``threshold``); items rated in
         between are neither. Unrated recommended items are unknown, never negative.
@@ -71,7 +74,7 @@ class MetricInput:
         rankings: np.ndarray,
         truth: sp.csr_matrix,
         *,
-        threshold: float = 1.0,
+        threshold: float | None = None,
         negative_threshold: float | None = None,
         train: sp.csr_matrix | None = None,
         aspects: sp.csr_matrix | None = None,
@@ -83,7 +86,7 @@ class MetricInput:
     ) -> None:
         self.rankings = np.asarray(rankings)
         self.truth = truth
-        self.threshold = float(threshold)
+        self.threshold = default_threshold(truth) if threshold is None else float(threshold)
         self.negative_threshold = self.threshold if negative_threshold is None else float(negative_threshold)
         self.train = train
         self.train_all = train if train_all is None else train_all
@@ -116,7 +119,7 @@ class MetricInput:
     @cached_property
     def positive(self) -> np.ndarray:
         """Boolean (n_users, n): the ranked item is rated ≥ threshold."""
-        return self.grades >= self.threshold
+        return relevant(self.grades, self.threshold)
 
     @cached_property
     def negative(self) -> np.ndarray:
@@ -126,7 +129,7 @@ class MetricInput:
     @cached_property
     def n_positive(self) -> np.ndarray:
         """Number of truth items of each user rated ≥ threshold."""
-        return count_rows(self.truth, self.truth.data >= self.threshold)
+        return count_rows(self.truth, relevant(self.truth.data, self.threshold))
 
     @cached_property
     def n_negative(self) -> np.ndarray:
@@ -135,13 +138,13 @@ class MetricInput:
 
     def positive_at(self, threshold: float) -> np.ndarray:
         """Like :attr:`positive` for another threshold (metrics with their own ``threshold``)."""
-        return self.positive if threshold == self.threshold else self.grades >= threshold
+        return self.positive if threshold == self.threshold else relevant(self.grades, threshold)
 
     def n_positive_at(self, threshold: float) -> np.ndarray:
         """Like :attr:`n_positive` for another threshold."""
         if threshold == self.threshold:
             return self.n_positive
-        return count_rows(self.truth, self.truth.data >= threshold)
+        return count_rows(self.truth, relevant(self.truth.data, threshold))
 
     @cached_property
     def item_popularity(self) -> np.ndarray:
@@ -155,6 +158,17 @@ class MetricInput:
         """Number of users with at least one training rating (for popularity as a probability)."""
         assert self.train_all is not None
         return int(np.count_nonzero(np.diff(self.train_all.indptr)))
+
+
+def default_threshold(truth: sp.csr_matrix) -> float:
+    """The default relevance threshold of the scale the stored ratings span (1 with none stored).
+
+    >>> default_threshold(sp.csr_matrix(np.array([[0.5, 5.0]]))), default_threshold(sp.csr_matrix((1, 2)))
+    (0.5, 1.0)
+    """
+    if truth.nnz == 0:
+        return RatingScale(1, 1).default_threshold()
+    return RatingScale.infer(truth.data).default_threshold()
 
 
 def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21) -> np.ndarray:

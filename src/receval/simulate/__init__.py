@@ -5,6 +5,6 @@
 ('precision', 'recall', 'anti_precision', 'fallout')
 """
 
-from receval.simulate.core import METRICS, Trajectory, default_threshold, simulate, simulate_many
+from receval.simulate.core import METRICS, Trajectory, simulate, simulate_many
 
-__all__ = ["METRICS", "Trajectory", "default_threshold", "simulate", "simulate_many"]
+__all__ = ["METRICS", "Trajectory", "simulate", "simulate_many"]

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, relevant
 from receval.errors import ConfigError, DataError
 from receval.progress import Progress, progress_to
 from receval.recommenders.bandits import make_online
@@ -69,7 +69,7 @@ from receval.recommenders.bandits.knn import KNNBandit
 from receval.simulate._loop import COLUMNS, run_rounds
 from receval.validate import check_memory
 
-__all__ = ["simulate", "simulate_many", "default_threshold", "Trajectory", "METRICS"]
+__all__ = ["simulate", "simulate_many", "Trajectory", "METRICS"]
 
 METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "recall_norm", "fallout_norm")
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
@@ -189,7 +189,10 @@ def simulate(
     rounds
         Number of rounds N (≥ 1); fewer rows when every user runs out of items.
     threshold
-        λ: ratings ≥ λ are positive. Must lie on the rating scale.
+        λ: ratings ≥ λ are positive (:func:`receval.data.interactions.relevant`), the
+        others negative. Must lie on the rating scale. The library-wide default
+        (:meth:`~receval.data.interactions.RatingScale.default_threshold`, 1 on 1–5)
+        makes every rating positive, so a study of false positives gives its λ.
     n_per_round
         Recommendations each user receives per round (one after the other).
     order
@@ -242,18 +245,13 @@ def simulate(
     test = test.deduplicate("last")
     nu, ni = train.n_users, train.n_items
 
-    pos = test.ratings >= threshold
-    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
-    if n_pos == 0:
-        warnings.warn("the test set has no positive rating: Recall is undefined (NaN)", RuntimeWarning, stacklevel=2)
-    if n_neg == 0:
-        warnings.warn("the test set has no negative rating: Fallout is undefined (NaN)", RuntimeWarning, stacklevel=2)
-
     check_memory(  # sized before allocating: the user x item cell and label arrays, one byte each
         2.0 * nu * ni,
         f"the cyclic simulation's state for {nu:,} users x {ni:,} items",
         "filter the data (min_user_ratings / min_item_ratings) or simulate a sample of users",
     )
+    pos = relevant(test.ratings, threshold)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     cell = np.zeros((nu, ni), np.uint8)
     cell[train.users, train.items] = 1
     label = np.full((nu, ni), -1, np.int8)
@@ -279,6 +277,16 @@ def simulate(
     t0 = time.perf_counter()
     model.fit(train)
     _log.info("simulate %s: fitted on %d ratings in %.2f s", name, train.n_ratings, time.perf_counter() - t0)
+    # after the fit, which may refuse the data (its memory is sized first): an error is then the only line
+    if n_pos == 0:
+        warnings.warn("the test set has no positive rating: Recall is undefined (NaN)", RuntimeWarning, stacklevel=2)
+    if n_neg == 0:
+        warnings.warn(
+            f"the test set has no negative rating (below threshold {threshold:g}): Fallout is undefined (NaN); "
+            "give the threshold that splits likes from dislikes, e.g. threshold=4 on a 1-5 scale",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     generic = not isinstance(model, _ItemCounts | KNNBandit)
     keep_log = record_log or generic
     log = np.zeros((rounds * nu * n_per_round if keep_log else 0, 4), np.int32)
@@ -388,21 +396,6 @@ def _table(out: np.ndarray, n_pos: int, n_neg: int, n_test: int) -> pd.DataFrame
         df["recall_norm"] = np.where(df["oracle_tp"] > 0, df["tp"] / df["oracle_tp"].clip(lower=1), nan)
         df["fallout_norm"] = np.where(df["oracle_fp"] > 0, df["fp"] / df["oracle_fp"].clip(lower=1), nan)
     return df
-
-
-def default_threshold(data: Interactions) -> float:
-    """The smallest scale value above the scale's midpoint (4 on 1–5, 3 on 1–4); the midpoint when continuous.
-
-    >>> from receval import Interactions
-    >>> default_threshold(Interactions.from_arrays([0, 0], [0, 1], [1, 5]))
-    4.0
-    """
-    scale = data.scale
-    mid = (scale.low + scale.high) / 2
-    if scale.step is None:
-        return float(mid)
-    values = scale.values()
-    return float(values[values > mid][0]) if (values > mid).any() else float(scale.high)
 
 
 def simulate_many(

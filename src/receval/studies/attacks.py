@@ -552,7 +552,7 @@ def attack_experiment(
     ``seed``) or a mapping label -> name, unfitted model (a fresh
     :func:`receval.recommenders.clone` per fit) or factory. ``targets`` are
     original item ids (default: :func:`choose_targets` on the training part, mid
-    popularity). ``threshold`` (default: the smallest scale value above the midpoint)
+    popularity). ``threshold`` (default: the scale's :meth:`~receval.data.interactions.RatingScale.default_threshold`)
     defines relevance for ``metrics``. Columns: ``attack``, ``intent``, ``size``,
     ``n_fake``, ``target``, ``algorithm`` and those of :func:`attack_effect`.
     ``progress(points_done, points, "attack grid")`` (default: the active callback of
@@ -564,7 +564,6 @@ def attack_experiment(
     >>> frame[["attack", "size", "algorithm", "prediction_shift", "shift_kind"]].values.tolist()
     [['average', 0.05, 'random', 0.0, 'score']]
     """
-    from receval.simulate.core import default_threshold
     from receval.split import holdout
 
     attacks = [attack] if isinstance(attack, str) else list(attack)
@@ -579,7 +578,7 @@ def attack_experiment(
     train, test = holdout(data, test_fraction=test_fraction, seed=seed)
     target_ids = list(targets) if targets is not None else choose_targets(train, n_targets, seed=seed).tolist()
     _item_indices(train, target_ids, "target")
-    thr = default_threshold(data) if threshold is None else threshold
+    thr = data.scale.default_threshold() if threshold is None else threshold
     clean = {label: fresh().fit(train) for label, fresh in factories.items()}
     rows: list[dict[str, Any]] = []
     notify, total = progress_to(progress), len(attacks) * len(sizes) * len(target_ids) * len(factories)
@@ -637,7 +636,7 @@ def run_attack(
     unless ``params`` sets one) is fitted on the training part and on the training part
     with the fake profiles (:func:`inject`, seeded with ``seed``); ``ndcg@k`` and
     ``precision@k`` are measured on the test part with relevance threshold
-    ``threshold`` (default: the smallest scale value above the midpoint). With
+    ``threshold`` (default: the scale's :meth:`~receval.data.interactions.RatingScale.default_threshold`). With
     ``detect``, ``detection_*`` holds :func:`detection_quality` of
     :func:`detect_attackers` on the attacked data. ``progress(done, 3, "attack")``
     (default: the active callback of :func:`receval.progress.reporting`) hears of the
@@ -650,7 +649,6 @@ def run_attack(
     (4, 'score', ['detection_f1', 'detection_n_fake'])
     """
     from receval.recommenders import clone, make
-    from receval.simulate.core import default_threshold
     from receval.split import holdout
 
     data = data.deduplicate("last") if data.has_duplicates else data
@@ -665,7 +663,7 @@ def run_attack(
     notify(1, 3, "attack")
     after = clone(model, seed=model_seed).fit(result.data)
     notify(2, 3, "attack")
-    thr = default_threshold(data) if threshold is None else threshold
+    thr = data.scale.default_threshold() if threshold is None else threshold
     metrics = [f"ndcg@{k}", f"precision@{k}"]
     out: dict[str, Any] = {
         "attack": attack,

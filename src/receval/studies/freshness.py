@@ -130,7 +130,6 @@ def reactivity(
     True
     """
     from receval.recommenders import recommend
-    from receval.simulate.core import default_threshold
     from receval.studies._models import model_factory
 
     if train.n_users != feedback.n_users or train.n_items != feedback.n_items:
@@ -139,7 +138,7 @@ def reactivity(
         raise ConfigError(f"steps={steps!r} must be a positive integer")
     if feedback.n_ratings < steps:
         raise DataError(f"{feedback.n_ratings} feedback rows cannot fill {steps} steps")
-    thr = default_threshold(train) if threshold is None else threshold
+    thr = train.scale.default_threshold() if threshold is None else threshold
     if train.timestamps is not None and feedback.timestamps is not None:
         order = np.argsort(feedback.timestamps, kind="stable")
     else:
@@ -302,7 +301,7 @@ def item_cold_start(
     ``model`` is an algorithm name, an unfitted model or a factory returning one.
     Returns the ``metrics`` (on the test users by the one-shot protocol,
     :func:`receval.evaluation.evaluate_model`, relevance ``rating ≥ threshold``, default
-    the smallest scale value above the midpoint) plus ``n_cold_items`` and ``n_users``.
+    the scale's :meth:`~receval.data.interactions.RatingScale.default_threshold`) plus ``n_cold_items`` and ``n_users``.
     A model that cannot score items without training ratings shows it here (e.g. ties
     broken at random).
 
@@ -313,14 +312,13 @@ def item_cold_start(
     5
     """
     from receval.evaluation import evaluate_model
-    from receval.simulate.core import default_threshold
     from receval.studies._models import model_factory
 
     train, test, cold = item_cold_start_split(data, item_fraction, seed)
     allowed = np.zeros(data.n_items, dtype=bool)
     allowed[cold] = True
     fitted = _SeenOnly(model_factory(model)().fit(train), allowed)
-    thr = default_threshold(data) if threshold is None else threshold
+    thr = data.scale.default_threshold() if threshold is None else threshold
     result = evaluate_model(
         fitted, train, test, list(metrics), k=min(k, len(cold)), threshold=thr, seed=seed, fitted=True
     )

@@ -53,6 +53,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from receval.errors import ConfigError
+from receval.metrics._input import default_threshold
 from receval.metrics.registry import MetricInput, parse_metric
 from receval.progress import Progress, progress_to
 from receval.stats.significance import paired_ttest, permutation_test
@@ -83,10 +84,13 @@ def per_user(
     aspects: sp.csr_matrix | None,
     train: sp.csr_matrix | None = None,
     *,
-    threshold: float = 1.0,
+    threshold: float | None = None,
     rating_max: float | None = None,
 ) -> np.ndarray:
-    """Per-user values of a registry metric string (NaN = user not scored)."""
+    """Per-user values of a registry metric string (NaN = user not scored).
+
+    ``threshold`` defaults to that of the scale the truth's ratings span (:class:`MetricInput`).
+    """
     data = MetricInput(rankings, truth, aspects=aspects, train=train, threshold=threshold, rating_max=rating_max)
     return parse_metric(metric).per_user(data)
 
@@ -139,7 +143,7 @@ def swap_correlation(
     *,
     k: int = 10,
     modes: Sequence[Literal["bottom-to-top", "redundant"]] = ("bottom-to-top", "redundant"),
-    threshold: float = 1.0,
+    threshold: float | None = None,
     rating_max: float | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Kendall τ between degradation level and metric value, per metric and mode.
@@ -148,6 +152,7 @@ def swap_correlation(
     ``curves`` has metric, mode, level, value (mean over users) for plotting.
     """
     truth = sp.csr_matrix(truth)
+    threshold = default_threshold(truth) if threshold is None else threshold  # one λ for every reduced truth
     users, lists = _reference_lists(truth, k)
     if len(users) == 0:
         raise ConfigError(f"no user has {k} truth items; lower k for the swap experiment")
@@ -229,7 +234,7 @@ def discriminative_power(
     strengths: Sequence[float] = (0.0, 0.2, 0.5),
     level: float = 0.05,
     n_resamples: int = 1_000,
-    threshold: float = 1.0,
+    threshold: float | None = None,
     rating_max: float | None = None,
     seed: int = 0,
 ) -> pd.DataFrame:
@@ -238,6 +243,7 @@ def discriminative_power(
     Returns one row per (metric, test) with ``pairs``, ``significant`` and ``share``.
     """
     runs = _runs(systems, strengths, truth.shape[1], seed)
+    threshold = default_threshold(truth) if threshold is None else threshold
     if len(runs) < 2:
         raise ConfigError("discriminative power needs at least two runs (systems x strengths)")
     rows = []
@@ -273,7 +279,7 @@ def incompleteness(
     fractions: Sequence[float] = (0.1, 0.3, 0.5, 0.7, 0.9),
     seeds: Sequence[int] = (0, 1, 2),
     strengths: Sequence[float] = (0.0,),
-    threshold: float = 1.0,
+    threshold: float | None = None,
     rating_max: float | None = None,
 ) -> pd.DataFrame:
     """Kendall τ between system rankings with full and with reduced truth.
@@ -287,6 +293,7 @@ def incompleteness(
     if len(runs) < 2:
         raise ConfigError("robustness to incompleteness ranks runs: give at least two systems or strengths")
     truth = sp.csr_matrix(truth)
+    threshold = default_threshold(truth) if threshold is None else threshold  # one λ for every reduced truth
     systems = runs
     names = list(runs)
 
@@ -367,7 +374,7 @@ def metaeval_study(
     systems: Sequence[str] = DEFAULT_SYSTEMS,
     *,
     k: int = 10,
-    threshold: float = 4.0,
+    threshold: float | None = None,
     test_fraction: float = 0.2,
     strengths: Sequence[float] = (0.0, 0.1, 0.3, 0.5),
     fractions: Sequence[float] = (0.1, 0.3, 0.5, 0.7, 0.9),
@@ -384,7 +391,9 @@ def metaeval_study(
     :func:`swap_correlation` (cutoff ``k``), :func:`discriminative_power` (distortion
     ``strengths``, seeded by ``seed``) and :func:`incompleteness` (``fractions`` of the
     judgments removed, seeds ``seed … seed + n_seeds - 1``). Relevance is rating ≥
-    ``threshold``. The systems' means are :func:`receval.evaluation.evaluate_model`'s.
+    ``threshold`` (default: the data scale's
+    :meth:`~receval.data.interactions.RatingScale.default_threshold`). The systems' means are
+    :func:`receval.evaluation.evaluate_model`'s.
     ``progress(done, total, "metaeval")`` (default: the active callback of
     :func:`receval.progress.reporting`) hears of each system and each experiment done.
 
@@ -408,6 +417,7 @@ def metaeval_study(
     if not system_list:
         raise ConfigError("give at least one system (an algorithm name of receval.recommenders.make)")
     data = data.deduplicate("last")
+    threshold = data.scale.default_threshold() if threshold is None else threshold
     if data.aspects is None:
         raise ConfigError("the data has no item aspects: give data with aspects (an item,aspect table)")
     train, test = holdout(data, test_fraction=test_fraction, seed=seed)
