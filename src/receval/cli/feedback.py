@@ -116,7 +116,7 @@ class TerminalProgress:
 
         console = self._console or Console(file=self._stream or sys.stderr, stderr=self._stream is None)
         progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),  # a task's label is the user's text, never markup
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
