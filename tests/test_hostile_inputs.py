@@ -236,7 +236,6 @@ def test_every_command_reads_compressed_input_as_plain(
         out = tmp_path / how
         out.mkdir()
         stats = json.loads(run_cli(capsys, ["data", "stats", f["ratings"], "--json"]))
-        stats = {k: v for k, v in stats.items() if k not in ("name", "path", "dataset")}
         run_cli(capsys, ["split", f["ratings"], "--out", out / "split", "--method", "holdout", "--seed", "3"])
         evaluate = json.loads(run_cli(capsys, [
             "evaluate", "--truth", f["test"], "--recs", f["run"], "--train", f["train"],
@@ -248,22 +247,23 @@ def test_every_command_reads_compressed_input_as_plain(
         run_cli(capsys, ["recommend", "--train", f["ratings"], "-a", "popularity", "--k", "2", "-o", out / "recs.tsv"])
         run_cli(capsys, ["predict", "--train", f["ratings"], "--test", f["test"], "-a", "global-mean",
                          "-o", out / "pred.tsv"])  # fmt: skip
-        results[how] = (stats, _outputs(out / "split"), evaluate, _values(compare), _outputs(out))
+        results[how] = (stats, _outputs(out / "split"), evaluate, compare, _outputs(out))
     assert results["packed"] == results["plain"]
     stats, split, evaluate, _, written = results["plain"]
     assert stats["n_ratings"] == len(RATINGS) and stats["n_items"] == 4  # '007' and '7' stay two items
+    assert stats["name"] == "ratings" and set(_values(compare)) >= {"a", "b"}  # labels without .csv.gz
     assert set(split) == {"train.tsv", "test.tsv"} and {"recs.tsv", "pred.tsv"} <= set(written)
     # test users with a rating >= 4: u1 (007 hit, 1/2), u2, u3 (no hit), u5 (no list): 1/8
     assert evaluate["precision@2(threshold=4)"] == pytest.approx(1 / 8)
 
 
-def _values(doc: Any) -> Any:
-    """The numbers of a JSON document in order (a run's label follows its file name, which differs)."""
+def _values(doc: Any) -> set[Any]:
+    """Every key and text value of a JSON document (where the runs' labels are)."""
     if isinstance(doc, dict):
-        return [_values(v) for _, v in sorted(doc.items(), key=lambda kv: str(kv[0])) if not isinstance(v, str)]
+        return set(doc) | {v for value in doc.values() for v in _values(value)}
     if isinstance(doc, list):
-        return [_values(v) for v in doc if not isinstance(v, str)]
-    return doc
+        return {v for value in doc for v in _values(value)}
+    return {doc} if isinstance(doc, str) else set()
 
 
 # ------------------------------------------------------------------ Parquet column types

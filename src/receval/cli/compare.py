@@ -39,6 +39,7 @@ from receval.cli.common import (
     table_reader,
 )
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
+from receval.data import _source
 from receval.errors import ConfigError
 
 __all__ = ["register"]
@@ -53,7 +54,7 @@ def _named(runs: list[str]) -> dict[str, Path]:
     for text in runs:
         name, sep, path = text.partition("=")
         if not sep or not name or Path(text).exists():
-            name, path = Path(text).stem, text
+            name, path = _source.stem(text), text  # a.tsv.gz is run 'a', as a.tsv is
         if name in named:
             raise ConfigError(f"two runs are named {name!r}; name them as NAME=FILE")
         named[name] = Path(path)

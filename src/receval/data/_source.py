@@ -44,7 +44,7 @@ from typing import IO, Any
 
 from receval.errors import DataError
 
-__all__ = ["COMPRESSIONS", "arrow_input", "compression", "inner_suffix", "open_binary"]
+__all__ = ["COMPRESSIONS", "arrow_input", "compression", "inner_suffix", "open_binary", "stem"]
 
 COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
 """File suffix -> the compression it names (the one list of compressions receval reads)."""
@@ -85,6 +85,18 @@ def inner_suffix(path: str | Path) -> str:
     while suffixes and suffixes[-1] in COMPRESSIONS:
         suffixes.pop()
     return suffixes[-1] if suffixes else ""
+
+
+def stem(path: str | Path) -> str:
+    """The file's name without its format suffix and any compression suffix: a data set's or a run's label.
+
+    >>> stem("ratings.csv.gz"), stem("bm25.trec"), stem("u1.base.zst"), stem("x.gz")
+    ('ratings', 'bm25', 'u1', 'x')
+    """
+    name = Path(path).name
+    while Path(name).suffix.lower() in COMPRESSIONS:
+        name = Path(name).stem
+    return Path(name).stem
 
 
 def open_binary(path: str | Path) -> IO[bytes]:

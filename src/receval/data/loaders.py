@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import numpy as np
 
-from receval.data import _arrow
+from receval.data import _arrow, _source
 from receval.data.formats import FORMATS, LAYOUTS, check_format, detect, ratings_file
 from receval.data.interactions import Interactions, RatingScale
 from receval.data.prepare import prepare
@@ -182,7 +182,7 @@ def load(
             raise DataError(f"no such file: format {fmt} expects the path of one file", path=path)
         columns = {role: name for role, name in names.items() if name is not None}
         located = _read(path, fmt, columns=columns, header=header, sep=sep, extra=tuple(extra))
-        data = _interactions(located, path.stem, declared, ids_as_str, tuple(extra), columns=columns)
+        data = _interactions(located, _source.stem(path), declared, ids_as_str, tuple(extra), columns=columns)
     if familiar_only:
         if "familiar" not in data.extra:
             raise DataError(
