@@ -358,8 +358,32 @@ def entry() -> None:
     """
     _tune_memory()
     status = main()
+    _stop_resource_trackers()
     gc.freeze()
     sys.exit(status)
+
+
+# the helper processes worker pools start beside their workers, by the module that starts them
+_RESOURCE_TRACKERS = ("joblib.externals.loky.backend.resource_tracker", "multiprocessing.resource_tracker")
+
+
+def _stop_resource_trackers() -> None:
+    """Stop the resource trackers a worker pool started (loky's, multiprocessing's) and wait for them to exit.
+
+    Each would end by itself only after this process has (when its pipe from here closes), so it
+    outlives the command by a moment, long enough for whoever started the command to find it. The
+    pools' semaphores are collected first: each unregisters with its tracker, and one collected
+    after the stop would start a new tracker. A command that started no pool has no tracker.
+    """
+    running = [
+        tracker
+        for tracker in (getattr(sys.modules.get(name), "_resource_tracker", None) for name in _RESOURCE_TRACKERS)
+        if tracker is not None and getattr(tracker, "_fd", None) is not None
+    ]
+    if running:
+        gc.collect()
+        for tracker in running:
+            tracker._stop()
 
 
 def _tune_memory() -> None:

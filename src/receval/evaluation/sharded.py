@@ -21,8 +21,9 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,7 @@ import scipy.sparse as sp
 from receval.errors import MetricError
 from receval.progress import Progress, progress_to
 
-__all__ = ["evaluate_sharded", "shard_bounds"]
+__all__ = ["evaluate_sharded", "shard_bounds", "worker_pool"]
 
 
 def shard_bounds(n_users: int, n_shards: int) -> list[tuple[int, int]]:
@@ -45,6 +46,29 @@ def shard_bounds(n_users: int, n_shards: int) -> list[tuple[int, int]]:
         raise MetricError(f"n_shards must be at least 1, got {n_shards}")
     edges = np.linspace(0, n_users, min(n_shards, max(n_users, 1)) + 1).round().astype(int)
     return [(int(a), int(b)) for a, b in itertools.pairwise(edges)]
+
+
+@contextlib.contextmanager
+def worker_pool(workers: int, **options: Any) -> Iterator[Any]:
+    """A pool of ``workers`` local processes (joblib's loky) whose workers all end with the block.
+
+    On leaving (normally, on an error or on Ctrl-C) the workers are stopped and waited for.
+    ``options`` go to loky's ``ProcessPoolExecutor`` (``initializer``, ``env`` ...): a pool of its
+    own, not loky's process-wide reusable one, which keeps idle workers alive for minutes after use.
+    (The resource-tracker process loky starts beside them ends with this process; the ``receval``
+    command stops it before exiting.)
+
+    >>> with worker_pool(2) as pool:
+    ...     list(pool.map(abs, [-1, 2, -3]))
+    [1, 2, 3]
+    """
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, **options)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(wait=True, kill_workers=True)
 
 
 def _shard_parts(job: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]]:

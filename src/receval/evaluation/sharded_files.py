@@ -32,7 +32,7 @@ Examples
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -219,22 +219,26 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
     return result.per_user, counts
 
 
+def _collect(results: Iterable[Any], n_jobs: int) -> list[Any]:
+    """The shards' results in order; the active progress callback hears of each."""
+    notify, parts = progress_to(None), []
+    notify(0, n_jobs, "evaluate shards")
+    for part in results:
+        parts.append(part)
+        notify(len(parts), n_jobs, "evaluate shards")
+    return parts
+
+
 def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str | None) -> list[Any]:
     if not isinstance(workers, int) or workers < 1:
         raise ConfigError(f"--jobs must be a whole number of at least 1, got {workers!r}")
     if executor == "local":
-        results = map(_shard_task, jobs)
-        if workers > 1:
-            from joblib.externals.loky import get_reusable_executor
+        if workers == 1:
+            return _collect(map(_shard_task, jobs), len(jobs))
+        from receval.evaluation.sharded import worker_pool
 
-            pool = get_reusable_executor(max_workers=workers, env={"OPENBLAS_NUM_THREADS": "1"})
-            results = pool.map(_shard_task, jobs)
-        notify, parts = progress_to(None), []  # the active progress callback hears of each shard, in order
-        notify(0, len(jobs), "evaluate shards")
-        for part in results:
-            parts.append(part)
-            notify(len(parts), len(jobs), "evaluate shards")
-        return parts
+        with worker_pool(workers, env={"OPENBLAS_NUM_THREADS": "1"}) as pool:
+            return _collect(pool.map(_shard_task, jobs), len(jobs))
     if executor == "dask":
         if scheduler is None:
             raise ConfigError("--executor dask needs --scheduler ADDRESS (a running Dask scheduler, e.g. tcp://host:8786)")

@@ -16,6 +16,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
@@ -181,12 +182,13 @@ class _Loky(_Executor):
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.pool: Any = None
+        self._pool_block = contextlib.ExitStack()
 
     def run(self, tasks: list[Task], datasets: Mapping[str, PreparedDataset]) -> Iterator[TaskResult]:
-        from joblib.externals.loky import get_reusable_executor
+        from receval.evaluation.sharded import worker_pool
 
-        self.pool = get_reusable_executor(
-            max_workers=self.jobs, initializer=_install, initargs=(dict(datasets),), reuse=False, timeout=60
+        self.pool = self._pool_block.enter_context(
+            worker_pool(self.jobs, initializer=_install, initargs=(dict(datasets),), timeout=60)
         )
         # keep at most 2 tasks per worker queued so Ctrl-C stops quickly
         pending: set[Any] = set()
@@ -204,9 +206,8 @@ class _Loky(_Executor):
                     pending.add(self.pool.submit(_run_installed, nxt))
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, kill_workers=True)
-            self.pool = None
+        self.pool = None
+        self._pool_block.close()  # stops the workers and waits for them (worker_pool)
 
     def describe(self) -> str:
         return f"local ({self.jobs} processes)"
