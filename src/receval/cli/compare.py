@@ -71,7 +71,9 @@ def compare_command(
     runs: Annotated[list[str], typer.Argument(help="Run files (FILE or NAME=FILE), at least two.")],
     truth: Annotated[Path, typer.Option("--truth", help="Held-out ratings or qrels: user,item[,rating].")],
     metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings, e.g. ndcg@10,P@10.")],
-    threshold: Annotated[float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1).")] = None,
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
+    ] = None,
     test: Annotated[str, typer.Option("--test", help="Paired test: ttest, wilcoxon or permutation.")] = "ttest",
     correction: Annotated[
         str, typer.Option("--correction", help="Multiple-comparison correction: holm, bonferroni, bh or none.")

@@ -25,11 +25,8 @@ Examples
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 import math
-import threading
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -68,8 +65,7 @@ def evaluate_command(
         Path | None, typer.Option("--predictions", help="Rating predictions: user,item,rating,prediction.")
     ] = None,
     threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1, or the smallest "
-                                   "positive rating of a scale of fractions).")  # fmt: skip
+        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
     ] = None,
     negative_threshold: Annotated[
         float | None, typer.Option("--negative-threshold", help="Negative: rating < λ- (default λ).")
@@ -143,9 +139,6 @@ def evaluate_command(
         )  # fmt: skip
         _report(result, per_user, fmt)
         return
-    # Arrow reads the files with the GIL released: meanwhile, another thread imports the evaluation (scipy, the
-    # metrics), which is then ready when the tables are
-    threading.Thread(target=_import_quietly, args=("receval.evaluation",), daemon=True).start()
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )
@@ -189,12 +182,6 @@ def evaluate_command(
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
     _report(result, per_user, fmt)
-
-
-def _import_quietly(module: str) -> None:
-    """Import ``module`` ahead of use; a failure is left for the import at the point of use to report."""
-    with contextlib.suppress(Exception):
-        importlib.import_module(module)
 
 
 def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
