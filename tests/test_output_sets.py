@@ -201,3 +201,25 @@ def test_demo_out_is_one_set_and_a_failed_write_keeps_the_old_one(
     assert code != 0
     assert {name: (out / name).read_bytes() for name in _names(out)} == before
     capsys.readouterr()
+
+
+# ---------------------------------------------------------------- the studies' folders of tables and figures
+def test_a_simulation_folder_keeps_its_old_set_when_a_figure_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from receval.report import cyclic
+
+    t = pd.DataFrame({"round": [1, 2], "recall_norm": [0.1, 0.2], "fallout_norm": [0.2, 0.1], "recall": [0.1, 0.2],
+                      "fallout": [0.2, 0.3], "precision": [0.3, 0.2], "anti_precision": [0.1, 0.1]})  # fmt: skip
+    out = cyclic.write_outputs(tmp_path / "sim", {"a": t, "b": t * 1.5})
+    names = ["curves.png", "final.csv", "ranks.csv", "ranks.png", "tau.csv", "trajectories.csv", "trajectories.parquet"]
+    assert _names(out) == names
+    before = {name: (out / name).read_bytes() for name in names}
+
+    def no_space(*_args: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cyclic, "plot_ranks", no_space)  # the last file of the new set fails
+    with pytest.raises(OSError, match="No space"):
+        cyclic.write_outputs(out, {"a": t * 2.0, "b": t})
+    assert {name: (out / name).read_bytes() for name in _names(out)} == before

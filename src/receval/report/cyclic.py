@@ -2,7 +2,7 @@
 
 Both take a mapping of algorithm names to :class:`~receval.simulate.Trajectory` (or
 trajectory tables) and write a PNG atomically; :func:`write_outputs` writes a run's
-tables and both figures to a folder.
+tables and both figures to a folder, as one set (:func:`receval.atomic.publish`).
 
 Examples
 --------
@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from receval.atomic import atomic_write, write_frame
+from receval.atomic import atomic_write, publish, write_frame
 from receval.stats.agreement import ranks_over_time, tau_curve
 
 __all__ = ["plot_curves", "plot_ranks", "write_outputs"]
@@ -86,20 +86,20 @@ def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
     """Write ``trajectories.parquet``/``.csv``, ``final.csv``, ``tau.csv``, ``ranks.csv``,
     ``curves.png`` and ``ranks.png`` for trajectories of several algorithms to ``out``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     tables = pd.concat([_table(run).assign(algorithm=name) for name, run in runs.items()], ignore_index=True)
-    write_frame(out / "trajectories.parquet", tables)
-    write_frame(out / "trajectories.csv", tables)
     final = pd.DataFrame({name: _table(run).iloc[-1] for name, run in runs.items()}).T.rename_axis("algorithm")
-    write_frame(out / "final.csv", final, index=True)
     curve = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
     curve["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision")["tau"]
-    write_frame(out / "tau.csv", curve)
     ranks = pd.concat(
         {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "anti_precision")}, axis=1
     )
     ranks.columns = [f"{m}:{a}" for m, a in ranks.columns]
-    write_frame(out / "ranks.csv", ranks, index=True)
-    plot_curves(runs, out / "curves.png")
-    plot_ranks(runs, out / "ranks.png")
+    with publish(out) as publication:
+        write_frame(publication.path(out / "trajectories.parquet"), tables)
+        write_frame(publication.path(out / "trajectories.csv"), tables)
+        write_frame(publication.path(out / "final.csv"), final, index=True)
+        write_frame(publication.path(out / "tau.csv"), curve)
+        write_frame(publication.path(out / "ranks.csv"), ranks, index=True)
+        plot_curves(runs, publication.path(out / "curves.png"))
+        plot_ranks(runs, publication.path(out / "ranks.png"))
     return out

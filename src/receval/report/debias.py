@@ -3,7 +3,8 @@
 :func:`plot_estimates` draws, for one metric, each estimator's estimate against the
 MAR value per system (the diagonal is a perfect estimator); :func:`plot_tau` draws
 Kendall τ between each estimator's system ranking and the MAR ranking, per metric;
-:func:`write_outputs` writes the study's tables and both figures to a folder.
+:func:`write_outputs` writes the study's tables and both figures to a folder, as one
+set (:func:`receval.atomic.publish`).
 
 Examples
 --------
@@ -23,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from receval.atomic import write_figure, write_frame
+from receval.atomic import publish, write_figure, write_frame
 from receval.report.style import close_figure, figure, series_style
 
 __all__ = ["plot_estimates", "plot_tau", "write_outputs"]
@@ -76,13 +77,13 @@ def plot_tau(kendall: pd.DataFrame, path: str | Path) -> Path:
 def write_outputs(study, folder: str | Path, *, metric: str = "recall@10") -> list[Path]:
     """Tables ``estimates``, ``kendall``, ``recall_fallout`` (CSV), ``tau.png`` and ``estimates.png`` (``metric``)."""
     out = Path(folder)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [
-        write_frame(out / "estimates.csv", study.estimates),
-        write_frame(out / "kendall.csv", study.kendall),
-        write_frame(out / "recall_fallout.csv", study.recall_fallout),
-        plot_tau(study.kendall, out / "tau.png"),
-    ]
-    if metric in set(study.estimates["metric"]):
-        paths.append(plot_estimates(study.estimates, metric, out / "estimates.png"))
+    paths = [out / "estimates.csv", out / "kendall.csv", out / "recall_fallout.csv", out / "tau.png"]
+    with publish(out) as publication:
+        write_frame(publication.path(paths[0]), study.estimates)
+        write_frame(publication.path(paths[1]), study.kendall)
+        write_frame(publication.path(paths[2]), study.recall_fallout)
+        plot_tau(study.kendall, publication.path(paths[3]))
+        if metric in set(study.estimates["metric"]):
+            paths.append(out / "estimates.png")
+            plot_estimates(study.estimates, metric, publication.path(paths[-1]))
     return paths

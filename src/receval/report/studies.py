@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from receval.atomic import write_figure, write_frame
+from receval.atomic import Publication, publish, write_figure, write_frame
 from receval.report import figures as F
 from receval.report.style import close_figure, figure, series_style, styled
 
@@ -135,12 +135,12 @@ def plot_coherence_split(result: CoherenceSplitResult, path: str | Path) -> Path
 def write_coherence_split(result: CoherenceSplitResult, out_dir: str | Path) -> list[Path]:
     """Write ``table.csv`` (relative RMSE per recommender and p), ``rmse.csv`` and ``figure.png``; returns the paths."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [
-        write_frame(out / name, frame, index=True)
-        for name, frame in (("table.csv", result.table), ("rmse.csv", result.rmse))
-    ]
-    return [*paths, plot_coherence_split(result, out / "figure.png")]
+    paths = [out / "table.csv", out / "rmse.csv", out / "figure.png"]
+    with publish(out) as publication:  # the tables and their figure appear together
+        write_frame(publication.path(paths[0]), result.table, index=True)
+        write_frame(publication.path(paths[1]), result.rmse, index=True)
+        plot_coherence_split(result, publication.path(paths[2]))
+    return paths
 
 
 # ---------------------------------------------------------------- metaeval
@@ -158,7 +158,17 @@ def plot_metaeval(
     skipped. Returns the paths written.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with publish(out) as publication:
+        return _metaeval_figures(curves, power, robustness, out, publication)
+
+
+def _metaeval_figures(
+    curves: pd.DataFrame | None,
+    power: pd.DataFrame | None,
+    robustness: pd.DataFrame | None,
+    out: Path,
+    publication: Publication,
+) -> list[Path]:
     builders = (
         (curves, F.swap_curves, "swap_curves.png"),
         (power, F.discriminative_bars, "discriminative_power.png"),
@@ -167,7 +177,8 @@ def plot_metaeval(
     paths = []
     for table, build, name in builders:
         if table is not None and len(table):
-            paths.append(_write(build(table), out / name))
+            _write(build(table), publication.path(out / name))
+            paths.append(out / name)
     return paths
 
 
@@ -178,6 +189,9 @@ def write_metaeval(study: MetaevalStudy, out_dir: str | Path) -> list[Path]:
     ``discriminative_power.csv``, ``incompleteness.csv`` and :func:`plot_metaeval`'s).
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [write_frame(out / f"{name}.csv", frame) for name, frame in study.tables().items()]
-    return paths + plot_metaeval(study.curves, study.power, study.robustness, out)
+    paths = []
+    with publish(out) as publication:  # the tables and their figures appear together
+        for name, frame in study.tables().items():
+            paths.append(out / f"{name}.csv")
+            write_frame(publication.path(paths[-1]), frame)
+        return paths + _metaeval_figures(study.curves, study.power, study.robustness, out, publication)
