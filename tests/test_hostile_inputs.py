@@ -257,6 +257,28 @@ def test_every_command_reads_compressed_input_as_plain(
     assert evaluate["precision@2(threshold=4)"] == pytest.approx(1 / 8)
 
 
+@pytest.mark.parametrize("kind", COMPRESSIONS)
+def test_a_compressed_users_file_lists_the_same_users(
+    tmp_path: Path, inputs: dict[str, Path], kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = b"user\nu2\nu5\n"
+    written = {}
+    for how, users in (
+        ("plain", _write(tmp_path / "u.txt", listed)),
+        (kind, _write(tmp_path / f"u.txt.{kind}", compress(listed, kind))),
+    ):
+        out = tmp_path / f"recs-{how}.tsv"
+        args = ["recommend", "--train", inputs["ratings"], "-a", "popularity", "--k", "1", "--users", users, "-o", out]
+        run_cli(capsys, args)
+        written[how] = out.read_bytes()
+    assert written[kind] == written["plain"]
+    assert [line.split("\t")[0] for line in written["plain"].decode().splitlines()[1:]] == ["u2", "u5"]
+    latin = _write(tmp_path / "latin.txt", "user\nu2\nü\n".encode("latin-1"))
+    line = refused(capsys, ["recommend", "--train", inputs["ratings"], "-a", "popularity", "--users", latin,
+                            "-o", tmp_path / "no.tsv"], names=f"{latin}, line 3")  # fmt: skip
+    assert "UTF-8" in line and not (tmp_path / "no.tsv").exists()
+
+
 def _values(doc: Any) -> set[Any]:
     """Every key and text value of a JSON document (where the runs' labels are)."""
     if isinstance(doc, dict):
@@ -314,6 +336,21 @@ def test_a_nested_or_binary_parquet_column_is_refused_by_name(
         line = refused(capsys, args, names=f"column {column}")
         assert str(path) in line
     assert not list(out.iterdir())  # nothing written: a list<string> item column never becomes "['a']"
+
+
+@pytest.mark.parametrize("case", ["list<string> item", "struct user", "binary item"])
+def test_an_in_memory_arrow_table_is_checked_as_a_file(case: str) -> None:
+    """A pyarrow.Table handed to evaluate() gets the column check a Parquet file gets (a list is no id)."""
+    column, values = NESTED[case]
+    columns: dict[str, Any] = {"user": ["u1", "u2", "u3"], "item": ["a", "b", "c"], "rating": [4.0, 3.0, 5.0]}
+    truth = pa.table({**columns, column: values})
+    run = pa.table({"user": ["u1", "u2", "u3"], "item": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]})
+    with pytest.raises(DataError) as err:
+        receval.evaluate(run, truth, ["precision@1"])
+    assert err.value.column == column and "integers, floats" in err.value.message
+    gap = pa.table({**columns, "user": pa.array([1.0, float("nan"), 3.0], from_pandas=False)})
+    with pytest.raises(DataError, match="row 2: empty user id"):
+        receval.evaluate(run, gap, ["precision@1"])
 
 
 def test_an_unused_nested_column_is_left_alone(tmp_path: Path) -> None:

@@ -131,9 +131,20 @@ def _listed_users(path: Path, data: Interactions) -> np.ndarray:
     import numpy as np
     import pandas as pd
 
+    from receval.data import _source
+
     if not path.is_file():
         raise DataError("users file not found", path=path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    with _source.open_binary(path) as fh:  # compressed like every other input
+        raw = fh.read()
+    try:
+        lines = raw.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError as err:
+        raise DataError(
+            "the users file is not UTF-8 text; save it as UTF-8, one user id per line",
+            path=path,
+            line=raw.count(b"\n", 0, err.start) + 1,
+        ) from None
     rows = [(n, line.strip()) for n, line in enumerate(lines, start=1) if line.strip()]
     if rows and rows[0][1].lower() == "user":
         rows = rows[1:]

@@ -512,7 +512,7 @@ class _Reader:
             table = pq.read_table(source)
         except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
             raise DataError(f"not a readable Parquet file ({exc})", path=self.path) from exc
-        self._check_types(table)
+        _check_types(table, self.path, self.role_of)
         if self.text_ids:  # ids as text, dictionary-encoded in Arrow: pandas receives categorical columns
             for j, name in enumerate(table.column_names):
                 role = self.role_of.get(name, name)
@@ -525,30 +525,6 @@ class _Reader:
             if name in NUMERIC + _KNOWN["rating"]:
                 table = table.set_column(j, name, _numbers(table.column(j), name, self.path, None))
         return table
-
-    def _check_types(self, table: pa.Table) -> None:
-        """The columns receval reads hold one flat value per row, and a float id column no NaN (a missing id)."""
-        import pyarrow as pa
-
-        known = {name: role for role, names in _KNOWN.items() for name in names}
-        for j, name in enumerate(table.column_names):
-            role = self.role_of.get(name) or (name if name in ROLES else known.get(name))
-            if role is None:
-                continue  # a column no reader uses
-            column = table.column(j)
-            if not _arrow.is_flat(column.type):
-                raise DataError(
-                    f"the {role} column has type {column.type}; receval reads columns of {_arrow.FLAT_TYPES}, "
-                    "one value a row (a list as one row per value, a struct field or binary as text in a column)",
-                    path=self.path,
-                    column=name,
-                )
-            if role in _IDS and pa.types.is_floating(column.type):
-                missing = np.isnan(_arrow.numbers(column))
-                if missing.any():
-                    raise DataError(
-                        f"row {int(np.argmax(missing)) + 1}: empty {role} id (NaN)", path=self.path, column=name
-                    )
 
     def json(self, value: str) -> pa.Table:
         with _source.open_binary(self.path) as fh:
@@ -622,6 +598,33 @@ def _parse_json(raw: bytes, path: Path) -> Any:
     return nested
 
 
+def _check_types(table: pa.Table, path: Path | None, role_of: Mapping[str, str]) -> None:
+    """The columns receval reads hold one flat value per row, and a float id column no NaN (a missing id).
+
+    ``role_of`` maps a column's own name to its role (``columns`` turned around); other
+    libraries' names are recognised, and a column of no role is not looked at.
+    """
+    import pyarrow as pa
+
+    known = {name: role for role, names in _KNOWN.items() for name in names}
+    for j, name in enumerate(table.column_names):
+        role = role_of.get(name) or (name if name in ROLES else known.get(name))
+        if role is None:
+            continue  # a column no reader uses
+        column = table.column(j)
+        if not _arrow.is_flat(column.type):
+            raise DataError(
+                f"the {role} column has type {column.type}; receval reads columns of {_arrow.FLAT_TYPES}, "
+                "one value a row (a list as one row per value, a struct field or binary as text in a column)",
+                path=path,
+                column=name,
+            )
+        if role in _IDS and pa.types.is_floating(column.type):
+            missing = np.isnan(_arrow.numbers(column))
+            if missing.any():
+                raise DataError(f"row {int(np.argmax(missing)) + 1}: empty {role} id (NaN)", path=path, column=name)
+
+
 def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> Any:
     """An in-memory table in receval's columns: DataFrames, Arrow tables, ranx ``Run``/``Qrels``, dicts.
 
@@ -640,7 +643,9 @@ def as_frame(obj: Any, what: str, columns: Mapping[str, str] | None = None) -> A
     """
     value = "score" if what.startswith("recommendation") else "rating"
     if type(obj).__module__.startswith("pyarrow") and hasattr(obj, "column_names"):  # a pyarrow.Table
-        return _roles(obj, None, what, columns)
+        table = _roles(obj, None, what, columns)
+        _check_types(table, None, {})
+        return table
     if type(obj).__module__.startswith("ranx") and hasattr(obj, "to_dict"):  # ranx.Run / ranx.Qrels
         obj = obj.to_dict()
     if isinstance(obj, list | tuple) and obj and hasattr(obj[0], "_fields") and "query_id" in obj[0]._fields:
