@@ -224,7 +224,7 @@ def has_header(path: Path, sep: str, columns: Mapping[str, str] | None = None) -
     >>> has_header(p, ",")
     False
     """
-    lines = head_lines(path)
+    lines = head_lines(path, 1 << 13)  # the first 50 lines decide
     if not lines:
         return True  # the empty-file error comes from the reader, with its line
     first = [f.strip() for f in next(csv.reader([lines[0]], delimiter=sep))]
