@@ -161,11 +161,11 @@ def test_split_interrupted_at_random_moments_leaves_the_old_set_or_the_new_one(t
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        if trial % 2:  # a moment while the new set is being written: after its staging folder appears
+        if trial % 4:  # a moment while the new set is being written: after its first temporary appears
             deadline = time.monotonic() + 60
             while proc.poll() is None and not list(out.glob(".receval-*")) and time.monotonic() < deadline:
                 time.sleep(0.002)
-            time.sleep(rng.uniform(0.0, 0.08))
+            time.sleep(rng.uniform(0.0, 0.5))  # about as long as the two files take to write
         else:  # any moment from the start
             time.sleep(rng.uniform(0.2, 2.5))
         proc.send_signal(signal.SIGTERM if trial % 4 < 2 else signal.SIGINT)
