@@ -102,7 +102,8 @@ def compare_runs(
     if baseline is not None and baseline not in names:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs {names}")
     truth = as_table(truth, "truth", evaluate_options.get("columns"))  # a path is read once for every run
-    rows, long, conventions = {}, [], {}
+    rows, long = {}, []
+    conventions: dict[str, Any] = {}  # {run: Conventions}, then "comparison"
     for name, recs in zip(names, runs.values(), strict=True):
         result = evaluate(recs, truth, metrics, **evaluate_options)
         rows[name] = result.summary
