@@ -193,3 +193,13 @@ def test_run_with_a_hostile_name_keeps_the_default_store_under_results(
     assert not Path("/tmp/ESCAPE_RUN_ABS").exists()
     assert pd.read_parquet(store / "tasks.parquet")["dataset"].tolist() == ["../data/x"]
     assert os.path.commonpath([*written]) == str(work / "results")
+
+
+@pytest.mark.parametrize(("task_id", "table"), [("../x", "aggregates"), ("t1", "a/b"), ("t1", "x.y"), ("/abs", "t")])
+def test_the_store_refuses_ids_and_table_names_that_are_not_one_file_name(
+    tmp_path: Path, task_id: str, table: str
+) -> None:
+    store = ResultStore(tmp_path / "exp")
+    with pytest.raises(ValueError, match="cannot be part of a file name"):
+        store.write_task(task_id, {"status": "ok"}, {table: pd.DataFrame({"metric": ["m"], "value": [1.0]})})
+    assert _tree(tmp_path) <= {tmp_path / "exp", tmp_path / "exp" / "parts"}  # nothing written, nowhere

@@ -349,9 +349,10 @@ class ResultStore:
             raise ValueError("table name 'task' is reserved")
         if _FILES in record:
             raise ValueError(f"record key {_FILES!r} is reserved")
-        bad = [name for name in tables if "." in name or safe_name(name) != name]
+        bad = [name for name in (task_id, *tables) if "." in name or safe_name(name) != name]
         if bad:
-            raise ValueError(f"table name {bad[0]!r} cannot be a file name; use letters, digits, '_' and '-'")
+            what = "task id" if bad[0] == task_id else "table name"
+            raise ValueError(f"{what} {bad[0]!r} cannot be part of a file name; use letters, digits, '_' and '-'")
         self.parts.mkdir(parents=True, exist_ok=True)
         for old in self.parts.glob(f"{task_id}.*.parquet"):  # a failed earlier attempt may have left tables
             if old.name.split(".")[1] not in tables:
