@@ -280,18 +280,22 @@ def load_config(path: str | Path, *, quick: bool = False) -> ExperimentConfig:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"configuration file {str(p)!r} does not exist")
-    raw = p.read_bytes()
+    return parse_config(_config_text(p), path=str(p), quick=quick)
+
+
+def _config_text(path: Path) -> str:
+    """A configuration file's text (the one decoding of it, which the checks that locate keys read too)."""
+    raw = path.read_bytes()
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         start = raw.rfind(b"\n", 0, err.start) + 1
         raise ConfigError(
             f"the configuration is not UTF-8 text (byte {err.start - start + 1} of the line is "
             f"\\x{raw[err.start]:02x}); a configuration is a TOML text file: give that, saved as UTF-8",
-            path=p,
+            path=path,
             line=raw.count(b"\n", 0, err.start) + 1,
         ) from None
-    return parse_config(text, path=str(p), quick=quick)
 
 
 def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.errors import ConfigError, DataError
-from receval.experiment.config import ExperimentConfig, _Checker
+from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset
@@ -48,7 +48,7 @@ __all__ = ["prepare_checked"]
 def _checker(cfg: ExperimentConfig) -> _Checker:
     """Locates keys in the configuration's text (no lines for a configuration built in code)."""
     path = Path(cfg.source) if cfg.source else None
-    text = path.read_text(encoding="utf-8") if path is not None and path.is_file() else ""
+    text = _config_text(path) if path is not None and path.is_file() else ""
     return _Checker(text, cfg.source or "<config>")
 
 
