@@ -143,7 +143,7 @@ def test_rating_commands_accept_every_format(tmp_path, capsys, fmt):
     assert code == 0, err
     recs = tmp_path / "run.tsv"
     recs.write_text("user\titem\tscore\n1\t10\t0.9\n2\t11\t0.8\n")
-    code, out, err = _run(capsys, "compare", f"a={recs}", f"b={recs}", "--truth", path, "--truth-format", fmt,
+    code, _, err = _run(capsys, "compare", f"a={recs}", f"b={recs}", "--truth", path, "--truth-format", fmt,
                           "--metrics", "precision@1", "--json")  # fmt: skip
     assert code == 0, err
 
@@ -221,7 +221,7 @@ def test_an_empty_table_is_one_line_naming_the_file(tmp_path, fmt, kind):
 @pytest.mark.parametrize("fmt", [*EMPTY, "parquet"])
 def test_empty_files_exit_2_in_the_commands(tmp_path, capsys, fmt):
     path, name = _empty(tmp_path, fmt)
-    with pytest.raises(DataError, match="no rows|empty"):
+    with pytest.raises(DataError, match=r"no rows|empty"):
         load(path, name)
     recs = tmp_path / "recs.tsv"
     recs.write_text("user\titem\tscore\n1\t10\t0.9\n")
