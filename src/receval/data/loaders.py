@@ -419,8 +419,10 @@ def _dates(values: list[Any], name: str, located: Located) -> np.ndarray:
     """Dates (and integers among them) as Unix seconds (UTC); the first that is neither is an error at its line."""
     import pandas as pd
 
+    from receval.data.tables import is_time
+
     for row, text in enumerate(values):
-        if text is None or not _is_time(text):
+        if text is None or not is_time(text):
             _fail(located, row, name, f"timestamp {text or ''!r} is neither an integer nor a date")
     series = pd.Series(values, dtype=object)
     numbers = pd.to_numeric(series, errors="coerce")
@@ -430,19 +432,6 @@ def _dates(values: list[Any], name: str, located: Located) -> np.ndarray:
         dates = pd.to_datetime(series.where(numbers.isna()), utc=True, format="mixed")
     seconds = (dates - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(1, "s")
     return numbers.fillna(seconds).to_numpy(dtype=np.int64)
-
-
-def _is_time(text: str) -> bool:
-    import pandas as pd
-
-    try:
-        int(text)
-    except ValueError:
-        try:
-            pd.Timestamp(text)
-        except ValueError:
-            return False
-    return True
 
 
 def _flags(column: Any, name: str, located: Located) -> np.ndarray:
