@@ -223,3 +223,17 @@ def test_a_simulation_folder_keeps_its_old_set_when_a_figure_cannot_be_written(
     with pytest.raises(OSError, match="No space"):
         cyclic.write_outputs(out, {"a": t * 2.0, "b": t})
     assert {name: (out / name).read_bytes() for name in _names(out)} == before
+
+
+def test_a_doctored_journal_moves_nothing_out_of_its_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    stage = out / ".receval-999999999-0.tmp"
+    (stage / "files").mkdir(parents=True)
+    (stage / "files" / "ok.txt").write_text("inside")
+    (tmp_path / "victim.txt").write_text("the user's")
+    journal = {"files": ["ok.txt", "../escaped.txt", "/tmp/receval-escaped.txt"], "remove": ["../victim.txt"]}
+    (stage / "journal.json").write_text(json.dumps(journal))
+    remove_stale_temporaries(out)
+    assert (out / "ok.txt").read_text() == "inside" and (tmp_path / "victim.txt").read_text() == "the user's"
+    assert not (tmp_path / "escaped.txt").exists() and not Path("/tmp/receval-escaped.txt").exists()
+    assert _names(out) == ["ok.txt"]

@@ -109,16 +109,24 @@ def _signals_held() -> Iterator[None]:
             signal.raise_signal(caught[0])
 
 
+def _inside(name: str) -> bool:
+    """Whether ``name`` (a journal's entry) stays inside its folder: relative, without ``..``."""
+    path = Path(name)
+    return not path.is_absolute() and ".." not in path.parts
+
+
 def _complete(folder: Path, stage: Path) -> None:
     """Make the moves a staging folder's journal records, then remove the staging folder."""
     journal = json.loads((stage / _JOURNAL).read_text(encoding="utf-8"))
+    inside = [name for name in (*journal["files"], *journal["remove"]) if _inside(name)]  # a doctored journal
     for name in journal["files"]:
         source, target = stage / _STAGED / name, folder / name
-        if source.exists():  # moved already when an earlier attempt was cut short
+        if name in inside and source.exists():  # not there: moved already by an attempt that was cut short
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(source, target)
     for name in journal["remove"]:
-        (folder / name).unlink(missing_ok=True)
+        if name in inside:
+            (folder / name).unlink(missing_ok=True)
     shutil.rmtree(stage, ignore_errors=True)
 
 
