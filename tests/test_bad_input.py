@@ -8,6 +8,7 @@ output written (the ``--out`` path does not exist afterwards).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -289,3 +290,107 @@ def test_config_that_would_fail_its_tasks_fails_at_start(
     out = tmp_path / "results"
     message = refused(capsys, ["run", config, "--out", out], names=f"{config}, line {line}: ", out=out)
     assert expected in message
+
+
+# ------------------------------------------------------------------ operating-system errors
+# commands that write, each with the options that make it succeed on the fixture data, and its output's name
+WRITERS = {
+    "simulate": (["--threshold", "4"], "out"),
+    "recommend": (["--k", "10"], "out.tsv"),
+    "predict": ([], "out.tsv"),
+    "coherence-split": ([], "out"),
+    "demo": (["--users", "40", "--items", "50", "--ratings", "800", "--rounds", "2"], "out"),
+}
+
+
+def _no_files(folder: Path) -> list[str]:
+    return sorted(str(p) for p in folder.rglob("*") if not p.is_dir()) if folder.exists() else []
+
+
+def _fail_writes(monkeypatch: pytest.MonkeyPatch, error: OSError, *, when: str) -> None:
+    """Make receval's writers fail with ``error``: as they write (``write``) or on reaching the folder (``folder``).
+
+    Both are single names of :mod:`receval.atomic` that every write looks up when it runs,
+    so the fault ends with the test.
+    """
+    import contextlib
+
+    import receval.atomic
+
+    def raise_it(*_: object) -> None:
+        raise error
+
+    if when == "folder":  # every write first looks into its folder
+        monkeypatch.setattr(receval.atomic, "_clean_once", raise_it)
+        return
+    naming = receval.atomic.naming_path
+
+    @contextlib.contextmanager
+    def full(path: Path) -> Iterator[None]:  # the write fails as it starts, and is named as a real one is
+        with naming(path):
+            raise_it()
+        yield
+
+    monkeypatch.setattr(receval.atomic, "naming_path", full)
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_output_on_a_full_disk(files, tmp_path, capsys, monkeypatch, command: str) -> None:
+    import errno
+    import os
+
+    _fail_writes(monkeypatch, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), when="write")
+    options, name = WRITERS[command]
+    out = tmp_path / name
+    line = refused(capsys, _command(command, files, out, options), names=f"error: {out}")
+    assert "no space left on the device; free some space or write elsewhere" in line
+    assert _no_files(out) == []
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_output_folder_permission_denied(files, tmp_path, capsys, monkeypatch, command: str) -> None:
+    """As root (the tests) permissions stop nothing: the folder refuses by fault injection, as for another user."""
+    import errno
+    import os
+
+    options, name = WRITERS[command]
+    out = tmp_path / name
+    folder = out if out.suffix == "" else tmp_path
+    _fail_writes(monkeypatch, PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(folder)), when="folder")
+    line = refused(capsys, _command(command, files, out, options), names=f"error: {folder}: permission denied")
+    assert "choose a place you may write" in line
+    assert _no_files(out) == []
+
+
+@pytest.mark.parametrize("command", WRITERS)
+def test_output_name_too_long(files, tmp_path, capsys, command: str) -> None:
+    """300 characters: longer than any file system takes (255), refused before any work."""
+    import os
+
+    options, name = WRITERS[command]
+    out = tmp_path / ("o" * 300 + name.removeprefix("out"))
+    line = refused(capsys, _command(command, files, out, options), names="o" * 300)
+    assert "the name is too long for the file system; choose a shorter name" in line
+    assert os.listdir(tmp_path) == []
+
+
+# ------------------------------------------------------------------ names that look like markup
+@pytest.mark.parametrize("name", ["pop[bold]", "[red]x[/red]", "a[", "receval[surprise]"])
+@pytest.mark.parametrize("command", ["recommend", "predict", "attack"])
+def test_algorithm_name_with_brackets_is_quoted_as_written(files, tmp_path, capsys, command: str, name: str) -> None:
+    out = tmp_path / "out"
+    line = refused(capsys, _command(command, files, out, ["-a", name]), names=repr(name), out=out)
+    assert "unknown" in line or "algorithm" in line
+
+
+# ------------------------------------------------------------------ parameters named as flags
+def test_store_refusal_names_the_flags_of_run(tmp_path, capsys) -> None:
+    """The store's message names out= and force=True; `receval run` shows them as --out and --force."""
+    config = tmp_path / "c.toml"
+    config.write_text(BASE, encoding="utf-8")
+    out = tmp_path / "theirs"
+    out.mkdir()
+    (out / "notes.txt").write_text("not receval's", encoding="utf-8")
+    line = refused(capsys, ["run", config, "--out", out], names="choose another --out or pass --force")
+    assert "=" not in line.split("choose another", 1)[1], line
+    assert (out / "notes.txt").read_text(encoding="utf-8") == "not receval's"

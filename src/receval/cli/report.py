@@ -19,6 +19,7 @@ def report_command(
     The file embeds its figures and opens without network access. An empty, partial or
     older result directory gives a report of what is there and a notice of what is missing.
     """
+    from receval.errors import ConfigError
     from receval.outputs import check_output_dir, check_output_file
     from receval.report.html import build_report
 
@@ -27,6 +28,8 @@ def report_command(
     for folder, option in ((latex, "--latex"), (figures, "--figures")):
         if folder is not None:
             check_output_dir(folder, option)
+    if not results_dir.is_dir():  # a mistyped name would otherwise become a new folder holding an empty report
+        raise ConfigError(f"{results_dir}: no such folder; give the output folder of 'receval run'")
     path = build_report(results_dir, out, latex_dir=latex, figures_dir=figures, dataset_overview=not no_data)
     typer.echo(f"report written to {path}")
     if latex is not None:
