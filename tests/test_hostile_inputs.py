@@ -353,6 +353,20 @@ def test_an_in_memory_arrow_table_is_checked_as_a_file(case: str) -> None:
         receval.evaluate(run, gap, ["precision@1"])
 
 
+@pytest.mark.parametrize("cell", [["a"], ("a",), {"a": 1}, b"a", np.array(["a"])], ids=repr)
+def test_a_dataframe_cell_holding_several_values_is_refused(cell: Any) -> None:
+    """pandas keeps a list (or bytes, a dict, ...) in an object column: it is no id, not its text "['a']"."""
+    truth = pd.DataFrame({"user": ["u1", "u2"], "item": pd.Series(["b", cell], dtype=object), "rating": [4.0, 5.0]})
+    run = pd.DataFrame({"user": ["u1", "u2"], "item": ["b", "a"], "score": [1.0, 1.0]})
+    with pytest.raises(DataError) as err:
+        receval.evaluate(run, truth, ["precision@1"])
+    assert err.value.column == "item" and err.value.message.startswith(
+        f"row 2: the item column holds a {type(cell).__name__}"
+    )
+    fine = truth.assign(item=["b", "a"])
+    assert receval.evaluate(run, fine, ["precision@1"]).summary["precision@1"] == 1.0
+
+
 def test_an_unused_nested_column_is_left_alone(tmp_path: Path) -> None:
     path = _parquet(tmp_path / "t.parquet", tags=pa.array([["x"], [], ["y"]]))
     assert read_table(path, "truth")["item"].astype(str).tolist() == ["a", "b", "c"]
