@@ -62,6 +62,19 @@ def test_baseline_compares_each_run_with_it_only() -> None:
     assert sorted(zip(result.tests["a"], result.tests["b"], strict=True)) == [("als", "pop"), ("bm25", "pop")]
 
 
+def test_runs_and_truth_given_as_paths_equal_the_tables(tmp_path) -> None:
+    truth, runs = _world(2)
+    truth.to_csv(tmp_path / "truth.tsv", sep="\t", index=False)
+    paths = {}
+    for name, recs in runs.items():
+        paths[name] = tmp_path / f"{name}.csv"
+        recs.to_csv(paths[name], index=False)
+    from_files = compare_runs(paths, str(tmp_path / "truth.tsv"), ["ndcg@10", "precision@10"], threshold=4)
+    in_memory = compare_runs(runs, truth, ["ndcg@10", "precision@10"], threshold=4)  # ids as numbers, same values
+    pd.testing.assert_frame_equal(from_files.summary, in_memory.summary)
+    assert from_files.conventions["bm25"] == in_memory.conventions["bm25"]
+
+
 def test_system_metrics_are_in_the_summary_but_not_tested() -> None:
     truth, runs = _world(2)
     result = compare_runs(runs, truth, ["coverage@10", "precision@10"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -63,6 +64,11 @@ def test_per_user_table_and_conventions(truth: pd.DataFrame, recs: pd.DataFrame)
         "recall@2(agg=micro)": "micro",
         "coverage": "system",
     }
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        res.conventions.threshold = 1  # type: ignore[misc]
+    plain = json.loads(json.dumps(res.conventions.to_dict()))  # what --json prints
+    assert plain["threshold"] == 4 and plain["users_scored"] == {"precision@2": 2, "recall@2(agg=micro)": 2}
+    assert "not_applicable" not in plain and "shards" not in plain
     # a: y(2), x(5) -> 1 hit of 2 positives (x, z); b: w(5), y -> 1 hit of 1
     assert res.summary["precision@2"] == pytest.approx(0.5)
     assert res.summary["recall@2(agg=micro)"] == pytest.approx(2 / 3)
