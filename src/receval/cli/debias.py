@@ -52,7 +52,7 @@ def debias_command(
     ] = "familiar",
     test_fraction: Annotated[float, typer.Option("--test-fraction", help="Share of ratings held out.")] = 0.2,
     threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Relevance threshold λ (rating ≥ λ; default 1 on the usual scales).")
+        float | None, typer.Option("--threshold", help="Relevance threshold λ (rating ≥ λ; default 1 on usual scales).")
     ] = None,
     negative_threshold: Annotated[
         float | None, typer.Option("--negative-threshold", help="Negative: rating below this (default: λ).")
