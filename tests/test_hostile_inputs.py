@@ -166,6 +166,10 @@ def test_a_bad_line_in_a_compressed_file_is_named_by_its_line(tmp_path: Path, ki
     with pytest.raises(DataError) as err:
         read_table(path, "recommendations")
     assert err.value.line == 4 and err.value.path == str(path) and "'high' is not a number" in str(err.value)
+    _write(path, compress(b"user,item,score\n1,x,0.5\n2,\xe9,0.4\n", kind))  # latin-1, not UTF-8, on line 3
+    with pytest.raises(DataError) as err:
+        read_table(path, "recommendations")
+    assert err.value.line == 3 and "not UTF-8" in err.value.message
 
 
 @pytest.mark.parametrize("kind", COMPRESSIONS)
