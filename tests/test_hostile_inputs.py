@@ -403,6 +403,30 @@ def test_a_missing_parquet_id_is_refused_everywhere(
     assert not list(out.iterdir())
 
 
+@pytest.mark.parametrize("kind", ["plain", *COMPRESSIONS])
+def test_an_empty_id_in_text_is_named_by_its_line(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    content = b"user,item,rating\nu1,a,4\nu2,b,3\n,c,5\n"  # line 4 has no user
+    path = (
+        _write(tmp_path / "t.csv", content)
+        if kind == "plain"
+        else _write(tmp_path / f"t.csv.{kind}", compress(content, kind))
+    )
+    run = _write(tmp_path / "run.csv", csv_text(RUN, "user,item,score"))
+    out = tmp_path / "out"
+    out.mkdir()
+    for args in (
+        ["evaluate", "--truth", path, "--recs", run, "--metrics", "ndcg@2"],
+        ["data", "stats", path],
+        ["split", path, "--out", out / "split"],
+        ["recommend", "--train", path, "-a", "popularity", "-o", out / "recs.tsv"],
+        ["predict", "--train", path, "--test", path, "-a", "global-mean", "-o", out / "pred.tsv"],
+    ):
+        refused(capsys, args, names=f"{path}, line 4, column user: empty user id")
+    assert not list(out.iterdir())
+
+
 def test_nan_in_a_float_id_column_is_not_the_id_nan(tmp_path: Path) -> None:
     """Arrow casts a float NaN to the text 'nan': the check runs before the ids become text."""
     path = _parquet(tmp_path / "t.parquet", user=pa.array([1.0, 2.0, float("nan")], from_pandas=False))
