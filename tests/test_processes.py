@@ -57,8 +57,13 @@ def _left_behind(*args: str, cwd: Path) -> list[str]:
 @pytest.fixture
 def sharded_files(tmp_path):
     rng = np.random.default_rng(3)
-    truth = pd.DataFrame({"user": np.repeat(np.arange(200), 4), "item": rng.integers(0, 60, 800),
-                          "rating": rng.integers(1, 6, 800).astype(float)}).drop_duplicates(["user", "item"])
+    truth = pd.DataFrame(
+        {
+            "user": np.repeat(np.arange(200), 4),
+            "item": rng.integers(0, 60, 800),
+            "rating": rng.integers(1, 6, 800).astype(float),
+        }
+    ).drop_duplicates(["user", "item"])
     run = pd.DataFrame({"user": np.repeat(np.arange(200), 10), "item": rng.integers(0, 80, 2000),
                         "score": rng.random(2000)}).drop_duplicates(["user", "item"])  # fmt: skip
     truth.to_parquet(tmp_path / "truth.parquet", row_group_size=50)

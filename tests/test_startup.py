@@ -8,6 +8,7 @@ after ``receval --help`` and after a command's ``--help``.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -161,5 +162,58 @@ def test_predict_on_number_ids_loads_no_pandas(tmp_path):
     assert "pandas" not in loaded and "numba" in loaded  # the kernels did run
     lines = out.read_text().splitlines()
     assert lines[0] == "user\titem\trating\tprediction" and [line.split("\t")[:3] for line in lines[1:]] == [
-        ["1", "3", "4.0"], ["2", "2", "5.0"]
+        ["1", "3", "4.0"],
+        ["2", "2", "5.0"],
     ]
+
+
+_MALLINFO = """
+import atexit, ctypes, json, os, sys
+import numpy as np
+
+REPORT = sys.argv[1]
+
+class Mallinfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                       "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+def report():
+    libc = ctypes.CDLL(None)
+    libc.mallinfo2.restype = Mallinfo2
+    before = libc.mallinfo2().hblkhd
+    block = np.ones(1 << 20)  # 8 MB: glibc's default maps it on its own; tuned, it comes from the heap
+    mapped = libc.mallinfo2().hblkhd - before
+    with open(REPORT, "w") as out:
+        json.dump({"mapped": mapped, "block": block.nbytes, "environ": dict(os.environ)}, out)
+
+atexit.register(report)  # runs after entry()'s sys.exit
+sys.argv = ["receval", *sys.argv[2:]]  # sys.argv[1] is the report's file
+from receval.cli.app import entry
+entry()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator statistics")
+@pytest.mark.parametrize(
+    ("args", "tuned"),
+    [
+        (["-q", "evaluate", "--truth", "missing.csv", "--recs", "r.csv", "--metrics", "mrr"], True),
+        (["data", "stats", "missing.csv", "--format", "csv"], False),
+        (["run", "missing.toml"], False),
+    ],
+)
+@pytest.mark.parametrize("opt_out", [False, True])
+def test_only_tuned_commands_get_the_allocator_tuning_and_no_environment_changes(tmp_path, args, tuned, opt_out):
+    env = {key: value for key, value in os.environ.items() if key != "NUMPY_MADVISE_HUGEPAGE"}
+    if opt_out:
+        env["RECEVAL_MALLOC_TUNING"] = "0"
+    out = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-c", _MALLINFO, str(out), *args], env=env, capture_output=True, text=True,
+                          cwd=tmp_path, timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr  # each command fails on its missing file, after the tuning
+    report = json.loads(out.read_text())
+    assert report["environ"] == env  # nothing set that a worker would inherit
+    expect_heap = tuned and not opt_out
+    assert (report["mapped"] == 0) is expect_heap, report["mapped"]
+    if not expect_heap:
+        assert report["mapped"] >= report["block"]
