@@ -184,6 +184,20 @@ def test_a_truncated_compressed_file_is_one_line(tmp_path: Path, kind: str, caps
     assert "damaged or incomplete" in line
 
 
+def test_zstd_without_the_codec_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(tmp_path / "t.csv.zst", compress(texts()["csv"][1], "zst"))
+
+    class WithoutZstd:  # a pyarrow built from source without the codec
+        @staticmethod
+        def is_available(name: str) -> bool:
+            return name != "zstd"
+
+    monkeypatch.setattr(pa, "Codec", WithoutZstd)
+    with pytest.raises(DataError, match="built without Zstandard; decompress the file first") as err:
+        read_table(path, "truth")
+    assert err.value.path == str(path)
+
+
 # ------------------------------------------------------------------ every command that reads
 def run_cli(capsys: pytest.CaptureFixture[str], args: list[Any]) -> str:
     """Run the command; assert exit 0 and no error; its stdout."""

@@ -149,6 +149,8 @@ def _decompressor(path: Path, kind: str) -> tuple[Any, tuple[type[BaseException]
         return lzma.open(path, "rb"), (lzma.LZMAError, EOFError)
     import pyarrow as pa
 
+    if not pa.Codec.is_available("zstd"):  # every pyarrow wheel has it; a source build may not
+        raise DataError("this pyarrow was built without Zstandard; decompress the file first (zstd -d)", path=path)
     return pa.input_stream(str(path), compression="zstd"), (OSError,)
 
 
