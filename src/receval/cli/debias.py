@@ -88,7 +88,9 @@ def debias_command(
     else:
         try:
             loaded = load_data(data, format, extra=[familiar])
-        except KeyError:
+        except DataError as err:
+            if err.column != familiar:
+                raise
             raise DataError(
                 f"{data}: no column {familiar!r} flagging the MNAR (familiar) ratings; the debiasing study needs an "
                 "MNAR part and a MAR ground truth — name the column with --familiar, or use CM100k (--format cm100k)"
