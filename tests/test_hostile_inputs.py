@@ -228,6 +228,7 @@ def inputs(tmp_path: Path) -> dict[str, Path]:
         "train": ("train.csv", csv_text([r for j, r in enumerate(RATINGS) if j % 3], "user,item,rating,timestamp")),
         "run": ("a.tsv", csv_text(RUN, "user\titem\tscore", "\t")),
         "run_b": ("b.tsv", csv_text(RUN_B, "user\titem\tscore", "\t")),
+        "aspects": ("aspects.csv", b"item,aspect\n007,drama\n7,comedy|drama\nx,war\ny,comedy\n"),
     }
     out: dict[str, Path] = {}
     for key, (name, content) in files.items():
@@ -250,14 +251,14 @@ def test_every_command_reads_compressed_input_as_plain(
     """data stats, split, evaluate, compare, recommend --train and predict: the same output, byte for byte."""
     results = {}
     for how, suffix in (("plain", ""), ("packed", f".{kind}")):
-        f = {key: inputs[key + suffix] for key in ("ratings", "test", "train", "run", "run_b")}
+        f = {key: inputs[key + suffix] for key in ("ratings", "test", "train", "run", "run_b", "aspects")}
         out = tmp_path / how
         out.mkdir()
         stats = json.loads(run_cli(capsys, ["data", "stats", f["ratings"], "--json"]))
         run_cli(capsys, ["split", f["ratings"], "--out", out / "split", "--method", "holdout", "--seed", "3"])
         evaluate = json.loads(run_cli(capsys, [
-            "evaluate", "--truth", f["test"], "--recs", f["run"], "--train", f["train"],
-            "--metrics", "precision@2(threshold=4),ndcg@2", "--json",
+            "evaluate", "--truth", f["test"], "--recs", f["run"], "--train", f["train"], "--aspects", f["aspects"],
+            "--metrics", "precision@2(threshold=4),ndcg@2,alpha_ndcg@2", "--json",
         ]))  # fmt: skip
         compare = json.loads(run_cli(capsys, [
             "compare", f["run"], f["run_b"], "--truth", f["ratings"], "--metrics", "ndcg@2", "--json",
