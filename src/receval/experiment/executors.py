@@ -236,7 +236,8 @@ class _Dask(_Executor):
             except (OSError, TimeoutError) as err:
                 raise ConfigError(
                     f"cannot reach the Dask scheduler at {self.scheduler!r}: {err}; check the address "
-                    "(tcp://host:8786) or omit --scheduler to start a local cluster"
+                    "(tcp://host:8786) or leave scheduler= out to start a local cluster",
+                    parameters=["scheduler"],
                 ) from None
         else:
             self.cluster = LocalCluster(
@@ -324,10 +325,13 @@ def make_executor(name: str, *, jobs: int = 1, scheduler: str | None = None, pro
     (no process start-up; used by the tests).
     """
     if jobs < 1:
-        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+        raise ConfigError(f"jobs={jobs}: give at least 1 worker", parameters=["jobs"])
     if name == "local":
         if scheduler:
-            raise ConfigError("--scheduler only applies to --executor dask or ray")
+            raise ConfigError(
+                f"scheduler={scheduler!r} only applies to executor='dask' or executor='ray'",
+                parameters=["scheduler", "executor"],
+            )
         return _InProcess() if jobs == 1 else _Loky(jobs)
     if name == "dask":
         return _Dask(jobs, scheduler, processes)

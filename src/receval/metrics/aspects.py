@@ -896,7 +896,8 @@ def ab_ndcg(
     if gamma == "train" and train is None:
         raise MetricError(
             "ab_ndcg with gamma='train' estimates the users' aspect preferences from the training "
-            "ratings: pass train= (--train FILE), or use gamma='truth'"
+            "ratings: pass train=, or use gamma='truth'",
+            parameters=["train"],
         )
     largest = max(
         float(truth.data.max()) if truth.nnz else 0.0,
