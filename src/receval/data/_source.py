@@ -108,7 +108,8 @@ def open_binary(path: str | Path) -> IO[bytes]:
     kind = compression(path)
     if kind is None:
         return open(path, "rb")
-    return io.BufferedReader(_Checked(Path(path), kind), buffer_size=1 << 20)
+    inner, errors = _decompressor(Path(path), kind)
+    return io.BufferedReader(_Checked(inner, errors, Path(path), kind), buffer_size=1 << 20)
 
 
 @contextlib.contextmanager
@@ -157,10 +158,9 @@ def _decompressor(path: Path, kind: str) -> tuple[Any, tuple[type[BaseException]
 class _Checked(io.RawIOBase):
     """A decompressing stream whose codec errors become a DataError naming the file."""
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, inner: Any, errors: tuple[type[BaseException], ...], path: Path, kind: str) -> None:
         super().__init__()
-        self._inner, self._errors = _decompressor(path, kind)
-        self._path, self._kind = path, kind
+        self._inner, self._errors, self._path, self._kind = inner, errors, path, kind
 
     def readable(self) -> bool:
         return True
