@@ -231,3 +231,22 @@ def test_a_missing_score_is_named_by_position_in_both_kinds_of_table():
     for table in (recs, _arrow_of(recs)):
         with pytest.raises(MetricError, match=r"score of user 'b', item 'x' \(row 1\) is missing"):
             evaluate(table, truth, "mrr", threshold=4)
+
+
+def test_loading_number_ids_needs_neither_pandas_nor_compute_kernels(tmp_path):
+    """The ratings of ``predict``/``recommend``: Arrow's CSV reader and numpy only (both cost more than the parse)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "r.tsv"
+    path.write_text("user\titem\trating\ttimestamp\n1\t10\t4\t881250949\n2\t10\t3\t881250950\n2\t30\t5\t881250951\n")
+    code = (
+        "import sys\n"
+        "from receval.data import load\n"
+        f"data = load({str(path)!r})\n"
+        "assert data.user_ids.tolist() == [1, 2] and data.item_ids.tolist() == [10, 30], data\n"
+        "assert data.timestamps.tolist() == [881250949, 881250950, 881250951]\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow.compute', 'pyarrow.csv') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert result.stdout.split("\n")[-2] == "['pyarrow.csv']"  # the reader did run

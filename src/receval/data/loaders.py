@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import csv
 import logging
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -71,7 +72,7 @@ _NO_GENRE = "(no genres listed)"
 _log = logging.getLogger(__name__)
 _OWN_COLUMNS = ("csv", "tsv", "parquet")  # the formats whose column names a caller may give
 # an integer id written as Python writes it (and at most 18 digits: within int64): its text round-trips
-_CANONICAL_INT = r"^(0|-?[1-9][0-9]{0,17})$"
+_CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,17})\Z")
 _POSITIONAL = ("user", "item", "rating", "timestamp")
 
 
@@ -358,28 +359,25 @@ def _ids(column: Any, role: str, name: str, located: Located, as_str: bool | Non
     The reader gives ids as dictionary-encoded text, so every test below looks at
     each distinct id once.
     """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if as_str:
         return column
     chunk = column.combine_chunks()  # one chunk already (the reader combined them): no copy
-    dictionary, codes = chunk.dictionary, chunk.indices
+    dictionary = chunk.dictionary.to_pylist()  # the distinct ids, in Python: no compute kernels to load
+    codes = _arrow.numbers(chunk.indices)
     if as_str is None:
-        canonical = pc.match_substring_regex(dictionary, _CANONICAL_INT)
-        if pc.all(canonical).as_py() is not False:  # every id round-trips: integers are the same ids
-            return _arrow.numbers(pc.take(pc.cast(dictionary, pa.int64()), codes))
+        bad = np.fromiter((_CANONICAL_INT.match(v) is None for v in dictionary), dtype=bool, count=len(dictionary))
+        if not bad.any():  # every id round-trips: integers are the same ids
+            return np.fromiter(map(int, dictionary), dtype=np.int64, count=len(dictionary))[codes]
         if not fixed:
             return column
-        bad = ~_arrow.numbers(pc.cast(canonical, pa.int8())).astype(bool)
         problem = "is not an integer id"
     else:  # each distinct id parsed once; int() reads 007, +7 and ' 7' as 7, as asked
-        parsed = [_integer(v) for v in dictionary.to_pylist()]
+        parsed = [_integer(v) for v in dictionary]
         bad = np.array([v is None for v in parsed], dtype=bool)
         if not bad.any():
-            return np.asarray(parsed, dtype=np.int64)[_arrow.numbers(codes)]
+            return np.asarray(parsed, dtype=np.int64)[codes]
         problem = "is not an integer id (ids_as_str=False reads integer ids)"
-    row = int(np.flatnonzero(bad[_arrow.numbers(codes)])[0])
+    row = int(np.flatnonzero(bad[codes])[0])
     _fail(located, row, name, f"{role} {column[row].as_py()!r} {problem}")
 
 
@@ -393,6 +391,20 @@ def _integer(text: str) -> int | None:
 
 def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
     """Timestamps as Unix seconds: integers as they are, dates (ISO 8601 or as pandas reads them) converted."""
+    if not _arrow.is_numeric(column):  # dates or text: Arrow's compute kernels (loaded only then)
+        column = _timestamp_numbers(column, name, located)
+        if isinstance(column, np.ndarray):
+            return column
+    values = _arrow.numbers(column)
+    if values.dtype.kind == "f":
+        missing = np.isnan(values)
+        if missing.any():
+            _fail(located, int(np.flatnonzero(missing)[0]), name, "timestamp '' is neither an integer nor a date")
+    return values.astype(np.int64)
+
+
+def _timestamp_numbers(column: Any, name: str, located: Located) -> Any:
+    """A timestamp column that is not numbers: dates as seconds, integer text as integers (else :func:`_dates`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -405,14 +417,9 @@ def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
             column = pc.cast(text, pa.int64())
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return _dates(text.to_pylist(), name, located)
-    elif not _arrow.is_numeric(column):
+    else:
         _fail(located, 0, name, f"timestamp column of type {kind}: timestamps are integers or dates")
-    values = _arrow.numbers(column)
-    if values.dtype.kind == "f":
-        missing = np.isnan(values)
-        if missing.any():
-            _fail(located, int(np.flatnonzero(missing)[0]), name, "timestamp '' is neither an integer nor a date")
-    return values.astype(np.int64)
+    return column
 
 
 def _dates(values: list[Any], name: str, located: Located) -> np.ndarray:

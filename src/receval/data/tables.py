@@ -4,30 +4,23 @@
 and aspects into a DataFrame with receval's column names (``user``, ``item``,
 ``rating``, ``score``, ``rank``, ``timestamp``, ``prediction``, ``aspect``):
 
-========================  ===================================================================
-format (``--*-format``)   what the file is
-========================  ===================================================================
-``csv`` / ``tsv``         delimited text with a header (or ``header=False``: positional
-                          columns user, item, rating or score, timestamp)
-``parquet``               Parquet (also as ranx's ``Run.save("x.parquet")`` writes it)
-``trec``                  TREC run ``qid Q0 docid rank score tag`` or qrels
-                          ``qid 0 docid grade`` (whitespace-separated, no header; trec_eval,
-                          ranx, Anserini, Elliot write them)
-``ranx-json``             ``{user: {item: score}}`` as ranx's ``Run/Qrels.save("x.json")``
-                          writes it (the ir-measures / pytrec_eval dict)
-``recbole``               RecBole atomic files (``.inter``, ``.item``): tab-separated with a
-                          ``name:type`` header (``user_id:token item_id:token rating:float``)
-``movielens-100k``        ``u.data``, ``u1.base``, ``u1.test``: tab-separated user, item,
-                          rating, timestamp, no header (also ``ml-100k``)
-========================  ===================================================================
+Every format of :data:`receval.data.formats.FORMATS` is read here, by the same names
+and aliases everywhere (:func:`~receval.data.formats.check_format`): ``csv``/``tsv``
+(with a header, or positional columns user, item, rating or score, timestamp),
+``parquet`` (also as ranx's ``Run.save("x.parquet")`` writes it), ``trec`` (a run
+``qid Q0 docid rank score tag`` or qrels ``qid 0 docid grade``), ``ranx-json``
+(``{user: {item: score}}``), ``recbole`` (``name:type`` headers), and the data set
+formats (``movielens-100k``'s ``u.data``/``u1.base``, MovieLens 1M/10M ``ratings.dat``,
+20M/25M/latest ``ratings.csv``, CM100k ``ratings.txt``: the folder or the file).
+``kind=`` says what the table holds (:data:`KINDS`); it sets the columns of a file
+without a header, and nothing else decides what is read.
 
-Without a format, the extension decides (``.csv``, ``.tsv``/``.tab``, ``.parquet``/``.pq``/
-``.parq``, ``.json``, ``.inter``/``.item``, ``.trec``/``.run``/``.qrels``), then the content
-(a TREC line, a RecBole header, a line of numbers without a header, JSON); when it
-cannot tell, the error names the option to pass. Columns called as LensKit, RecBole,
-MovieLens or ranx call them (``user_id``/``item_id``, ``userId``/``movieId``,
-``q_id``/``doc_id``) are recognised; any other name is given by ``columns``
-(``--user COL --item COL ...`` on the command line).
+Without a format, :func:`~receval.data.formats.detect` tells it from the extension,
+then from the first lines (a TREC line, a RecBole header, JSON, a headerless line of
+numbers); when it cannot tell, the error names the option to pass. Columns called as
+LensKit, RecBole, MovieLens or ranx call them (``user_id``/``item_id``,
+``userId``/``movieId``, ``q_id``/``doc_id``) are recognised; any other name is given by
+``columns`` (``--user COL --item COL ...`` on the command line).
 
 Every problem is a :class:`~receval.errors.DataError` naming the file, the line
 (1-based, as an editor shows it), the column and what to pass instead: a missing
@@ -39,9 +32,9 @@ types fixed up front and the id columns dictionary-encoded (each distinct id is
 decoded once; :mod:`receval.data.vocab` maps rows to indices through the dictionary
 codes, with no per-row Python). Every check runs on the Arrow table, so that
 ``arrow=True`` hands it to :func:`receval.evaluate` without importing pandas (the
-command line's ``evaluate`` and ``compare`` do). Only when the read fails does a
-second, slow line-by-line scan find the first bad line to name it (as
-:mod:`receval.data.loaders`).
+command line's ``evaluate`` and ``compare`` do; :func:`receval.data.load` builds its
+ratings from it). Only when the read fails does a second, slow line-by-line scan find
+the first bad line to name it.
 
 Examples
 --------
@@ -81,7 +74,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["KINDS", "NUMERIC", "ROLES", "Located", "read_aspects", "read_located", "read_table"]
+__all__ = ["KINDS", "NUMERIC", "ROLES", "Located", "is_time", "read_aspects", "read_located", "read_table"]
 
 
 NUMERIC = ("rating", "score", "rank", "prediction")
@@ -401,7 +394,6 @@ class _Reader:
         self, sep: str, header: bool, names: Sequence[str] | None = None, keep: Sequence[str] | None = None
     ) -> pa.Table:
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.csv as pv
 
         self.sep, self.header = sep, header
@@ -446,7 +438,7 @@ class _Reader:
                 table = pv.read_csv(
                     source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]), convert_options=convert
                 )
-            if any(pc.any(pc.not_equal(table[c], "")).as_py() for c in gaps):  # a single ':' inside a field
+            if gaps and _gap_text(table, gaps):  # a single ':' inside a field
                 raise pa.ArrowInvalid(f"a field is separated by a single {sep[0]!r}")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise _locate(self.path, sep, header, own, self.whitespace, exc, numeric) from exc
@@ -733,10 +725,10 @@ def from_nested(nested: Any, value: str = "score", *, source: object | None = No
     return pd.DataFrame({"user": users, "item": items, value: numbers})
 
 
-def _is_time(text: str) -> bool:
+def is_time(text: str) -> bool:
     """Whether ``text`` is a number or an ISO 8601 date (what a timestamp column may hold).
 
-    >>> _is_time("887431973"), _is_time("2020-01-02 12:00"), _is_time("soon"), _is_time("")
+    >>> is_time("887431973"), is_time("2020-01-02 12:00"), is_time("soon"), is_time("")
     (True, True, False, False)
     """
     import datetime
@@ -794,6 +786,13 @@ def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] 
     if clash:
         raise DataError(f"two columns would be called {clash[0]!r}; map only one of them", path=path)
     return frame.rename_columns(renamed) if arrow else frame.rename(columns=rename)
+
+
+def _gap_text(table: pa.Table, gaps: list[str]) -> bool:
+    """Whether a column between two fields of a ``::`` file holds text (the compute kernels load only here)."""
+    import pyarrow.compute as pc
+
+    return any(pc.any(pc.not_equal(table[c], "")).as_py() for c in gaps)
 
 
 def _positional(names: tuple[str, ...], n: int) -> list[str]:
@@ -955,7 +954,7 @@ def _locate(
             except ValueError:
                 return DataError(f"{col} {text!r} is not a number", path=path, line=number, column=col)
         for j in stamps:
-            if not _is_time(fields[j].strip()):
+            if not is_time(fields[j].strip()):
                 return DataError(f"timestamp {fields[j].strip()!r} is neither an integer nor a date", path=path,
                                  line=number, column="timestamp")  # fmt: skip
     if count == 0:
