@@ -85,6 +85,7 @@ def texts() -> dict[str, tuple[str, bytes, str]]:
         ),
         "qrels": ("test.qrels", qrels, "truth"),
         "trec": ("bm25.trec", trec, "recommendations"),
+        "trec, runs of spaces": ("bm25.run", trec.replace(b" ", b"  "), "recommendations"),  # as trec_eval reads
         "json": ("run.json", json.dumps(nested).encode(), "recommendations"),
     }
 
@@ -109,7 +110,7 @@ def test_a_compressed_file_reads_as_the_plain_one(tmp_path: Path, case: str, kin
     # the hand-written rows: every line became a row, ids as written
     if case in ("csv", "tsv", "recbole", "headerless"):
         assert expected["item"] == [i for _, i, _, _ in RATINGS] and expected["rating"] == [r for _, _, r, _ in RATINGS]
-    if case == "json":
+    if case in ("json", "trec", "trec, runs of spaces"):
         assert sorted(zip(expected["user"], expected["item"], expected["score"], strict=True)) == sorted(RUN)
 
 
