@@ -540,6 +540,15 @@ def test_a_parameter_given_twice_is_refused(
     refused(capsys, ["evaluate", "--truth", truth, "--recs", run, "--metrics", metric], names=f"'{parameter}'")
 
 
+def test_a_parameter_given_twice_in_a_config_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = CONFIG.replace('"ndcg@5"', '"precision@5(threshold=4,threshold=1)"')
+    path = _write(tmp_path / "exp.toml", text.encode())
+    refused(capsys, ["run", path, "--out", tmp_path / "out"], names=f"{path}, line 2: metric 'precision@5(threshold=4,")
+    assert not (tmp_path / "out").exists()
+
+
 def test_distinct_parameters_and_an_alias_preset_still_read() -> None:
     assert parse_metric("precision@10(threshold=4)").params["threshold"] == 4
     assert dict(parse_metric("nrbp@10(alpha=0.3,beta=0.7)").params) == {"threshold": None, "alpha": 0.3, "beta": 0.7}
