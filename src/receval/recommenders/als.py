@@ -129,6 +129,7 @@ class HKV(Recommender):
 
         self._validate()
         self._start_fit(train)
+        self._check_factor_memory(int(self.factors), np.dtype(np.float32).itemsize)  # implicit's factors: float32
         matrix = self.confidence_matrix(train)
         with threadpool_limits(1, "blas"):
             model = AlternatingLeastSquares(

@@ -116,6 +116,28 @@ class Recommender:
         self.n_users_ = train.n_users
         self.n_items_ = train.n_items
 
+    def _check_factor_memory(self, factors: int, itemsize: int, fix: str = "lower factors (e.g. factors=50)") -> None:
+        """Refuse, before fitting, factor matrices (users + items) x ``factors`` larger than the free memory.
+
+        >>> from receval.data.interactions import Interactions
+        >>> class Factored(Recommender):
+        ...     def fit(self, train):
+        ...         self._start_fit(train)
+        ...         self._check_factor_memory(10**12, 8)
+        >>> Factored().fit(Interactions.from_ids(["u"], ["i"], [5.0]))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        receval.errors.ConfigError: fitting Factored with 1,000,000,000,000 factors (1 users + 1 items) needs 16.0 TB...
+        """
+        from receval.validate import check_memory
+
+        check_memory(
+            float(itemsize) * factors * (self.n_users_ + self.n_items_),
+            f"fitting {type(self).__name__} with {factors:,} factors "
+            f"({self.n_users_:,} users + {self.n_items_:,} items)",
+            fix,
+        )
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "n_items_"):
             raise NotFittedError(f"{type(self).__name__} is not fitted yet: call fit(train) first")

@@ -135,6 +135,7 @@ class BiasedMF(Recommender):
     def fit(self, train: Interactions) -> BiasedMF:
         self._validate()
         self._start_fit(train)
+        self._check_factor_memory(int(self.factors), np.dtype(np.float64).itemsize)
         self._train = train
         self.__dict__.pop("pure_svd_", None)
         rng = np.random.default_rng(self.seed)

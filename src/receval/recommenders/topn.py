@@ -30,6 +30,8 @@ import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError, NotFittedError
+from receval.progress import Progress, progress_to
+from receval.validate import check_memory
 
 __all__ = ["recommend", "exclusion_matrix"]
 
@@ -168,6 +170,7 @@ def recommend(
     exclude: Interactions | sp.spmatrix | None = None,
     seed: int = 0,
     batch_size: int | None = None,
+    progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ranked top-``k`` item indices and scores for each user.
 
@@ -187,7 +190,12 @@ def recommend(
     seed
         Seed of the tie-breaking order (see the module docstring).
     batch_size
-        Users scored at once; by default as many as fit in about 64 MB of scores.
+        Users scored at once; by default as many as fit in about 64 MB of scores. A batch whose
+        score rows would not fit in the free memory is refused before it is scored.
+    progress
+        ``progress(users_done, n_users, "recommend users")`` after each batch (default: the
+        active callback of :func:`receval.progress.reporting`; the command line draws it with
+        the time remaining).
 
     Returns
     -------
@@ -233,9 +241,17 @@ def recommend(
         batch_size = max(1, _BATCH_CELLS // n_items)
     elif batch_size < 1:
         raise ConfigError(f"batch_size must be positive, got {batch_size}")
+    batch_size = min(batch_size, max(len(users), 1))
+    check_memory(  # the model's score rows and their float64 copy
+        2.0 * 8 * batch_size * n_items,
+        f"scoring {batch_size:,} users x {n_items:,} items at once",
+        "pass a smaller batch_size or filter the items (min_item_ratings)",
+    )
     perm, offsets = _tie_keys(users, n_items, seed)
     out_items = np.full((len(users), k), -1, dtype=np.int64)
     out_scores = np.full((len(users), k), np.nan)
+    notify = progress_to(progress)
+    notify(0, len(users), "recommend users")
     for start in range(0, len(users), batch_size):
         stop = min(start + batch_size, len(users))
         batch = users[start:stop]
@@ -247,4 +263,5 @@ def recommend(
             sub = excl[batch]
             s[np.repeat(np.arange(len(batch)), np.diff(sub.indptr)), sub.indices] = -np.inf
         out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop])
+        notify(stop, len(users), "recommend users")
     return out_items, out_scores
