@@ -1,8 +1,9 @@
 """What is registered does not depend on what was imported first (each check in a fresh interpreter).
 
-The built-in metrics, estimators and protocols are listed where they are defined; a lookup
-loads them. Each case runs the same lookup after a different first import and must give
-the same answer, which is also checked against a value worked out by hand.
+The built-in metrics, estimators and protocols register where they are defined, and their
+packages (``receval.metrics``, ``receval.experiment``) import the modules they list before
+any of their modules can be used. Each case runs the same lookup after a different first
+import and must give the same answer, which is also checked against a value worked out by hand.
 """
 
 from __future__ import annotations

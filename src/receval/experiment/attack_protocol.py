@@ -1,8 +1,8 @@
 """The ``attack`` protocol: shilling attack × size × recommender grids in the experiment runner.
 
 Importing this module registers the protocol in
-:data:`receval.experiment.protocols.PROTOCOLS`; the registry imports it on first lookup,
-in the main process and in every worker.
+:data:`receval.experiment.protocols.PROTOCOLS`; the package :mod:`receval.experiment` imports it,
+so it is there in the main process and in every worker.
 
 A task takes its split's training part, attacks ``n_targets`` mid-popularity target
 items (:func:`receval.studies.attacks.choose_targets`, or the ``targets`` given as

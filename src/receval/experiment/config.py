@@ -64,8 +64,8 @@ from typing import Any
 from receval.data.prepare import FILTERS
 from receval.errors import ConfigError, ReceValError
 from receval.experiment.ids import stable_hash
-from receval.outputs import safe_name
 from receval.experiment.protocols import get_protocol, protocol_names
+from receval.outputs import safe_name
 from receval.validate import check_count, check_number, check_option, check_seed
 
 __all__ = [

@@ -1,8 +1,8 @@
 """The ``debiased`` protocol: naive and debiased estimates on an MNAR test against the MAR truth.
 
 Importing this module registers the protocol in
-:data:`receval.experiment.protocols.PROTOCOLS`; the registry imports it on first lookup,
-in the main process and in every worker.
+:data:`receval.experiment.protocols.PROTOCOLS`; the package :mod:`receval.experiment` imports it,
+so it is there in the main process and in every worker.
 
 The data set needs a ``familiar`` column (CM100k; generated data with
 ``familiar_fraction``): :func:`receval.studies.debiasing.cm100k_parts` holds out

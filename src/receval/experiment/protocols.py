@@ -20,7 +20,6 @@ receval.errors.ConfigError: unknown protocol 'oneshot'; known: ...one-shot...
 
 from __future__ import annotations
 
-import importlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,20 +112,10 @@ class Protocol:
             raise ConfigError("no data set: add a [datasets.<label>] table with path + format or generate = {...}")
 
 
+# The built-in protocols are registered by their decorators in the modules that define them, which the
+# package receval.experiment imports (listed there): a package is initialised before any of its modules,
+# so every process that can look a protocol up has them all, whatever it imported first.
 PROTOCOLS: dict[str, Protocol] = {}
-# The modules defining the built-in protocols (each registered by its decorator there): every lookup imports
-# them first, so which protocols exist never depends on what a process happened to import.
-BUILTIN_PROTOCOL_MODULES = (
-    "receval.experiment.adapters",
-    "receval.experiment.attack_protocol",
-    "receval.experiment.debias_protocol",
-)
-
-
-def _builtins_loaded() -> dict[str, Protocol]:
-    for module in BUILTIN_PROTOCOL_MODULES:
-        importlib.import_module(module)
-    return PROTOCOLS
 
 
 def protocol_names() -> list[str]:
@@ -135,7 +124,7 @@ def protocol_names() -> list[str]:
     >>> protocol_names()[:3]
     ['attack', 'coherence-split', 'cyclic']
     """
-    return sorted(_builtins_loaded())
+    return sorted(PROTOCOLS)
 
 
 def register_protocol(
@@ -176,10 +165,9 @@ def register_protocol(
 
 def get_protocol(name: str) -> Protocol:
     """The registered protocol ``name`` (:class:`ConfigError` listing the known ones otherwise)."""
-    registered = _builtins_loaded()
-    if name not in registered:
-        raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(sorted(registered))}")
-    return registered[name]
+    if name not in PROTOCOLS:
+        raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(protocol_names())}")
+    return PROTOCOLS[name]
 
 
 # ---------------------------------------------------------------- splitting

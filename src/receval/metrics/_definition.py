@@ -56,6 +56,9 @@ DEBIAS_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {"estimator": "naive", "propensity": "auto", "n_strata": 2, "sample": 0.5, "n_samples": 10, "sample_seed": 0}
 )
 DEBIAS_PARAMS = frozenset(DEBIAS_DEFAULTS)
+# their entry points, registered by receval.metrics.debiased where they are defined; the package
+# receval.metrics imports it (registry.BUILTIN_MODULES) before any of its modules can be used
+_ESTIMATION: dict[str, Callable[..., Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -197,18 +200,14 @@ class Metric:
         if self.kind == "system":
             raise MetricError(f"metric {self}: a system-level metric has no per-user values")
         if self.debiased:
-            from receval.metrics import debiased  # scipy and the compiled kernels: only for a debiased metric
-
-            return debiased.estimate_per_user(self, data)
+            return _ESTIMATION["per_user"](self, data)
         params = {key: v for key, v in self.params.items() if key != "agg"}
         return np.asarray(self.definition.fn(data, self.k, **params), dtype=np.float64)
 
     def compute(self, data: MetricInput, per_user: np.ndarray | None = None) -> float:
         """The aggregated value (reuses ``per_user`` values when given)."""
         if self.debiased:
-            from receval.metrics import debiased
-
-            return debiased.estimate(self, data, per_user)
+            return _ESTIMATION["compute"](self, data, per_user)
         params = {key: v for key, v in self.params.items() if key != "agg"}
         agg = self.aggregation
         if agg == "system":
@@ -340,24 +339,16 @@ def register_alias(alias: str, name: str, *, case_sensitive: bool = False, **par
     (_EXACT_ALIASES if case_sensitive else _ALIASES)[key] = (name.lower(), MappingProxyType(dict(params)))
 
 
-def _builtins_loaded() -> dict[str, MetricDefinition]:
-    """The table of metrics, the built-in ones in it whichever metric module was imported first."""
-    import receval.metrics.registry  # noqa: F401  (it imports BUILTIN_MODULES, whose import registers them)
-
-    return _REGISTRY
-
-
 def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
     """The canonical name and preset parameters of a name or alias (:class:`MetricError` if unknown).
 
     >>> resolve_name("NDCG")
     ('ndcg', mappingproxy({}))
     """
-    registry = _builtins_loaded()
     if name.strip() in _EXACT_ALIASES:
         return _EXACT_ALIASES[name.strip()]
     key = name.strip().lower()
-    if key in registry:
+    if key in _REGISTRY:
         return key, MappingProxyType({})
     if key in _ALIASES:
         return _ALIASES[key]
@@ -373,7 +364,7 @@ def get_definition(name: str) -> MetricDefinition:
 
 def available_metrics() -> list[str]:
     """Sorted canonical names of every registered metric."""
-    return sorted(_builtins_loaded())
+    return sorted(_REGISTRY)
 
 
 def check_k(definition: MetricDefinition, k: int | None, label: str) -> None:

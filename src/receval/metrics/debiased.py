@@ -75,6 +75,7 @@ import scipy.sparse as sp
 
 from receval._jit import njit
 from receval.errors import MetricError
+from receval.metrics import _definition
 from receval.metrics._definition import DEBIAS_DEFAULTS
 
 if TYPE_CHECKING:
@@ -533,3 +534,6 @@ def estimate(metric: Metric, data: MetricInput, per_user: np.ndarray | None = No
     full = _with_defaults(metric)
     check_params(full, str(metric))
     return debiased_value(full, data, per_user)
+
+
+_definition._ESTIMATION.update(per_user=estimate_per_user, compute=estimate)
