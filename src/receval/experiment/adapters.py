@@ -21,7 +21,14 @@ from __future__ import annotations
 from typing import Any
 
 from receval.experiment.ids import Task
-from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, split_for
+from receval.experiment.protocols import (
+    PreparedDataset,
+    TaskOutput,
+    make_model,
+    register_protocol,
+    split_for,
+    task_threshold,
+)
 
 __all__: list[str] = []
 
@@ -36,7 +43,7 @@ def _simulate_metrics() -> tuple[str, ...]:
     "cyclic",
     options={
         "rounds": (int, 500),
-        "threshold": (float, 4.0),
+        "threshold": (float, None),
         "n_per_round": (int, 1),
         "order": (str, "random"),
         "updates": (str, "sequential"),
@@ -55,7 +62,7 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
     from receval.simulate import simulate
 
     train, test = split_for(task, dataset.data)
-    opts = dict(task.options)
+    opts = dict(task.options) | {"threshold": task_threshold(task, dataset.data)}
     unknown = opts.pop("unknown")
     traj = simulate(
         make_model(task),
@@ -126,7 +133,7 @@ def _plain(frame: Any) -> Any:
     "metaeval",
     options={
         "k": (int, 10),
-        "threshold": (float, 4.0),
+        "threshold": (float, None),
         "systems": (list, ["random", "popularity", "biases", "item-knn"]),
         "experiments": (list, ["swap", "discriminative", "incompleteness"]),
         "strengths": (list, [0.0, 0.2, 0.5]),
@@ -155,19 +162,19 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     if dataset.data.aspects is None:
         raise ConfigError(f"data set {task.dataset!r} has no item aspects; the meta-evaluation needs them")
     opts = task.options
-    k = int(opts["k"])
+    k, threshold = int(opts["k"]), task_threshold(task, dataset.data)
     users = np.unique(test.users)
     truth = test.to_csr()[users]
     train_rows = train.to_csr()[users]
     systems: dict[str, np.ndarray] = {}
     for name in opts["systems"]:
         result = evaluate_model(
-            make(str(name)), train, test, list(task.metrics), k=k, threshold=float(opts["threshold"]), seed=task.seed
+            make(str(name)), train, test, list(task.metrics), k=k, threshold=threshold, seed=task.seed
         )
         if result.rankings is None:
             raise ConfigError("the meta-evaluation needs ranking metrics (e.g. ndcg@10), not only error metrics")
         systems[str(name)] = result.rankings
-    common: dict[str, Any] = {"threshold": float(opts["threshold"]), "rating_max": float(dataset.data.scale.high)}
+    common: dict[str, Any] = {"threshold": threshold, "rating_max": float(dataset.data.scale.high)}
     metrics = list(task.metrics)
     tables = {}
     aggregates: dict[str, float] = {}

@@ -28,7 +28,14 @@ import numpy as np
 import pandas as pd
 
 from receval.experiment.ids import Task
-from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, split_for
+from receval.experiment.protocols import (
+    PreparedDataset,
+    TaskOutput,
+    make_model,
+    register_protocol,
+    split_for,
+    task_threshold,
+)
 
 __all__: list[str] = []
 
@@ -43,7 +50,7 @@ __all__: list[str] = []
         "n_targets": (int, 5),
         "targets": (list, []),
         "k": (int, 10),
-        "threshold": (float, 4.0),
+        "threshold": (float, None),
     },
     needs_metrics=False,
     description="shilling attack on the training part: prediction shift, hit ratio, rank and metric change",
@@ -77,7 +84,7 @@ def attack(task: Task, dataset: PreparedDataset) -> TaskOutput:
             k=int(opts["k"]),
             test=test,
             metrics=list(task.metrics),
-            threshold=float(opts["threshold"]),
+            threshold=task_threshold(task, dataset.data),
             seed=task.seed,
         )
         rows.append({"target": str(target), "intent": result.intent, "n_fake": len(result.fake_users), **effect})

@@ -249,7 +249,8 @@ class ExperimentConfig:
         The name becomes one file name (:func:`~receval.outputs.safe_name`), so a
         ``name = "../../x"`` cannot move the store out of ``results/``.
 
-        >>> text = 'name = "../../x"\\nmetrics = ["ndcg@10"]\\n[datasets.toy]\\ngenerate = { n_users = 50, n_items = 40 }\\n'
+        >>> text = 'name = "../../x"\\nmetrics = ["ndcg@10"]\\n'
+        >>> text += '[datasets.toy]\\ngenerate = { n_users = 50, n_items = 40 }\\n'
         >>> parse_config(text + "[recommenders.random]\\n").output_dir.as_posix()
         'results/_._.._x+9cdf6a50'
         """

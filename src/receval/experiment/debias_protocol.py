@@ -26,7 +26,7 @@ Examples
 from __future__ import annotations
 
 from receval.experiment.ids import Task
-from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol
+from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, task_threshold
 
 __all__: list[str] = []
 
@@ -38,7 +38,7 @@ __all__: list[str] = []
         "propensities": (list, []),
         "test_fraction": (float, 0.2),
         "k": (int, 10),
-        "threshold": (float, 3.0),
+        "threshold": (float, None),
     },
     uses_split=False,
     description="estimates on the familiar (MNAR) test with each estimator against the MAR truth (all test ratings)",
@@ -57,7 +57,7 @@ def debiased(task: Task, dataset: PreparedDataset) -> TaskOutput:
         metrics=list(task.metrics),
         estimators=list(opts["estimators"]),
         propensities=list(opts["propensities"]) or None,
-        threshold=float(opts["threshold"]),
+        threshold=task_threshold(task, dataset.data),
         k=int(opts["k"]),
         seed=task.seed,
     )

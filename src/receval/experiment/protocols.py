@@ -163,6 +163,26 @@ def register_protocol(
     return decorator
 
 
+def task_threshold(task: Task, data: Interactions) -> float:
+    """The task's relevance threshold λ: the configuration's (data set or protocol), else the data's default.
+
+    Protocols declare ``threshold`` with no default (None) and read it here, so that a
+    configuration without one relates ratings to relevance as ``receval evaluate`` and every
+    study do (:meth:`~receval.data.interactions.RatingScale.default_threshold`).
+
+    >>> from types import SimpleNamespace
+    >>> from receval.data.interactions import Interactions
+    >>> from receval.data.interactions import RatingScale
+    >>> data = Interactions.from_arrays([0, 1], [0, 0], [0.5, 5], scale=RatingScale(0.5, 5, 0.5))
+    >>> task_threshold(SimpleNamespace(options={"threshold": None}), data)
+    0.5
+    >>> task_threshold(SimpleNamespace(options={"threshold": 4}), data)
+    4.0
+    """
+    given = task.options.get("threshold")
+    return data.scale.default_threshold() if given is None else float(given)
+
+
 def get_protocol(name: str) -> Protocol:
     """The registered protocol ``name`` (:class:`ConfigError` listing the known ones otherwise)."""
     if name not in PROTOCOLS:
@@ -231,7 +251,7 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
 
 @register_protocol(
     "one-shot",
-    options={"k": (int, 10), "exclude_train": (bool, True), "threshold": (float, 4.0)},
+    options={"k": (int, 10), "exclude_train": (bool, True), "threshold": (float, None)},
     description="train on the split's training part, rank k items per test user, evaluate on the test part",
 )
 def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
@@ -244,14 +264,14 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     from receval.evaluation import evaluate, evaluate_model
 
     train, test = split_for(task, dataset.data)
-    opts = task.options
+    opts, threshold = task.options, task_threshold(task, dataset.data)
     result = evaluate_model(
         make_model(task),
         train,
         test,
         list(task.metrics),
         k=int(opts["k"]),
-        threshold=opts["threshold"],
+        threshold=threshold,
         seed=task.seed,
         exclude_train=bool(opts["exclude_train"]),
         seed_model=False,  # make_model has seeded it
@@ -268,7 +288,7 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
             keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
             preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
         per_user = evaluate(
-            result.rankings, truth, metrics, train=train, threshold=opts["threshold"], users=users, predictions=preds
+            result.rankings, truth, metrics, train=train, threshold=threshold, users=users, predictions=preds
         ).per_user
         index = truth.user_index(per_user["user"].to_numpy())
         return per_user.drop(columns="user").set_index(pd.Index(index, name="user_index"))
