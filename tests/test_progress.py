@@ -302,7 +302,7 @@ def ratings_file(tmp_path_factory) -> Path:
 def _simulate_args(path: Path, *before: str) -> list[str]:
     return [
         sys.executable, "-m", "receval", *before, "simulate", "--data", str(path), "--format", "csv",
-        "--algorithms", "random,popularity", "--rounds", "40", "--json",
+        "--algorithms", "random,popularity", "--rounds", "40", "--threshold", "4", "--json",
     ]  # fmt: skip
 
 
