@@ -49,7 +49,8 @@ def test_cm100k_familiar_against_all_ratings(capsys):
     algorithms = "random,popularity,average,user-knn,item-knn"
     # λ = 3 on CM100k's 1–4 scale (likes vs dislikes, as the thesis): the default λ (every rating relevant)
     # leaves no negatives, so no Fallout
-    args = ["debias", "--data", str(path), "--format", "cm100k", "--json", "--algorithms", algorithms, "--threshold", "3"]
+    args = ["debias", "--data", str(path), "--format", "cm100k", "--json", "--algorithms", algorithms]
+    args += ["--threshold", "3"]
     assert main([*args, "--metrics", "recall@10,fallout@10", "--estimators", "naive,ips,snips,wtd,wtd_h"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"naive", "ips", "snips", "wtd", "wtd_h"} <= set(out["kendall_tau"])
