@@ -331,7 +331,7 @@ def terminal_tables(table: Table, width: int) -> list[Any]:
 
 
 def escape(text: object) -> str:
-    """``text`` for a rich console's markup: what users named (labels, paths, errors) is shown as written.
+    r"""``text`` for a rich console's markup: what users named (labels, paths, errors) is shown as written.
 
     >>> escape("pop[bold]"), escape("pip install 'receval[surprise]'")
     ('pop\\[bold]', "pip install 'receval\\[surprise]'")
