@@ -105,11 +105,20 @@ def test_refuses_what_shards_cannot_compute(files, tmp_path):
 def test_bad_options_name_the_option(files, capsys):
     folder, _, _ = files
     truth, run = folder / "truth.parquet", folder / "run.parquet"
-    with pytest.raises(ConfigError, match="--shards must be at least 1"):
+    with pytest.raises(ConfigError, match="n_shards=0 is too few: give at least n_shards=1"):
         evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=0)
-    with pytest.raises(ConfigError, match="--jobs must be a whole number"):
+    with pytest.raises(ConfigError, match="jobs=0 is not a whole number"):
         evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=2, jobs=0)
-    with pytest.raises(ConfigError, match="--executor dask needs --scheduler"):
+    with pytest.raises(ConfigError, match="executor='dask' needs scheduler="):
         evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=2, executor="dask")
     status = main(["evaluate", "--truth", str(truth), "--recs", str(run), "--metrics", "mrr", "--jobs", "2"])
     assert status == 2 and "add --shards N" in capsys.readouterr().err
+    # the same messages on the command line, with its flags
+    for extra, shown in (
+        (["--shards", "0"], "--shards 0 is too few: give at least --shards 1"),
+        (["--shards", "2", "--jobs", "0"], "--jobs 0 is not a whole number"),
+        (["--shards", "2", "--executor", "dask"], "--executor dask needs --scheduler (the address"),
+    ):
+        status = main(["evaluate", "--truth", str(truth), "--recs", str(run), "--metrics", "mrr", *extra])
+        err = capsys.readouterr().err
+        assert status == 2 and shown in err and "=" not in err.split(":", 1)[1].split("(")[0], err

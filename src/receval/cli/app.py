@@ -232,7 +232,7 @@ def _command_options(args: Sequence[str]) -> dict[str, Any]:
 
 
 # a library parameter whose value a command takes under another option's name (library name -> option name)
-OPTION_OF_PARAMETER: dict[str, str] = {"item_aspects": "aspects"}
+OPTION_OF_PARAMETER: dict[str, str] = {"item_aspects": "aspects", "n_shards": "shards"}
 
 
 def flag_spelling(args: Sequence[str]) -> Spelling:

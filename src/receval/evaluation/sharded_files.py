@@ -76,7 +76,7 @@ def plan_shards(recs: str | Path, n_shards: int, user: str = "user") -> list[tup
     ([(None, 2), (2, None)], [(None, 1), (1, 2), (2, None)])
     """
     if n_shards < 1:
-        raise ConfigError(f"--shards must be at least 1, got {n_shards}")
+        raise ConfigError(f"n_shards={n_shards} is too few: give at least n_shards=1", parameters=["n_shards"])
     meta = _open(recs, "recommendations").metadata
     names = meta.schema.names
     if user not in names:
@@ -135,7 +135,11 @@ def _check_metrics(metrics: Sequence[str]) -> None:
             else None
         )  # fmt: skip
         if why is not None:
-            raise MetricError(f"metric {name!r} cannot be evaluated by user shards: {why}; evaluate without --shards")
+            raise MetricError(
+                f"metric {name!r} cannot be evaluated by user shards: {why}; "
+                "evaluate it without shards (leave out n_shards=)",
+                parameters=["n_shards"],
+            )
 
 
 def _read_shard(path: str, columns: Mapping[str, str], user: str, after: Any, upto: Any) -> Any:
@@ -231,7 +235,7 @@ def _collect(results: Iterable[Any], n_jobs: int) -> list[Any]:
 
 def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str | None) -> list[Any]:
     if not isinstance(workers, int) or workers < 1:
-        raise ConfigError(f"--jobs must be a whole number of at least 1, got {workers!r}")
+        raise ConfigError(f"jobs={workers!r} is not a whole number of at least 1", parameters=["jobs"])
     if executor == "local":
         if workers == 1:
             return _collect(map(_shard_task, jobs), len(jobs))
@@ -241,12 +245,17 @@ def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str
             return _collect(pool.map(_shard_task, jobs), len(jobs))
     if executor == "dask":
         if scheduler is None:
-            raise ConfigError("--executor dask needs --scheduler ADDRESS (a running Dask scheduler, e.g. tcp://host:8786)")
+            raise ConfigError(
+                "executor='dask' needs scheduler= (the address of a running Dask scheduler, e.g. tcp://host:8786)",
+                parameters=["executor", "scheduler"],
+            )
         from distributed import Client
 
         with Client(scheduler) as client:
             return client.gather(client.map(_shard_task, jobs, pure=False))
-    raise ConfigError(f"--executor must be local or dask for sharded evaluation, got {executor!r}")
+    raise ConfigError(
+        f"executor={executor!r} is not one of 'local', 'dask' for sharded evaluation", parameters=["executor"]
+    )
 
 
 def evaluate_parquet_sharded(
