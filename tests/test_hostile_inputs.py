@@ -343,19 +343,28 @@ def test_a_nested_or_binary_parquet_column_is_refused_by_name(
     assert err.value.column == column and err.value.path == str(path)
     kind = case.split()[0].split("<")[0]  # Parquet renames a list's field: the type's name, not its full text
     assert f"has type {kind}" in err.value.message and "integers, floats" in err.value.message
+    for line in _refused_by_every_reader(tmp_path, path, column, capsys):
+        assert str(path) in line
+
+
+def _refused_by_every_reader(tmp_path: Path, path: Path, column: str, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """The error line of each command that reads ``path`` (evaluate, data stats, split, recommend, predict), each
+    naming ``column``; none of them writes anything (a list<string> item column never becomes "['a']")."""
     run = _write(tmp_path / "run.csv", csv_text(RUN, "user,item,score"))
     out = tmp_path / "out"
     out.mkdir()
-    for args in (
-        ["evaluate", "--truth", path, "--recs", run, "--metrics", "ndcg@2"],
-        ["data", "stats", path],
-        ["split", path, "--out", out / "split"],
-        ["recommend", "--train", path, "-a", "popularity", "-o", out / "recs.tsv"],
-        ["predict", "--train", path, "--test", path, "-a", "global-mean", "-o", out / "pred.tsv"],
-    ):
-        line = refused(capsys, args, names=f"column {column}")
-        assert str(path) in line
-    assert not list(out.iterdir())  # nothing written: a list<string> item column never becomes "['a']"
+    lines = [
+        refused(capsys, args, names=f"column {column}")
+        for args in (
+            ["evaluate", "--truth", path, "--recs", run, "--metrics", "ndcg@2"],
+            ["data", "stats", path],
+            ["split", path, "--out", out / "split"],
+            ["recommend", "--train", path, "-a", "popularity", "-o", out / "recs.tsv"],
+            ["predict", "--train", path, "--test", path, "-a", "global-mean", "-o", out / "pred.tsv"],
+        )
+    ]
+    assert not list(out.iterdir())
+    return lines
 
 
 @pytest.mark.parametrize("case", ["list<string> item", "struct user", "binary item"])
@@ -404,19 +413,8 @@ def test_a_missing_parquet_id_is_refused_everywhere(
     with pytest.raises(DataError) as err:
         read_table(path, "truth")
     assert err.value.column == column and "row 2" in err.value.message
-    run = _write(tmp_path / "run.csv", csv_text(RUN, "user,item,score"))
-    out = tmp_path / "out"
-    out.mkdir()
-    for args in (
-        ["evaluate", "--truth", path, "--recs", run, "--metrics", "ndcg@2"],
-        ["data", "stats", path],
-        ["split", path, "--out", out / "split"],
-        ["recommend", "--train", path, "-a", "popularity", "-o", out / "recs.tsv"],
-        ["predict", "--train", path, "--test", path, "-a", "global-mean", "-o", out / "pred.tsv"],
-    ):
-        line = refused(capsys, args, names=f"column {column}")
+    for line in _refused_by_every_reader(tmp_path, path, column, capsys):
         assert "row 2" in line and str(path) in line
-    assert not list(out.iterdir())
 
 
 @pytest.mark.parametrize("kind", ["plain", *COMPRESSIONS])
