@@ -55,4 +55,3 @@ def test_test_command_runs_the_callers_test_file(tmp_path: Path) -> None:
     assert "1 passed" in selected.stdout
     whole = _dev(tmp_path, "test", "test_mine.py")
     assert whole.returncode == 1 and "1 failed, 1 passed" in whole.stdout, whole.stdout[-2000:]
-
