@@ -46,10 +46,8 @@ Kind = Literal["user", "system", "error"]
 Direction = Literal["higher", "lower"] | None
 _DIRECTIONS = ("higher", "lower", None)
 _REGISTRY: dict[str, MetricDefinition] = {}
-# alias (lower case) -> (canonical name, parameters the alias presets)
+# alias (lower case: a letter's case never changes a number) -> (canonical name, parameters the alias presets)
 _ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
-# aliases that hold only as spelled (another library's case-sensitive name, e.g. ir-measures' nDCG)
-_EXACT_ALIASES: dict[str, tuple[str, Mapping[str, Any]]] = {}
 # debiased estimation (estimator=ips, propensity=popularity ...) of per-user and error metrics: the parameters
 # every such metric accepts, with their defaults; receval.metrics.debiased computes them
 DEBIAS_DEFAULTS: Mapping[str, Any] = MappingProxyType(
@@ -125,8 +123,7 @@ class MetricDefinition:
     @property
     def aliases(self) -> tuple[str, ...]:
         """Every registered alias of this metric, sorted."""
-        table = {**_ALIASES, **_EXACT_ALIASES}
-        return tuple(sorted(a for a, (name, _) in table.items() if name == self.name))
+        return tuple(sorted(a for a, (name, _) in _ALIASES.items() if name == self.name))
 
     def direction_for(self, params: Mapping[str, Any]) -> Direction:
         """The direction under the given (resolved) parameters."""
@@ -149,15 +146,22 @@ class Metric:
     definition: MetricDefinition
     k: int | None
     params: Mapping[str, Any]
+    # the library convention the parameters were read from (receval.metrics.conventions), None for receval's own;
+    # and the parameters given explicitly, which a convention applied later leaves as they are
+    convention: str | None = field(default=None, compare=False)
+    explicit: frozenset[str] = field(default=frozenset(), compare=False)
 
     @classmethod
     def of(cls, name: str, k: int | None = None, **params: Any) -> Metric:
-        """Build from a name (or alias), a cutoff and keyword parameters (validated)."""
+        """Build from a name (or alias), a cutoff and keyword parameters (validated); ``convention=NAME`` presets
+        every parameter to that library's (:mod:`receval.metrics.conventions`)."""
+        from receval.metrics.conventions import resolve_metric  # the presets are read from the definitions
+
         canonical, preset = resolve_name(name)
         definition = _REGISTRY[canonical]
         label = name if k is None else f"{name}@{k}"
         check_k(definition, k, label)
-        return cls(definition, k, resolve_params(definition, {**preset, **params}, label))
+        return resolve_metric(definition, k, {**preset, **params}, label)
 
     @property
     def name(self) -> str:
@@ -316,27 +320,28 @@ def register_metric(
     return decorator
 
 
-def register_alias(alias: str, name: str, *, case_sensitive: bool = False, **params: Any) -> None:
-    """Let ``alias`` stand for the metric ``name`` with ``params`` preset (a named convention).
+def register_alias(alias: str, name: str, **params: Any) -> None:
+    """Let ``alias`` (any case) stand for the metric ``name`` with ``params`` preset.
 
-    Aliases are case-insensitive unless ``case_sensitive`` (then only the exact spelling
-    matches, which lets ir-measures' ``nDCG`` keep trec_eval's convention while ``ndcg``
-    stays receval's); parameters written after an alias override its presets.
+    Parameters written after an alias override its presets; a library's own spelling presets
+    ``convention=`` that library (trec_eval's ``ndcg_cut``).
 
     >>> register_alias("precision_example", "precision", denominator="list")
-    >>> Metric.of("precision_example", 5).params["denominator"]
+    >>> Metric.of("PRECISION_EXAMPLE", 5).params["denominator"]
     'list'
     >>> del _ALIASES["precision_example"]
     """
-    key = alias if case_sensitive else alias.lower()
-    if not _NAME.fullmatch(alias.lower()):
+    key = alias.lower()
+    if not _NAME.fullmatch(key):
         raise MetricError(f"alias {alias!r} must be letters, digits and underscores, starting with a letter")
     if name.lower() not in _REGISTRY:
         raise MetricError(f"alias {alias!r} names the unknown metric {name!r}")
     if key in _REGISTRY:
         raise MetricError(f"alias {alias!r} is already the name of a metric")
-    resolve_params(_REGISTRY[name.lower()], params, alias)  # fail now on a wrong preset
-    (_EXACT_ALIASES if case_sensitive else _ALIASES)[key] = (name.lower(), MappingProxyType(dict(params)))
+    from receval.metrics.conventions import resolve_metric
+
+    resolve_metric(_REGISTRY[name.lower()], None, params, alias)  # fail now on a wrong preset
+    _ALIASES[key] = (name.lower(), MappingProxyType(dict(params)))
 
 
 def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
@@ -345,14 +350,12 @@ def resolve_name(name: str) -> tuple[str, Mapping[str, Any]]:
     >>> resolve_name("NDCG")
     ('ndcg', mappingproxy({}))
     """
-    if name.strip() in _EXACT_ALIASES:
-        return _EXACT_ALIASES[name.strip()]
     key = name.strip().lower()
     if key in _REGISTRY:
         return key, MappingProxyType({})
     if key in _ALIASES:
         return _ALIASES[key]
-    close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES, *_EXACT_ALIASES], n=3, cutoff=0.6)
+    close = difflib.get_close_matches(key, [*_REGISTRY, *_ALIASES], n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     raise MetricError(f"unknown metric {name!r}{hint} (known metrics: {', '.join(available_metrics())})")
 

@@ -2,9 +2,12 @@
 
 Values are read as int, float, ``true``/``false`` or ``none``, else kept as strings;
 names may be any registered alias (see :func:`~receval.metrics.registry.register_alias`),
-trec_eval's ``name_k`` spelling (``P_10``, ``ndcg_cut_10``) means ``name@k``, and ranx's
-spellings read as ranx reads them: ``r-precision`` is ``r_precision`` and a ``-lN``
-suffix is the relevance level (``precision@10-l4`` = ``precision@10(threshold=4)``).
+in any case. ``convention=NAME`` presets every parameter to library NAME's
+(:mod:`~receval.metrics.conventions`). trec_eval's ``name_k`` spelling (``P_10``,
+``ndcg_cut_10``, and ``P.10`` as ``-m`` takes it) means ``name@k`` and, for trec_eval's own
+measure names, selects trec_eval's convention; ranx's spellings read as ranx reads them:
+``r-precision`` is ``r_precision`` and a ``-lN`` suffix is the relevance level
+(``precision@10-l4`` = ``precision@10(threshold=4)``).
 
 Examples
 --------
@@ -20,12 +23,13 @@ import re
 from typing import Any
 
 from receval.errors import MetricError
-from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name, resolve_params
+from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name
+from receval.metrics.conventions import CONVENTION_PARAM, resolve_metric, spelling_convention
 
 __all__ = ["parse_metric", "parse_metric_list"]
 
-_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
-_TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_(\d+)$")  # trec_eval's P_10, ndcg_cut_10
+_PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.](\d+)$")  # trec_eval's P_10, ndcg_cut_10, P.10
 _RANX_LEVEL = re.compile(r"^([^()]*?)-l(\d+)\s*$")  # ranx's relevance level: ndcg@10-l4
 
 
@@ -44,7 +48,11 @@ def parse_metric(text: str | Metric) -> Metric:
     ...
     receval.errors.MetricError: metric 'precision@0': the cutoff k must be a positive integer, got '0'
     >>> str(parse_metric("P_10")), str(parse_metric("nDCG@10")), str(parse_metric("hits@5"))
-    ('precision@10', 'ndcg@10(convention=trec_eval)', 'tp@5(agg=macro)')
+    ('precision@10', 'ndcg@10', 'tp@5(agg=macro)')
+    >>> str(parse_metric("ndcg_cut_10")), parse_metric("P.10").convention
+    ('ndcg@10(graded=true)', 'trec_eval')
+    >>> str(parse_metric("precision@10(convention=LensKit)"))
+    'precision@10(denominator=list,empty_list=skip)'
     >>> str(parse_metric("r-precision")), str(parse_metric("precision@10-l4"))
     ('r_precision', 'precision@10(threshold=4)')
     >>> parse_metric("precision@10(threshold=4,threshold=1)")
@@ -66,9 +74,11 @@ def parse_metric(text: str | Metric) -> Metric:
         raise MetricError(f"cannot read metric {text!r}; write name@k or name@k(key=value,...), e.g. 'ndcg@10'")
     name, k_text, param_text = match.groups()
     name = name.replace("-", "_")  # ranx's r-precision
+    library = None
     trec = _TREC_CUTOFF.match(name) if k_text is None else None
     if trec is not None and not _known(name) and _known(trec.group(1)):
         name, k_text = trec.groups()
+        library = spelling_convention(f"{name}_k")
     canonical, preset = resolve_name(name)
     definition = _REGISTRY[canonical]
     k = None
@@ -78,6 +88,8 @@ def parse_metric(text: str | Metric) -> Metric:
         k = int(k_text)
     check_k(definition, k, text.strip())
     params: dict[str, Any] = dict(preset)
+    if library is not None:
+        params[CONVENTION_PARAM] = library
     if level is not None:
         params["threshold"] = int(level.group(2))
     given: dict[str, str] = {}  # parameter -> its key=value in the string (an alias's preset may be overridden)
@@ -93,7 +105,7 @@ def parse_metric(text: str | Metric) -> Metric:
                 )
             given[key] = part.strip()
             params[key] = _parse_value(value)
-    return Metric(definition, k, resolve_params(definition, params, text.strip()))
+    return resolve_metric(definition, k, params, text.strip())
 
 
 def _known(name: str) -> bool:

@@ -20,7 +20,12 @@ Conventions (each a parameter where implementations disagree):
 - ``mrr[@k]``: 1 / rank of the first positive (0 if none in the top k).
 - Users with no positive item in the truth: NaN (``empty_users="skip"``, left out of
   the mean) or 0 (``"zero"``); the same rule applies to Fallout for users with no
-  negative item.
+  negative item. A user with an empty list (and positives) scores 0
+  (``empty_list="zero"``) or NaN (``empty_list="skip"``, LensKit's precision and AP).
+
+Every other convention a library uses is a parameter too (``recall@k(denominator=min)``,
+``ndcg@k(discount=clipped)``, ``map@k(denominator=k)`` ...); docs/conventions.md lists
+which library uses which, and :mod:`receval.metrics.conventions` applies them by name.
 
 Examples
 --------
@@ -51,6 +56,9 @@ __all__ = ["dcg_gains", "ideal_dcg", "pr_curve"]
 
 _THRESHOLD = {"threshold": None}
 _NEG = {"negative_threshold": None}
+# users with an empty list: scored 0 (their hits are 0) or skipped (LensKit's precision and AP: NaN)
+EMPTY_LIST = ("zero", "skip")
+_LIST = {"empty_list": "zero"}
 
 
 def _thr(data: MetricInput, threshold: float | None) -> float:
@@ -63,11 +71,21 @@ def _hits(data: MetricInput, k: int | None, threshold: float | None) -> np.ndarr
     return pos if k is None else pos[:, :k]
 
 
-def _empty(values: np.ndarray, empty: np.ndarray, data: MetricInput) -> np.ndarray:
-    """Apply the empty-user policy to users flagged ``empty``."""
+def _empty(values: np.ndarray, empty: np.ndarray, data: MetricInput, empty_list: str = "zero") -> np.ndarray:
+    """Apply the empty-user policy to users flagged ``empty``, and the empty-list policy."""
     values = values.astype(np.float64, copy=False)
     values[empty] = np.nan if data.empty_users == "skip" else 0.0
+    values[_skipped_lists(data, empty_list)] = np.nan
     return values
+
+
+def _skipped_lists(data: MetricInput, empty_list: str) -> np.ndarray:
+    """Users whose empty list is not scored (``empty_list="skip"``)."""
+    if empty_list not in EMPTY_LIST:
+        raise MetricError(f"empty_list must be 'zero' or 'skip', got {empty_list!r}")
+    if empty_list == "zero":
+        return np.zeros(data.n_users, dtype=bool)
+    return data.list_length == 0
 
 
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -84,63 +102,84 @@ def _list_denominator(data: MetricInput, k: int, denominator: str) -> np.ndarray
 
 
 def _precision_parts(
-    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k"
+    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k", empty_list: str = "zero"
 ) -> tuple[np.ndarray, np.ndarray]:
     num = _hits(data, k, threshold).sum(axis=1).astype(np.float64)
     den = _list_denominator(data, k, denominator)
-    keep = _keep(data, threshold)
+    keep = _keep(data, threshold, empty_list)
     return num * keep, den * keep
 
 
-def _keep(data: MetricInput, threshold: float | None) -> np.ndarray:
-    """1 for users counted in micro sums (all, or only those with a positive under ``skip``)."""
-    if data.empty_users == "zero":
-        return np.ones(data.n_users)
-    return (data.n_positive_at(_thr(data, threshold)) > 0).astype(np.float64)
+def _keep(data: MetricInput, threshold: float | None, empty_list: str = "zero") -> np.ndarray:
+    """1 for users counted in micro sums (all, or only those with a positive under ``skip``, and a list
+    under ``empty_list="skip"``)."""
+    keep = np.ones(data.n_users) if data.empty_users == "zero" else data.n_positive_at(_thr(data, threshold)) > 0
+    return (keep & ~_skipped_lists(data, empty_list)).astype(np.float64)
 
 
 @register_metric(
     "precision",
     direction="higher",
     bounds=(0, 1),
-    defaults={**_THRESHOLD, "denominator": "k"},
+    defaults={**_THRESHOLD, "denominator": "k", **_LIST},
     micro=_precision_parts,
     description="Positives in the top k / k",
 )
-def precision(data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k") -> np.ndarray:
-    """Positives in the top k divided by k (or by the list length)."""
+def precision(
+    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k", empty_list: str = "zero"
+) -> np.ndarray:
+    """Positives in the top k divided by k (or by the list length: ``denominator=list``, LensKit's)."""
     num = _hits(data, k, threshold).sum(axis=1)
     values = _safe_div(num, _list_denominator(data, k, denominator))
-    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
+    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data, empty_list)
 
 
-def _recall_parts(data: MetricInput, k: int, threshold: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _recall_denominator(data: MetricInput, k: int, threshold: float | None, denominator: str) -> np.ndarray:
+    n_pos = data.n_positive_at(_thr(data, threshold)).astype(np.float64)
+    if denominator == "all":
+        return n_pos
+    if denominator == "min":
+        return np.minimum(n_pos, k)
+    raise MetricError(f"recall denominator must be 'all' or 'min', got {denominator!r}")
+
+
+def _recall_parts(
+    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "all", empty_list: str = "zero"
+) -> tuple[np.ndarray, np.ndarray]:
+    keep = ~_skipped_lists(data, empty_list)
     num = _hits(data, k, threshold).sum(axis=1).astype(np.float64)
-    return num, data.n_positive_at(_thr(data, threshold)).astype(np.float64)
+    return num * keep, _recall_denominator(data, k, threshold, denominator) * keep
 
 
 @register_metric(
     "recall",
     direction="higher",
     bounds=(0, 1),
-    defaults=_THRESHOLD,
+    defaults={**_THRESHOLD, "denominator": "all", **_LIST},
     micro=_recall_parts,
     description="Positives in the top k / positives",
 )
-def recall(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
-    """Positives in the top k divided by the user's positives in the truth."""
-    n_pos = data.n_positive_at(_thr(data, threshold))
-    values = _safe_div(_hits(data, k, threshold).sum(axis=1), n_pos)
-    return _empty(values, n_pos == 0, data)
+def recall(
+    data: MetricInput, k: int, threshold: float | None = None, denominator: str = "all", empty_list: str = "zero"
+) -> np.ndarray:
+    """Positives in the top k divided by the user's positives in the truth (``denominator=all``) or by
+    min(k, positives) (``denominator=min``: LensKit's Recall, RecPack's CalibratedRecallK)."""
+    den = _recall_denominator(data, k, threshold, denominator)
+    values = _safe_div(_hits(data, k, threshold).sum(axis=1), den)
+    return _empty(values, den == 0, data, empty_list)
 
 
 @register_metric(
-    "hit_rate", direction="higher", bounds=(0, 1), defaults=_THRESHOLD, description="1 if the top k holds a positive"
+    "hit_rate",
+    direction="higher",
+    bounds=(0, 1),
+    defaults={**_THRESHOLD, **_LIST},
+    description="1 if the top k holds a positive",
 )
-def hit_rate(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
+def hit_rate(data: MetricInput, k: int, threshold: float | None = None, empty_list: str = "zero") -> np.ndarray:
     """1 when at least one positive is in the top k, else 0."""
     values = np.asarray(_hits(data, k, threshold).any(axis=1), dtype=np.float64)
-    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
+    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data, empty_list)
 
 
 @register_metric(
@@ -148,15 +187,15 @@ def hit_rate(data: MetricInput, k: int, threshold: float | None = None) -> np.nd
     direction="higher",
     bounds=(0, 1),
     k="optional",
-    defaults=_THRESHOLD,
+    defaults={**_THRESHOLD, **_LIST},
     description="1 / rank of the first positive",
 )
-def mrr(data: MetricInput, k: int | None, threshold: float | None = None) -> np.ndarray:
+def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero") -> np.ndarray:
     """Reciprocal rank of the first positive within the top k (0 when there is none)."""
     hits = _hits(data, k, threshold)
     first = hits.argmax(axis=1) if hits.shape[1] else np.zeros(hits.shape[0], dtype=np.int64)
     values = np.where(hits.any(axis=1), 1.0 / (first + 1.0), 0.0)
-    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data)
+    return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data, empty_list)
 
 
 @register_metric(
@@ -164,13 +203,21 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None) -> np.
     direction="higher",
     bounds=(0, 1),
     k="optional",
-    defaults={**_THRESHOLD, "denominator": "all"},
+    defaults={**_THRESHOLD, "denominator": "all", **_LIST},
     description="Average precision at k (trec_eval map_cut; map without k: trec_eval map over the whole list)",
 )
 def average_precision(
-    data: MetricInput, k: int | None, threshold: float | None = None, denominator: str = "all"
+    data: MetricInput,
+    k: int | None,
+    threshold: float | None = None,
+    denominator: str = "all",
+    empty_list: str = "zero",
 ) -> np.ndarray:
-    """AP@k = Σ_{i≤k, positive} P@i / |positives| (``denominator=min``: min(k, |positives|))."""
+    """AP@k = Σ_{i≤k, positive} P@i / D, the denominator D by ``denominator``:
+
+    ``all`` |positives| (trec_eval, ranx); ``min`` min(k, |positives|); ``k`` k (RecTools'
+    ``divide_by_k=True``); ``min_list`` min(list length within k, |positives|) (LensKit).
+    """
     hits = _hits(data, k, threshold)
     n_pos = data.n_positive_at(_thr(data, threshold))
     ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
@@ -179,23 +226,37 @@ def average_precision(
         den = n_pos
     elif denominator == "min":
         den = n_pos if k is None else np.minimum(n_pos, k)
+    elif denominator == "k":
+        if k is None:
+            raise MetricError("map with denominator=k needs a cutoff: write map@k(denominator=k)")
+        den = np.where(n_pos > 0, k, 0)
+    elif denominator == "min_list":
+        den = np.minimum(n_pos, data.list_length if k is None else np.minimum(data.list_length, k))
     else:
-        raise MetricError(f"map denominator must be 'all' or 'min', got {denominator!r}")
-    return _empty(_safe_div(total, den), n_pos == 0, data)
+        raise MetricError(f"map denominator must be 'all', 'min', 'k' or 'min_list', got {denominator!r}")
+    return _empty(_safe_div(total, den), n_pos == 0, data, empty_list)
 
 
 @register_metric(
     "f1",
     direction="higher",
     bounds=(0, 1),
-    defaults=_THRESHOLD,
-    description="Harmonic mean of precision@k and recall@k",
+    defaults={**_THRESHOLD, "beta": 1.0, **_LIST},
+    description="Harmonic mean of precision@k and recall@k (F-beta with beta=)",
 )
-def f1(data: MetricInput, k: int, threshold: float | None = None) -> np.ndarray:
-    """2 P R / (P + R) = 2 · positives in the top k / (k + the user's positives); 0 without a hit (ranx's f1)."""
+def f1(
+    data: MetricInput, k: int, threshold: float | None = None, beta: float = 1.0, empty_list: str = "zero"
+) -> np.ndarray:
+    """F_β = (1 + β²) P R / (β² P + R) = (1 + β²) · hits / (k + β² · positives); 0 without a hit.
+
+    β = 1 (default) is ranx's f1; RecTools' ``F1Beta(beta=)`` any β > 0.
+    """
+    if not beta > 0:
+        raise MetricError(f"f1 beta must be > 0, got {beta!r}")
     n_pos = data.n_positive_at(_thr(data, threshold))
     hits = _hits(data, k, threshold).sum(axis=1)
-    return _empty(_safe_div(2.0 * hits, k + n_pos), n_pos == 0, data)
+    b2 = float(beta) ** 2
+    return _empty(_safe_div((1.0 + b2) * hits, k + b2 * n_pos), n_pos == 0, data, empty_list)
 
 
 @register_metric(
@@ -272,7 +333,33 @@ def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain, *, graded: bool
     return np.where(pos, values, 0.0)
 
 
-def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain, *, graded: bool = False) -> np.ndarray:
+DISCOUNTS = ("log2", "clipped")
+
+
+def rank_discount(width: int, discount: str = "log2") -> np.ndarray:
+    """The discount of ranks 1..width: ``log2`` 1/log2(r + 1); ``clipped`` 1/max(log2 r, 1) (LensKit's
+    LogRankWeight, the original nDCG paper: ranks 1 and 2 both count fully).
+
+    >>> rank_discount(3).round(4).tolist(), rank_discount(3, "clipped").round(4).tolist()
+    ([1.0, 0.6309, 0.5], [1.0, 1.0, 0.6309])
+    """
+    ranks = np.arange(1, width + 1, dtype=np.float64)
+    if discount == "log2":
+        return 1.0 / np.log2(ranks + 1.0)
+    if discount == "clipped":
+        return 1.0 / np.maximum(np.log2(ranks), 1.0)
+    raise MetricError(f"ndcg discount must be one of {', '.join(DISCOUNTS)}, got {discount!r}")
+
+
+def ideal_dcg(
+    truth: sp.csr_matrix,
+    k: int,
+    threshold: float,
+    gain: Gain,
+    *,
+    graded: bool = False,
+    discount: str = "log2",
+) -> np.ndarray:
     """DCG@k of each user's truth ratings sorted in decreasing gain.
 
     >>> ideal_dcg(sp.csr_matrix(np.array([[1.0, 3.0, 2.0]])), 2, 1, "linear").round(6).tolist()
@@ -286,7 +373,7 @@ def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain, *, gra
     order = np.argsort(rows * span + (gains.max(initial=0.0) - gains), kind="stable")
     rank = np.arange(len(gains)) - np.repeat(truth.indptr[:-1], counts)
     keep = rank < k
-    weights = gains[order][keep] / np.log2(rank[keep] + 2.0)
+    weights = gains[order][keep] * rank_discount(k, discount)[rank[keep]]
     return np.bincount(rows[keep], weights=weights, minlength=truth.shape[0])
 
 
@@ -294,35 +381,46 @@ def ideal_dcg(truth: sp.csr_matrix, k: int, threshold: float, gain: Gain, *, gra
     "ndcg",
     direction="higher",
     bounds=(0, 1),
-    defaults={**_THRESHOLD, "gain": "linear", "convention": "ranx"},
+    defaults={**_THRESHOLD, "gain": "linear", "graded": False, "discount": "log2", "ideal": "truth", **_LIST},
     needs_grades=True,
     description="Normalised discounted cumulative gain",
 )
 def ndcg(
-    data: MetricInput, k: int, threshold: float | None = None, gain: Gain = "linear", convention: str = "ranx"
+    data: MetricInput,
+    k: int,
+    threshold: float | None = None,
+    gain: Gain = "linear",
+    graded: bool = False,
+    discount: str = "log2",
+    ideal: str = "truth",
+    empty_list: str = "zero",
 ) -> np.ndarray:
-    """DCG@k / ideal DCG@k with log2(rank + 1) discount; gains per ``gain``.
+    """DCG@k / ideal DCG@k; gains per ``gain``, the discount per ``discount`` (:func:`rank_discount`).
 
-    ``convention="ranx"`` (default): only ratings ≥ the threshold gain (ranx's ``ndcg``
-    with ``-l`` = threshold; at threshold 1 on a 1–5 scale also trec_eval's).
-    ``convention="trec_eval"``: every judged rating above 0 gains its value, the
-    threshold applies only to binary measures (trec_eval's ``ndcg_cut``).
+    ``graded=false`` (default): only ratings ≥ the threshold gain (ranx's ``ndcg`` with
+    ``-l`` = threshold; at threshold 1 on a 1–5 scale also trec_eval's).
+    ``graded=true``: every judged rating above 0 gains its value and the threshold is not
+    read (trec_eval's ``ndcg_cut``, which uses relevance_level only for binary measures).
+    ``ideal=truth`` (default): the ideal DCG of the user's truth sorted by gain;
+    ``ideal=full``: of k items all with the user's highest gain, however few the user has
+    (RecTools' ``divide_by_achievable=False``).
     """
-    if convention not in ("ranx", "trec_eval"):
-        raise MetricError(f"ndcg convention must be 'ranx' or 'trec_eval', got {convention!r}")
-    graded = convention == "trec_eval"
     if graded and threshold is not None:
         raise MetricError(
-            "ndcg with convention=trec_eval takes gains from every judged rating and has no threshold; "
-            "drop threshold= or use convention=ranx"
+            "ndcg with graded=true (trec_eval's convention) takes gains from every judged rating and has no "
+            "threshold; drop threshold= or set graded=false"
         )
+    if ideal not in ("truth", "full"):
+        raise MetricError(f"ndcg ideal must be 'truth' or 'full', got {ideal!r}")
     thr = _thr(data, threshold)
     grades = data.grades[:, :k]
-    discount = 1.0 / np.log2(np.arange(2, grades.shape[1] + 2, dtype=np.float64))
     # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
-    dcg = (dcg_gains(grades, thr, gain, graded=graded) * discount).sum(axis=1)
-    idcg = ideal_dcg(data.truth, k, thr, gain, graded=graded)
-    return _empty(_safe_div(dcg, idcg), idcg <= 0, data)
+    dcg = (dcg_gains(grades, thr, gain, graded=graded) * rank_discount(grades.shape[1], discount)).sum(axis=1)
+    idcg = ideal_dcg(data.truth, k, thr, gain, graded=graded, discount=discount)
+    if ideal == "full":
+        top = ideal_dcg(data.truth, 1, thr, gain, graded=graded)  # the user's highest gain (rank 1 counts fully)
+        idcg = top * rank_discount(k, discount).sum()
+    return _empty(_safe_div(dcg, idcg), idcg <= 0, data, empty_list)
 
 
 # ------------------------------------------------------------------- anti-metrics

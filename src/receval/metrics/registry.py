@@ -36,7 +36,7 @@ Examples
 >>> get_definition("precision").bounds
 (0.0, 1.0)
 >>> str(parse_metric("ndcg_cut_10")), str(parse_metric("AP@100")), get_definition("RR").name
-('ndcg@10(convention=trec_eval)', 'map@100', 'mrr')
+('ndcg@10(graded=true)', 'map@100', 'mrr')
 """
 
 from __future__ import annotations
@@ -171,21 +171,22 @@ register_measure(
 )
 
 
-# the spellings of trec_eval, ranx and ir-measures, each with the convention of its library;
-# a metric string keeps the spelling typed (evaluation summaries are keyed by it)
+# the spellings of trec_eval, ranx and ir-measures; a library's own spelling selects its convention
+# (receval.metrics.conventions). Case never matters: ir-measures' nDCG@10 is receval's ndcg@10, and
+# trec_eval's nDCG is asked for by its own name, ndcg_cut_10, or by ndcg@10(convention=trec_eval).
+# A metric string keeps the spelling typed (evaluation summaries are keyed by it).
 FIELD_SPELLINGS: tuple[tuple[str, str, dict[str, object], str], ...] = (
     ("p", "precision", {}, "ir-measures P@k, trec_eval P_k"),
     ("r", "recall", {}, "ir-measures R@k"),
-    ("nDCG", "ndcg", {"convention": "trec_eval"}, "ir-measures nDCG@k = trec_eval ndcg_cut (exact spelling)"),
     ("ndcg_cut", "ndcg", {"convention": "trec_eval"}, "trec_eval ndcg_cut_k"),
-    ("ndcg_burges", "ndcg", {"gain": "exponential"}, "ranx ndcg_burges@k"),
+    ("ndcg_burges", "ndcg", {"convention": "ranx", "gain": "exponential"}, "ranx ndcg_burges@k"),
     ("ap", "map", {}, "ir-measures AP, AP@k (trec_eval map, map_cut_k)"),
     ("map_cut", "map", {}, "trec_eval map_cut_k"),
     ("rr", "mrr", {}, "ir-measures RR, RR@k"),
     ("recip_rank", "mrr", {}, "trec_eval recip_rank"),
-    ("hits", "tp", {"agg": "macro"}, "ranx hits@k: mean number of positives in the top k"),
+    ("hits", "tp", {"convention": "ranx"}, "ranx hits@k: mean number of positives in the top k"),
     ("success", "hit_rate", {}, "trec_eval success_k, ir-measures Success@k"),
     ("rprec", "r_precision", {}, "trec_eval Rprec, ir-measures Rprec"),
 )
 for _alias, _name, _preset, _ in FIELD_SPELLINGS:
-    register_alias(_alias, _name, case_sensitive=_alias != _alias.lower(), **_preset)
+    register_alias(_alias, _name, **_preset)

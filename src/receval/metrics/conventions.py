@@ -1,0 +1,327 @@
+"""Library conventions by name: the parameter values with which a metric computes what a library computes.
+
+Every convention on which implementations disagree is a parameter of the metric
+(``recall@10(denominator=min)``, ``gini(denominator=n)``); a *preset* is the set of
+those values one library uses, read from its source (the file and commit are kept
+here and printed by docs/conventions.md). ``convention=NAME`` in a metric string
+applies a preset; parameters written in the string win over it; the name is
+case-insensitive. ``str(metric)`` shows what the string resolved to (the parameters
+that differ from receval's defaults), ``metric.convention`` the preset applied.
+
+A preset covers only the metrics its library has: ``gini(convention=trec_eval)`` is an
+error naming the libraries that have a Gini index. The tie rule of a library (how it
+orders equal scores) belongs to the run, not to a metric: :func:`preset_ties`.
+
+Examples
+--------
+>>> from receval.metrics import parse_metric
+>>> str(parse_metric("recall@10(convention=LensKit)"))
+'recall@10(denominator=min)'
+>>> str(parse_metric("ndcg@10(convention=trec_eval)")), str(parse_metric("ndcg_cut_10"))
+('ndcg@10(graded=true)', 'ndcg@10(graded=true)')
+>>> str(apply_convention("map@10", "rectools")), apply_convention("map@10", "rectools").convention
+('map@10(denominator=k)', 'rectools')
+>>> str(apply_convention("map@10(denominator=min)", "rectools"))  # written in the string: kept
+'map@10(denominator=min)'
+>>> preset_ties("trec_eval"), preset_ties("RecBole")
+('trec_eval', 'input')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from receval.errors import MetricError
+from receval.metrics._definition import Metric, MetricDefinition, resolve_params
+
+__all__ = [
+    "CONVENTION_NAMES",
+    "LIBRARIES",
+    "Library",
+    "Preset",
+    "apply_convention",
+    "convention_name",
+    "markdown_table",
+    "preset_params",
+    "preset_ties",
+    "resolve_metric",
+    "spelling_convention",
+]
+
+# the parameter of every metric string that names a library's convention
+CONVENTION_PARAM = "convention"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One metric as one library computes it: receval's parameter values and where they were read.
+
+    ``spelling`` is the library's own name for the metric; ``source`` the file of the
+    library's repository the values were read from; ``note`` what the values say.
+    """
+
+    spelling: str
+    params: Mapping[str, Any]
+    source: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Library:
+    """A library whose metric conventions receval reproduces: its repository, the commit read, its tie rule."""
+
+    name: str
+    repository: str
+    commit: str
+    ties: str
+    metrics: Mapping[str, Preset]
+
+
+def _p(spelling: str, source: str, note: str = "", **params: Any) -> Preset:
+    return Preset(spelling, MappingProxyType(params), source, note)
+
+
+LIBRARIES: Mapping[str, Library] = MappingProxyType(
+    {
+        "trec_eval": Library(
+            "trec_eval",
+            "usnistgov/trec_eval",
+            "f4253652c8efd0d86ddffd0d163cc0a0f813111a",
+            "trec_eval",
+            MappingProxyType(
+                {
+                    "precision": _p("P_k", "m_P.c"),
+                    "recall": _p("recall_k", "m_recall.c"),
+                    "ndcg": _p("ndcg_cut_k", "m_ndcg_cut.c", "gain = the judged grade, every grade > 0", graded=True),
+                    "map": _p("map, map_cut_k", "m_map.c, m_map_cut.c"),
+                    "mrr": _p("recip_rank", "m_recip_rank.c"),
+                    "r_precision": _p("Rprec", "m_Rprec.c"),
+                    "hit_rate": _p("success_k", "m_success.c"),
+                }
+            ),
+        ),
+        "ranx": Library(
+            "ranx",
+            "AmenRa/ranx",
+            "2cae52f00c2c15136a07d573027744109792604d",
+            "input",
+            MappingProxyType(
+                {
+                    "precision": _p("precision@k", "ranx/metrics/precision.py"),
+                    "recall": _p("recall@k", "ranx/metrics/recall.py"),
+                    "f1": _p("f1@k", "ranx/metrics/f1.py"),
+                    "hit_rate": _p("hit_rate@k", "ranx/metrics/hit_rate.py"),
+                    "tp": _p("hits@k", "ranx/metrics/hits.py", agg="macro"),
+                    "mrr": _p("mrr@k", "ranx/metrics/reciprocal_rank.py"),
+                    "map": _p("map@k", "ranx/metrics/average_precision.py"),
+                    "ndcg": _p("ndcg@k", "ranx/metrics/ndcg.py"),
+                    "r_precision": _p("r-precision", "ranx/metrics/r_precision.py"),
+                }
+            ),
+        ),
+        "recbole": Library(
+            "recbole",
+            "RUCAIBox/RecBole",
+            "7b02be5ec80a88310f2d04a27a82adfcbb5dc211",
+            "input",
+            MappingProxyType({}),
+        ),
+        "lenskit": Library(
+            "lenskit",
+            "lenskit/lkpy",
+            "3bd1c175d6dae4e30da906e4f986797f214d1fe8",
+            "input",
+            MappingProxyType(
+                {
+                    "precision": _p(
+                        "Precision",
+                        "src/lenskit/metrics/ranking/_pr.py",
+                        "divides by the (truncated) list length; an empty list is NaN",
+                        denominator="list",
+                        empty_list="skip",
+                    ),
+                    "recall": _p(
+                        "Recall", "src/lenskit/metrics/ranking/_pr.py", "divides by min(n, |test|)", denominator="min"
+                    ),
+                    "hit_rate": _p("Hit", "src/lenskit/metrics/ranking/_hit.py"),
+                    "mrr": _p("RecipRank", "src/lenskit/metrics/ranking/_recip.py"),
+                    "map": _p(
+                        "AveragePrecision",
+                        "src/lenskit/metrics/ranking/_map.py",
+                        "divides by min(|test|, list length); an empty list is NaN",
+                        denominator="min_list",
+                        empty_list="skip",
+                    ),
+                    "ndcg": _p(
+                        "NDCG",
+                        "src/lenskit/metrics/ranking/_dcg.py, src/lenskit/metrics/ranking/_weighting.py",
+                        "gain 1 per test item (gain=None); LogRankWeight: 1/log2(max(r, 2))",
+                        gain="binary",
+                        discount="clipped",
+                    ),
+                }
+            ),
+        ),
+        "rectools": Library(
+            "rectools",
+            "MobileTeleSystems/RecTools",
+            "41a5a639a78bd07fa313d12b5d39bc140199c5f5",
+            "input",
+            MappingProxyType(
+                {
+                    "map": _p("MAP(divide_by_k=True)", "rectools/metrics/ranking.py", denominator="k"),
+                }
+            ),
+        ),
+        "recpack": Library(
+            "recpack",
+            "LienM/recpack",
+            "d42997736d0d5dfda5127a7690c732465aa03df3",
+            "input",
+            MappingProxyType({}),
+        ),
+        "elliot": Library(
+            "elliot",
+            "sisinflab/elliot",
+            "fc27efedaddf4a57294db14b4bcaa5553a0015d2",
+            "input",
+            MappingProxyType({}),
+        ),
+    }
+)
+CONVENTION_NAMES: tuple[str, ...] = tuple(LIBRARIES)
+
+
+def convention_name(name: str) -> str:
+    """The canonical name of a library convention (case-insensitive, ``-`` read as ``_``).
+
+    >>> convention_name("TREC-eval"), convention_name("LensKit")
+    ('trec_eval', 'lenskit')
+    >>> convention_name("pyterrier")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: unknown convention 'pyterrier'; known: trec_eval, ranx, recbole, lenskit, ...
+    """
+    key = str(name).strip().lower().replace("-", "_")
+    if key not in LIBRARIES:
+        raise MetricError(f"unknown convention {name!r}; known: {', '.join(CONVENTION_NAMES)}")
+    return key
+
+
+def preset_ties(name: str) -> str:
+    """The tie rule of a library: ``"trec_eval"`` (score descending, then document id descending) for
+    trec_eval, ``"input"`` (the order of the run) for the others.
+
+    >>> preset_ties("TREC_EVAL"), preset_ties("lenskit")
+    ('trec_eval', 'input')
+    """
+    return LIBRARIES[convention_name(name)].ties
+
+
+def preset_params(name: str, metric: str) -> Mapping[str, Any]:
+    """The parameter values of metric ``metric`` (a canonical name) under library ``name``'s convention.
+
+    >>> dict(preset_params("lenskit", "recall"))
+    {'denominator': 'min'}
+    >>> preset_params("trec_eval", "gini")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: trec_eval has no metric gini (its metrics: ...); ...
+    """
+    library = LIBRARIES[convention_name(name)]
+    if metric not in library.metrics:
+        others = [lib.name for lib in LIBRARIES.values() if metric in lib.metrics]
+        where = f"convention={' or '.join(others)}" if others else "receval's own parameters"
+        raise MetricError(
+            f"{library.name} has no metric {metric} (its metrics: {', '.join(sorted(library.metrics)) or 'none yet'}); "
+            f"drop the convention for {metric} or use {where}"
+        )
+    return library.metrics[metric].params
+
+
+def spelling_convention(spelling: str) -> str | None:
+    """The library whose own name for a metric ``spelling`` is (``P_k``, ``ndcg_cut_k``), if any.
+
+    >>> spelling_convention("ndcg_cut_k"), spelling_convention("P_k"), spelling_convention("ndcg_burges_k")
+    ('trec_eval', 'trec_eval', None)
+    """
+    key = spelling.strip().lower()
+    for library in LIBRARIES.values():
+        for preset in library.metrics.values():
+            if key in (s.strip().lower() for s in preset.spelling.split(",")):
+                return library.name
+    return None
+
+
+def resolve_metric(definition: MetricDefinition, k: int | None, params: Mapping[str, Any], label: str) -> Metric:
+    """A :class:`Metric` from its definition, cutoff and given parameters, ``convention=NAME`` applied.
+
+    The preset's values come first and every other given parameter overrides them. A
+    metric with a ``convention`` parameter of its own (rbu) keeps a value that is not a
+    library's name.
+    """
+    given = dict(params)
+    name = given.pop(CONVENTION_PARAM, None)
+    own = CONVENTION_PARAM in definition.defaults
+    if own and name is not None and str(name).strip().lower().replace("-", "_") not in LIBRARIES:
+        given[CONVENTION_PARAM], name = name, None
+    convention = None if name is None else convention_name(name)
+    try:
+        preset = {} if convention is None else dict(preset_params(convention, definition.name))
+    except MetricError as exc:
+        raise MetricError(f"metric {label!r}: {exc}") from None
+    resolved = resolve_params(definition, {**preset, **given}, label)
+    return Metric(definition, k, resolved, convention=convention, explicit=frozenset(given))
+
+
+def apply_convention(metric: str | Metric, name: str | None) -> Metric:
+    """``metric`` with library ``name``'s preset applied (``None``: unchanged).
+
+    Parameters given explicitly in the metric string, and a convention named there, are
+    kept: ``apply_convention("ndcg@10(convention=ranx)", "trec_eval")`` stays ranx's.
+
+    >>> str(apply_convention("recall@5", "lenskit")), str(apply_convention("recall@5", None))
+    ('recall@5(denominator=min)', 'recall@5')
+    >>> str(apply_convention("ndcg@10(convention=ranx)", "trec_eval"))
+    'ndcg@10'
+    """
+    from receval.metrics._parse import parse_metric  # the parser resolves conventions through this module
+
+    parsed = parse_metric(metric)
+    if name is None or parsed.convention is not None:
+        return parsed
+    given = {key: parsed.params[key] for key in parsed.explicit}
+    label = str(metric) if isinstance(metric, str) else str(parsed)
+    return resolve_metric(parsed.definition, parsed.k, {**given, CONVENTION_PARAM: name}, label)
+
+
+def markdown_table() -> str:
+    """The metric × library table of docs/conventions.md: receval's parameter values, the library's own name,
+    the source file (at the commit given in the library's heading row)."""
+    lines = [
+        "| metric | library | library's name | parameter values | source file |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for metric in sorted({m for lib in LIBRARIES.values() for m in lib.metrics}):
+        for lib in LIBRARIES.values():
+            preset = lib.metrics.get(metric)
+            if preset is None:
+                continue
+            values = ", ".join(f"`{key}={_text(v)}`" for key, v in sorted(preset.params.items())) or "defaults"
+            note = f" ({preset.note})" if preset.note else ""
+            lines.append(
+                f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | "
+                f"[{preset.source}](https://github.com/{lib.repository}/blob/{lib.commit}/{_first(preset.source)}) |"
+            )
+    return "\n".join(lines)
+
+
+def _first(source: str) -> str:
+    return source.split(",")[0].strip()
+
+
+def _text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
