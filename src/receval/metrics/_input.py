@@ -117,6 +117,16 @@ class MetricInput:
         return lookup(self.truth, self.rankings)
 
     @cached_property
+    def judged(self) -> np.ndarray:
+        """Boolean (n_users, n): the ranked item is in the truth, whatever its grade (0 and negative grades too).
+
+        >>> truth = sp.csr_matrix((np.array([0.0, -1.0]), np.array([0, 1]), np.array([0, 2])), shape=(1, 3))
+        >>> MetricInput(np.array([[0, 1, 2, -1]]), truth).judged.tolist()
+        [[True, True, False, False]]
+        """
+        return ~np.isnan(self.grades)
+
+    @cached_property
     def positive(self) -> np.ndarray:
         """Boolean (n_users, n): the ranked item is rated ≥ threshold."""
         return relevant(self.grades, self.threshold)
