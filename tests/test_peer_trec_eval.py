@@ -1,0 +1,179 @@
+"""trec_eval's own regression tests run through receval with convention=trec_eval, and pytrec_eval per query.
+
+tests/peers/trec_eval/ holds trec_eval's test/ files as its authors wrote them (SOURCE.md gives
+the commit): qrels and runs, and the output trec_eval must print for each (its Makefile's
+quicktest target diffs them). runs.json lists those runs (with trec_eval's -l and -c), and
+measures.tsv the trec_eval measures receval has, with the metric string receval reads for each.
+Every value of those measures in every expected output, per query and over all queries, must
+be receval's to the 4 decimals trec_eval prints.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import receval
+
+HERE = Path(__file__).resolve().parent / "peers" / "trec_eval"
+RUNS = {run["id"]: run for run in json.loads((HERE / "runs.json").read_text(encoding="utf-8"))["runs"]}
+# trec_eval prints %.4f: a value rounds to the printed one
+PRINTED = 0.5e-4 + 1e-12
+
+
+def _measures() -> dict[str, str]:
+    rows = (line.split("\t") for line in (HERE / "measures.tsv").read_text(encoding="utf-8").splitlines())
+    return {name: metric for name, metric in rows if not name.startswith("#")}
+
+
+MEASURES = _measures()
+
+
+@cache
+def _expected(run_id: str) -> dict[str, dict[str, str]]:
+    """{measure: {query or 'all': the printed value}} of the run's expected output."""
+    out: dict[str, dict[str, str]] = {}
+    for line in (HERE / RUNS[run_id]["expected"]).read_text(encoding="utf-8").splitlines():
+        name, query, value = line.split()
+        out.setdefault(name, {})[query] = value
+    return out
+
+
+def _queries(path: Path) -> list[str]:
+    """The query ids of a qrels file, in order of first appearance ('#' lines are comments)."""
+    seen: dict[str, None] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            seen.setdefault(line.split()[0], None)
+    return list(seen)
+
+
+@cache
+def _evaluate(run_id: str, metric: str) -> tuple[dict[str, float], float]:
+    """receval's per-query values and summary of one metric on one of trec_eval's runs."""
+    run = RUNS[run_id]
+    qrels = HERE / run["qrels"]
+    # -c: every query of the qrels is averaged over, a query without a ranked document scoring 0
+    complete = {"users": _queries(qrels), "empty_users": "zero"} if run["complete"] else {}
+    result = receval.evaluate(
+        HERE / run["run"], qrels, [metric], threshold=run["threshold"], convention="trec_eval", **complete
+    )
+    per_query: dict[str, float] = {}
+    if metric in result.per_user:
+        per_query = dict(zip(result.per_user["user"].astype(str), result.per_user[metric].astype(float), strict=True))
+    return per_query, float(result.summary[metric])
+
+
+CASES = [
+    pytest.param(run_id, name, id=f"{run_id}-{name}")
+    for run_id in RUNS
+    for name in _expected(run_id)
+    if name in MEASURES
+]
+
+
+@pytest.mark.parametrize(("run_id", "name"), CASES)
+def test_trec_eval_output(run_id: str, name: str) -> None:
+    per_query, summary = _evaluate(run_id, MEASURES[name])
+    wrong = {}
+    for query, printed in _expected(run_id)[name].items():
+        got = summary if query == "all" else per_query.get(query, math.nan)
+        if not abs(got - float(printed)) <= PRINTED:
+            wrong[query] = (got, printed)
+    run = RUNS[run_id]
+    assert not wrong, (
+        f"{run['command']} ({run['makefile']}): {name} as {MEASURES[name]!r}: query: (got, printed) {wrong}"
+    )
+
+
+def test_every_run_checks_measures() -> None:
+    """Each of trec_eval's runs checks receval on some measures (a renamed measure cannot empty the suite)."""
+    assert {run_id for run_id, _ in (case.values for case in CASES)} == set(RUNS)
+    assert len(CASES) > 200
+
+
+# ---------------------------------------------------------------- pytrec_eval, per query, to 1e-9
+def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            query, _, doc, grade = line.split()[:4]
+            qrels.setdefault(query, {})[doc] = int(grade)
+    return qrels
+
+
+def _read_run(path: Path) -> dict[str, dict[str, float]]:
+    """trec_eval's reading of a run: query, Q0, document, rank, score; fields after the tag ignored."""
+    run: dict[str, dict[str, float]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            query, _, doc, _, score = line.split()[:5]
+            run.setdefault(query, {})[doc] = float(score)
+    return run
+
+
+# gm_map's per-query value is the log of AP in trec_eval (pytrec_eval reports it so); its mean is checked above
+SUMMARY_ONLY = {"gm_map"}
+try:
+    import pytrec_eval
+except ImportError:  # the trec_eval outputs above are the reference; this adds pytrec_eval's digits
+    pytrec_eval = None
+
+
+def _pytrec_name(name: str) -> str:
+    """trec_eval's printed name as the measure string pytrec_eval takes: P_10 -> P.10, set_F -> set_F."""
+    family = max((m for m in pytrec_eval.supported_measures if name == m or name.startswith(m + "_")), key=len)
+    return family if family == name else f"{family}.{name[len(family) + 1 :]}"
+
+
+@cache
+def _pytrec(run_id: str) -> dict[str, dict[str, float]]:
+    run = RUNS[run_id]
+    wanted = {_pytrec_name(name) for name in _pytrec_names(run_id)}
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        _read_qrels(HERE / run["qrels"]), wanted, relevance_level=int(run["threshold"])
+    )
+    return evaluator.evaluate(_read_run(HERE / run["run"]))
+
+
+def _pytrec_names(run_id: str) -> list[str]:
+    """The measures of the run's expected output that both receval and pytrec_eval compute, per query."""
+    supported = pytrec_eval.supported_measures
+    return [
+        name
+        for name in _expected(run_id)
+        if name in MEASURES
+        and name not in SUMMARY_ONLY
+        and any(name == m or name.startswith(m + "_") for m in supported)
+    ]
+
+
+# pytrec_eval has no -c (every query of the qrels): it is compared on the other runs
+PYTREC_CASES = (
+    []
+    if pytrec_eval is None
+    else [
+        pytest.param(run_id, name, id=f"{run_id}-{name}")
+        for run_id, run in RUNS.items()
+        if not run["complete"]
+        for name in _pytrec_names(run_id)
+    ]
+)
+
+
+@pytest.mark.skipif(pytrec_eval is None, reason="pytrec_eval is not installed")
+def test_pytrec_eval_compares_measures() -> None:
+    assert len(PYTREC_CASES) > 150
+
+
+@pytest.mark.parametrize(("run_id", "name"), PYTREC_CASES)
+def test_pytrec_eval_per_query(run_id: str, name: str) -> None:
+    theirs = _pytrec(run_id)
+    per_query, _ = _evaluate(run_id, MEASURES[name])
+    assert sorted(per_query) == sorted(theirs)
+    wrong = {q: (per_query[q], v[name]) for q, v in theirs.items() if not abs(per_query[q] - v[name]) <= 1e-9}
+    assert not wrong, f"{name} as {MEASURES[name]!r} on {RUNS[run_id]['run']}: query: (receval, pytrec_eval) {wrong}"
