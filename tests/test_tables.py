@@ -342,7 +342,7 @@ def _cli_error(capsys, *args: str) -> str:
     [
         ("a;b;c\n", "u,i,1\n", [], r"t\.dat: cannot tell the format of the truth file .* pass --truth-format"),
         ("u,i,r\nx,2,3\n", "user,item,score\n1,2,0.5\n", ["--user", "uid"],
-         r"t\.csv, column uid: --user 'uid': the truth file has no such column; it has \['u', 'i', 'r'\]"),
+         r"t\.csv, column uid: --user uid: the truth file has no such column; it has \['u', 'i', 'r'\]"),
         ("1 0 a 1\n", "1 Q0 a 1 0.5 x\n1 Q0 b 2 0.4\n", ["--truth-format", "trec", "--recs-format", "trec"],
          r"r\.csv, line 2: has 5 fields, .*a TREC run line is: qid Q0 docid rank score tag"),
         ("1 0 a 1\n1 0 b high\n", "1 Q0 a 1 0.5 x\n", ["--truth-format", "trec", "--recs-format", "trec"],
@@ -365,8 +365,11 @@ def test_ids_matching_none_of_the_truth_are_an_error_naming_both_sides():
     with pytest.raises(DataError, match=r"none of the user ids .*\('1' vs 1\)"):
         receval.evaluate(recs, truth, ["mrr"])
     recs = pd.DataFrame({"user": [1, 2], "item": ["x", "y"], "score": [1.0, 1.0]})
-    with pytest.raises(DataError, match=r"none of the item ids .*recommendations: 'x', truth: 10\): are these"):
-        receval.evaluate(recs, truth, ["mrr"])
+    # items: an all-miss run scores 0 (a warning names both sides), unless the ids are one number read two ways
+    with pytest.warns(UserWarning, match=r"none of the item ids .*recommendations: 'x', truth: 10\): every list"):
+        assert receval.evaluate(recs, truth, ["mrr"]).summary == {"mrr": 0.0}
+    with pytest.raises(DataError, match=r"none of the item ids .*\('10' vs 10\)"):
+        receval.evaluate(recs.assign(item=["10", "20"]), truth, ["mrr"])
 
 
 def test_truth_users_without_a_list_are_counted(case):

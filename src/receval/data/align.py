@@ -37,19 +37,32 @@ import scipy.sparse as sp
 from receval.data import _arrow
 from receval.data.interactions import Interactions, aspect_matrix
 from receval.data.tables import as_frame
-from receval.data.vocab import dictionary_codes, mismatch
+from receval.data.vocab import dictionary_codes, mismatch, same_numbers
 from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
-from receval.errors import DataError, MetricError
+from receval.errors import ConfigError, DataError, MetricError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Aligned", "Kind", "align", "as_table", "to_rankings"]
+__all__ = ["TIES", "Aligned", "Kind", "Ties", "align", "as_table", "check_ties", "tie_rule", "to_rankings"]
 
 Kind = Literal["recommendations", "truth", "train", "aspects", "predictions"]
 """The role of a table in an evaluation (what a file given for it holds)."""
+
+Ties = Literal["input", "id", "trec_eval"]
+"""How items of equal score are ordered in a list."""
+TIES: tuple[str, ...] = ("input", "id", "trec_eval")
+"""The tie rules: ``input`` keeps the order of the rows (of the columns, for a score matrix); ``id``
+orders tied items by item id ascending (numbers as numbers, text as text); ``trec_eval`` by item id
+descending, compared as text byte by byte, as trec_eval's ``form_res_rels.c`` sorts a run
+(``comp_sim_docno``: score descending, then ``strcmp`` of the two docnos reversed)."""
+_TIE_WORDS = {
+    "input": "ties in input order",
+    "id": "ties by item id ascending",
+    "trec_eval": "ties by item id descending as text (trec_eval's order)",
+}
 
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "recommendations": ("user", "item"),
@@ -91,7 +104,10 @@ class Aligned:
     graded : bool
         Whether the truth has ratings (without a rating column every item is rated 1).
     ranked_by : {"score", "rank"} or None
-        What ordered a table of recommendations (None: a matrix, or no lists).
+        What ordered the lists: scores (a table's ``score`` column or a score matrix),
+        a table's ``rank`` column, or None (an item matrix, ranked already, or no lists).
+    ties : {"input", "id", "trec_eval"}
+        The rule that ordered items of equal score (:data:`TIES`).
     users_dropped : int
         Users of the recommendations absent from the truth (left out).
     users_without_list : int or None
@@ -111,6 +127,7 @@ class Aligned:
     predictions_table: pd.DataFrame | None
     graded: bool
     ranked_by: Literal["score", "rank"] | None
+    ties: Ties
     users_dropped: int
     users_without_list: int | None
 
@@ -118,6 +135,44 @@ class Aligned:
     def user_ids(self) -> np.ndarray:
         """The original ids of the evaluated users."""
         return self.truth.user_ids[self.users]
+
+    @property
+    def tie_break(self) -> str:
+        """How the lists were ordered, in words (:func:`tie_rule`)."""
+        return tie_rule(self.ranked_by, self.ties)
+
+
+def check_ties(ties: Any) -> Ties:
+    """``ties`` if it is a tie rule of :data:`TIES`, else a :class:`~receval.errors.ConfigError` naming them.
+
+    >>> check_ties("trec_eval")
+    'trec_eval'
+    >>> check_ties("random")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: ties='random' is not a tie rule; use one of input, id, trec_eval
+    """
+    if ties not in TIES:
+        raise ConfigError(f"ties={ties!r} is not a tie rule; use one of {', '.join(TIES)}", parameters=["ties"])
+    return ties
+
+
+def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input") -> str:
+    """How lists ranked by ``ranked_by`` with the tie rule ``ties`` are ordered, in words.
+
+    A rank column gives every item of a list its own position (a rank repeated within
+    a list is refused), so only scores can tie.
+
+    >>> tie_rule("score", "trec_eval")
+    "descending score, ties by item id descending as text (trec_eval's order)"
+    >>> tie_rule("rank", "trec_eval")
+    'ascending rank (no ties: each item of a list has its own rank)'
+    """
+    if ranked_by == "score":
+        return f"descending score, {_TIE_WORDS[ties]}"
+    if ranked_by == "rank":
+        return "ascending rank (no ties: each item of a list has its own rank)"
+    return "as given (an item matrix is ranked already)"
 
 
 
@@ -160,10 +215,12 @@ def align(
     users: Sequence[int] | np.ndarray | None = None,
     unknown_users: Literal["warn", "error"] = "warn",
     columns: Mapping[str, str] | None = None,
+    ties: Ties = "input",
 ) -> Aligned:
     """Align recommendations (or predictions), truth and side data; see :func:`receval.evaluate` for the forms.
 
     ``width`` cuts the lists (the largest cutoff asked; ``None`` keeps them whole).
+    ``ties`` orders items of equal score (:data:`TIES`).
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
 
@@ -175,6 +232,7 @@ def align(
     """
     if unknown_users not in ("warn", "error"):
         raise MetricError(f"unknown_users must be 'warn' or 'error', got {unknown_users!r}")
+    check_ties(ties)
     recommendations = as_table(recommendations, "recommendations", columns)
     truth = as_table(truth, "truth", columns)
     train = as_table(train, "train", columns)
@@ -183,10 +241,10 @@ def align(
     graded = not (_is_table(truth) and "rating" not in _columns(truth))
     truth_data = truth if isinstance(truth, Interactions) else _interactions(truth, "truth")
 
-    if _is_score_matrix(recommendations):
-        recommendations = _rank_scores(recommendations, users, truth_data, width)
-    item_ids = truth_data.item_ids
     ranked_by: Literal["score", "rank"] | None = None
+    if _is_score_matrix(recommendations):
+        recommendations, ranked_by = _rank_scores(recommendations, users, truth_data, width, ties), "score"
+    item_ids = truth_data.item_ids
     n_dropped = 0
     if _is_table(recommendations):
         ranked = _map_recommendations(recommendations, truth_data, unknown_users)
@@ -202,7 +260,10 @@ def align(
     truth_rows = truth_csr[eval_users] if len(eval_users) < truth_csr.shape[0] else truth_csr
     rankings = np.full((len(eval_users), 0), -1, dtype=np.int32)
     if _is_table(recommendations):
-        rankings = to_rankings(rec_users, rec_items, order, truth_data.n_users, width, descending=ranked_by == "score")
+        rankings = to_rankings(
+            rec_users, rec_items, order, truth_data.n_users, width, descending=ranked_by == "score", ties=ties,
+            item_ids=item_ids,
+        )  # fmt: skip
         if len(eval_users) < truth_data.n_users:
             rankings = rankings[eval_users]
     elif recommendations is not None:
@@ -227,6 +288,7 @@ def align(
         predictions_table=predictions,
         graded=graded,
         ranked_by=ranked_by,
+        ties=ties,
         users_dropped=n_dropped,
         users_without_list=None if recommendations is None else int(np.count_nonzero((rankings < 0).all(axis=1))),
     )
@@ -364,8 +426,13 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
-    if len(items) and (items < 0).all():
-        raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
+    if ranked_by == "rank":
+        _check_ranks(recs, users, order, rows)
+    if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
+        if same_numbers(truth.item_ids, recs["item"]) is not None:
+            raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
+        all_miss = "every list scores as all misses; if these are not the truth's item ids, give the right column"
+        warnings.warn(mismatch(truth.item_ids, recs["item"], "item", otherwise=all_miss), UserWarning, stacklevel=4)
     new_ids = np.zeros(0, dtype=object)
     unseen = np.flatnonzero(items < 0)
     if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
@@ -377,17 +444,36 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     return users, items, order, ranked_by, new_ids, n_dropped
 
 
+def _check_ranks(recs: Any, users: np.ndarray, ranks: np.ndarray, rows: np.ndarray | None) -> None:
+    """A rank repeated within one user's list is an error: a rank is one position (the row is named)."""
+    if len(users) < 2:
+        return
+    perm = None if _ranked_blocks(users, ranks, descending=False) is not None else np.lexsort((ranks, users))
+    u, r = (users, ranks) if perm is None else (users[perm], ranks[perm])
+    repeated = np.flatnonzero((u[1:] == u[:-1]) & (r[1:] == r[:-1]))
+    if not len(repeated):
+        return
+    j = int(repeated[0] + 1) if perm is None else int(perm[repeated[0] + 1])  # position among the rows kept
+    row = j if rows is None else int(rows[j])  # the table's row
+    raise MetricError(
+        f"user {_value(recs, 'user', row)!r} has two items at rank {ranks[j]:g} (item {_value(recs, 'item', row)!r}, "
+        f"row {row + 1}): each item of a list has its own rank; renumber the list, or give scores instead",
+        column="rank",
+    )
+
+
 def _is_score_matrix(recommendations: object) -> bool:
     if sp.issparse(recommendations):
         return True
     return isinstance(recommendations, np.ndarray) and recommendations.ndim == 2 and recommendations.dtype.kind == "f"
 
 
-def _rank_scores(scores: Any, users: Any, truth: Interactions, width: int | None) -> np.ndarray:
+def _rank_scores(scores: Any, users: Any, truth: Interactions, width: int | None, ties: Ties) -> np.ndarray:
     """Item-index lists from a score matrix (rows: ``users`` or every truth user; columns: the truth's items).
 
-    Each row ranks by descending score, ties by item index; a sparse matrix ranks only
-    its stored entries, a dense one every finite score (-inf or NaN: not recommended).
+    Each row ranks by descending score, ties by ``ties`` (``input``: by column, i.e. item
+    index); a sparse matrix ranks only its stored entries, a dense one every finite
+    score (-inf or NaN: not recommended).
     """
     n_rows = truth.n_users if users is None else len(np.asarray(users))
     if scores.shape != (n_rows, truth.n_items):
@@ -411,7 +497,9 @@ def _rank_scores(scores: Any, users: Any, truth: Interactions, width: int | None
             keep &= values_all >= kth
         rows, cols = np.nonzero(keep)
         values = values_all[rows, cols]
-    return to_rankings(rows, cols.astype(np.int32), values, n_rows, width, descending=True)
+    return to_rankings(
+        rows, cols.astype(np.int32), values, n_rows, width, descending=True, ties=ties, item_ids=truth.item_ids
+    )
 
 
 def _matrix_input(
@@ -462,25 +550,35 @@ def to_rankings(
     width: int | None = None,
     *,
     descending: bool = False,
+    ties: Ties = "input",
+    item_ids: np.ndarray | None = None,
 ) -> np.ndarray:
     """An (n_users, width) item matrix padded with -1 from flat (user, item, order) rows.
 
     Within a user, items go by ascending ``order`` (``descending=True``: by
-    descending order, for scores); ties keep the input order. Input already grouped
-    by user and sorted skips the sort (the common case: a recommender's output).
+    descending order, for scores); rows of equal order go by ``ties`` (:data:`TIES`):
+    in input order, or by the ids ``item_ids[item]`` (needed then). Input already
+    grouped by user and ranked without ties skips the sort (the common case: a
+    recommender's output).
 
     >>> to_rankings(np.array([1, 0, 1]), np.array([7, 8, 9]), np.array([2.0, 1.0, 1.0]), 3).tolist()
     [[8, -1], [9, 7], [-1, -1]]
     >>> to_rankings(np.array([0, 0]), np.array([7, 8]), np.array([0.1, 0.9]), 1, descending=True).tolist()
     [[8, 7]]
+    >>> ids = np.array(["d10", "d9", "d2"], dtype=object)
+    >>> [to_rankings(np.zeros(3, int), np.array([2, 0, 1]), np.ones(3), 1, ties=t, item_ids=ids).tolist()
+    ...  for t in ("input", "id", "trec_eval")]
+    [[[2, 0, 1]], [[0, 2, 1]], [[1, 2, 0]]]
     """
     users = np.asarray(users)
     n = len(users)
     if n == 0:
         return np.full((n_users, 0 if width is None else width), -1, dtype=np.int32)
-    starts = _ranked_blocks(users, order, descending)
+    tie_keys = _tie_keys(np.asarray(items), ties, item_ids)
+    starts = _ranked_blocks(users, order, descending, strict=tie_keys is not None)
     if starts is None:  # not one ranked block per user: sort (stable, so ties keep the input order)
-        perm = np.lexsort((-order if descending else order, users))
+        keys = (-order if descending else order, users)
+        perm = np.lexsort(keys if tie_keys is None else (tie_keys, *keys))
         users, items = users[perm], items[perm]
         starts = np.flatnonzero(np.concatenate(([True], users[1:] != users[:-1])))
     lengths = np.diff(np.append(starts, n))
@@ -497,19 +595,44 @@ def to_rankings(
     return out
 
 
-def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool) -> np.ndarray | None:
+def _tie_keys(items: np.ndarray, ties: Ties, item_ids: np.ndarray | None) -> np.ndarray | None:
+    """Each row's key among tied rows (ascending; None: the input order), from its item's id.
+
+    >>> _tie_keys(np.array([0, 1, 2]), "trec_eval", np.array([9, 10, 2])).tolist()  # '9' > '2' > '10' as text
+    [-2, 0, -1]
+    """
+    if ties == "input":
+        return None
+    if item_ids is None:
+        raise MetricError(f"ties={ties!r} orders tied items by their ids: pass item_ids=", parameters=["ties"])
+    ids = np.asarray(item_ids)
+    if ties == "trec_eval" or (ids.dtype == object and not all(type(v) is str for v in ids)):
+        ids = ids.astype(str)  # trec_eval compares docnos as text; mixed ids compare as text, as encode() does
+    position = np.empty(len(ids), dtype=np.int64)
+    position[np.argsort(ids, kind="stable")] = np.arange(len(ids))
+    key = position[items]
+    return -key if ties == "trec_eval" else key
+
+
+def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool, strict: bool = False) -> np.ndarray | None:
     """Where each user's rows start, when every user's rows are one block ranked by ``order``; else None.
 
     A run as tools write it (user after user, each list ranked) needs no sort: the
     lists are scattered into the matrix from their blocks, whatever the users' order.
+    ``strict``: a block with two equal values is not ranked (its ties are to be ordered).
 
     >>> _ranked_blocks(np.array([5, 5, 2]), np.array([0.9, 0.1, 0.5]), True).tolist()
     [0, 2]
     >>> _ranked_blocks(np.array([5, 2, 5]), np.array([0.9, 0.5, 0.1]), True) is None  # user 5 twice
     True
+    >>> _ranked_blocks(np.array([5, 5]), np.array([0.9, 0.9]), True, strict=True) is None
+    True
     """
     change = users[1:] != users[:-1]
-    ranked = order[1:] <= order[:-1] if descending else order[1:] >= order[:-1]
+    if strict:
+        ranked = order[1:] < order[:-1] if descending else order[1:] > order[:-1]
+    else:
+        ranked = order[1:] <= order[:-1] if descending else order[1:] >= order[:-1]
     if not (ranked | change).all():
         return None
     starts = np.flatnonzero(np.concatenate(([True], change)))

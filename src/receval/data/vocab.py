@@ -54,7 +54,7 @@ from receval.errors import DataError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["dictionary_codes", "encode", "extend", "index_of", "lookup", "mismatch"]
+__all__ = ["dictionary_codes", "encode", "extend", "index_of", "lookup", "mismatch", "same_numbers"]
 
 _COMPILED_FROM = COMPILED_FROM  # rows; below, the lookup table is built with numpy
 _dense_codes_kernel = None
@@ -177,28 +177,80 @@ def lookup(
     return out
 
 
-def mismatch(space: np.ndarray, values: Any, what: str, side: str = "recommendations", other: str = "truth") -> str:
+def mismatch(
+    space: np.ndarray,
+    values: Any,
+    what: str,
+    side: str = "recommendations",
+    other: str = "truth",
+    *,
+    otherwise: str | None = None,
+) -> str:
     """The message for ids of which none is in ``space``: an example of each side, and a type mismatch named.
+
+    When the two sides hold the same numbers read two ways (:func:`same_numbers`) the
+    message names the pair and the fix; otherwise it ends with ``otherwise`` (by
+    default the question whether these are the other side's ids).
 
     >>> print(mismatch(np.array([1, 2]), np.array(["1", "7"], dtype=object), "user"))
     none of the user ids of the recommendations is in the truth (recommendations: '1', truth: 1): the same ids are \
 text on one side and numbers on the other ('1' vs 1); read both the same way (as text: str ids)
+    >>> print(mismatch(np.array(["a"], dtype=object), np.array(["b"], dtype=object), "item"))
+    none of the item ids of the recommendations is in the truth (recommendations: 'b', truth: 'a'): are these the \
+truth's item ids?
     """
     dictionary = dictionary_codes(values)
     given = dictionary[1] if dictionary is not None else _as_array(values)
     example = _plain(given[0]) if len(given) else None
     theirs = _plain(space[0]) if len(space) else None
     message = f"none of the {what} ids of the {side} is in the {other} ({side}: {example!r}, {other}: {theirs!r})"
-    found = index_of(space, given, coerce=True) if len(given) and len(space) else np.zeros(0, dtype=np.int32)
-    if (found >= 0).any():
-        j = int(np.flatnonzero(found >= 0)[0])
-        message += (
-            f": the same ids are text on one side and numbers on the other ({_plain(given[j])!r} vs "
-            f"{_plain(space[found[j]])!r}); read both the same way (as text: str ids)"
+    pair = same_numbers(space, given)
+    if pair is None:
+        return message + ": " + (otherwise or f"are these the {other}'s {what} ids?")
+    mine, yours = pair
+    if isinstance(mine, str) and isinstance(yours, str):
+        return message + (
+            f": the same numbers are written differently on the two sides ({mine!r} vs {yours!r}); "
+            "write the ids the same way in both files"
         )
-    else:
-        message += f": are these the {other}'s {what} ids?"
-    return message
+    return message + (
+        f": the same ids are text on one side and numbers on the other ({mine!r} vs {yours!r}); "
+        "read both the same way (as text: str ids)"
+    )
+
+
+def same_numbers(space: np.ndarray, values: Any) -> tuple[Any, Any] | None:
+    """An id of ``values`` and an id of ``space`` that differ but read as the same number; None if no such pair.
+
+    This is what a type mismatch looks like: ``'1'`` vs ``1`` (text on one side,
+    numbers on the other) or ``'007'`` vs ``'7'`` (one number written two ways).
+
+    >>> same_numbers(np.array([7, 8]), np.array(["007"], dtype=object))
+    ('007', 7)
+    >>> same_numbers(np.array(["x"], dtype=object), np.array(["y"], dtype=object)) is None
+    True
+    """
+    dictionary = dictionary_codes(values)
+    given = dictionary[1] if dictionary is not None else _as_array(values)
+    space = _as_array(space)
+    if not (len(given) and len(space)):
+        return None
+    mine, theirs = _as_numbers(given), _as_numbers(space)
+    common = np.intersect1d(mine[np.isfinite(mine)], theirs[np.isfinite(theirs)])
+    if not len(common):
+        return None
+    j = int(np.flatnonzero(np.isin(mine, common))[0])
+    k = int(np.flatnonzero(theirs == mine[j])[0])
+    return _plain(given[j]), _plain(space[k])
+
+
+def _as_numbers(ids: np.ndarray) -> np.ndarray:
+    """Ids as float64 numbers (NaN for an id that is not a number)."""
+    if ids.dtype.kind in "iufb":
+        return ids.astype(np.float64)
+    import pandas as pd
+
+    return pd.to_numeric(pd.Series(ids, dtype=object), errors="coerce").to_numpy(dtype=np.float64)
 
 
 def extend(space: np.ndarray, new: np.ndarray) -> np.ndarray:

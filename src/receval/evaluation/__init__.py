@@ -12,8 +12,15 @@ Conventions (also written into ``EvaluationResult.conventions``, a :class:`Conve
   no recommendations gets an empty list (every accuracy metric 0). Users in the
   recommendations that are absent from the truth cannot be scored: a warning, and
   they are dropped (``unknown_users="error"`` raises instead).
-- Ranking from scores: descending score, ties kept in input order; from ranks:
-  ascending rank. Duplicate (user, item) rows and NaN scores are errors.
+- Ranking from scores: descending score, ties by ``ties`` (``"input"``: kept in
+  input order, the default; ``"id"``: by item id ascending; ``"trec_eval"``: by item
+  id descending as text, as trec_eval sorts a run); from ranks: ascending rank (a
+  rank repeated within a list is an error, so ranks never tie). Duplicate (user,
+  item) rows and NaN scores are errors.
+- Library conventions: ``convention=NAME`` (``trec_eval``, ``ranx``, ``recbole``,
+  ``lenskit``, ``rectools``, ``recpack``, ``elliot``; :mod:`receval.metrics.conventions`)
+  applies that library's preset to every metric string that does not name its own
+  ``convention=``, and its tie rule unless ``ties=`` is given.
 - Relevance: positive means rating ≥ ``threshold`` (λ; by default the truth scale's
   :meth:`~receval.data.interactions.RatingScale.default_threshold`, the one policy of
   receval). ``negative_threshold`` (default λ): negative means rating < it. Anti-
@@ -44,9 +51,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from receval.data.align import Aligned, align, to_rankings
+from receval.data.align import Aligned, Ties, align, check_ties, to_rankings
 from receval.data.interactions import Interactions
-from receval.errors import DataError, MetricError
+from receval.errors import ConfigError, DataError, MetricError, ReceValError
+from receval.metrics.conventions import CONVENTION_NAMES, apply_convention, convention_name, preset_ties
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold
@@ -56,7 +64,7 @@ if TYPE_CHECKING:
 
     from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
-__all__ = ["Conventions", "EvaluationResult", "evaluate", "evaluate_model", "to_rankings"]
+__all__ = ["Conventions", "EvaluationResult", "check_convention", "evaluate", "evaluate_model", "to_rankings"]
 _log = logging.getLogger(__name__)
 
 Table = Any
@@ -75,7 +83,10 @@ class Conventions:
         negative threshold (negative: rating below it).
     empty_users : {"skip", "zero"}
     tie_break : str
-        How the lists were ordered (descending score, ties in input order; or ascending rank).
+        How the lists were ordered, in words: the rule in force (descending score and
+        the tie rule of ``ties=``; ascending rank; or an item matrix as given).
+    convention : str or None
+        The library preset the evaluation applied (``convention=``), None without one.
     aggregation : mapping
         ``{metric string: aggregation}`` (macro, micro, global, sum, ...).
     users_evaluated : int
@@ -89,7 +100,8 @@ class Conventions:
     estimators : mapping
         ``{metric string: {"estimator": ..., "propensity": ...}}`` of per-user metrics.
     metrics : mapping
-        ``{metric string: {"metric": canonical string, parameter: value, ...}}``.
+        ``{metric string: {"metric": canonical string, parameter: value, ...}}``, with
+        ``"preset"``: the library whose convention the metric follows, when one does.
     not_applicable : tuple of str or None
         From :func:`evaluate_model`: error metrics of a model that cannot predict (NaN).
     shards, executor : int and str, or None
@@ -98,14 +110,15 @@ class Conventions:
     Examples
     --------
     >>> c = Conventions(threshold=4.0, negative_threshold=4.0, users_evaluated=2)
-    >>> c.threshold, c.to_dict()["users_evaluated"], "shards" in c.to_dict()
-    (4.0, 2, False)
+    >>> c.threshold, c.to_dict()["users_evaluated"], "shards" in c.to_dict(), c.to_dict()["convention"]
+    (4.0, 2, False, None)
     """
 
     threshold: float
     negative_threshold: float
     empty_users: Literal["skip", "zero"] = "skip"
-    tie_break: str = "ascending rank"
+    tie_break: str = "as given (an item matrix is ranked already)"
+    convention: str | None = None
     aggregation: Mapping[str, str] = field(default_factory=dict)
     users_evaluated: int = 0
     users_scored: Mapping[str, int] = field(default_factory=dict)
@@ -219,6 +232,8 @@ def evaluate(
     propensities: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
     mar_sample: Interactions | pd.DataFrame | None = None,
     columns: Mapping[str, str] | None = None,
+    ties: Ties | None = None,
+    convention: str | None = None,
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -278,13 +293,37 @@ def evaluate(
     columns
         ``{receval column: the tables' column}`` when they are not receval's names
         (``{"user": "uid", "score": "p"}``; roles ``user, item, rating, score, rank, timestamp``).
+    ties
+        How items of equal score are ordered: ``"input"`` (as the rows come), ``"id"``
+        (item id ascending) or ``"trec_eval"`` (item id descending, as text: trec_eval's
+        ``form_res_rels.c``). Default: the preset's (``trec_eval`` for
+        ``convention="trec_eval"``), else ``"input"``. ``conventions.tie_break`` states it.
+    convention
+        A library's name (case-insensitive): its preset for every metric string that
+        does not name its own ``convention=`` (``conventions.metrics`` shows what each
+        string resolved to).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> truth = pd.DataFrame({"user": ["q", "q"], "item": ["d1", "d2"], "rating": [1, 1]})
+    >>> recs = pd.DataFrame({"user": ["q", "q", "q"], "item": ["d3", "d1", "d2"], "score": [1.0, 1.0, 1.0]})
+    >>> evaluate(recs, truth, "precision@1").summary  # ties in input order: d3 first
+    {'precision@1': 0.0}
+    >>> evaluate(recs, truth, "precision@1", ties="id").summary  # item id ascending: d1 first
+    {'precision@1': 1.0}
+    >>> res = evaluate(recs, truth, "precision@2", convention="trec_eval")  # item id descending: d3, d2
+    >>> res.summary, res.conventions.tie_break, res.conventions.convention
+    ({'precision@2': 0.5}, "descending score, ties by item id descending as text (trec_eval's order)", 'trec_eval')
     """
-    specs = _parse_metrics(metrics)
+    preset = check_convention(convention)
+    specs = _parse_metrics(metrics, preset)
     if empty_users not in ("skip", "zero"):
         raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
+    ties = check_ties(("input" if preset is None else preset_ties(preset)) if ties is None else ties)
     aligned = align(
         recommendations, truth, width=_needed_width(specs), train=train, aspects=aspects, predictions=predictions,
-        users=users, unknown_users=unknown_users, columns=columns,
+        users=users, unknown_users=unknown_users, columns=columns, ties=ties,
     )  # fmt: skip
     thr, neg_thr = _thresholds(specs, threshold, negative_threshold, aligned)
     _check_needs(specs, aligned)
@@ -310,7 +349,8 @@ def evaluate(
         threshold=thr,
         negative_threshold=neg_thr,
         empty_users=empty_users,
-        tie_break="descending score, ties in input order" if aligned.ranked_by == "score" else "ascending rank",
+        tie_break=aligned.tie_break,
+        convention=preset,
         aggregation={label: spec.aggregation for label, spec in specs},
         users_evaluated=len(aligned.users),
         users_scored=scored,
@@ -318,7 +358,7 @@ def evaluate(
         users_without_list=aligned.users_without_list,
         estimators={label: estimator_of(spec) for label, spec in specs if spec.kind != "system"},
         # what each metric string (aliases as typed) resolved to: the canonical metric and every parameter
-        metrics={label: {"metric": str(spec), **_plain_params(spec.params)} for label, spec in specs},
+        metrics={label: _resolved(spec) for label, spec in specs},
     )
     result = EvaluationResult(per_user, summary, conventions)
     _log.info("evaluate: %d metrics computed over %d users", len(specs), len(aligned.users))
@@ -327,10 +367,38 @@ def evaluate(
     return result
 
 
-def _plain_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """A metric's parameters as JSON-able values (numbers, strings, None)."""
-    return {key: value if value is None or isinstance(value, bool | int | float | str) else str(value)
-            for key, value in params.items()}
+def check_convention(convention: str | None) -> str | None:
+    """The canonical name of the library preset ``convention`` (case-insensitive; None: no preset).
+
+    The one check of a preset name, wherever it is given (``evaluate(convention=)``,
+    ``--convention``, a configuration's ``convention = ...``).
+
+    >>> check_convention("TREC_EVAL"), check_convention(None)
+    ('trec_eval', None)
+    >>> check_convention("pyterrier")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: convention='pyterrier' is not a library preset; use one of trec_eval, ranx, ...
+    """
+    if convention is None:
+        return None
+    try:
+        return convention_name(convention)
+    except ReceValError:
+        raise ConfigError(
+            f"convention={convention!r} is not a library preset; use one of {', '.join(CONVENTION_NAMES)}",
+            parameters=["convention"],
+        ) from None
+
+
+def _resolved(spec: Metric) -> dict[str, Any]:
+    """What a metric string resolved to: the canonical string, every parameter (JSON-able) and the preset."""
+    params = {key: value if value is None or isinstance(value, bool | int | float | str) else str(value)
+              for key, value in spec.params.items()}  # fmt: skip
+    out = {"metric": str(spec), **params}
+    if spec.convention is not None:
+        out["preset"] = spec.convention
+    return out
 
 
 def evaluate_model(
@@ -352,6 +420,7 @@ def evaluate_model(
     barrier: MagicBarrier | None = None,
     propensities: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
     mar_sample: Interactions | pd.DataFrame | None = None,
+    convention: str | None = None,
 ) -> EvaluationResult:
     """Fit a model on ``train``, rank and predict for the test users, evaluate: the one-shot protocol.
 
@@ -372,7 +441,10 @@ def evaluate_model(
       model without ``predict`` (a pure ranker) gets NaN for them (summary and
       per-user), and ``conventions.not_applicable`` names them.
     - The lists are evaluated with :func:`evaluate` against the test ratings of those
-      users, ``train`` given for the metrics that need it.
+      users, ``train`` given for the metrics that need it, and ``convention`` (a
+      library's preset for every metric that names none). The lists are ranked by the
+      model, ties in the seeded order above, so a preset's tie rule does not apply to
+      them (``conventions.tie_break``: an item matrix as given).
 
     ``train`` and ``test`` must share one id space (as :mod:`receval.split` makes
     them). The result also carries the lists (``rankings``) and the predictions.
@@ -395,7 +467,8 @@ def evaluate_model(
     from receval.recommenders import clone, recommend
 
     given = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
-    specs = _parse_metrics(given)
+    preset = check_convention(convention)
+    specs = _parse_metrics(given, preset)
     for label, obj in (("train", train), ("test", test)):
         if not isinstance(obj, Interactions):
             raise DataError(f"evaluate_model: {label} must be a receval.Interactions, got {type(obj).__name__}")
@@ -448,11 +521,12 @@ def evaluate_model(
             barrier=barrier,
             propensities=propensities,
             mar_sample=mar_sample,
+            convention=preset,
         )
     else:  # only error metrics, for a model that cannot predict
         thr = test.scale.default_threshold() if threshold is None else float(threshold)
         neg = thr if negative_threshold is None else float(negative_threshold)
-        conventions = Conventions(thr, neg, empty_users, users_evaluated=len(eval_users))
+        conventions = Conventions(thr, neg, empty_users, users_evaluated=len(eval_users), convention=preset)
         result = EvaluationResult({"user": truth.user_ids[eval_users]}, {}, conventions)
     for label in skipped:
         result.per_user[label] = np.nan
@@ -478,22 +552,25 @@ def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> Ov
     return check
 
 
-def _labelled(metrics: Sequence[str | Metric]) -> list[tuple[str, Metric]]:
-    """(label, parsed metric) of each metric: the string as given, or the Metric's canonical string."""
+def _labelled(metrics: Sequence[str | Metric], convention: str | None = None) -> list[tuple[str, Metric]]:
+    """(label, parsed metric) of each metric: the string as given, or the Metric's canonical string.
+
+    ``convention``: a library's preset applied to every metric that names none of its own.
+    """
     out = []
     for m in metrics:
-        spec = parse_metric(m)
-        out.append((m.strip() if isinstance(m, str) else str(spec), spec))
+        spec = parse_metric(m) if convention is None else apply_convention(m, convention)
+        out.append((m.strip() if isinstance(m, str) else str(parse_metric(m)), spec))
     return out
 
 
-def _parse_metrics(metrics: Sequence[str | Metric] | str) -> list[tuple[str, Metric]]:
+def _parse_metrics(metrics: Sequence[str | Metric] | str, convention: str | None = None) -> list[tuple[str, Metric]]:
     if isinstance(metrics, str):
         metrics = parse_metric_list(metrics)
     if not metrics:
         raise MetricError("no metrics asked; give e.g. metrics=['ndcg@10', 'recall@10']")
     out, seen = [], set()
-    for label, spec in _labelled(metrics):
+    for label, spec in _labelled(metrics, convention):
         if label not in seen:
             seen.add(label)
             out.append((label, spec))

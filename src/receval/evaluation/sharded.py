@@ -86,8 +86,8 @@ def _shard_parts(job: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray 
         **job["options"],
     )
     out = {}
-    for name in job["metrics"]:
-        metric = parse_metric(name)
+    for name, resolved in job["metrics"].items():
+        metric = parse_metric(resolved)
         values = metric.per_user(data)
         num = den = None
         micro = metric.definition.micro
@@ -111,21 +111,26 @@ def evaluate_sharded(
     predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     map_fn: Callable[[Callable[..., Any], Iterable[Any]], Iterable[Any]] = map,
     progress: Progress | None = None,
+    convention: str | None = None,
     **options: Any,
 ) -> tuple[pd.DataFrame, dict[str, float]]:
     """Evaluate ``rankings`` against ``truth`` in ``n_shards`` user shards; exact aggregation.
 
     ``map_fn(fn, jobs)`` runs the shards: the builtin ``map`` (sequential), a pool's
     ``map``, or a cluster's, e.g. ``lambda f, jobs: client.gather(client.map(f, list(jobs)))``
-    with Dask. ``options`` go to :class:`~receval.metrics.MetricInput` (``threshold``,
+    with Dask. ``convention`` applies a library's preset to every metric that names none
+    (:func:`~receval.evaluation.evaluate`'s; the lists are ranked already, so no tie rule).
+    ``options`` go to :class:`~receval.metrics.MetricInput` (``threshold``,
     ``aspects``, ``rating_max`` ...). Returns the per-user frame (one column per metric,
     rows = user rows) and the aggregated values. ``progress(shards_done, n_shards, "evaluate
     shards")`` (default: the active callback of :func:`receval.progress.reporting`) hears
     of each shard as ``map_fn`` yields it.
     """
-    from receval.metrics.registry import parse_metric
+    from receval.evaluation import check_convention
+    from receval.metrics.conventions import apply_convention
 
-    parsed = {name: parse_metric(name) for name in metrics}
+    preset = check_convention(convention)
+    parsed = {name: apply_convention(name, preset) for name in metrics}
     system = [n for n, m in parsed.items() if m.aggregation == "system"]
     if system:
         raise MetricError(f"system-level metrics {system} need the whole run and cannot be sharded by user")
@@ -144,7 +149,7 @@ def evaluate_sharded(
                 "truth": truth[start:stop],
                 "train_all": train,  # corpus statistics (item popularity) need every user's training data
                 "predictions": preds,
-                "metrics": list(metrics),
+                "metrics": {name: str(metric) for name, metric in parsed.items()},  # as resolved: shards parse them
                 "options": options,
             }
         )

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["evaluate_parquet_sharded", "plan_shards"]
 
 _COUNTS = ("users_evaluated", "users_dropped_not_in_truth", "users_without_list")
-_SHARED = ("threshold", "negative_threshold", "tie_break", "estimators", "metrics")
+_SHARED = ("threshold", "negative_threshold", "tie_break", "convention", "estimators", "metrics")
 """Conventions that every shard reports alike (taken from the first shard with users)."""
 
 
@@ -119,12 +119,12 @@ def _scale(parquet: Any, rating: str | None, path: str | Path) -> tuple[float, f
     return min(lows), max(highs)
 
 
-def _check_metrics(metrics: Sequence[str]) -> None:
+def _check_metrics(metrics: Sequence[str], convention: str | None) -> None:
     from receval.metrics._definition import DEBIAS_PARAMS
-    from receval.metrics.registry import parse_metric
+    from receval.metrics.conventions import apply_convention
 
     for name in metrics:
-        spec = parse_metric(name)
+        spec = apply_convention(name, convention)
         d = spec.definition
         why = (
             "it needs training data" if d.needs_train
@@ -215,6 +215,8 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         threshold=job["threshold"],
         negative_threshold=job["negative_threshold"],
         empty_users=job["empty_users"],
+        ties=job["ties"],
+        convention=job["convention"],
     )
     conventions = result.conventions.to_dict()
     counts = {key: conventions[key] for key in ("users_evaluated", "users_without_list", "users_scored")}
@@ -271,23 +273,32 @@ def evaluate_parquet_sharded(
     executor: str = "local",
     jobs: int = 1,
     scheduler: str | None = None,
+    ties: str | None = None,
+    convention: str | None = None,
 ) -> EvaluationResult:
     """Evaluate the run ``recs`` against ``truth`` (both Parquet) in user shards; see the module's docs.
 
     ``columns`` maps receval's column names (``user``, ``item``, ``rating``, ``score``,
-    ``rank``) to the files' own. Returns an :class:`~receval.evaluation.EvaluationResult`
+    ``rank``) to the files' own; ``ties`` and ``convention`` are
+    :func:`~receval.evaluation.evaluate`'s (a user's ties are among the user's own
+    rows, all in one shard). Returns an :class:`~receval.evaluation.EvaluationResult`
     whose summary and per-user values equal one :func:`~receval.evaluation.evaluate` of
     both files; its conventions add ``shards``.
     """
     import numpy as np
     import pandas as pd
 
-    from receval.evaluation import Conventions, EvaluationResult
-    from receval.metrics.registry import parse_metric, parse_metric_list
+    from receval.data.align import check_ties
+    from receval.evaluation import Conventions, EvaluationResult, check_convention
+    from receval.metrics.conventions import apply_convention
+    from receval.metrics.registry import parse_metric_list
 
+    preset = check_convention(convention)
+    if ties is not None:
+        check_ties(ties)
     metric_list = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
-    _check_metrics(metric_list)
-    aggregation = {label: parse_metric(label).aggregation for label in metric_list}
+    _check_metrics(metric_list, preset)
+    aggregation = {label: apply_convention(label, preset).aggregation for label in metric_list}
     names = {role: role for role in ("user", "item", "rating", "score", "rank")} | dict(columns or {})
     files = {"truth": _open(truth, "truth"), "recs": _open(recs, "recommendations")}
     wanted = {"truth": ("user", "item", "rating"), "recs": ("user", "item", "score", "rank")}
@@ -311,7 +322,7 @@ def evaluate_parquet_sharded(
     base = {
         "truth": str(truth), "recs": str(recs), "truth_columns": picked["truth"], "recs_columns": picked["recs"],
         "user": names["user"], "metrics": metric_list, "threshold": threshold,
-        "negative_threshold": negative_threshold, "empty_users": empty_users,
+        "negative_threshold": negative_threshold, "empty_users": empty_users, "ties": ties, "convention": preset,
         "scale": _scale(files["truth"], picked["truth"].get("rating"), truth),
     }  # fmt: skip
     plan = plan_shards(recs, n_shards, names["user"])
