@@ -344,3 +344,106 @@ def test_run_force_into_a_folder_of_the_users_keeps_its_files(
         assert (folder / "my_data.parquet").read_bytes() == b"PAR1 the user's data"
     finally:
         del PROTOCOLS["test-store-constant"]
+
+
+# ------------------------------------------------------------------ what a report reads through the store
+REPORTED = """\
+name = "relative"
+seeds = [0]
+metrics = ["precision@2"]
+
+[datasets.d]
+path = "../data/ratings.csv"
+format = "csv"
+
+[split]
+method = "holdout"
+test_fraction = 0.3
+
+[protocol]
+name = "one-shot"
+k = 2
+threshold = 4
+
+[recommenders.popularity]
+"""
+
+
+def _ratings(path: Path) -> None:
+    rows = [f"{u},{i},{1 + (u * 7 + i * 3) % 5}" for u in range(1, 13) for i in range(1, 11) if (u + i) % 3]
+    path.parent.mkdir(parents=True)
+    path.write_text("user,item,rating\n" + "\n".join(rows) + "\n")
+
+
+def test_report_reads_the_data_where_the_run_read_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _ratings(tmp_path / "data" / "ratings.csv")
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "config.toml").write_text(REPORTED)
+    monkeypatch.chdir(tmp_path / "exp")
+    assert main(["run", "config.toml", "--out", "store"]) == 0
+    meta = json.loads((tmp_path / "exp" / "store" / "experiment.json").read_text())
+    assert meta["data_paths"] == {"d": str((tmp_path / "data" / "ratings.csv").resolve())}
+    assert meta["config"]["datasets"]["d"]["path"] == "../data/ratings.csv"  # the configuration as written
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # ../data/ratings.csv does not exist from here
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "exp" / "store"), "--out", "report.html"]) == 0
+    html = (elsewhere / "report.html").read_text()
+    assert "not available on this machine" not in html
+    assert "d: rating distribution, item popularity" in html  # the data set overview was drawn
+
+
+def test_report_of_a_store_without_the_record_says_where_the_data_was_not_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _ratings(tmp_path / "data" / "ratings.csv")
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "config.toml").write_text(REPORTED)
+    monkeypatch.chdir(tmp_path / "exp")
+    assert main(["run", "config.toml", "--out", "store"]) == 0
+    path = tmp_path / "exp" / "store" / "experiment.json"
+    meta = json.loads(path.read_text())
+    del meta["data_paths"]  # as an older receval wrote it: the relative path alone
+    path.write_text(json.dumps(meta))
+    monkeypatch.chdir(tmp_path)  # where ../data/ratings.csv would be another folder
+    assert main(["report", str(tmp_path / "exp" / "store"), "--out", "report.html"]) == 0
+    html = (tmp_path / "report.html").read_text()
+    assert "data file &#x27;../data/ratings.csv&#x27; is not available on this machine" in html
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "other files", "parts without markers"])
+def test_report_of_a_folder_that_is_not_a_store_is_one_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    folder = tmp_path / "folder"
+    if kind != "missing":
+        folder.mkdir()
+    if kind == "other files":
+        (folder / "notes.txt").write_text("mine")
+    if kind == "parts without markers":
+        (folder / "parts").mkdir()
+        (folder / "parts" / "x.txt").write_text("mine")
+    before = sorted(tmp_path.rglob("*"))
+    capsys.readouterr()
+    assert main(["report", str(folder), "--out", str(tmp_path / "x.html")]) == 2
+    out, err = capsys.readouterr()
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: {folder}: "), err
+    assert ("no such folder" if kind == "missing" else "not a result store") in lines[0]
+    assert "receval run" in lines[0] and "Traceback" not in err
+    assert sorted(tmp_path.rglob("*")) == before  # no report, no folder
+
+
+def test_a_store_is_recognised_by_its_description_or_its_task_markers(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "s")
+    assert not store.is_store()
+    store.write_task("t1", {"status": "ok"}, {"aggregates": pd.DataFrame({"metric": ["m"], "value": [1.0]})})
+    assert store.is_store() and not store.meta_path.exists()  # experiment.json lost: the markers remain
+    (store.parts / "t1.task.parquet").unlink()
+    assert not store.is_store()
+    described = ResultStore(tmp_path / "d")
+    described.open({"name": "a", "config_hash": "h"})
+    assert described.is_store()

@@ -16,10 +16,14 @@ def report_command(
 ) -> int:
     """Write an HTML report: configuration, provenance, tables with significance marks, every figure the results allow.
 
-    The file embeds its figures and opens without network access. An empty, partial or
-    older result directory gives a report of what is there and a notice of what is missing.
+    The file embeds its figures and opens without network access. A partial or older
+    result store gives a report of what is there and a notice of what is missing; a folder
+    that is not a result store is an error (nothing is written). The data set overview
+    reads each data set where the run read it (``experiment.json`` records the absolute
+    path), from whatever folder the report is made.
     """
     from receval.errors import ConfigError
+    from receval.experiment.store import ResultStore
     from receval.outputs import check_output_dir, check_output_file
     from receval.report.html import build_report
 
@@ -30,6 +34,11 @@ def report_command(
             check_output_dir(folder, option)
     if not results_dir.is_dir():  # a mistyped name would otherwise become a new folder holding an empty report
         raise ConfigError(f"{results_dir}: no such folder; give the output folder of 'receval run'")
+    if not ResultStore(results_dir).is_store():
+        raise ConfigError(
+            f"{results_dir}: not a result store (no experiment.json, no finished task in parts/); "
+            "give the output folder of 'receval run'"
+        )
     path = build_report(results_dir, out, latex_dir=latex, figures_dir=figures, dataset_overview=not no_data)
     typer.echo(f"report written to {path}")
     if latex is not None:

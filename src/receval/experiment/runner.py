@@ -26,7 +26,7 @@ from receval.experiment.executors import TaskResult, make_executor
 from receval.experiment.grid import expand
 from receval.experiment.ids import Task
 from receval.experiment.protocols import TaskOutput
-from receval.experiment.store import ResultStore
+from receval.experiment.store import DATA_PATHS, ResultStore, data_paths
 from receval.experiment.validation import prepare_checked
 from receval.progress import Progress, progress_to
 
@@ -139,6 +139,7 @@ def run_experiment(
         "config_hash": cfg.hash,
         "config": dict(cfg.effective),
         "source": cfg.source,
+        DATA_PATHS: data_paths(cfg.datasets),
         "n_tasks": len(tasks),
         "receval_version": vers["receval"],
         "created": pd.Timestamp.now(tz="UTC").isoformat(),

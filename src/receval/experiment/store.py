@@ -2,7 +2,9 @@
 
 Layout of an experiment directory::
 
-    experiment.json            configuration, its hash, receval version (written once)
+    experiment.json            configuration, its hash, receval version, and where the data
+                               sets were read (``data_paths``: label -> absolute path; see
+                               :func:`data_paths`), written once
     parts/<task>.<table>.parquet   one file per task and table, each written to a
                                temporary name then renamed; ``<task>.task.parquet`` is
                                written last and marks the task as finished
@@ -61,7 +63,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -71,7 +73,10 @@ from receval.atomic import atomic_write, publish, remove_stale_temporaries, writ
 from receval.errors import ConfigError, DataError
 from receval.outputs import safe_name
 
-__all__ = ["ResultStore", "CORE_TABLES"]
+if TYPE_CHECKING:
+    from receval.experiment.config import DatasetSpec
+
+__all__ = ["ResultStore", "CORE_TABLES", "DATA_PATHS", "data_paths", "recorded_data_path"]
 
 CORE_TABLES = ("tasks", "aggregates", "per_user")
 _MARKER = "task"
@@ -80,6 +85,53 @@ _UNREADABLE = (OSError, ValueError, pa.ArrowException)  # what reading a damaged
 _PART = re.compile(r"^[^.]+\.[^.]+\.parquet$")  # parts/<task>.<table>.parquet: the only files the store puts there
 _CHOOSE = "choose another out= or pass force=True"
 _PARAMETERS = ("out", "force")  # the parameters _CHOOSE names (the CLI shows its flags)
+DATA_PATHS = "data_paths"  # experiment.json's record of where each data set was read
+
+
+def data_paths(datasets: Mapping[str, DatasetSpec]) -> dict[str, str]:
+    """Each read data set's file or folder as an absolute path, for ``experiment.json``'s ``data_paths``.
+
+    A configuration names its data relative to its own folder; the run records where that
+    was, so that a report made later, from any folder, reads the data the run read.
+    Generated data sets have no path and no entry.
+
+    Returns:
+        ``{data set label: absolute path}``.
+
+    Example:
+        >>> from receval.experiment.config import DatasetSpec
+        >>> spec = DatasetSpec("ml", path="../data/ml-100k", format="movielens-100k", base="/home/me/exp")
+        >>> data_paths({"ml": spec, "toy": DatasetSpec("toy", generate={"n_users": 50})})
+        {'ml': '/home/me/data/ml-100k'}
+    """
+    return {
+        label: str(Path(spec.resolved_path).resolve())
+        for label, spec in datasets.items()
+        if spec.resolved_path is not None
+    }
+
+
+def recorded_data_path(meta: Mapping[str, Any], label: str) -> str | None:
+    """Where the run described by ``meta`` (an ``experiment.json``) read data set ``label``.
+
+    The record is ``meta["data_paths"]`` (see :func:`data_paths`). A store written before
+    that record gives the configuration's path only when it is absolute: a relative one
+    meant the configuration's folder, which such a store does not record.
+
+    Returns:
+        The absolute path, or None (a generated data set, an unknown label, or no record).
+
+    Example:
+        >>> meta = {"data_paths": {"ml": "/data/ml-100k"}, "config": {"datasets": {"old": {"path": "/srv/old.csv"}}}}
+        >>> recorded_data_path(meta, "ml"), recorded_data_path(meta, "old"), recorded_data_path(meta, "toy")
+        ('/data/ml-100k', '/srv/old.csv', None)
+    """
+    recorded = meta.get(DATA_PATHS)
+    if isinstance(recorded, dict) and label in recorded:
+        return str(recorded[label])
+    spec = ((meta.get("config") or {}).get("datasets") or {}).get(label)
+    path = spec.get("path") if isinstance(spec, dict) else None
+    return str(path) if path is not None and Path(str(path)).is_absolute() else None
 
 
 def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | None = None) -> None:
@@ -137,6 +189,27 @@ class ResultStore:
                 "into this folder to rewrite it"
             ) from None
         return meta
+
+    def is_store(self) -> bool:
+        """Whether the directory holds results of ``receval run``: an ``experiment.json``, or task files in ``parts/``.
+
+        A store whose ``experiment.json`` was lost still counts (its tasks' markers are read).
+
+        Returns:
+            True for a result store, False for a missing folder or one receval did not write.
+
+        Example:
+            >>> import tempfile
+            >>> store = ResultStore(tempfile.mkdtemp())
+            >>> store.is_store()
+            False
+            >>> store.open({"name": "a", "config_hash": "h"})
+            >>> store.is_store()
+            True
+        """
+        if self.meta_path.is_file():
+            return True
+        return self.parts.is_dir() and any(self.parts.glob(f"*.{_MARKER}.parquet"))
 
     def _recorded_hashes(self) -> set[str]:
         """The configuration hashes the intact tasks' markers record."""

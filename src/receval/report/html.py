@@ -598,6 +598,7 @@ def _datasets(rep: Report, meta: Mapping[str, Any], names: list[str]) -> None:
     from receval.data.stats import dataset_stats
     from receval.experiment.config import DatasetSpec
     from receval.experiment.datasets import prepare_dataset
+    from receval.experiment.store import recorded_data_path
 
     specs = (meta.get("config") or {}).get("datasets") or {}
     rep.heading("Data sets")
@@ -610,11 +611,12 @@ def _datasets(rep: Report, meta: Mapping[str, Any], names: list[str]) -> None:
             gen = spec.get("generate")
             if gen is not None and gen.get("n_ratings", 0) > _MAX_DATA_RATINGS:
                 raise DataError(f"generated data set of {gen['n_ratings']:,} ratings: too large to regenerate here")
-            if gen is None and not Path(str(spec.get("path", ""))).exists():
-                raise DataError(f"data file {spec.get('path')!r} is not available on this machine")
+            path = recorded_data_path(meta, name)  # where the run read it, whatever the folder of this report
+            if gen is None and (path is None or not Path(path).exists()):
+                raise DataError(f"data file {path or spec.get('path')!r} is not available on this machine")
             ds = DatasetSpec(
                 name,
-                path=spec.get("path"),
+                path=path,
                 format=spec.get("format"),
                 generate=gen,
                 filters=spec.get("filters") or {},
