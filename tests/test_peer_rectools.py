@@ -1,4 +1,4 @@
-"""RecTools's own metric test cases (tests/peers/rectools/cases.json) run through receval with convention=rectools."""
+"""RecTools' own metric test cases (tests/peers/rectools/cases.json) run through receval with convention=rectools."""
 
 from __future__ import annotations
 
