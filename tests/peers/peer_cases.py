@@ -71,7 +71,7 @@ def load(library: str) -> list[Case]:
     """The cases of ``tests/peers/<library>/cases.json``, each with its input tables built.
 
     >>> [c.metric for c in load("recbole") if c.id == "test_hit@1"]
-    ['hit@1']
+    ['hit_rate@1']
     """
     doc = json.loads((PEERS / library / "cases.json").read_text(encoding="utf-8"))
     inputs = {name: _tables(library, name, given) for name, given in doc["inputs"].items()}
