@@ -156,3 +156,131 @@ def test_cli_compare_same_names_must_be_renamed(tmp_path, capsys) -> None:
     argv += ["--metrics", "mrr"]
     assert main(argv) == 2 and "NAME=FILE" in capsys.readouterr().err
     assert main([*argv[:5], f"a={first}", f"b={second}", *argv[7:], "--json"]) == 0
+
+
+# ---------------------------------------------------------------- the report
+def _graded_world(seed: int = 7, n_users: int = 80) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Runs of clearly different quality: ``good`` finds most truth items, ``close`` nearly the same lists,
+    ``noise1`` and ``noise2`` random lists (so some pairs differ significantly and some do not)."""
+    rng = np.random.default_rng(seed)
+    n_items = 200
+    truth_items = {u: rng.choice(n_items, 10, replace=False) for u in range(n_users)}
+    rows = [(u, i, 5) for u, items in truth_items.items() for i in items]
+    truth = pd.DataFrame(rows, columns=["user", "item", "rating"])
+
+    def run(hit_share: float, rng: np.random.Generator) -> pd.DataFrame:
+        rows = []
+        for u, items in truth_items.items():
+            hits = [int(i) for i in items if rng.random() < hit_share]
+            others = [int(i) for i in rng.permutation(n_items) if i not in set(items)][: 10 - len(hits)]
+            rows += [(u, i, r + 1) for r, i in enumerate(hits + others)]
+        return pd.DataFrame(rows, columns=["user", "item", "rank"])
+
+    runs = {"good": run(0.6, np.random.default_rng(1)), "close": run(0.58, np.random.default_rng(2))}
+    runs |= {"noise1": run(0.02, np.random.default_rng(3)), "noise2": run(0.02, np.random.default_rng(4))}
+    return truth, runs
+
+
+def _cells(page: str, table_id: str) -> list[list[str]]:
+    import html
+    import re
+
+    table = re.search(rf'<table id="{table_id}".*?</table>', page, re.S)
+    assert table, f"no table {table_id}"
+    rows = re.findall(r"<tr>(.*?)</tr>", table.group(0), re.S)
+    return [[html.unescape(re.sub("<.*?>", "", c)) for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", r)] for r in rows]
+
+
+@pytest.mark.parametrize("baseline", [None, "noise1"])
+def test_report_marks_exactly_where_the_tests_table_is_significant(tmp_path, baseline: str | None) -> None:
+    from receval.report.compare import compare_report, format_pvalue
+
+    truth, runs = _graded_world()
+    result = compare_runs(runs, truth, ["precision@10", "ndcg@10"], test="wilcoxon", baseline=baseline)
+    page = compare_report(result, tmp_path / "cmp.html", truth="qrels.tsv").read_text()
+    summary = _cells(page, "summary-comparison")
+    assert summary[0] == ["run", "precision@10", "ndcg@10"]
+    marked, unmarked = 0, 0
+    for row in summary[1:]:
+        run = row[0]
+        for metric, cell in zip(summary[0][1:], row[1:], strict=True):
+            other = baseline or result.summary[metric].idxmax()
+            t = result.tests
+            pair = t[(t["metric"] == metric) & (t["a"].isin([run, other])) & (t["b"].isin([run, other]))]
+            expected = run != other and float(pair["pvalue_adj"].iloc[0]) < 0.05
+            assert ("†" in cell) == expected, (run, metric, cell)
+            marked, unmarked = marked + expected, unmarked + (not expected)
+    assert marked >= 2 and unmarked >= 2  # the world has both kinds
+    tests = _cells(page, "paired-tests")
+    assert tests[0][0] == "metric" and tests[0][-2:] == ["p", "p adjusted (Holm)"]
+    assert [row[-1] for row in tests[1:]] == [format_pvalue(p) for p in result.tests["pvalue_adj"]]
+    assert "0.0000" not in page and "Wilcoxon signed-rank test" in page and "t-test" not in page
+    against = "the baseline noise1" if baseline else "the best run of the column"
+    assert f"differs from {against}" in page
+
+
+def test_report_header_and_number_formats(tmp_path) -> None:
+    from receval.report.compare import compare_report
+
+    truth, runs = _graded_world()
+    runs["noise2"] = runs["noise2"][runs["noise2"]["user"] >= 5]  # five truth users get no list from noise2
+    result = compare_runs(runs, truth, ["precision@10", "coverage@10"], test="wilcoxon", threshold=4)
+    page = compare_report(result, tmp_path / "cmp.html", truth="qrels.tsv", runs={"good": "good.tsv"}).read_text()
+    setup = dict(row for row in _cells(page, "comparison-setup"))  # type: ignore[misc]
+    assert setup["truth"] == "qrels.tsv" and setup["threshold λ"] == "relevant: rating ≥ 4"
+    assert setup["users evaluated"].startswith("80 ") and "noise2 5 " in setup["users without a list"]
+    assert setup["baseline"].startswith("none") and setup["paired test"].startswith("Wilcoxon signed-rank test")
+    assert "good (good.tsv)" in setup["runs"] and setup["training data"].startswith("not given")
+    statistics = [row[9] for row in _cells(page, "paired-tests")[1:]]
+    decimals = {len(s.partition(".")[2]) for s in statistics}
+    assert len(decimals) == 1, statistics  # one format for the whole column
+    assert "coverage@10: one value per run" in page and page.count("<figure") == 1
+
+
+def test_format_pvalue_by_hand() -> None:
+    from receval.report.compare import format_pvalue
+
+    assert format_pvalue(0.0747) == "0.075" and format_pvalue(1.0) == "1.000"
+    assert format_pvalue(3.25e-5) == "3.2 × 10⁻⁵" and format_pvalue(0.001) == "0.001"
+    assert format_pvalue(0.0) == "< 2.2 × 10⁻³⁰⁸" and format_pvalue(float("nan")) == "–"
+
+
+def test_cli_compare_train_gives_evaluates_catalogue(tmp_path, capsys) -> None:
+    import json
+
+    from receval.cli import main
+
+    truth, runs = _world(6)
+    train = pd.DataFrame({"user": [0, 1, 2] * 40, "item": list(range(80, 200)), "rating": 4})  # 120 more items
+    lines = [f"{r.user} 0 {r.item} {r.rating}" for r in train.itertuples()]  # --truth-format reads it too
+    (tmp_path / "train.csv").write_text("\n".join(lines) + "\n")
+    paths = _write_trec(tmp_path, truth, runs)
+    argv = ["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", *paths]
+    argv += ["--metrics", "coverage@10,precision@10", "--json"]
+    assert main([*argv, "--train", str(tmp_path / "train.csv")]) == 0
+    with_train = json.loads(capsys.readouterr().out)["summary"]
+    assert main(argv) == 0
+    without = json.loads(capsys.readouterr().out)["summary"]
+    for name, recs in runs.items():
+        expected = evaluate(recs, truth, ["coverage@10"], train=train).summary["coverage@10"]
+        assert with_train[name]["coverage@10"] == pytest.approx(expected)
+        plain = evaluate(recs, truth, ["coverage@10"]).summary["coverage@10"]
+        assert without[name]["coverage@10"] == pytest.approx(plain)
+        assert with_train[name]["coverage@10"] < without[name]["coverage@10"]  # 80 items, then 200
+
+
+def test_compare_convention_is_evaluates(tmp_path, capsys) -> None:
+    from receval.cli import main
+    from receval.metrics.conventions import CONVENTION_NAMES
+
+    truth, runs = _world(8)
+    result = compare_runs(runs, truth, ["ndcg@10", "precision@10"], convention="trec_eval", threshold=4)
+    for name, recs in runs.items():
+        expected = evaluate(recs, truth, ["ndcg@10", "precision@10"], convention="trec_eval", threshold=4).summary
+        assert result.summary.loc[name].to_dict() == pytest.approx(expected)
+    assert "trec_eval" in CONVENTION_NAMES
+    paths = _write_trec(tmp_path, truth, runs)
+    argv = ["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", *paths, "--metrics", "mrr"]
+    assert main([*argv, "--convention", "nosuch"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "nosuch" in err and "Traceback" not in err and len(err.splitlines()) == 1

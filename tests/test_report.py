@@ -163,7 +163,7 @@ def test_report_from_tables_demo_shape(tmp_path):
         "kendall_tau": {"recall_fallout": -1.0},
     }
     html = report_from_tables(tables, tmp_path / "demo.html", latex_dir=tmp_path / "tex").read_text()
-    assert "pop" in html and "ts" in html and "recall vs fallout -1.00" in html
+    assert "pop" in html and "ts" in html and "Recall vs Fallout -1.00" in html
     assert len(_images(html)) == 3 and "no per-user values" in _notices(html)
     assert (tmp_path / "tex" / "one_shot.tex").exists()
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import typer
 
@@ -41,11 +41,13 @@ from receval.cli.common import (
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.data import _source
 from receval.errors import ConfigError
+from receval.metrics.conventions import CONVENTION_NAMES
+from receval.stats.significance import CORRECTION_NAMES, TEST_NAMES, Correction, TestName
 
 __all__ = ["register"]
 
-_TESTS: tuple[Literal["ttest", "wilcoxon", "permutation"], ...] = ("ttest", "wilcoxon", "permutation")
-_CORRECTIONS: tuple[Literal["holm", "bonferroni", "bh", "none"], ...] = ("holm", "bonferroni", "bh", "none")
+_TESTS: tuple[TestName, ...] = tuple(TEST_NAMES)
+_CORRECTIONS: tuple[Correction, ...] = tuple(CORRECTION_NAMES)
 
 
 def _named(runs: list[str]) -> dict[str, Path]:
@@ -74,10 +76,18 @@ def compare_command(
     threshold: Annotated[
         float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
     ] = None,
-    test: Annotated[str, typer.Option("--test", help="Paired test: ttest, wilcoxon or permutation.")] = "ttest",
+    test: Annotated[str, typer.Option("--test", help=f"Paired test: {', '.join(_TESTS)}.")] = "ttest",
     correction: Annotated[
-        str, typer.Option("--correction", help="Multiple-comparison correction: holm, bonferroni, bh or none.")
+        str, typer.Option("--correction", help=f"Multiple-comparison correction: {', '.join(_CORRECTIONS)}.")
     ] = "holm",
+    train: Annotated[
+        Path | None,
+        typer.Option("--train", help="Training ratings user,item[,rating]: the catalogue and popularity, as evaluate."),
+    ] = None,
+    convention: Annotated[
+        str | None,
+        typer.Option("--convention", help=f"Score every run as a library does: {', '.join(CONVENTION_NAMES)}."),
+    ] = None,
     baseline: Annotated[
         str | None, typer.Option("--baseline", help="Compare every run with this one only (default: all pairs).")
     ] = None,
@@ -102,6 +112,9 @@ def compare_command(
     named = _named(runs)
     test_kind = one_of(test, _TESTS, "--test")
     correction_kind = one_of(correction, _CORRECTIONS, "--correction")
+    from receval.evaluation import check_convention
+
+    preset = check_convention(convention)
     if report is not None:
         from receval.outputs import check_output_file
 
@@ -115,6 +128,7 @@ def compare_command(
         name: read(path, "recommendations", ("user", "item"), recs_format, "--recs-format", arrow=True)
         for name, path in named.items()
     }
+    train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format", arrow=True) if train else None
     result = compare_runs(
         frames,
         truth_frame,
@@ -123,15 +137,14 @@ def compare_command(
         test=test_kind,
         correction=correction_kind,
         seed=seed,
+        convention=preset,
         threshold=threshold,
+        train=train_frame,
     )
     if report is not None:
-        from receval.report.html import report_from_tables
+        from receval.report.compare import compare_report
 
-        tables = {"comparison": result.summary, "per_user": result.per_user}
-        pairs = result.tests["metric"] + ": " + result.tests["a"] + " vs " + result.tests["b"]
-        tables |= {"paired tests": result.tests.drop(columns=["metric", "a", "b"]).set_axis(pairs.to_list())}
-        report_from_tables(tables, report, title="receval compare")
+        compare_report(result, report, truth=truth, train=train, runs={name: str(p) for name, p in named.items()})
     if fmt == "json":
         body = {
             "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
@@ -139,8 +152,13 @@ def compare_command(
         }
         typer.echo(json.dumps(body))
         return
+    without = {name: result.conventions[name].users_without_list or 0 for name in named}
+    if fmt == "table" and any(without.values()):
+        listed = ", ".join(f"{name} {n}" for name, n in without.items())
+        typer.echo(f"truth users without a list (scored as empty lists): {listed}")
     print_table(Table.from_frame(result.summary, title="Metrics per run"), fmt)
-    tests = Table.from_frame(result.tests, title=f"Paired {test}, p-values {correction}-corrected", index=False)
+    title = f"{TEST_NAMES[test_kind]}, p-values corrected: {CORRECTION_NAMES[correction_kind]}"
+    tests = Table.from_frame(result.tests, title=title, index=False)
     tests.float_format = "{:.4g}"  # p-values span orders of magnitude
     print_table(tests, fmt)
     if report is not None:

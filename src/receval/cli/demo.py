@@ -96,7 +96,8 @@ def demo_command(
     report = out / "report.html"
     with publish(out) as publication:  # the tables and their report appear together, or the old ones stay
         _write(summary, out, publication)
-        report_from_tables(summary, publication.path(report))
+        titles = {key: title.format(rounds=rounds) for key, title in TITLES.items()}
+        report_from_tables(summary, publication.path(report), titles=titles)
     console.print(f"\nTables written to [bold]{escape(str(out))}[/bold]; report: [bold]{escape(str(report))}[/bold]")
     if fmt == "json":
         typer.echo(json.dumps(_jsonable(summary), indent=2))
@@ -116,7 +117,7 @@ def run_demo(
     --------
     >>> out = run_demo(users=60, items=80, ratings=1500, rounds=5)
     >>> sorted(out)
-    ['cyclic', 'data', 'kendall_tau', 'one_shot', 'per_user', 'rmse', 'stats']
+    ['cyclic', 'data', 'kendall_tau', 'one_shot', 'per_user', 'rmse', 'stats', 'trajectories']
     >>> bool(0.0 <= out["one_shot"].loc["popularity", "precision@10"] <= 1.0)
     True
     """
@@ -156,7 +157,7 @@ def run_demo(
     print_table(_table(one_shot, TITLES["one_shot"]), console=console)
     rmse = _rating_prediction(train, test, seed, step)
     print_table(_table(rmse, TITLES["rmse"]), console=console)
-    cyclic, tau = _cyclic(train, test, threshold, rounds, seed, step)
+    cyclic, trajectories, tau = _cyclic(train, test, threshold, rounds, seed, step)
     print_table(_table(cyclic, TITLES["cyclic"].format(rounds=rounds)), console=console)
     console.print(
         f"Kendall τ between the quality rankings by Recall and by Fallout: {tau['recall_fallout']:+.2f}; "
@@ -170,6 +171,7 @@ def run_demo(
         "per_user": per_user,
         "rmse": rmse,
         "cyclic": cyclic,
+        "trajectories": trajectories,
         "kendall_tau": tau,
     }
 
@@ -205,19 +207,21 @@ def _rating_prediction(train, test, seed: int, step: Callable[[], None]) -> pd.D
 
 def _cyclic(
     train, test, threshold: float, rounds: int, seed: int, step: Callable[[], None]
-) -> tuple[pd.DataFrame, dict[str, float]]:
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """Final values per algorithm, every round's values (long: ``system, round, ...``) and the τ agreement."""
     import pandas as pd
 
     from receval.simulate import simulate
     from receval.stats.agreement import kendall_agreement
 
-    final = {}
+    final, rounds_table = {}, []
     for name in DEMO_CYCLIC:
         traj = simulate(name, train, test, rounds=rounds, threshold=threshold, seed=seed)
         final[name] = traj.final()
+        rounds_table.append(traj.table.assign(system=name))
         step()
     table = pd.DataFrame.from_dict(final, orient="index")
-    return table, kendall_agreement(table)
+    return table, pd.concat(rounds_table, ignore_index=True), kendall_agreement(table)
 
 
 def _table(frame: pd.DataFrame, title: str):

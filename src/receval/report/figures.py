@@ -33,16 +33,16 @@ Examples
 [('ndcg@10 (higher is better)', 'mean over users, 95% CI')]
 >>> precision_recall(pd.DataFrame({"precision@10": [0.1], "recall@10": [0.3]}, index=["a"])).axes[0].get_title()
 'precision vs recall at k = 10'
->>> precision_recall(pd.DataFrame({"precision@10": [0.1]}, index=["a"]))  # doctest: +ELLIPSIS
+>>> precision_recall(pd.DataFrame({"precision@10": [0.1]}, index=["a"]))
 Traceback (most recent call last):
 ...
-receval.errors.DataError: a precision-recall figure needs precision@k and recall@k at a common cutoff k; ...
+receval.errors.DataError: a precision-recall figure needs precision@k and recall@k at a common cutoff k
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -50,7 +50,7 @@ import pandas as pd
 
 from receval.errors import DataError
 from receval.metrics.registry import metric_direction
-from receval.report.style import OKABE_ITO, figure, series_style
+from receval.report.style import OKABE_ITO, PAGE_WIDTH, figure, series_style, system_styles
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -63,12 +63,42 @@ __all__ = [
     "discriminative_bars",
     "incompleteness_plot",
     "metric_bars",
+    "pair_label",
     "precision_recall",
+    "precision_recall_cutoffs",
     "rank_plot",
     "slice_heatmap",
     "swap_curves",
     "tau_plot",
 ]
+
+#: ``{system: style}`` (:func:`receval.report.style.system_styles`): a report's one colour and marker per system.
+Styles = Mapping[str, Mapping[str, Any]]
+
+
+def _styles_for(names: Sequence[Any], styles: Styles | None) -> dict[str, dict[str, Any]]:
+    """The systems among ``names`` with their styles: in ``styles``' order (when given), then the others.
+
+    >>> list(_styles_for(["b", "a", "c"], {"a": series_style(0), "b": series_style(1)}))
+    ['a', 'b', 'c']
+    """
+    if styles is None:
+        return system_styles(_ordered(names, ()))
+    ordered = _ordered(names, styles)
+    extra = iter(range(len(styles), len(styles) + len(ordered)))
+    return {s: dict(styles[s]) if s in styles else series_style(next(extra)) for s in ordered}
+
+
+def _ordered(names: Sequence[Any], order: Iterable[str]) -> list[str]:
+    """The distinct ``names`` as strings: those in ``order`` first, in that order, then the others as they come.
+
+    >>> _ordered(["b", "c", "a", "b"], ["a", "b", "z"])
+    ['a', 'b', 'c']
+    """
+    present = list(dict.fromkeys(str(n) for n in names))
+    first = [s for s in dict.fromkeys(map(str, order)) if s in set(present)]
+    return first + [s for s in present if s not in set(first)]
+
 
 def lower_is_better(metric: str) -> bool:
     """Whether smaller values of ``metric`` are better, as the metric registry declares it.
@@ -191,8 +221,14 @@ def bootstrap_table(
     return out
 
 
-def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, max_metrics: int = 8):
-    """One panel per metric, one horizontal bar per system with its bootstrap CI (from :func:`bootstrap_table`)."""
+def metric_bars(
+    table: pd.DataFrame, metrics: Sequence[str] | None = None, *, max_metrics: int = 8, styles: Styles | None = None
+):
+    """One panel per metric, one horizontal bar per system with its bootstrap CI (from :func:`bootstrap_table`).
+
+    ``styles`` (:func:`~receval.report.style.system_styles`) gives each system its colour
+    and the order of the bars; by default the systems' order in ``table``.
+    """
     _need(table, ["system", "metric", "mean", "ci_low", "ci_high"], "metric bars")
     names = (
         list(dict.fromkeys(table["metric"])) if metrics is None else [m for m in metrics if m in set(table["metric"])]
@@ -200,7 +236,8 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, ma
     if not names:
         raise DataError(f"metric bars: none of the metrics {list(metrics or [])} is in the results")
     names = names[:max_metrics]
-    systems = list(dict.fromkeys(table["system"]))
+    looks = _styles_for(table["system"], styles)
+    systems = list(looks)
     ncols = min(len(names), 3)
     nrows = -(-len(names) // ncols)
     fig, axes = figure(nrows, ncols, width=3.6, height=0.6 + 0.28 * len(systems))
@@ -210,48 +247,64 @@ def metric_bars(table: pd.DataFrame, metrics: Sequence[str] | None = None, *, ma
         if i >= len(names):
             ax.set_visible(False)
             continue
-        part = table[table["metric"] == names[i]].set_index("system").reindex(systems)
+        part = table[table["metric"] == names[i]].assign(system=lambda f: f["system"].astype(str))
+        part = part.set_index("system").reindex(systems)
         y = np.arange(len(systems))
         mean = part["mean"].to_numpy(dtype=float)
         err = np.vstack([mean - part["ci_low"].to_numpy(dtype=float), part["ci_high"].to_numpy(dtype=float) - mean])
-        colours = [OKABE_ITO[j % 7] for j in range(len(systems))]
+        colours = [looks[s]["color"] for s in systems]
         xerr = np.nan_to_num(err) if has_ci else None  # no zero-width error caps when there are no CIs
-        ax.barh(y, np.nan_to_num(mean), xerr=xerr, color=colours, capsize=2, error_kw={"linewidth": 1})
+        bars = ax.barh(y, np.nan_to_num(mean), xerr=xerr, color=colours, capsize=2, error_kw={"linewidth": 1})
+        for bar, system in zip(bars, systems, strict=True):  # each bar names its system (no legend: tick labels)
+            bar.set_gid(system)
+            bar.set_hatch(_HATCHES[looks[system].get("linestyle", "-")])  # systems past the seventh share a colour
         for j in np.flatnonzero(np.isnan(mean)):  # say so rather than leave a gap that reads as 0
             ax.text(0, y[j], " n/a", va="center", fontsize=7, color="#555555")
         ax.set_yticks(y, systems if i % ncols == 0 else [""] * len(systems))
         ax.invert_yaxis()
-        ax.set_title(f"{names[i]} ({'lower' if lower_is_better(names[i]) else 'higher'} is better)")
+        direction = metric_direction(names[i])
+        ax.set_title(names[i] + (f" ({direction} is better)" if direction else ""))
         ax.set_xlabel(f"mean over users, {conf:.0%} CI" if has_ci else "mean over users")
     return fig
 
 
+_HATCHES = {"-": "", "--": "///", "-.": "\\\\\\", ":": "..."}  # a line style's counterpart on a bar
 _CUTOFF = re.compile(r"^(precision|recall)@(\d+)$")
 
 
-def precision_recall(summary: pd.DataFrame):
-    """Precision against recall over the cutoffs k of ``precision@k``/``recall@k`` columns, one line per system.
+def precision_recall_cutoffs(columns: Sequence[Any]) -> list[int]:
+    """The cutoffs k at which both ``precision@k`` and ``recall@k`` are among ``columns`` (ascending).
 
-    With a single common cutoff each system is one point (precision and recall at that k).
+    >>> precision_recall_cutoffs(["precision@10", "recall@10", "recall@20", "ndcg@10"])
+    [10]
     """
     ks: dict[str, set[int]] = {"precision": set(), "recall": set()}
-    for col in summary.columns:
+    for col in columns:
         m = _CUTOFF.match(str(col))
         if m:
             ks[m.group(1)].add(int(m.group(2)))
-    cutoffs = sorted(ks["precision"] & ks["recall"])
+    return sorted(ks["precision"] & ks["recall"])
+
+
+def precision_recall(summary: pd.DataFrame, *, styles: Styles | None = None):
+    """Precision against recall over the cutoffs k of ``precision@k``/``recall@k`` columns, one line per system.
+
+    With a single common cutoff each system is one point (precision and recall at that k).
+    :func:`precision_recall_cutoffs` says whether the columns allow the figure.
+    """
+    cutoffs = precision_recall_cutoffs(summary.columns)
     if not cutoffs:
-        raise DataError(
-            "a precision-recall figure needs precision@k and recall@k at a common cutoff k; "
-            f"the results have precision at {sorted(ks['precision'])} and recall at {sorted(ks['recall'])}"
-        )
-    ncol = _legend_columns([str(s) for s in summary.index], 5.0)
+        raise DataError("a precision-recall figure needs precision@k and recall@k at a common cutoff k")
+    looks = _styles_for(summary.index, styles)
+    ncol = _legend_columns(list(looks), 5.0)
     fig, axes = figure(1, 1, width=5.2, height=3.8 + 0.2 * -(-len(summary) // ncol))
     ax = axes[0][0]
-    for i, (system, row) in enumerate(summary.iterrows()):
+    rows = summary.set_axis(summary.index.astype(str))
+    for system, look in looks.items():
+        row = rows.loc[system]
         r = [row[f"recall@{k}"] for k in cutoffs]
         p = [row[f"precision@{k}"] for k in cutoffs]
-        ax.plot(r, p, label=str(system), **series_style(i) | ({"markersize": 7} if len(cutoffs) == 1 else {}))
+        ax.plot(r, p, label=system, **look | ({"markersize": 7} if len(cutoffs) == 1 else {}))
     ax.set(
         xlabel="recall@k (mean over users)",
         ylabel="precision@k (mean over users)",
@@ -263,45 +316,60 @@ def precision_recall(summary: pd.DataFrame):
     return fig
 
 
-def slice_heatmap(means: pd.DataFrame, metric: str):
+def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | None = None):
     """Mean ``metric`` per system (rows) and slice group (columns), one panel per slice.
 
     ``means`` has columns ``dimension``, ``slice``, ``group``, ``system``, ``metric``,
     ``value`` (the mean) and optionally ``low``, ``high``: the range of the slicing
     variable in a quantile group (:func:`receval.studies.slicing.group_ranges`), shown
-    under the group's name.
+    under the group's name. ``systems`` orders the rows (as the report's tables; by
+    default their order in ``means``). The panels wrap onto further rows so that the
+    figure fits the report's page (:data:`~receval.report.style.PAGE_WIDTH`) at full size.
     """
     from receval.studies.slicing import QUANTILE_VARIABLES
 
     _need(means, ["dimension", "slice", "group", "system", "metric", "value"], "slice heatmap")
-    part = means[means["metric"] == metric]
+    part = means[means["metric"] == metric].assign(system=lambda f: f["system"].astype(str))
     if part.empty:
         raise DataError(f"slice heatmap: no slice values of metric {metric!r}")
     panels = list(dict.fromkeys(zip(part["dimension"], part["slice"], strict=True)))
-    systems = list(dict.fromkeys(part["system"]))
+    rows = _ordered(part["system"], systems or ())
     n_groups = max(part.groupby(["dimension", "slice"], sort=False)["group"].nunique())
-    panel = max(2.4, 0.8 * n_groups + 0.6)  # cells wide enough for their numbers, axis label under the panel
-    names = max(_text_inches(str(s), 8) for s in systems) + 0.3  # the first panel also holds the system names
-    fig, axes = figure(1, len(panels), width=panel + names / len(panels), height=1.9 + 0.3 * len(systems))
+    names = max(_text_inches(s, 8) for s in rows) + 0.3  # the first panel of a row also holds the system names
+    colorbar = 1.0
+    # cells wide enough for their numbers (an axis label under the panel), never wider than the page
+    panel = min(max(2.4, 0.8 * n_groups + 0.6), PAGE_WIDTH - names - colorbar)
+    ncols = max(1, min(len(panels), int((PAGE_WIDTH - names - colorbar) // panel)))
+    nrows = -(-len(panels) // ncols)
+    height = 1.9 + 0.3 * len(rows)
+    fig, axes = figure(nrows, ncols, width=panel + (names + colorbar) / ncols, height=height)
     vmin, vmax = float(np.nanmin(part["value"])), float(np.nanmax(part["value"]))
     image = None
-    for ax, (dim, name) in zip(axes[0], panels, strict=True):
+    for i, ax in enumerate(axes.flat):
+        if i >= len(panels):
+            ax.set_visible(False)
+            continue
+        dim, name = panels[i]
         sub = part[(part["dimension"] == dim) & (part["slice"] == name)]
-        grid = sub.pivot_table(index="system", columns="group", values="value", observed=True).reindex(systems)
+        grid = sub.pivot_table(index="system", columns="group", values="value", observed=True).reindex(rows)
         image = ax.imshow(grid.to_numpy(dtype=float), aspect="auto", cmap="viridis", vmin=vmin, vmax=vmax)
         ax.set_xticks(range(grid.shape[1]), [_group_label(sub, g) for g in grid.columns], fontsize=8)
-        ax.set_yticks(range(len(systems)), systems if ax is axes[0][0] else [""] * len(systems), fontsize=8)
+        ax.set_yticks(range(len(rows)), rows if i % ncols == 0 else [""] * len(rows), fontsize=8)
         ax.grid(False)
         variable = QUANTILE_VARIABLES.get((dim, name))
-        ax.set(xlabel=f"groups by {variable}" if variable else "group", title=f"{dim} slice: {name}")
+        ax.set(xlabel=f"groups by {variable}" if variable else "group", title=f"{_SLICED.get(dim, dim)} by {name}")
         for (r, c), v in np.ndenumerate(grid.to_numpy(dtype=float)):
             if np.isfinite(v):
                 light = v < vmin + 0.5 * (vmax - vmin)
                 ax.text(c, r, f"{v:.3f}", ha="center", va="center", fontsize=8, color="white" if light else "black")
     if image is not None:
-        fig.colorbar(image, ax=axes[0].tolist(), label=f"mean {metric}", shrink=0.9)
+        shown = [ax for ax in axes.flat if ax.get_visible()]
+        fig.colorbar(image, ax=shown, label=f"mean {metric}", shrink=0.9 / nrows**0.5)
     fig.suptitle(f"{metric}: mean over the users of each group", fontsize=10)
     return fig
+
+
+_SLICED = {"user": "users", "item": "items", "time": "ratings"}  # what a slice dimension groups, in words
 
 
 def _group_label(rows: pd.DataFrame, group: Any) -> str:
@@ -326,21 +394,27 @@ def _integer_ticks():
     return MaxNLocator(integer=True)
 
 
-_CYCLIC_PANELS = (
-    ("recall", "cumulative Recall"),
-    ("fallout", "cumulative Fallout"),
-    ("precision", "cumulative Precision"),
-    ("anti_precision", "cumulative AntiPrecision"),
-    ("recall_norm", "normalised Recall"),
-    ("fallout_norm", "normalised Fallout"),
-)
+#: The cyclic metrics in words (the trajectory columns the simulator writes).
+_CYCLIC_NAMES = {
+    "recall": "Recall",
+    "fallout": "Fallout",
+    "precision": "Precision",
+    "anti_precision": "AntiPrecision",
+    "recall_norm": "normalised Recall",
+    "fallout_norm": "normalised Fallout",
+}
 
 
-def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm"):
+# (metric, panel title): the simulator's metrics are cumulative, their normalised forms per round
+_CYCLIC_PANELS = tuple((m, name if m.endswith("_norm") else f"cumulative {name}") for m, name in _CYCLIC_NAMES.items())
+
+
+def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm", styles: Styles | None = None):
     """Cumulative Recall, Fallout, Precision, AntiPrecision and normalised Recall/Fallout vs round, per algorithm.
 
     ``trajectories`` is a long table with columns ``algorithm``, ``round`` and the metrics
     (as :func:`receval.simulate.simulate` writes them); panels for missing metrics are left out.
+    ``styles`` (:func:`~receval.report.style.system_styles`) gives each algorithm its look.
     """
     _need(trajectories, [algorithm, "round"], "cyclic curves")
     panels = [(m, t) for m, t in _CYCLIC_PANELS if m in trajectories.columns]
@@ -349,16 +423,16 @@ def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm"):
     ncols = min(4, len(panels))
     nrows = -(-len(panels) // ncols)
     fig, axes = figure(nrows, ncols, width=3.4, height=2.8)
-    names = list(dict.fromkeys(trajectories[algorithm]))
+    looks = _styles_for(trajectories[algorithm], styles)
+    names = trajectories[algorithm].astype(str)
     for i, ax in enumerate(axes.flat):
         if i >= len(panels):
             ax.set_visible(False)
             continue
         metric, title = panels[i]
-        for j, name in enumerate(names):
-            t = trajectories[trajectories[algorithm] == name].sort_values("round")
-            style = series_style(j, markers=len(t) <= 30)
-            ax.plot(t["round"], t[metric], label=str(name), **style)
+        for name, look in looks.items():
+            t = trajectories[names == name].sort_values("round")
+            ax.plot(t["round"], t[metric], label=name, **_markers(look, len(t)))
         ax.xaxis.set_major_locator(_integer_ticks())
         ax.set(
             xlabel="round t",
@@ -369,6 +443,24 @@ def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm"):
     ncol = _legend_columns(labels, fig.get_figwidth())
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7)
     return fig
+
+
+def _markers(style: Mapping[str, Any], n_points: int) -> dict[str, Any]:
+    """``style`` with its marker only when the line has few enough points for markers to be told apart."""
+    return dict(style) if n_points <= 30 else {k: v for k, v in style.items() if not k.startswith("marker")}
+
+
+def pair_label(pair: str) -> str:
+    """A pair of cyclic metrics as written in a τ table's column (``precision_anti_precision``), in words.
+
+    >>> pair_label("precision_anti_precision"), pair_label("recall_fallout"), pair_label("mine")
+    ('Precision vs AntiPrecision', 'Recall vs Fallout', 'mine')
+    """
+    for i in (j for j, ch in enumerate(pair) if ch == "_"):
+        left, right = pair[:i], pair[i + 1 :]
+        if left in _CYCLIC_NAMES and right in _CYCLIC_NAMES:
+            return f"{_CYCLIC_NAMES[left]} vs {_CYCLIC_NAMES[right]}"
+    return pair
 
 
 def tau_plot(taus: pd.DataFrame):
@@ -383,10 +475,10 @@ def tau_plot(taus: pd.DataFrame):
     fig, axes = figure(1, 1, width=5.0, height=3.2)
     ax = axes[0][0]
     for j, c in enumerate(cols):
-        label = c.replace("_", " vs ")
+        label = pair_label(c)
         same = [p for p in cols[:j] if np.allclose(taus[p], taus[c], equal_nan=True)]
         if same:  # drawn dashed over the earlier one, which would hide it otherwise
-            label += f" (identical to {same[0].replace('_', ' vs ')})"
+            label += f" (identical to {pair_label(same[0])})"
         style = series_style(j, markers=len(taus) <= 30) | {"linewidth": 2.8 if j == 0 else 1.4}
         ax.plot(taus["round"], taus[c], label=label, **style | ({"linestyle": "--"} if j % 2 else {}))
     ax.axhline(0, color=OKABE_ITO[7], linewidth=0.8)
@@ -401,8 +493,8 @@ def tau_plot(taus: pd.DataFrame):
     return fig
 
 
-def rank_plot(ranks: Mapping[str, pd.DataFrame]):
-    """Each algorithm's quality rank (1 = best) over the rounds, one panel per metric."""
+def rank_plot(ranks: Mapping[str, pd.DataFrame], *, styles: Styles | None = None):
+    """Each algorithm's quality rank (1 = best) over the rounds, one panel per metric (``styles`` as for bars)."""
     from matplotlib.ticker import MaxNLocator
 
     panels = [(m, r) for m, r in ranks.items() if len(r) and r.shape[1] >= 2]
@@ -410,12 +502,13 @@ def rank_plot(ranks: Mapping[str, pd.DataFrame]):
         raise DataError("ranking plot: needs at least two algorithms")
     fig, axes = figure(1, len(panels), width=3.8, height=3.0)
     for ax, (metric, r) in zip(axes[0], panels, strict=True):
-        for j, name in enumerate(r.columns):
-            ax.plot(r.index, r[name], label=str(name), **series_style(j, markers=len(r) <= 30))
+        for name, look in _styles_for(r.columns, styles).items():
+            ax.plot(r.index, r.set_axis(r.columns.astype(str), axis=1)[name], label=name, **_markers(look, len(r)))
         ax.invert_yaxis()
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set(xlabel="round t", ylabel=f"rank by {metric} (1 = best)", title=f"ranking by {metric}")
+        word = _CYCLIC_NAMES.get(metric, metric)
+        ax.set(xlabel="round t", ylabel=f"rank by {word} (1 = best)", title=f"ranking by {word}")
     handles, labels = axes[0][0].get_legend_handles_labels()
     ncol = _legend_columns(labels, fig.get_figwidth())
     fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=7)

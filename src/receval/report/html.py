@@ -15,8 +15,10 @@ folder of tables or figures gets an ``index.json`` naming what each file holds. 
 text (captions, names) and labels are escaped.
 
 Significance marks: in each column, the best configuration is bold; ``†`` marks a
-configuration whose per-user values differ from the best one's (paired t-test over
-their common users, Holm correction over the column's comparisons, α = 0.05).
+configuration whose per-user values differ from the best one's (:data:`MARKS_TEST` over
+their common users, :data:`MARKS_CORRECTION` correction over the column's comparisons,
+α = :data:`ALPHA`), as the page's footnote says. Every figure draws a system in the
+same colour and marker (:func:`receval.report.style.system_styles`, in the tables' order).
 
 :func:`report_from_tables` writes the same kind of report from a dict of tables (the
 output of ``receval demo``).
@@ -43,7 +45,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,11 +54,26 @@ from receval.atomic import Publication, publish, write_text
 from receval.errors import DataError
 from receval.outputs import safe_name
 from receval.report import figures as F
-from receval.report.style import close_figure, png_bytes, save
+from receval.report.style import PAGE_WIDTH, RC, close_figure, png_bytes, save, system_styles
+from receval.stats.significance import CORRECTION_NAMES, TEST_NAMES, Correction, TestName
 
-__all__ = ["Report", "build_report", "latex_table", "report_from_tables", "significance_marks"]
+__all__ = ["ALPHA", "Report", "build_report", "latex_table", "report_from_tables", "significance_marks"]
 
 ALPHA = 0.05
+#: The test and correction of the significance marks of an experiment's or the demo's tables.
+MARKS_TEST: TestName = "ttest"
+MARKS_CORRECTION: Correction = "holm"
+_MARKS_NOTE = (
+    f"Bold: best value of the column; † differs significantly from the best ({TEST_NAMES[MARKS_TEST]} over "
+    f"users, {CORRECTION_NAMES[MARKS_CORRECTION]}-corrected over the column's comparisons, α = {ALPHA:g})."
+)
+# Protocol names as section headings
+_PROTOCOL_HEADINGS = {
+    "one-shot": "One-shot evaluation",
+    "cyclic": "Cyclic simulation",
+    "coherence-split": "Easy and difficult users (coherence split)",
+    "metaeval": "Meta-evaluation of metrics",
+}
 INDEX = "index.json"  # in a folder of LaTeX tables or figures: {file name: what it holds}
 _MAX_DATA_RATINGS = 5_000_000  # data sets regenerated/loaded for the overview only up to this size
 
@@ -77,6 +94,8 @@ class Report:
     n_figures: int = 0
     tables: dict[str, str] = field(default_factory=dict)  # name -> LaTeX
     files: dict[Path, str] = field(default_factory=dict)  # file written -> what it holds (for the index)
+    footnote: str = _MARKS_NOTE  # what the marks of the page's tables mean
+    styles: dict[str, dict[str, Any]] = field(default_factory=dict)  # system -> look, shared by every figure
 
     def notice(self, text: str) -> None:
         """Record something missing or skipped (shown at the top of the report)."""
@@ -142,6 +161,7 @@ class Report:
             subtitle=_esc(subtitle),
             notices=notices,
             body="\n".join(self.parts),
+            footnote=_esc(self.footnote),
             css=_CSS,
         )
 
@@ -157,6 +177,7 @@ td.best{font-weight:bold}figure{margin:1em 0}img{max-width:100%;height:auto}
 figcaption{font-size:.85em;color:#444}.notice{background:#fff4e0;border-left:4px solid #E69F00;padding:.5em 1em}
 .error{background:#fde8e8;font-size:.8em;overflow:auto}pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.8em}
 .muted{color:#666;font-size:.85em}
+table.facts td{text-align:left;white-space:normal}td.text,th.text{text-align:left}
 """
 
 _TEMPLATE = """<!DOCTYPE html>
@@ -166,8 +187,7 @@ _TEMPLATE = """<!DOCTYPE html>
 <body><h1>{title}</h1><p class="muted">{subtitle}</p>
 {notices}
 {body}
-<p class="muted">Written by receval. Bold: best value of the column; † differs significantly from the best
-(paired t-test over users, Holm-corrected, α = 0.05).</p>
+<p class="muted">Written by receval. {footnote}</p>
 </body></html>
 """
 
@@ -178,9 +198,9 @@ def significance_marks(
     metric: str,
     best: str,
     *,
-    correction: Literal["bonferroni", "holm", "bh", "none"] = "holm",
+    correction: Correction = MARKS_CORRECTION,
 ) -> dict[str, float]:
-    """Holm-adjusted p-values of every system against ``best`` on ``metric`` (long per-user table).
+    """Adjusted p-values (:data:`MARKS_TEST`, Holm by default) of every system against ``best`` on ``metric``.
 
     ``per_user`` has columns ``system``, ``user``, ``metric``, ``value``.
 
@@ -195,7 +215,7 @@ def significance_marks(
     part = part[part["value"].notna()]
     if part.empty or best not in set(part["system"]) or part["system"].nunique() < 2:
         return {}
-    res = compare_systems(part, baseline=best, correction=correction, n_resamples=20)  # its CIs are not used
+    res = compare_systems(part, baseline=best, test=MARKS_TEST, correction=correction, n_resamples=20)  # CIs unused
     return {str(r.a): float(r.pvalue_adj) for r in res.itertuples()}
 
 
@@ -219,7 +239,7 @@ def _format(v: Any) -> str:
     return str(v)
 
 
-_PAGE_PX = 1160  # usable width of the report's page (max-width 1200px less padding), for table layout
+_PAGE_PX = PAGE_WIDTH * RC["figure.dpi"]  # usable width of the page (max-width 1200px less padding) in pixels
 _CHAR_PX = 7.6  # an estimate of one character of a table cell (0.85em tabular digits) in pixels
 _CELL_PAD_PX = 20
 
@@ -253,8 +273,9 @@ def _summary_html(
     marks: Mapping[str, Mapping[str, float]],
     table_id: str,
     caption: str,
+    row_label: str = "configuration",
 ) -> str:
-    """Systems as rows, metrics as columns; split into several tables when the columns exceed the page."""
+    """Systems as rows (headed ``row_label``), metrics as columns; several tables when the columns exceed the page."""
     columns = list(means.columns)
     bests = {c: _best(means[c], str(c)) for c in columns}
     heads = {c: f"{c}{' ↓' if F.lower_is_better(str(c)) else ''}" for c in columns}
@@ -270,7 +291,7 @@ def _summary_html(
                 text += "\u00a0†"  # no break: the mark stays with its value
             texts.append(text)
         cells[c] = texts
-    first = _width(["configuration", *map(str, means.index)])
+    first = _width([row_label, *map(str, means.index)])
     chunks = _column_chunks(first, [_width([heads[c], *cells[c]]) for c in columns])
     tables = []
     for n, chunk in enumerate(chunks):
@@ -287,7 +308,7 @@ def _summary_html(
         part = caption if len(chunks) == 1 else f"{caption} (columns {chunk[0] + 1}–{chunk[-1] + 1} of {len(columns)})"
         tables.append(
             f'<table id="{_esc(tid)}"><caption class="muted">{_esc(part)}</caption>'
-            f"<thead><tr><th>configuration</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<thead><tr><th>{_esc(row_label)}</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         )
     return "".join(tables)
 
@@ -486,6 +507,7 @@ def _build_report(
     else:
         ok = tasks[tasks["status"] == "ok"].copy() if "status" in tasks else tasks.copy()
         ok["system"] = _system_labels(ok)
+        rep.styles = system_styles(sorted(set(ok["system"])))  # the summary tables' order
         if "dataset" not in ok:
             ok["dataset"] = "data"
             rep.notice("tasks table has no 'dataset' column (older version?): all tasks grouped as one data set")
@@ -578,7 +600,7 @@ def _overview(rep: Report, results: _Results, meta: Mapping[str, Any] | None) ->
         if "worker" in tasks:
             rows.append(("workers", ", ".join(sorted(set(tasks["worker"].astype(str))))[:300]))
     body = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
-    rep.raw(f'<table id="provenance">{body}</table>')
+    rep.raw(f'<table id="provenance" class="facts">{body}</table>')
     if n_expected is not None and n_done < n_expected:
         rep.notice(
             f"partial results: {n_done} of {n_expected} tasks finished; "
@@ -638,7 +660,7 @@ def _datasets(rep: Report, meta: Mapping[str, Any], names: list[str]) -> None:
 
 
 def _protocol(rep: Report, results: _Results, dataset: str, protocol: str, tasks: pd.DataFrame, latex_dir: Any) -> None:
-    rep.heading(f"{dataset}: {protocol}")
+    rep.heading(f"{dataset}: {_PROTOCOL_HEADINGS.get(protocol, protocol)}")
     handler = _PROTOCOLS.get(protocol)
     agg = results.get("aggregates")
     if agg is not None and len(agg) and {"task_id", "metric", "value"} <= set(agg.columns) and protocol != "metaeval":
@@ -705,15 +727,15 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
         rep.figure(
             f"{dataset}-bars",
             f"{dataset}: mean of each metric over users with 95% bootstrap CIs",
-            lambda: F.metric_bars(table),
+            lambda: F.metric_bars(table, styles=rep.styles),
         )
     agg = results.get("aggregates")
     if agg is not None:  # without it _protocol has noted "no aggregates table"
         agg = agg.merge(tasks[["task_id", "system"]], on="task_id")
         summary = agg.groupby(["system", "metric"], sort=False)["value"].mean().unstack("metric")
-        if any(F._CUTOFF.match(str(c)) for c in summary.columns):
+        if F.precision_recall_cutoffs(summary.columns):  # drawn when the metrics asked allow it, else not named
             caption = f"{dataset}: precision vs recall at the cutoffs k"
-            rep.figure(f"{dataset}-pr", caption, partial(F.precision_recall, summary))
+            rep.figure(f"{dataset}-pr", caption, partial(F.precision_recall, summary, styles=rep.styles))
     slices = results.get("slices")
     if slices is None or slices.empty:
         return
@@ -733,13 +755,11 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
         rep.figure(
             f"{dataset}-slices-{metric}",
             f"{dataset}: {metric} per slice group",
-            partial(F.slice_heatmap, means, metric),
+            partial(F.slice_heatmap, means, metric, systems=list(rep.styles)),
         )
 
 
 def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
-    from receval.stats.agreement import ranks_over_time, tau_curve
-
     traj = results.get("trajectories")
     if traj is None or traj.empty:
         rep.notice(f"{dataset}: no trajectories table: no curves")
@@ -749,24 +769,31 @@ def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -
         rep.notice(f"{dataset}: no trajectory of a finished task")
         return
     mean = traj.drop(columns="task_id").groupby(["system", "round"], sort=False).mean(numeric_only=True).reset_index()
+    _trajectory_figures(rep, dataset, mean, " (mean over seeds)")
+
+
+def _trajectory_figures(rep: Report, name: str, mean: pd.DataFrame, over: str = "") -> None:
+    """Metrics vs round, Kendall τ vs round and ranks vs round of a long table ``system, round, metrics``."""
+    from receval.stats.agreement import ranks_over_time, tau_curve
+
     rep.figure(
-        f"{dataset}-cyclic",
-        f"{dataset}: cumulative and normalised metrics vs round (mean over seeds)",
-        lambda: F.cyclic_curves(mean, algorithm="system"),
+        f"{name}-cyclic",
+        f"{name}: cumulative and normalised metrics vs round{over}",
+        lambda: F.cyclic_curves(mean, algorithm="system", styles=rep.styles),
     )
     runs = {s: g.drop(columns="system").reset_index(drop=True) for s, g in mean.groupby("system", sort=False)}
     taus = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
     if {"precision", "anti_precision"} <= set(mean.columns):
         taus["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision")["tau"].to_numpy()
     rep.figure(
-        f"{dataset}-tau",
-        f"{dataset}: Kendall τ between the rankings by Recall and by Fallout vs round",
+        f"{name}-tau",
+        f"{name}: Kendall τ between the rankings by Recall and by Fallout vs round",
         lambda: F.tau_plot(taus),
     )
     rep.figure(
-        f"{dataset}-ranks",
-        f"{dataset}: each algorithm's rank by Recall and by Fallout vs round",
-        lambda: F.rank_plot({m: ranks_over_time(runs, m) for m in ("recall", "fallout")}),
+        f"{name}-ranks",
+        f"{name}: each algorithm's rank by Recall and by Fallout vs round",
+        lambda: F.rank_plot({m: ranks_over_time(runs, m) for m in ("recall", "fallout")}, styles=rep.styles),
     )
 
 
@@ -867,35 +894,60 @@ def _failed(rep: Report, tasks: pd.DataFrame) -> None:
 
 # ---------------------------------------------------------------- in-memory tables (receval demo)
 def report_from_tables(
-    tables: Mapping[str, Any], out: str | Path, *, title: str = "receval demo", latex_dir: str | Path | None = None
+    tables: Mapping[str, Any],
+    out: str | Path,
+    *,
+    title: str = "receval demo",
+    latex_dir: str | Path | None = None,
+    titles: Mapping[str, str] | None = None,
 ) -> Path:
     """Write a report of in-memory results, e.g. the dict :func:`receval.cli.demo.run_demo` returns.
 
     Recognised keys: ``stats`` (:func:`~receval.data.stats.dataset_stats`), ``data``
     (the :class:`~receval.data.interactions.Interactions`), ``per_user`` (long table
-    ``system, user, metric, value``: CIs and significance marks), and any DataFrame with
-    systems as rows and metrics as columns (``one_shot``, ``rmse``, ``cyclic``, ...);
-    ``kendall_tau`` (dict) is shown as text. Returns the path written.
+    ``system, user, metric, value``: CIs and significance marks), ``trajectories`` (long
+    table ``system, round`` and the simulator's metrics: curves over the rounds), and any
+    DataFrame with systems as rows and metrics as columns (``one_shot``, ``rmse``,
+    ``cyclic``, ...); ``kendall_tau`` (dict) is shown as text. ``titles`` gives a key's
+    heading in words (default: the key, spaced). Returns the path written.
 
     >>> import tempfile, pathlib
     >>> t = {"one_shot": pd.DataFrame({"ndcg@10": [0.1, 0.3]}, index=["random", "popularity"])}
-    >>> p = report_from_tables(t, pathlib.Path(tempfile.mkdtemp()) / "r.html")
-    >>> "popularity" in p.read_text()
+    >>> p = report_from_tables(t, pathlib.Path(tempfile.mkdtemp()) / "r.html", titles={"one_shot": "One-shot"})
+    >>> "popularity" in p.read_text() and "<h2>One-shot</h2>" in p.read_text()
     True
     """
     out = Path(out)
     with publish(out.parent, *([Path(latex_dir)] if latex_dir is not None else [])) as publication:
-        rep = _tables_report(tables, title)
+        rep = _tables_report(tables, title, titles or {})
         _write_files(rep, publication, latex_dir)
         write_text(publication.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
     return out
 
 
-def _tables_report(tables: Mapping[str, Any], title: str) -> Report:
+_TABLE_HEADINGS = {"data": "Data set", "trajectories": "Simulation: the metrics round by round"}
+
+
+def _heading(key: str, titles: Mapping[str, str]) -> str:
+    """A table's heading: its title when given, else its key with spaces, capitalised (``one_shot``: One shot)."""
+    if key in titles or key in _TABLE_HEADINGS:
+        return titles.get(key) or _TABLE_HEADINGS[key]
+    words = key.replace("_", " ")
+    return words[:1].upper() + words[1:]
+
+
+def _tables_report(tables: Mapping[str, Any], title: str, titles: Mapping[str, str]) -> Report:
     rep = Report(title=title)
+    frames = {k: f for k, f in tables.items() if isinstance(f, pd.DataFrame) and not f.empty}
+    trajectories = frames.pop("trajectories", None)
+    per_user = frames.pop("per_user", None)
+    numerics = {k: f.select_dtypes("number") for k, f in frames.items()}
+    numerics = {k: f for k, f in numerics.items() if not f.empty}
+    systems = [s for f in numerics.values() for s in f.index]
+    rep.styles = system_styles([*systems, *([] if trajectories is None else trajectories["system"])])
     stats, data = tables.get("stats"), tables.get("data")
     if stats is not None or data is not None:
-        rep.heading("Data set")
+        rep.heading(_heading("data", titles))
         if data is not None:
             rep.figure(
                 "dataset",
@@ -906,36 +958,39 @@ def _tables_report(tables: Mapping[str, Any], title: str) -> Report:
             rep.figure(
                 "dataset", "rating distribution and item popularity (log–log)", lambda: F.dataset_overview(None, stats)
             )
-    per_user = tables.get("per_user")
-    for key, frame in tables.items():
-        if not isinstance(frame, pd.DataFrame) or key in ("per_user",) or frame.empty:
-            continue
-        numeric = frame.select_dtypes("number")
-        if numeric.empty:
-            continue
-        rep.heading(key.replace("_", " "))
+    for key, numeric in numerics.items():
+        heading = _heading(key, titles)
+        rep.heading(heading)
+        rows = None
+        if per_user is not None:  # only this table's systems and metrics (names may recur across tables)
+            rows = per_user[per_user["system"].isin(numeric.index) & per_user["metric"].isin(numeric.columns)]
+            rows = rows if not rows.empty else None
         marks: dict[str, dict[str, float]] = {}
-        if per_user is not None:
+        if rows is not None:
             for c in numeric.columns:
                 best = _best(numeric[c], str(c))
                 if best is not None:
-                    marks[str(c)] = significance_marks(per_user, str(c), best)
-        rep.raw(_summary_html(numeric, None, marks, f"summary-{key}", "mean over users"))
-        rep.tables[key] = latex_table(numeric, marks, caption=key.replace("_", " "), label=f"tab:{key}")
-        long = numeric.rename_axis("system").reset_index().melt(id_vars="system", var_name="metric", value_name="mean")
-        long = long.assign(ci_low=np.nan, ci_high=np.nan)
-        if per_user is not None:  # only this table's systems and metrics (names may recur across tables)
-            rows = per_user[per_user["system"].isin(numeric.index) & per_user["metric"].isin(numeric.columns)]
-            if not rows.empty:
-                long = F.bootstrap_table(rows)
-        rep.figure(
-            f"{key}-bars", f"{key.replace('_', ' ')}: mean of each metric per system", partial(F.metric_bars, long)
-        )
+                    marks[str(c)] = significance_marks(rows, str(c), best)
+        what = "mean over users" if rows is not None else "one value per system"
+        rep.raw(_summary_html(numeric, None, marks, f"summary-{key}", what, row_label="system"))
+        rep.tables[key] = latex_table(numeric, marks, caption=heading, label=f"tab:{key}")
+        if rows is not None:
+            long = F.bootstrap_table(rows)
+            caption = f"{heading}: mean of each metric over users with 95% bootstrap CIs"
+        else:
+            long = numeric.rename_axis("system").reset_index().melt(id_vars="system", var_name="metric")
+            long = long.rename(columns={"value": "mean"}).assign(ci_low=np.nan, ci_high=np.nan)
+            caption = f"{heading}: each metric per system"
+        rep.figure(f"{key}-bars", caption, partial(F.metric_bars, long, styles=rep.styles))
+    if trajectories is not None:
+        rep.heading(_heading("trajectories", titles))
+        _trajectory_figures(rep, "simulation", trajectories)
     tau = tables.get("kendall_tau")
     if isinstance(tau, Mapping):
         rep.text(
             "Kendall τ between the quality rankings: "
-            + ", ".join(f"{k.replace('_', ' vs ')} {v:+.2f}" for k, v in tau.items())
+            + "; ".join(f"{F.pair_label(k)} {v:+.2f}" for k, v in tau.items())
+            + " (+1: the two metrics rank the systems alike, −1: in reverse)."
         )
     if per_user is None:
         rep.notice("no per-user values: bars without confidence intervals, tables without significance marks")

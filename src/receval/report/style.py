@@ -15,11 +15,15 @@ Examples
 True
 >>> series_style(0)["color"] == OKABE_ITO[0], series_style(8)["linestyle"] != series_style(0)["linestyle"]
 (True, True)
+>>> styles = system_styles(["pop", "knn", "pop"])
+>>> list(styles), styles["knn"] == series_style(1)
+(['pop', 'knn'], True)
 """
 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -27,7 +31,19 @@ from typing import Any
 
 from receval.atomic import atomic_write
 
-__all__ = ["OKABE_ITO", "RC", "close_figure", "figure", "png_bytes", "save", "series_style", "styled", "svg_text"]
+__all__ = [
+    "OKABE_ITO",
+    "PAGE_WIDTH",
+    "RC",
+    "close_figure",
+    "figure",
+    "png_bytes",
+    "save",
+    "series_style",
+    "styled",
+    "svg_text",
+    "system_styles",
+]
 
 #: Okabe–Ito colours (black last: it is used for reference lines).
 OKABE_ITO: tuple[str, ...] = (
@@ -40,6 +56,9 @@ OKABE_ITO: tuple[str, ...] = (
     "#F0E442",  # yellow
     "#000000",  # black
 )
+#: The report page's usable width in inches at the figures' resolution (``RC["figure.dpi"]``): a figure
+#: wider than this is scaled down in the browser, its text with it.
+PAGE_WIDTH = 11.6
 _LINESTYLES = ("-", "--", "-.", ":")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
@@ -86,6 +105,16 @@ def series_style(i: int, *, markers: bool = True) -> dict[str, Any]:
         style["marker"] = _MARKERS[i % len(_MARKERS)]
         style["markersize"] = 4
     return style
+
+
+def system_styles(systems: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """``{system: series_style}`` in the order given (repeats ignored): one colour and marker per system.
+
+    A report builds this once over all its systems and passes it to every figure, so a
+    system looks the same in each of them; the key order is also the order systems are drawn in.
+    """
+    names = dict.fromkeys(str(s) for s in systems)
+    return {name: series_style(i) for i, name in enumerate(names)}
 
 
 def figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: float = 3.2):

@@ -43,7 +43,34 @@ __all__ = [
     "rank_agreement",
     "system_agreement",
     "TESTS",
+    "TEST_NAMES",
+    "STATISTIC_NAMES",
+    "CORRECTION_NAMES",
+    "TestName",
+    "Correction",
 ]
+
+TestName = Literal["ttest", "wilcoxon", "permutation"]
+Correction = Literal["bonferroni", "holm", "bh", "none"]
+#: Each paired test in words, as reports and tables name it.
+TEST_NAMES: dict[TestName, str] = {
+    "ttest": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "permutation": "paired randomisation test",
+}
+#: What each test's ``statistic`` is.
+STATISTIC_NAMES: dict[TestName, str] = {
+    "ttest": "t",
+    "wilcoxon": "W = min(R+, R−)",
+    "permutation": "mean difference",
+}
+#: Each multiple-comparison correction in words (``none``: p-values as the test gives them).
+CORRECTION_NAMES: dict[Correction, str] = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini–Hochberg",
+    "none": "none",
+}
 
 
 @dataclass(frozen=True)
@@ -229,7 +256,7 @@ def cohens_d_paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.nda
 
 def correct_pvalues(
     pvalues: Sequence[float] | np.ndarray,
-    method: Literal["bonferroni", "holm", "bh", "none"] = "holm",
+    method: Correction = "holm",
 ) -> np.ndarray:
     """Adjusted p-values for multiple comparisons (compare them to the family-wise alpha).
 
@@ -263,7 +290,7 @@ def correct_pvalues(
     return out
 
 
-TESTS: dict[str, Callable[..., PairedResult]] = {
+TESTS: dict[TestName, Callable[..., PairedResult]] = {
     "ttest": paired_ttest,
     "wilcoxon": wilcoxon_test,
     "permutation": permutation_test,
@@ -277,8 +304,8 @@ def compare_systems(
     user: str = "user",
     value: str = "value",
     baseline: str | None = None,
-    test: Literal["ttest", "wilcoxon", "permutation"] = "ttest",
-    correction: Literal["bonferroni", "holm", "bh", "none"] = "holm",
+    test: TestName = "ttest",
+    correction: Correction = "holm",
     confidence: float = 0.95,
     n_resamples: int = 2_000,
     seed: int = 0,
@@ -287,7 +314,8 @@ def compare_systems(
 
     ``per_user`` is a long table with one row per (system, user) and the metric in
     ``value``. Users missing for either system of a pair are left out of that pair.
-    Compares every system with ``baseline`` (or every pair when ``baseline`` is None).
+    Compares every system with ``baseline`` (or every pair when ``baseline`` is None), in
+    the order the systems first appear in ``per_user``.
 
     Returns one row per pair: ``a``, ``b``, ``n``, ``mean_a``, ``mean_b``, ``diff``,
     ``ci_low``/``ci_high`` (bootstrap CI of the mean difference), ``effect_size``
@@ -304,6 +332,7 @@ def compare_systems(
     if test not in TESTS:
         raise ConfigError(f"unknown test {test!r}; choose one of {sorted(TESTS)}")
     wide = per_user.pivot_table(index=user, columns=system, values=value, aggfunc="mean", observed=True)
+    wide = wide[[s for s in dict.fromkeys(per_user[system]) if s in wide.columns]]  # pairs in the systems' order
     systems = [str(s) for s in wide.columns]
     wide.columns = systems
     if baseline is not None and baseline not in systems:

@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 
 from receval.data.align import as_table
 from receval.errors import ConfigError
 from receval.evaluation import evaluate
-from receval.stats.significance import compare_systems
+from receval.stats.significance import Correction, TestName, compare_systems
 
 __all__ = ["RunComparison", "compare_runs"]
 
@@ -56,7 +56,8 @@ class RunComparison:
     per_user : DataFrame
         Long table ``system, user, metric, value`` of every per-user value.
     conventions : dict
-        ``{run: the Conventions of its evaluation}`` plus ``"comparison"``: the test and correction used.
+        ``{run: the Conventions of its evaluation}`` plus ``"comparison"``: ``test``,
+        ``correction``, ``baseline``, ``confidence``, ``n_resamples`` and ``seed`` as used.
     """
 
     summary: pd.DataFrame
@@ -71,11 +72,12 @@ def compare_runs(
     metrics: Sequence[str] | str,
     *,
     baseline: str | None = None,
-    test: Literal["ttest", "wilcoxon", "permutation"] = "ttest",
-    correction: Literal["bonferroni", "holm", "bh", "none"] = "holm",
+    test: TestName = "ttest",
+    correction: Correction = "holm",
     confidence: float = 0.95,
     n_resamples: int = 2_000,
     seed: int = 0,
+    convention: str | None = None,
     **evaluate_options: Any,
 ) -> RunComparison:
     """Evaluate every run on ``truth`` and compare them pairwise, metric by metric.
@@ -91,8 +93,13 @@ def compare_runs(
         Compare every run with this one only; all pairs when omitted.
     test, correction, confidence, n_resamples, seed
         As for :func:`receval.stats.significance.compare_systems`.
+    convention
+        A library's conventions for every run (``"trec_eval"``, ``"ranx"`` …:
+        :data:`receval.metrics.conventions.CONVENTION_NAMES`), as ``evaluate(convention=)``.
     evaluate_options
-        Passed to :func:`receval.evaluate` for every run (``threshold``, ``train`` …).
+        Passed to :func:`receval.evaluate` for every run (``threshold``, ``train`` …); a
+        ``train`` table makes coverage-type metrics count over the same catalogue as
+        ``evaluate(train=)`` does (the truth's, the runs' and the training items).
     """
     names = [str(name) for name in runs]
     if len(names) < 2:
@@ -102,10 +109,12 @@ def compare_runs(
     if baseline is not None and baseline not in names:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs {names}")
     truth = as_table(truth, "truth", evaluate_options.get("columns"))  # a path is read once for every run
+    if evaluate_options.get("train") is not None:
+        evaluate_options["train"] = as_table(evaluate_options["train"], "train", evaluate_options.get("columns"))
     rows, long = {}, []
     conventions: dict[str, Any] = {}  # {run: Conventions}, then "comparison"
     for name, recs in zip(names, runs.values(), strict=True):
-        result = evaluate(recs, truth, metrics, **evaluate_options)
+        result = evaluate(recs, truth, metrics, convention=convention, **evaluate_options)
         rows[name] = result.summary
         conventions[name] = result.conventions
         values = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
@@ -129,5 +138,12 @@ def compare_runs(
         frames.append(res.assign(metric=metric))
     tests = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["metric", "a", "b"])
     tests = tests[["metric", *[c for c in tests.columns if c != "metric"]]]
-    conventions["comparison"] = {"test": test, "correction": correction, "confidence": confidence, "seed": seed}
+    conventions["comparison"] = {
+        "test": test,
+        "correction": correction,
+        "baseline": baseline,
+        "confidence": confidence,
+        "n_resamples": n_resamples,
+        "seed": seed,
+    }
     return RunComparison(summary=summary, tests=tests, per_user=per_user, conventions=conventions)

@@ -1,0 +1,307 @@
+"""The HTML report of ``receval compare``: what was compared, how, and what the tests say.
+
+:func:`compare_report` writes one self-contained page from a
+:class:`~receval.studies.compare.RunComparison`:
+
+- a header: the truth file (and training data), the runs and their files, the threshold,
+  the baseline, the users evaluated and, per run, the users without a list; the test,
+  the correction, α and the bootstrap set-up;
+- the metric table (runs as rows), the best value of each column in bold, ``†`` exactly
+  where the tests table's adjusted p-value is below α for the run against the best run
+  of the column (or against the baseline, when one was given): the marks and the table
+  are one family of comparisons, which the page names;
+- one figure: each per-user metric's mean per run with its bootstrap interval;
+- the tests table, headed by the test and correction actually used, p-values in
+  scientific notation when small, one number format per column.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> from receval.studies.compare import compare_runs
+>>> truth = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4], "item": [10, 11, 10, 12, 11, 13]})
+>>> runs = {
+...     "a": pd.DataFrame({"user": [1, 2, 3, 4], "item": [10, 10, 11, 13], "rank": [1, 1, 1, 1]}),
+...     "b": pd.DataFrame({"user": [1, 2, 3, 4], "item": [12, 11, 12, 10], "rank": [1, 1, 1, 1]}),
+... }
+>>> result = compare_runs(runs, truth, ["precision@1"], test="wilcoxon")
+>>> page = compare_report(result, pathlib.Path(tempfile.mkdtemp()) / "cmp.html", truth="qrels.tsv").read_text()
+>>> "Wilcoxon signed-rank test" in page and "paired t-test" not in page and "qrels.tsv" in page
+True
+>>> format_pvalue(2.5e-86), format_pvalue(0.0747), format_pvalue(0.0)
+('2.5 × 10⁻⁸⁶', '0.075', '< 2.2 × 10⁻³⁰⁸')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from receval.atomic import publish, write_text
+from receval.report import figures as F
+from receval.report.html import ALPHA, Report, _best, _esc, _format, _summary_html
+from receval.report.style import system_styles
+from receval.stats.significance import CORRECTION_NAMES, STATISTIC_NAMES, TEST_NAMES, Correction, TestName
+
+if TYPE_CHECKING:
+    from receval.studies.compare import RunComparison
+
+__all__ = ["compare_marks", "compare_report", "format_pvalue"]
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+_SMALLEST = float(np.finfo(np.float64).tiny)  # a p-value of 0 is one below the smallest float
+
+
+def format_pvalue(p: float) -> str:
+    """A p-value as a reader takes it in: three decimals from 0.001, else ``m × 10⁻ᵉ`` (never ``0.0000``).
+
+    >>> format_pvalue(0.5), format_pvalue(0.00099), format_pvalue(float("nan"))
+    ('0.500', '9.9 × 10⁻⁴', '–')
+    """
+    if not math.isfinite(p):
+        return "–"
+    if p <= 0:
+        return "< " + format_pvalue(_SMALLEST)
+    if p >= 0.001:
+        return f"{p:.3f}"
+    mantissa, exponent = f"{p:.1e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def _column_format(values: Sequence[float]) -> str:
+    """One format for a whole column: integers (with thousands separators) when every value is one,
+    halves with one decimal (rank sums with ties), else about four significant digits of the largest.
+
+    >>> _column_format([389.0, 22596.0]), _column_format([12.5, 3.0]), _column_format([-2.31, 14.2])
+    ('{:,.0f}', '{:,.1f}', '{:,.2f}')
+    >>> _column_format([0.012, -0.0031])  # a mean difference (randomisation test)
+    '{:,.4f}'
+    """
+    finite = np.asarray([v for v in values if math.isfinite(v)], dtype=float)
+    if finite.size == 0 or np.all(finite == np.round(finite)):
+        return "{:,.0f}"
+    if np.all(2 * finite == np.round(2 * finite)):
+        return "{:,.1f}"
+    digits = 3 - math.floor(math.log10(float(np.max(np.abs(finite)))))
+    return f"{{:,.{min(4, max(1, digits))}f}}"
+
+
+def compare_marks(result: RunComparison) -> tuple[dict[str, dict[str, float]], str]:
+    """``{metric: {run: adjusted p}}`` of the runs the summary marks, read from the tests table, and against what.
+
+    Without a baseline each run is marked against the best run of the column (its row
+    of the tests table, in either order); with one, against the baseline. The p-values
+    are the table's ``pvalue_adj``: a mark is there exactly when that number is below :data:`ALPHA`.
+    """
+    baseline = result.conventions.get("comparison", {}).get("baseline")
+    tests = result.tests
+    marks: dict[str, dict[str, float]] = {}
+    for metric in result.summary.columns:
+        rows = tests[tests["metric"] == metric]
+        if rows.empty:
+            continue
+        other = baseline if baseline is not None else _best(result.summary[metric], str(metric))
+        if other is None:
+            continue
+        found = {}
+        for row in rows.itertuples():
+            if other in (row.a, row.b) and row.a != row.b and math.isfinite(row.pvalue_adj):
+                found[row.b if row.a == other else row.a] = float(row.pvalue_adj)
+        marks[str(metric)] = found
+    against = f"the baseline {baseline}" if baseline is not None else "the best run of the column"
+    return marks, against
+
+
+def compare_report(
+    result: RunComparison,
+    out: str | Path,
+    *,
+    truth: str | Path | None = None,
+    train: str | Path | None = None,
+    runs: Mapping[str, str | Path] | None = None,
+    title: str = "receval compare",
+) -> Path:
+    """Write the comparison's HTML report to ``out``; returns the path.
+
+    ``truth``, ``train`` and ``runs`` (``{run: file}``) name the inputs on the page; the
+    threshold, users, test, correction, confidence and seed come from ``result.conventions``.
+    """
+    out, alpha = Path(out), ALPHA
+    comparison = result.conventions.get("comparison", {})
+    test, correction = comparison.get("test", "ttest"), comparison.get("correction", "holm")
+    marks, against = compare_marks(result)
+    rep = Report(title=title, styles=system_styles(result.summary.index))
+    rep.footnote = (
+        f"Bold: best value of the column. †: the run differs from {against} by the tests table's adjusted "
+        f"p-value ({TEST_NAMES[test]}, {_correction_words(correction)}) below α = {alpha:g}."
+    )
+    _header(rep, result, truth, train, runs, alpha)
+    rep.heading("Metrics per run")
+    tested = set(result.tests["metric"])
+    untested = [str(m) for m in result.summary.columns if m not in tested]
+    caption = f"† against {against}, α = {alpha:g}" + (
+        f"; {', '.join(untested)}: one value per run (a system-level metric), not tested" if untested else ""
+    )
+    rep.raw(_summary_html(result.summary, None, marks, "summary-comparison", caption, row_label="run"))
+    _figure(rep, result, comparison)
+    rep.heading("Paired tests")
+    rep.raw(_tests_html(result.tests, test, correction, alpha, comparison))
+    with publish(out.parent) as publication:
+        write_text(publication.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
+    return out
+
+
+def _correction_words(correction: Correction) -> str:
+    if correction == "none":
+        return "p-values not corrected for multiple comparisons"
+    return f"p-values {CORRECTION_NAMES[correction]}-corrected over each metric's comparisons"
+
+
+def _header(
+    rep: Report,
+    result: RunComparison,
+    truth: str | Path | None,
+    train: str | Path | None,
+    runs: Mapping[str, str | Path] | None,
+    alpha: float,
+) -> None:
+    comparison = result.conventions.get("comparison", {})
+    per_run = {name: result.conventions[name] for name in result.summary.index if name in result.conventions}
+    first = next(iter(per_run.values()), None)
+    rows: list[tuple[str, str]] = []
+    if truth is not None:
+        rows.append(("truth", str(truth)))
+    rows.append(
+        (
+            "training data",
+            str(train) if train is not None else "not given: the catalogue is the truth's and the runs' items",
+        )
+    )
+    names = [str(n) for n in result.summary.index]
+    rows.append(("runs", ", ".join(f"{n} ({runs[n]})" if runs and n in runs else n for n in names)))
+    if first is not None:
+        rows.append(("threshold λ", f"relevant: rating ≥ {first.threshold:g}"))
+        if getattr(first, "convention", None):
+            rows.append(("convention", str(first.convention)))
+        rows.append(("users evaluated", f"{first.users_evaluated:,} (truth users with at least one rating)"))
+        without = {n: c.users_without_list for n, c in per_run.items()}
+        rows.append(
+            (
+                "users without a list",
+                ", ".join(f"{n} {v if v is not None else 0:,}" for n, v in without.items())
+                + " (scored as empty lists)",
+            )
+        )
+        rows.append(("users with no relevant item", _empty_users(first, set(result.tests["metric"]))))
+    baseline = comparison.get("baseline")
+    rows.append(("baseline", baseline if baseline is not None else "none: every pair of runs is compared"))
+    test, correction = comparison.get("test", "ttest"), comparison.get("correction", "holm")
+    rows.append(("paired test", f"{TEST_NAMES[test]}, two-sided, over the users both runs score"))
+    rows.append(("correction", f"{CORRECTION_NAMES[correction]}, within each metric"))
+    confidence = comparison.get("confidence", 0.95)
+    rows.append(("α", f"{alpha:g}"))
+    rows.append(
+        (
+            "intervals",
+            f"{confidence:.0%} percentile bootstrap over users, {comparison.get('n_resamples', 2000):,} resamples, "
+            f"seed {comparison.get('seed', 0)}",
+        )
+    )
+    rep.heading("What was compared")
+    body = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+    rep.raw(f'<table id="comparison-setup" class="facts">{body}</table>')
+
+
+def _empty_users(conventions: Any, tested: set[str]) -> str:
+    """How users without a relevant truth item were scored, and how many users each tested metric scored."""
+    policy = "skipped" if conventions.empty_users == "skip" else "scored 0"
+    scored = {m: n for m, n in conventions.users_scored.items() if m in tested}
+    if not scored:
+        return policy
+    counts = set(scored.values())
+    if len(counts) == 1:
+        return f"{policy}: {counts.pop():,} of {conventions.users_evaluated:,} users scored"
+    return f"{policy}; users scored: " + ", ".join(f"{m} {n:,}" for m, n in scored.items())
+
+
+def _figure(rep: Report, result: RunComparison, comparison: Mapping[str, Any]) -> None:
+    per_user = result.per_user
+    if per_user.empty:
+        return
+    confidence = comparison.get("confidence", 0.95)
+    n = comparison.get("n_resamples", 2000)
+    table = F.bootstrap_table(per_user, confidence=confidence, n_resamples=n, seed=comparison.get("seed", 0))
+    rep.figure(
+        "comparison-means",
+        f"Mean of each metric over the users each run scores, with {confidence:.0%} bootstrap intervals",
+        partial(F.metric_bars, table, styles=rep.styles),
+    )
+
+
+# (column, heading) of the tests table; the statistic's heading is the test's
+_COLUMNS = (
+    ("metric", "metric"),
+    ("a", "run A"),
+    ("b", "run B"),
+    ("n", "users"),
+    ("mean_a", "mean A"),
+    ("mean_b", "mean B"),
+    ("diff", "A − B"),
+    ("ci", "{confidence:.0%} CI of A − B"),
+    ("effect_size", "Cohen's d"),
+    ("statistic", "{statistic}"),
+    ("pvalue", "p"),
+    ("pvalue_adj", "p adjusted ({correction})"),
+)
+
+
+_TEXT = ("metric", "a", "b")  # columns of names, left-aligned
+
+
+def _tests_html(
+    tests: pd.DataFrame, test: TestName, correction: Correction, alpha: float, comparison: Mapping[str, Any]
+) -> str:
+    if tests.empty:
+        return '<p class="muted">No per-user metric: nothing to test.</p>'
+    words = {
+        "confidence": comparison.get("confidence", 0.95),
+        "statistic": STATISTIC_NAMES[test],
+        "correction": CORRECTION_NAMES[correction],
+    }
+    statistic = _column_format(tests["statistic"].astype(float).tolist())
+    head = "".join(
+        ('<th class="text">' if c in _TEXT else "<th>") + f"{_esc(h.format(**words))}</th>" for c, h in _COLUMNS
+    )
+    body = []
+    for row in tests.to_dict("records"):
+        cells = []
+        for column, _ in _COLUMNS:
+            if column == "ci":
+                text = f"[{_format(row['ci_low'])}, {_format(row['ci_high'])}]"
+            elif column == "n":
+                text = f"{int(row['n']):,}"
+            elif column == "effect_size":
+                text = "–" if not math.isfinite(row[column]) else f"{row[column]:.2f}"
+            elif column == "statistic":
+                text = "–" if not math.isfinite(row[column]) else statistic.format(row[column])
+            elif column in ("pvalue", "pvalue_adj"):
+                text = format_pvalue(float(row[column]))
+            else:
+                text = _format(row[column])
+            strong = column == "pvalue_adj" and math.isfinite(row[column]) and row[column] < alpha
+            kind = "best" if strong else "text" if column in _TEXT else ""
+            cells.append((f'<td class="{kind}">' if kind else "<td>") + f"{_esc(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    caption = (
+        f"{TEST_NAMES[test]} (two-sided) over the users both runs score; "
+        f"{_correction_words(correction)}; adjusted p below α = {alpha:g} in bold"
+    )
+    return (
+        f'<table id="paired-tests"><caption class="muted">{_esc(caption)}</caption>'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
