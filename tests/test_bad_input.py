@@ -269,7 +269,7 @@ params = { k = 5 }
         ("k = 10", "k = -1", 13, "protocol.k -1"),
         ("k = 5 }", "k = -3 }", 15, "k must be an integer >= 1, got -3"),
         ('["ndcg@10"]', '["alpha_ndcg@10(alpha=x)"]', 2, "alpha must be a finite number"),
-        ("seeds = 1", "seeds = [-1]", 1, "seeds -1"),
+        ("seeds = 1", "seeds = [-1]", 1, "seeds=-1"),
         ('"item-knn"\nparams = { k = 5 }', '"mf"\nparams = { seed = -1 }', 15, "mf (BiasedMF): seed -1: a seed"),
         ("n_ratings = 600 }", "n_ratings = 600 }\nthreshold = 10", 6, "threshold 10 is outside the rating scale"),
         ("n_ratings = 600 }", "n_ratings = 600 }\nfilters = { min_user_ratings = 1000 }", 6, "leave no ratings"),

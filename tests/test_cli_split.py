@@ -75,10 +75,11 @@ def test_split_recommend_evaluate_round_trip(tmp_path: Path, capsys: pytest.Capt
     ("extra", "message"),
     [
         (["--method", "random"], "--method must be one of"),
-        (["--test-fraction", "1.5"], "--test-fraction must lie strictly between 0 and 1"),
-        (["--test-fraction", "0"], "--test-fraction must lie strictly between 0 and 1"),
-        (["--folds", "1"], "--folds must be at least 2"),
-        (["--seed", "-1"], "--seed must be an integer from 0"),
+        (["--test-fraction", "1.5"], "--test-fraction 1.5: give a number strictly between 0 and 1"),
+        (["--test-fraction", "0"], "--test-fraction 0: give a number strictly between 0 and 1"),
+        (["--folds", "1"], "--folds 1: give an integer of at least 2"),
+        (["--seed", "-1"], "--seed -1: a seed is an integer from 0"),
+        (["--seed", str(2**32)], "--seed 4294967296: a seed is an integer from 0 to 4294967295"),
     ],
 )
 def test_bad_options_exit_2_and_write_nothing(

@@ -119,7 +119,7 @@ def test_a_threshold_is_checked_only_when_a_metric_reads_it() -> None:
     assert res.summary["rmse"] == pytest.approx(math.sqrt((0.01 + 0 + 0.09) / 3))
     assert res.summary["mae"] == pytest.approx(0.4 / 3)
     recs = truth.assign(score=[1.0, 0.5, 1.0])
-    with pytest.raises(ConfigError, match=r"threshold 7 is outside the rating scale 0\.1\.\.0\.9"):
+    with pytest.raises(ConfigError, match=r"threshold=7 is outside the rating scale 0\.1\.\.0\.9"):
         receval.evaluate(recs, truth, ["precision@2"], threshold=7)
     # a metric with its own threshold does not read the global one
     res = receval.evaluate(recs, truth, ["precision@2(threshold=0.5)", "coverage@2"], threshold=7)

@@ -38,6 +38,7 @@ __all__ = [
     "MetricError",
     "NotFittedError",
     "ColdStartError",
+    "ReceValWarning",
 ]
 
 
@@ -46,10 +47,23 @@ Spelling = Callable[[str, "str | None"], "str | None"]
 
 
 def _parameter(name: str) -> re.Pattern[str]:
-    """``name=value`` as a word of its own; the value is quoted, or runs to whitespace, ",", ";" or ")" (a final
-    "." or ":" ends the sentence), or is empty (a bare ``out=``)."""
-    value = r"""'[^']*'|"[^"]*"|[^\s,;)]+?(?=[.:]?(?:[\s,;)]|$))|"""
+    """``name=value`` as a word of its own; the value is quoted, a ``{...}`` mapping, or runs to whitespace, ",", ";"
+    or ")" (a final "." or ":" ends the sentence), or is empty (a bare ``out=``)."""
+    value = r"""'[^']*'|"[^"]*"|\{[^{}]*\}|[^\s,;)]+?(?=[.:]?(?:[\s,;)]|$))|"""
     return re.compile(rf"(?<![\w.\-]){re.escape(name)}=(?P<value>{value})")
+
+
+def _spelled(message: str, parameters: Sequence[str], spelling: Spelling) -> str:
+    """``message`` with each ``name=value`` of ``parameters`` (outside a quoted call) as ``spelling`` writes it."""
+    for name in parameters:
+
+        def spell(match: re.Match[str], name: str = name) -> str:
+            if _in_call(match.string[: match.start()]):
+                return match.group(0)  # an argument of a call the message quotes, not the caller's
+            return spelling(name, match.group("value") or None) or match.group(0)
+
+        message = _parameter(name).sub(spell, message)
+    return message
 
 
 def _in_call(before: str) -> bool:
@@ -110,16 +124,7 @@ class ReceValError(Exception):
         >>> err.spelled(lambda name, value: f"--{name}" + ("" if value is None else f" {value}"))
         'no output: pass --out, or seed=3 with --k 5 as in f(t=1, k=5)'
         """
-        message = self.message
-        for name in self.parameters:
-
-            def spell(match: re.Match[str], name: str = name) -> str:
-                if _in_call(match.string[: match.start()]):
-                    return match.group(0)  # an argument of a call the message quotes, not the caller's
-                return spelling(name, match.group("value") or None) or match.group(0)
-
-            message = _parameter(name).sub(spell, message)
-        return self._render(message)
+        return self._render(_spelled(self.message, self.parameters, spelling))
 
     def _render(self, message: str | None = None) -> str:
         message = self.message if message is None else message
@@ -131,6 +136,24 @@ class ReceValError(Exception):
         if self.column is not None:
             where.append(f"column {self.column}")
         return f"{', '.join(where)}: {message}" if where else message
+
+
+class ReceValWarning(RuntimeWarning):
+    """A warning about a result (a metric undefined, users left out) that names its parameters as errors do.
+
+    >>> w = ReceValWarning("Fallout is undefined; give threshold=4", parameters=["threshold"])
+    >>> str(w), w.spelled(lambda name, value: f"--{name} {value}")
+    ('Fallout is undefined; give threshold=4', 'Fallout is undefined; give --threshold 4')
+    """
+
+    def __init__(self, message: str, *, parameters: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.parameters = tuple(parameters)
+
+    def spelled(self, spelling: Spelling) -> str:
+        """The message with each of :attr:`parameters` written as ``spelling`` writes it (see :class:`ReceValError`)."""
+        return _spelled(self.message, self.parameters, spelling)
 
 
 class DataError(ReceValError, ValueError):

@@ -6,8 +6,9 @@ fractions strictly between 0 and 1, finite numbers where finite is meant, thresh
 on the data's rating scale, per-user folds no more than a user's ratings, and
 allocations that scale with users × items (or items²) sized against the memory
 available. Every check raises :class:`~receval.errors.ConfigError` naming the option
-(``--seed``, ``split.test_fraction``) and how to fix it; the command line prints it as
-one ``error:`` line with exit status 2, and a configuration adds its file and line.
+(``seed=``, ``split.test_fraction``) and how to fix it; the command line prints it as
+one ``error:`` line with exit status 2 and its own flag (``--seed``), and a configuration
+adds its file and line.
 
 Examples
 --------
@@ -16,19 +17,19 @@ Examples
 >>> check_seed(-1)
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: --seed -1: a seed is an integer from 0 to 4294967295
->>> check_count(0, "--seeds")
+receval.errors.ConfigError: seed=-1: a seed is an integer from 0 to 4294967295
+>>> check_count(0, "seeds")
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: --seeds 0: give an integer of at least 1
+receval.errors.ConfigError: seeds=0: give an integer of at least 1
 >>> check_threshold(10, 1, 5)
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: threshold 10 is outside the rating scale 1..5; pick a threshold on the scale
->>> check_number(float("nan"), "--rmse", minimum=0)
+receval.errors.ConfigError: threshold=10 is outside the rating scale 1..5; pick a threshold on the scale
+>>> check_number(float("nan"), "rmse", minimum=0)
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: --rmse nan: give a finite number
+receval.errors.ConfigError: rmse=nan: give a finite number
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +67,17 @@ def _shown(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def _bad(option: str, value: Any, text: str) -> ConfigError:
+    """The error for ``value`` of ``option``: ``seed=-1: ...`` for a parameter name (the command line shows its
+    flag), ``split.test_fraction 1.5: ...`` for a configuration key or an option as written."""
+    if _PARAMETER.fullmatch(option):
+        return ConfigError(f"{option}={_shown(value)}{text}", parameters=[option])
+    return ConfigError(f"{option} {_shown(value)}{text}")
+
+
+_PARAMETER = re.compile(r"[a-z_][a-z0-9_]*")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -73,38 +86,38 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def check_seed(value: Any, option: str = "--seed") -> int:
+def check_seed(value: Any, option: str = "seed") -> int:
     """``value`` as an int seed from 0 to :data:`SEED_MAX` (ConfigError otherwise).
 
     >>> check_seed(99999999999999999999)
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --seed 99999999999999999999: a seed is an integer from 0 to 4294967295
+    receval.errors.ConfigError: seed=99999999999999999999: a seed is an integer from 0 to 4294967295
     """
     if not _is_int(value) or not 0 <= value <= SEED_MAX:
-        raise ConfigError(f"{option} {_shown(value)}: a seed is an integer from 0 to {SEED_MAX}")
+        raise _bad(option, value, f": a seed is an integer from 0 to {SEED_MAX}")
     return int(value)
 
 
 def check_count(value: Any, option: str, minimum: int = 1) -> int:
     """``value`` as an int of at least ``minimum`` (list lengths, rounds, folds, resamples).
 
-    >>> check_count(3, "--k"), check_count(0, "--bootstrap", minimum=0)
+    >>> check_count(3, "k"), check_count(0, "bootstrap", minimum=0)
     (3, 0)
     >>> check_count(2.5, "k")
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: k 2.5: give an integer of at least 1
+    receval.errors.ConfigError: k=2.5: give an integer of at least 1
     """
     if not _is_int(value) or value < minimum:
-        raise ConfigError(f"{option} {_shown(value)}: give an integer of at least {minimum}")
+        raise _bad(option, value, f": give an integer of at least {minimum}")
     return int(value)
 
 
 def check_fraction(value: Any, option: str) -> float:
     """``value`` as a float strictly between 0 and 1 (test shares, attack sizes of a population).
 
-    >>> check_fraction(0.2, "--test-fraction")
+    >>> check_fraction(0.2, "test_fraction")
     0.2
     >>> check_fraction(1.5, "split.test_fraction")
     Traceback (most recent call last):
@@ -112,26 +125,26 @@ def check_fraction(value: Any, option: str) -> float:
     receval.errors.ConfigError: split.test_fraction 1.5: give a number strictly between 0 and 1
     """
     if not _is_real(value) or not 0 < value < 1:
-        raise ConfigError(f"{option} {_shown(value)}: give a number strictly between 0 and 1")
+        raise _bad(option, value, ": give a number strictly between 0 and 1")
     return float(value)
 
 
 def check_number(value: Any, option: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
     """``value`` as a finite float within ``[minimum, maximum]`` (either side open when None).
 
-    >>> check_number(0.9, "--rmse", minimum=0)
+    >>> check_number(0.9, "rmse", minimum=0)
     0.9
-    >>> check_number(-1, "--rmse", minimum=0)
+    >>> check_number(-1, "rmse", minimum=0)
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --rmse -1: give a number of at least 0
+    receval.errors.ConfigError: rmse=-1: give a number of at least 0
     """
     if not _is_real(value) or not math.isfinite(value):
-        raise ConfigError(f"{option} {_shown(value)}: give a finite number")
+        raise _bad(option, value, ": give a finite number")
     if minimum is not None and value < minimum:
-        raise ConfigError(f"{option} {_shown(value)}: give a number of at least {minimum:g}")
+        raise _bad(option, value, f": give a number of at least {minimum:g}")
     if maximum is not None and value > maximum:
-        raise ConfigError(f"{option} {_shown(value)}: give a number of at most {maximum:g}")
+        raise _bad(option, value, f": give a number of at most {maximum:g}")
     return float(value)
 
 
@@ -148,20 +161,18 @@ def check_threshold(value: Any, low: float, high: float, option: str = "threshol
     >>> check_threshold(-math.inf, 2, 5, below=True)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: threshold -inf is outside the rating scale 2..5; ...
-    >>> check_threshold(float("inf"), 1, 5, "--threshold")
+    receval.errors.ConfigError: threshold=-inf is outside the rating scale 2..5; ...
+    >>> check_threshold(float("inf"), 1, 5, "split.threshold")
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --threshold inf is outside the rating scale 1..5; pick a threshold on the scale
+    receval.errors.ConfigError: split.threshold inf is outside the rating scale 1..5; pick a threshold on the scale
     """
     if not _is_real(value) or not math.isfinite(value) or not ((below or low <= value) and value <= high):
-        raise ConfigError(
-            f"{option} {_shown(value)} is outside the rating scale {low:g}..{high:g}; pick a threshold on the scale"
-        )
+        raise _bad(option, value, f" is outside the rating scale {low:g}..{high:g}; pick a threshold on the scale")
     return float(value)
 
 
-def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "--folds") -> int:
+def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "folds") -> int:
     """Per-user k-fold: at least 2 folds, and no more than the fewest ratings of a user.
 
     A user with fewer ratings than folds is tested in only some folds, so every fold
@@ -173,7 +184,7 @@ def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "--folds"
     >>> check_folds(200, np.array([10, 12, 7]))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --folds 200: 3 users have fewer than 200 ratings (the fewest: 7); use --folds 7 or ...
+    receval.errors.ConfigError: folds=200: 3 users have fewer than 200 ratings (the fewest: 7); use folds=7 or ...
     """
     folds = check_count(folds, option, minimum=2)
     counts = np.asarray(per_user_counts)
@@ -181,10 +192,9 @@ def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "--folds"
     fewest = int(counts.min()) if counts.size else 0
     if fewest < folds:
         short = int(np.count_nonzero(counts < folds))
-        raise ConfigError(
-            f"{option} {folds}: {short} users have fewer than {folds} ratings (the fewest: {fewest}); use "
-            f"{option} {max(fewest, 2)} or fewer, or filter out users with fewer ratings than folds"
-        )
+        fewer = _bad(option, max(fewest, 2), "").message
+        raise _bad(option, folds, f": {short} users have fewer than {folds} ratings (the fewest: {fewest}); use "
+                   f"{fewer} or fewer, or filter out users with fewer ratings than folds")  # fmt: skip
     return folds
 
 
@@ -234,7 +244,7 @@ def check_option(name: str, value: Any, option: str | None = None) -> Any:
 
 
 def check_command_options(**values: Any) -> None:
-    """Each keyword by :func:`check_option`, named as its command-line option (``test_fraction`` → ``--test-fraction``).
+    """Each keyword by :func:`check_option`, named as a parameter (``test_fraction=``: the command line shows its flag).
 
     ``None`` (an option not given) passes.
 
@@ -242,11 +252,11 @@ def check_command_options(**values: Any) -> None:
     >>> check_command_options(test_fraction=1.5)
     Traceback (most recent call last):
     ...
-    receval.errors.ConfigError: --test-fraction 1.5: give a number strictly between 0 and 1
+    receval.errors.ConfigError: test_fraction=1.5: give a number strictly between 0 and 1
     """
     for name, value in values.items():
         if value is not None:
-            check_option(name, value, "--" + name.replace("_", "-"))
+            check_option(name, value)
 
 
 def available_memory() -> int:

@@ -43,7 +43,7 @@ import typer
 import typer.main
 
 from receval.cli.output import CheckedStdout, StdoutError
-from receval.errors import ReceValError, Spelling, describe_os_error
+from receval.errors import ReceValError, ReceValWarning, Spelling, describe_os_error
 
 app = typer.Typer(
     name="receval",
@@ -182,32 +182,39 @@ def _wants_json(args: Sequence[str]) -> bool:
 _NUMPY_NOTICES = r"(invalid value|divide by zero|overflow|underflow) encountered|Mean of empty slice|Degrees of freedom"
 
 
-def _show_warning(
-    message: Warning | str,
-    category: type[Warning],
-    filename: str,
-    lineno: int,
-    file: TextIO | None = None,
-    line: str | None = None,
-) -> None:
-    """A warning as one line ``warning: ...`` on stderr: no source path, no code line (``file``, ``line`` unused)."""
-    typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
-
-
 @contextlib.contextmanager
-def _one_line_warnings() -> Iterator[None]:
-    """Warnings shown by :func:`_show_warning` while a command runs; numpy's floating-point notices dropped.
+def _one_line_warnings(spelling: Spelling | None = None) -> Iterator[None]:
+    """Warnings as one line ``warning: ...`` on stderr while a command runs; numpy's floating-point notices dropped.
+
+    No source path, no code line; a :class:`~receval.errors.ReceValWarning` names its
+    parameters as ``spelling`` writes them (the command's flags).
 
     >>> import io, numpy as np
     >>> stderr = io.StringIO()
-    >>> with contextlib.redirect_stderr(stderr), _one_line_warnings():
+    >>> with contextlib.redirect_stderr(stderr), _one_line_warnings(lambda name, value: f"--{name} {value}"):
     ...     warnings.warn("2 users have no truth\\n  and are left out", UserWarning)
+    ...     warnings.warn(ReceValWarning("give threshold=4", parameters=["threshold"]))
     ...     _ = np.log(np.float64(-1.0))  # numpy: "invalid value encountered in log"
-    >>> stderr.getvalue()
-    'warning: 2 users have no truth and are left out\\n'
+    >>> print(stderr.getvalue(), end="")
+    warning: 2 users have no truth and are left out
+    warning: give --threshold 4
     """
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        text = str(message)
+        if isinstance(message, ReceValWarning) and spelling is not None:
+            text = message.spelled(spelling)
+        typer.echo(f"warning: {' '.join(text.split())}", err=True)
+
     with warnings.catch_warnings():
-        warnings.showwarning = _show_warning
+        warnings.showwarning = show
         warnings.filterwarnings("ignore", message=_NUMPY_NOTICES, category=RuntimeWarning)
         yield
 
@@ -217,7 +224,7 @@ BROKEN_PIPE_STATUS = 141
 
 
 def _command_options(args: Sequence[str]) -> dict[str, Any]:
-    """The click options of the command ``args`` name, by parameter name (``{"force": <Option --force>}``)."""
+    """The click options of the command ``args`` name, by parameter name and by flag (``{"force": <Option>}``)."""
     command: Any = typer.main.get_command(app)
     for arg in args:
         if arg == "--":
@@ -228,11 +235,15 @@ def _command_options(args: Sequence[str]) -> dict[str, Any]:
         if sub is None:
             break
         command = sub
-    return {p.name: p for p in command.params if p.param_type_name == "option"}
+    options = [p for p in command.params if p.param_type_name == "option"]
+    by_flag = {o[2:].replace("-", "_"): p for p in options for o in p.opts if o.startswith("--")}
+    return by_flag | {p.name: p for p in options}  # ``--format`` whose parameter is ``fmt``: "format" finds it
 
 
 # a library parameter whose value a command takes under another option's name (library name -> option name)
 OPTION_OF_PARAMETER: dict[str, str] = {"item_aspects": "aspects", "n_shards": "shards"}
+# ``columns={'user': COL}``: one column of a table, which a command takes as its option ``--user COL``
+_COLUMN_VALUE = re.compile(r"""\{\s*['"](\w+)['"]\s*:\s*(.+?)\s*\}""")
 
 
 def flag_spelling(args: Sequence[str]) -> Spelling:
@@ -246,11 +257,23 @@ def flag_spelling(args: Sequence[str]) -> Spelling:
     ('--force', '--out', '--jobs 2', None)
     >>> flag_spelling(["coherence", "--data", "u.data"])("item_aspects", None)
     '--aspects'
+
+    A column named through ``columns=`` is the command's column option, and ``x=False``
+    its ``--no-x`` flag:
+
+    >>> spell = flag_spelling(["evaluate"])
+    >>> spell("columns", "{'user': COL}"), spell("header", "False")
+    ('--user COL', '--no-header')
     """
     options = _command_options(args)
 
     def spell(name: str, value: str | None) -> str | None:
+        column = _COLUMN_VALUE.fullmatch(value or "") if name == "columns" else None
+        if column is not None:
+            name, value = column.group(1), column.group(2)
         option = options.get(OPTION_OF_PARAMETER.get(name, name))
+        if option is None and value == "False" and f"no_{name}" in options:
+            return str(options[f"no_{name}"].opts[0])
         if option is None:
             return None
         flag = next((o for o in option.opts if o.startswith("--")), option.opts[0])
@@ -314,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = stdout
     try:
         try:
-            with _one_line_warnings():
+            with _one_line_warnings(lambda name, value: flag_spelling(args)(name, value)):  # built when used
                 result = app(args=args, standalone_mode=False)
             stdout.flush()
         except ReceValError as err:

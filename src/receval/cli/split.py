@@ -34,21 +34,14 @@ from receval.errors import ConfigError
 
 __all__ = ["register"]
 
-_MAX_SEED = 2**63 - 1
-
-
 def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) -> None:
     """Every option checked before any data is read, so bad options write nothing."""
     from receval.split import METHODS
+    from receval.validate import check_command_options
 
     if method not in METHODS:
         raise ConfigError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
-    if not 0 < test_fraction < 1:
-        raise ConfigError(f"--test-fraction must lie strictly between 0 and 1; got {test_fraction:g}")
-    if folds < 2:
-        raise ConfigError(f"--folds must be at least 2; got {folds}")
-    if not 0 <= seed <= _MAX_SEED:
-        raise ConfigError(f"--seed must be an integer from 0 to {_MAX_SEED}; got {seed}")
+    check_command_options(test_fraction=test_fraction, folds=folds, seed=seed)
     from receval.outputs import check_output_dir
 
     check_output_dir(out, "--out")

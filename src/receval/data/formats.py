@@ -112,10 +112,20 @@ LAYOUTS: dict[str, Layout] = {
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 
 
+def named(option: str) -> list[str]:
+    """The parameter an ``option`` spelled ``name=`` stands for (for :class:`~receval.errors.ReceValError`'s
+    ``parameters``, which the command line shows as its flag); none for an option written as a flag.
+
+    >>> named("format="), named("--truth-format")
+    (['format'], [])
+    """
+    return [option[:-1]] if option.endswith("=") else []
+
+
 def check_format(format: str, option: str | None = None, path: str | Path | None = None) -> str:
     """A format name normalised (case, ``_``, :data:`ALIASES`, data set names), or a DataError listing the names.
 
-    ``option`` is the setting that gave the name (``--truth-format``), named in the error.
+    ``option`` is the command-line setting that gave the name (``--truth-format``), named in the error.
 
     >>> check_format(" MovieLens_1M "), check_format("tab"), check_format("ml-100k")
     ('movielens-1m', 'tsv', 'movielens-100k')
@@ -129,7 +139,7 @@ def check_format(format: str, option: str | None = None, path: str | Path | None
     name = str(format).strip().lower().replace("_", "-")
     name = ALIASES.get(name) or format_aliases().get(name, name)
     if name not in FORMATS:
-        given = f" for {option}" if option else ""
+        given = f" for {option}" if option and not named(option) else ""
         raise DataError(f"unknown format {format!r}{given}; use one of: {', '.join(FORMATS)}", path=path)
     return name
 
@@ -171,13 +181,14 @@ def head_lines(path: Path, size: int = 1 << 16) -> list[str]:
     return lines[:-1] if len(raw) == size and len(lines) > 1 else lines
 
 
-def detect(path: Path, label: str = "table", option: str = "--format") -> tuple[str, bool | None]:
+def detect(path: Path, label: str = "table", option: str = "format=") -> tuple[str, bool | None]:
     """(format, header) of a file: from the extension, else from its first lines.
 
     A TREC line, a RecBole ``name:type`` header, JSON, a tab-separated line of four
     numbers (MovieLens' ``u.data``/``u1.base``: ``movielens-100k``) or delimited
     text; ``header`` is None when :func:`has_header` decides it later. ``label``
-    names the file in the error raised when nothing fits.
+    names the file, and ``option`` the setting to pass, in the error raised when
+    nothing fits.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -209,6 +220,7 @@ def detect(path: Path, label: str = "table", option: str = "--format") -> tuple[
             f"cannot tell the format of the {label} file from its extension "
             f"{_source.inner_suffix(path)!r} or its first line; pass {option} with one of {', '.join(FORMATS)}",
             path=path,
+            parameters=named(option),
         )
     if sep == "\t" and len(fields) == 4 and all(_NUMBER.match(f.strip()) for f in fields):
         return "movielens-100k" if len(lines) < 2 or len(lines[1].split("\t")) == 4 else "tsv", False

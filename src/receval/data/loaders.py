@@ -166,8 +166,8 @@ def load(
             )
     if header is False:
         if fmt not in ("csv", "tsv"):
-            raise DataError(f"header=False (--no-header) applies only to the csv and tsv formats, not {fmt}",
-                            path=path)  # fmt: skip
+            raise DataError(f"header=False applies only to the csv and tsv formats, not {fmt}", path=path,
+                            parameters=["header"])  # fmt: skip
         given = [k for k, v in names.items() if v is not None] + (["extra"] if extra else [])
         if given:
             raise ConfigError(
@@ -200,10 +200,11 @@ def load(
 def _detected(path: Path) -> str:
     """The format of a file told by :func:`~receval.data.formats.detect`; a folder needs its format named."""
     if path.is_dir():
-        raise DataError(f"a folder: name its format (one of {', '.join(LAYOUTS)})", path=path)
+        raise DataError(f"a folder: name its format with format= (one of {', '.join(LAYOUTS)})", path=path,
+                        parameters=["format"])  # fmt: skip
     if not path.exists():
         raise DataError("no such file", path=path)
-    fmt, _ = detect(path, "ratings", "format= (--format)")
+    fmt, _ = detect(path, "ratings")
     # told from the content, u1.base is a headerless tab-separated file; only a named data set format declares more
     return "tsv" if fmt in LAYOUTS else fmt
 
@@ -329,7 +330,7 @@ def _interactions(
             step = f" step {scale.step:g}" if scale.step else ""
             _fail(located, row, own.get("rating", "rating"),
                   f"rating {float(ratings[row]):g} is outside the declared scale {scale.low:g}..{scale.high:g}{step}; "
-                  "fix the line or declare another scale (scale= / --scale)")  # fmt: skip
+                  "fix the line or declare another scale (scale=)", ["scale"])  # fmt: skip
     stamps = None
     if "timestamp" in table.column_names:
         stamps = _timestamps(table["timestamp"], own.get("timestamp", "timestamp"), located)
@@ -345,12 +346,12 @@ def _interactions(
     )  # fmt: skip
 
 
-def _fail(located: Located, row: int, column: str, message: str) -> NoReturn:
+def _fail(located: Located, row: int, column: str, message: str, parameters: Sequence[str] = ()) -> NoReturn:
     """Raise ``message`` about data row ``row``: at its line in a text file, by row number otherwise."""
     line = located.line_of(row)
     if line is None:
-        raise DataError(f"row {row + 1}: {message}", path=located.path, column=column)
-    raise DataError(message, path=located.path, line=line, column=column)
+        raise DataError(f"row {row + 1}: {message}", path=located.path, column=column, parameters=parameters)
+    raise DataError(message, path=located.path, line=line, column=column, parameters=parameters)
 
 
 def _ids(column: Any, role: str, name: str, located: Located, as_str: bool | None, fixed: bool) -> Any:

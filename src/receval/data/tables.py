@@ -20,7 +20,7 @@ then from the first lines (a TREC line, a RecBole header, JSON, a headerless lin
 numbers); when it cannot tell, the error names the option to pass. Columns called as
 LensKit, RecBole, MovieLens or ranx call them (``user_id``/``item_id``,
 ``userId``/``movieId``, ``q_id``/``doc_id``) are recognised; any other name is given by
-``columns`` (``--user COL --item COL ...`` on the command line).
+``columns`` (``{"user": "uid"}``; ``--user uid`` on the command line).
 
 Every problem is a :class:`~receval.errors.DataError` naming the file, the line
 (1-based, as an editor shows it), the column and what to pass instead: a missing
@@ -67,7 +67,7 @@ import numpy as np
 
 from receval.data import _arrow, _source, vocab
 from receval.data.formats import KNOWN_COLUMNS as _KNOWN
-from receval.data.formats import LAYOUTS, ROLES, check_format, detect, has_header, head_lines, ratings_file
+from receval.data.formats import LAYOUTS, ROLES, check_format, detect, has_header, head_lines, named, ratings_file
 from receval.errors import DataError
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def read_table(
     header: bool | None = None,
     positional: Sequence[str] | None = None,
     text_ids: bool = True,
-    option: str = "--format",
+    option: str = "format=",
     unique: Sequence[str] = (),
     arrow: bool = False,
     label: str | None = None,
@@ -203,7 +203,7 @@ def read_located(
     header: bool | None = None,
     positional: Sequence[str] | None = None,
     text_ids: bool = True,
-    option: str = "--format",
+    option: str = "format=",
     unique: Sequence[str] = (),
     label: str | None = None,
     sep: str | None = None,
@@ -228,7 +228,8 @@ def read_located(
     if layout is not None and path.is_dir():
         path = ratings_file(path, fmt)  # type: ignore[arg-type]
     if path.is_dir():
-        raise DataError(f"the {label} path is a folder; give the file (or its --format)", path=path)
+        raise DataError(f"the {label} path is a folder; give the file, or {option} naming a data set format",
+                        path=path, parameters=named(option))  # fmt: skip
     value = "score" if kind == "recommendations" else "rating"
     last = "prediction" if kind == "predictions" else "timestamp"
     names = tuple(positional) if positional is not None else ("user", "item", value, last)
@@ -272,10 +273,12 @@ def read_located(
     if missing:
         raise DataError(
             f"missing required column {missing[0]!r}: the {label} file needs columns {', '.join(required)}; "
-            f"it has {table.column_names} (name yours with --{missing[0]} COL, or --no-header for positional columns)",
+            f"it has {table.column_names} (name yours with columns={{'{missing[0]}': COL}}, or header=False for "
+            "positional columns)",
             path=path,
             line=1 if reader.sep is not None and reader.header else None,
             column=missing[0],
+            parameters=["columns", "header"],
         )
     _check_values(table, path, reader.line_of)
     if unique and all(c in table.column_names for c in unique):
@@ -348,9 +351,11 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
         table = table.rename(columns={c: "aspect" for c in table.columns if c != "item"})
     if "aspect" not in table.columns:
         raise DataError(
-            f"the aspects file needs columns item, aspect; it has {list(table.columns)} (name yours with --aspect COL)",
+            f"the aspects file needs columns item, aspect; it has {list(table.columns)} (name yours with "
+            "columns={'aspect': COL}, or give a file of two columns: item, aspect)",
             path=path,
             column="aspect",
+            parameters=["columns"],
         )
     split = r"[|\s]+" if sequences else "|"  # RecBole token_seq fields are space-separated
     table = table[["item", "aspect"]].astype({"item": str, "aspect": str})
@@ -767,9 +772,11 @@ def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] 
             rename[name] = role
         elif role in uses and role not in present:
             raise DataError(
-                f"--{role} {name!r}: the {what} {'file' if path else 'table'} has no such column; it has {present}",
+                f"columns={{{role!r}: {name!r}}}: the {what} {'file' if path else 'table'} has no such column; "
+                f"it has {present}",
                 path=path,
                 column=name,
+                parameters=["columns"],
             )
     taken = set(rename.values())
     for role, names in _KNOWN.items():

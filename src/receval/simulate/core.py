@@ -60,7 +60,7 @@ import numpy as np
 import pandas as pd
 
 from receval.data.interactions import Interactions, relevant
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, ReceValWarning
 from receval.progress import Progress, progress_to
 from receval.recommenders.bandits import make_online
 from receval.recommenders.bandits._rng import generator
@@ -282,9 +282,11 @@ def simulate(
         warnings.warn("the test set has no positive rating: Recall is undefined (NaN)", RuntimeWarning, stacklevel=2)
     if n_neg == 0:
         warnings.warn(
-            f"the test set has no negative rating (below threshold {threshold:g}): Fallout is undefined (NaN); "
-            "give the threshold that splits likes from dislikes, e.g. threshold=4 on a 1-5 scale",
-            RuntimeWarning,
+            ReceValWarning(
+                f"the test set has no negative rating (below threshold {threshold:g}): Fallout is undefined (NaN); "
+                "give the threshold that splits likes from dislikes, e.g. threshold=4 on a 1-5 scale",
+                parameters=["threshold"],
+            ),
             stacklevel=2,
         )
     generic = not isinstance(model, _ItemCounts | KNNBandit)
