@@ -1,9 +1,13 @@
-"""The documentation site builds with ``mkdocs build --strict`` and its Python examples run.
+"""The documentation site builds with ``mkdocs build --strict``, its Python examples run, and the API reference renders.
 
 Every ```` ```python ```` block of ``docs/**/*.md`` runs in a fresh namespace in a temporary
 directory (where ``results/quickstart`` is a small result directory, for the examples
 reading one). A fragment that cannot run on its own (it uses placeholders such as
 ``recs_df``) is marked with an ``<!-- not-run -->`` line right above its fence.
+
+The API reference is checked on what mkdocstrings receives (griffe's docstrings after
+``docs/griffe_sphinx.py``), which needs no mkdocs: no Sphinx role is left raw, each
+becomes a cross-reference to the full path, and bare doctests are code.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 BLOCK = re.compile(r"^(<!-- not-run -->\n)?```python\n(.*?)^```", re.S | re.M)
+RAW_ROLE = re.compile(r":(?:py:)?[a-z]+:`")
 
 
 def _examples() -> list[tuple[str, int, str]]:
@@ -57,4 +62,60 @@ def test_mkdocs_build_strict(tmp_path):
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     assert "receval report" in cli and "receval run" in cli
     assert "ab_ndcg" in (site / "reference" / "metrics" / "index.html").read_text(encoding="utf-8")
-    assert "ResultStore" in (site / "api" / "index.html").read_text(encoding="utf-8")
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    assert "ResultStore" in api
+    assert not RAW_ROLE.search(api)
+    assert re.search(r'<a class="autorefs autorefs-internal"[^>]*href="#receval\.errors\.DataError"', api)
+    assert "<table" not in api  # parameters as lists: a table of long types would run under the contents
+
+
+@pytest.fixture(scope="module")
+def reference():
+    """The receval package as griffe loads it for mkdocstrings, with the site's extension."""
+    griffe = pytest.importorskip("griffe")
+    sys.path.insert(0, str(DOCS))
+    import griffe_sphinx
+
+    extensions = griffe.load_extensions(griffe_sphinx.SphinxRoles())
+    return griffe.load("receval", search_paths=[str(ROOT / "src")], extensions=extensions)
+
+
+def _docstrings(obj):
+    if obj.docstring is not None:
+        yield obj.path, obj.docstring.value
+    for member in obj.members.values():
+        if not member.is_alias:
+            yield from _docstrings(member)
+
+
+def test_api_reference_has_no_raw_sphinx_role(reference):
+    raw = [(path, m.group()) for path, text in _docstrings(reference) for m in RAW_ROLE.finditer(text)]
+    assert not raw, raw[:10]
+
+
+def test_roles_become_references_to_the_full_path(reference):
+    meta = reference["experiment.store.ResultStore.meta"].docstring.value
+    # written :class:`~receval.errors.DataError`: the last component shown, the full path linked
+    assert '<autoref identifier="receval.errors.DataError" optional><code>DataError</code></autoref>' in meta
+    module = reference["recommenders"].docstring.value
+    # written :func:`recommend` in receval.recommenders: resolved in that scope, to where it is defined
+    assert '<autoref identifier="receval.recommenders.topn.recommend" optional><code>recommend()</code></autoref>' in (
+        module
+    )
+
+
+def test_bare_doctests_are_fenced_and_examples_sections_left_to_the_parser(reference):
+    to_rankings = reference["data.align.to_rankings"].docstring.value
+    fenced = re.search(r"^```pycon\n(>>> .*?)^```$", to_rankings, re.S | re.M)
+    assert fenced and "[[8, -1], [9, 7], [-1, -1]]" in fenced.group(1)
+    evaluate = reference["evaluation.evaluate"].docstring.value
+    assert "```pycon" not in evaluate and re.search(r"^Examples\n-+\n>>> ", evaluate, re.M)
+
+
+def test_extension_examples(reference):
+    import doctest
+
+    import griffe_sphinx
+
+    result = doctest.testmod(griffe_sphinx)
+    assert result.attempted >= 3 and result.failed == 0
