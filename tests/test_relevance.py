@@ -134,6 +134,26 @@ def test_no_default_above_a_continuous_scale_through_zero() -> None:
         receval.evaluate(truth.assign(score=1.0), truth, ["precision@1"])
 
 
+@pytest.mark.parametrize("metrics", [["rmse"], ["mae"], ["rmse", "mae"]])
+def test_error_metrics_alone_take_ratings_below_one_without_a_threshold(tmp_path: Path, metrics: list[str]) -> None:
+    """No threshold given and every rating below 1: RMSE and MAE do not read λ, so whatever the default λ of the
+    scale they are scored, from Python and from the command line."""
+    truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "x"], "rating": [0.1, 0.5, 0.9]})
+    predictions = truth.assign(prediction=[0.3, 0.5, 0.6])
+    want = {"rmse": math.sqrt((0.04 + 0 + 0.09) / 3), "mae": (0.2 + 0 + 0.3) / 3}
+    res = receval.evaluate(None, truth, metrics, predictions=predictions)
+    assert res.summary == pytest.approx({m: want[m] for m in metrics})
+    predictions.to_csv(tmp_path / "p.csv", index=False)
+    truth.to_csv(tmp_path / "t.csv", index=False)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(["evaluate", "--truth", str(tmp_path / "t.csv"), "--predictions", str(tmp_path / "p.csv"),
+                       "--metrics", ",".join(metrics), "--json"])  # fmt: skip
+    assert status == 0
+    got = json.loads(out.getvalue())
+    assert {m: got[m] for m in metrics} == pytest.approx({m: want[m] for m in metrics})
+
+
 def test_paths_read_as_the_tables_they_hold(tmp_path: Path) -> None:
     run = tmp_path / "run.trec"
     run.write_text("a Q0 x 1 0.9 sys\na Q0 q 2 0.5 sys\nb Q0 z 1 0.9 sys\nb Q0 x 2 0.8 sys\n")

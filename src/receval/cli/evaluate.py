@@ -50,7 +50,18 @@ from receval.errors import ConfigError, DataError
 if TYPE_CHECKING:
     from receval.evaluation import EvaluationResult
 
-__all__ = ["register"]
+__all__ = ["CONVENTION_HELP", "TIES_HELP", "register"]
+
+# the names are receval.metrics.conventions.CONVENTION_NAMES, checked by receval.evaluation.check_convention;
+# not imported here, so that --help loads no metric module
+CONVENTION_HELP = (
+    "A library's conventions for every metric string that names none (trec_eval, ranx, recbole, lenskit, ...; "
+    "case-insensitive; an unknown name is refused with the list)."
+)
+TIES_HELP = (
+    "Order of items of equal score: input (as the rows come), id (item id ascending) or trec_eval (item id "
+    "descending, as trec_eval sorts); default: the convention's, else input."
+)
 
 
 def _clean(value: float) -> float | None:
@@ -112,10 +123,17 @@ def evaluate_command(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="With --executor dask: the scheduler's address.")
     ] = None,
+    convention: Annotated[str | None, typer.Option("--convention", help=CONVENTION_HELP)] = None,
+    ties: Annotated[str | None, typer.Option("--ties", help=TIES_HELP)] = None,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
+    from receval.data.align import check_ties
     from receval.data.tables import read_aspects
+    from receval.evaluation import check_convention
 
+    convention = check_convention(convention)  # before any file is read
+    if ties is not None:
+        check_ties(ties)
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
     if per_user is not None:
@@ -135,7 +153,7 @@ def evaluate_command(
         result = evaluate_parquet_sharded(
             truth, recs, metrics, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
             empty_users=empty_users, columns={k: v for k, v in names.items() if v is not None}, executor=executor,
-            jobs=jobs, scheduler=scheduler,
+            jobs=jobs, scheduler=scheduler, ties=ties, convention=convention,
         )  # fmt: skip
         _report(result, per_user, fmt)
         return
@@ -178,6 +196,8 @@ def evaluate_command(
             predictions=pred_frame,
             empty_users=empty_users,  # type: ignore[arg-type]
             barrier=barrier,
+            ties=ties,  # type: ignore[arg-type]
+            convention=convention,
         )
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
@@ -200,7 +220,7 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
         typer.echo(
             f"users evaluated: {conv.users_evaluated}  threshold: {conv.threshold:g}  "
             f"negative threshold: {conv.negative_threshold:g}  empty users: {conv.empty_users}  "
-            f"ties: {conv.tie_break}"
+            f"ties: {conv.tie_break}" + (f"  convention: {conv.convention}" if conv.convention else "")
         )
         if conv.users_without_list:
             typer.echo(f"truth users without a list (scored as empty lists): {conv.users_without_list}")

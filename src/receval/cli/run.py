@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from receval.cli.evaluate import CONVENTION_HELP
 from receval.cli.output import OUTPUT_HELP, Table, escape, output_format, print_table, render
 from receval.errors import ConfigError, DataError
 
@@ -56,8 +57,15 @@ def run_command(
     force: bool = typer.Option(
         False, "--force", help="Replace results of a different config in --out (only files receval wrote are removed)."
     ),
+    convention: str | None = typer.Option(
+        None, "--convention", help=CONVENTION_HELP + " Replaces the config's 'convention'."
+    ),
 ) -> int:
     """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
+    if convention is not None:  # before anything is read or written
+        from receval.evaluation import check_convention
+
+        convention = check_convention(convention)
     if out is not None:
         from receval.outputs import check_output_dir
 
@@ -83,6 +91,7 @@ def run_command(
             scheduler=scheduler,
             quick=quick,
             force=force,
+            convention=convention,
             on_start=on_start,
             on_result=on_result,
         )

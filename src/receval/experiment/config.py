@@ -6,6 +6,7 @@ grids, the protocol, the metrics, the seeds, the slices and the output directory
     name = "quickstart"
     seeds = [0, 1]                      # or a count: seeds = 5 means 0..4
     metrics = ["ndcg@10", "precision@10"]
+    convention = "trec_eval"            # optional: a library's preset for every metric (receval run --convention)
     output = "results/quickstart"       # optional; --out overrides it
 
     [datasets.toy]
@@ -48,7 +49,7 @@ Examples
 >>> parse_config(text.replace("seeds", "sedes"), path="demo.toml")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: demo.toml, line 2: unknown key 'sedes' at the top level; valid keys: datasets, ...
+receval.errors.ConfigError: demo.toml, line 2: unknown key 'sedes' at the top level; valid keys: convention, ...
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ _TOP = {
     "output": str,
     "seeds": (list, int),
     "metrics": list,
+    "convention": str,
     "datasets": dict,
     "split": dict,
     "protocol": dict,
@@ -241,6 +243,8 @@ class ExperimentConfig:
     output: str | None
     source: str
     effective: Mapping[str, Any]
+    convention: str | None = None
+    """The library preset applied to every metric (``convention = "NAME"``; its canonical name), or None."""
 
     @property
     def output_dir(self) -> Path:
@@ -264,8 +268,10 @@ class ExperimentConfig:
 
 
 # ------------------------------------------------------------------ parsing
-def load_config(path: str | Path, *, quick: bool = False) -> ExperimentConfig:
+def load_config(path: str | Path, *, quick: bool = False, convention: str | None = None) -> ExperimentConfig:
     """Read and validate a TOML experiment configuration file (UTF-8 text; a leading byte-order mark is allowed).
+
+    ``convention`` sets the library preset over the file's ``convention`` (``receval run --convention``).
 
     A file that is not text (compressed, binary, another encoding) is a ConfigError
     naming the file and the line of the first byte that is not UTF-8.
@@ -281,7 +287,7 @@ def load_config(path: str | Path, *, quick: bool = False) -> ExperimentConfig:
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"configuration file {str(p)!r} does not exist")
-    return parse_config(_config_text(p), path=str(p), quick=quick)
+    return parse_config(_config_text(p), path=str(p), quick=quick, convention=convention)
 
 
 def _config_text(path: Path) -> str:
@@ -341,8 +347,22 @@ class _Checker:
             raise self.fail(where, f"'{'.'.join(where)}' must be {want}, got {value!r}")
 
 
-def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> ExperimentConfig:
-    """Validate configuration text; see the module docstring for the layout."""
+def parse_config(
+    text: str, *, path: str = "<config>", quick: bool = False, convention: str | None = None
+) -> ExperimentConfig:
+    """Validate configuration text; see the module docstring for the layout.
+
+    ``convention`` (a library's name) replaces the text's ``convention``. The preset is
+    applied to the metric strings here, so every evaluation of the run computes the
+    resolved metrics (``metrics`` holds them: ``recall@10(denominator=min)`` for
+    LensKit's recall@10) and the effective configuration, stored with the results,
+    names the preset.
+
+    >>> text = 'metrics = ["recall@10"]\\nconvention = "LensKit"\\n[datasets.toy]\\ngenerate = { n_users = 9 }\\n'
+    >>> cfg = parse_config(text + "[recommenders.random]\\n")
+    >>> cfg.metrics, cfg.convention, parse_config(text + "[recommenders.random]\\n", convention="ranx").metrics
+    (('recall@10(denominator=min)',), 'lenskit', ('recall@10',))
+    """
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -357,6 +377,16 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
         chk.keys(quick_table, _TOP, ("quick",), "in [quick]")
         raw = _merge(raw, quick_table)
     effective = {k: v for k, v in raw.items() if k != "quick"}
+    preset = None
+    if convention is not None:  # given on the command line: checked as an option, not as a line of the file
+        from receval.evaluation import check_convention
+
+        preset = check_convention(convention)
+        effective["convention"] = preset
+    elif "convention" in effective:
+        from receval.evaluation import check_convention
+
+        preset = chk.value(check_convention, effective["convention"], where=("convention",))
 
     name = effective.get("name", Path(path).stem)
     seeds_raw = effective.get("seeds", [0])
@@ -377,7 +407,7 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
     protocol = _protocol(chk, effective.get("protocol", {"name": "one-shot"}))
     proto = get_protocol(protocol.name)
     recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
-    metrics = _metrics(chk, effective.get("metrics", []), proto)
+    metrics = _metrics(chk, effective.get("metrics", []), proto, preset)
     slices = _slices(chk, effective.get("slices", {}))
     cfg = ExperimentConfig(
         name=str(name),
@@ -391,6 +421,7 @@ def parse_config(text: str, *, path: str = "<config>", quick: bool = False) -> E
         output=effective.get("output"),
         source=path,
         effective=effective,
+        convention=preset,
     )
     try:
         proto.validate(cfg)
@@ -552,9 +583,16 @@ def _check_params(
         raise chk.fail((*where, "params"), f"bad parameters for {algorithm!r}: {err}") from None
 
 
-def _metrics(chk: _Checker, values: list[Any], proto: Any) -> tuple[str, ...]:
-    from receval.metrics.registry import parse_metric
+def _metrics(chk: _Checker, values: list[Any], proto: Any, convention: str | None) -> tuple[str, ...]:
+    """The metric strings, canonical and with the preset ``convention`` applied."""
+    from receval.metrics.conventions import apply_convention
 
+    if convention is not None and proto.metric_names is not None:
+        raise chk.fail(
+            ("convention",),
+            f"protocol {proto.name!r} reports measures of its own, not metric strings: a library's convention "
+            "does not apply to them; drop 'convention'",
+        )
     out = []
     for value in values:
         chk.type(value, str, ("metrics",))
@@ -565,7 +603,7 @@ def _metrics(chk: _Checker, values: list[Any], proto: Any) -> tuple[str, ...]:
             out.append(value)
             continue
         try:
-            out.append(str(parse_metric(value)))
+            out.append(str(apply_convention(value, convention)))
         except ReceValError as err:
             raise chk.fail(("metrics",), str(err)) from None
     if len(set(out)) != len(out):

@@ -63,6 +63,8 @@ class RunReport:
 
 
 def _record(task: Task, result: TaskResult, cfg: ExperimentConfig, vers: dict[str, str]) -> dict[str, Any]:
+    # the preset is named only when there is one: stores of configurations without one keep their columns
+    preset = {} if cfg.convention is None else {"convention": cfg.convention}
     return {
         "config_hash": cfg.hash,
         "experiment": cfg.name,
@@ -77,6 +79,7 @@ def _record(task: Task, result: TaskResult, cfg: ExperimentConfig, vers: dict[st
         "fold": -1 if task.fold is None else task.fold,
         "seed": task.seed,
         "metrics": json.dumps(list(task.metrics)),
+        **preset,
         "status": result.status,
         "error": result.error,
         "traceback": result.traceback,
@@ -116,8 +119,13 @@ def run_experiment(
     on_start: Callable[[list[Task], int, str], None] | None = None,
     on_result: Callable[[Task, TaskResult], None] | None = None,
     progress: Progress | None = None,
+    convention: str | None = None,
 ) -> RunReport:
     """Run (or resume) an experiment and return what happened.
+
+    ``convention`` (a library's name) replaces the configuration file's ``convention``:
+    that library's preset for every metric of every evaluation of the run, recorded in
+    ``experiment.json`` (the effective configuration) and in every task's record.
 
     ``on_start(todo, skipped, executor_description)`` and ``on_result(task, result)``
     are hooks for displays; ``progress(tasks_done, tasks_to_run, "experiment tasks")``
@@ -125,7 +133,16 @@ def run_experiment(
     finished task. ``processes=False`` runs a Dask LocalCluster's workers as threads.
     """
     t0 = time.perf_counter()
-    cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
+    if isinstance(config, ExperimentConfig):
+        if convention is not None and convention != config.convention:
+            raise ConfigError(
+                "convention= is applied when a configuration is parsed: give the configuration's path, or "
+                "parse_config(text, convention=...)",
+                parameters=["convention"],
+            )
+        cfg = config
+    else:
+        cfg = load_config(config, quick=quick, convention=convention)
     tasks = expand(cfg)
     root = Path(out) if out is not None else cfg.output_dir
     from receval.outputs import check_output_dir

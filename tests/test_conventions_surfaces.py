@@ -1,0 +1,250 @@
+"""Library presets on every surface, and valid input no longer refused.
+
+- ``evaluate(convention=)``, ``receval evaluate --convention``, ``convention = "..."`` in an
+  experiment configuration and ``receval run --convention`` reach the same preset and give
+  the same numbers; a name that is no preset is one line, exit status 2, nothing written.
+- A run whose recommended items are all outside the truth scores 0, as trec_eval
+  (pytrec_eval) and ranx score it; ids that are one number read two ways are still an error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import receval
+from receval.cli import main
+from receval.data.synthetic import generate
+from receval.errors import ConfigError, DataError
+from receval.evaluation import evaluate_model
+from receval.experiment import run_experiment
+from receval.recommenders import make
+from receval.split import holdout
+
+METRICS = ["precision@5", "recall@5", "ndcg@5", "map@5", "mrr"]
+DATA = {"n_users": 60, "n_items": 80, "n_ratings": 1500, "seed": 5}
+CONFIG = """\
+name = "presets"
+seeds = [0]
+metrics = {metrics}
+{convention}
+[datasets.toy]
+generate = {{ n_users = 60, n_items = 80, n_ratings = 1500, seed = 5 }}
+
+[split]
+method = "holdout"
+test_fraction = 0.25
+
+[protocol]
+name = "one-shot"
+k = 5
+threshold = 4
+
+[recommenders.popularity]
+"""
+
+
+def _config(tmp_path: Path, convention: str = "", name: str = "c.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(CONFIG.format(metrics=json.dumps(METRICS), convention=convention))
+    return path
+
+
+def _one_error_line(capsys: pytest.CaptureFixture[str], args: list[str]) -> str:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*"))
+
+
+# ------------------------------------------------------------------ one preset, every surface
+@pytest.fixture(scope="module")
+def model_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, float], dict[str, float]]:
+    """Popularity's top-5 lists on a generated split, scored from Python with and without trec_eval's preset,
+    written as files (truth, ranked lists) for the command line."""
+    tmp = tmp_path_factory.mktemp("presets")
+    train, test = holdout(generate(**DATA), test_fraction=0.25, seed=0)
+    preset = evaluate_model(make("popularity"), train, test, METRICS, k=5, seed=0, threshold=4, convention="trec_eval")
+    plain = evaluate_model(make("popularity"), train, test, METRICS, k=5, seed=0, threshold=4)
+    users = np.repeat(preset.per_user["user"].to_numpy(), 5)
+    items = preset.rankings.ravel()
+    keep = items >= 0
+    ranks = np.tile(np.arange(1, 6), len(preset.rankings))
+    pd.DataFrame({"user": users[keep], "item": test.item_ids[items[keep]], "rank": ranks[keep]}).to_csv(
+        tmp / "recs.csv", index=False
+    )
+    pd.DataFrame(
+        {"user": test.user_ids[test.users], "item": test.item_ids[test.items], "rating": test.ratings}
+    ).to_csv(tmp / "truth.csv", index=False)
+    return tmp, preset.summary, plain.summary
+
+
+def test_the_preset_changes_some_numbers(model_run):
+    _, preset, plain = model_run
+    assert preset["ndcg@5"] != pytest.approx(plain["ndcg@5"])  # trec_eval's gains are the grades, not λ's
+    assert preset["precision@5"] == plain["precision@5"]  # the same lists: precision has one convention
+
+
+@pytest.mark.parametrize("spelling", ["trec_eval", "TREC_eval", "trec-eval"])
+def test_evaluate_convention_on_the_command_line_gives_pythons_numbers(model_run, capsys, spelling):
+    tmp, preset, _ = model_run
+    args = ["evaluate", "--truth", str(tmp / "truth.csv"), "--recs", str(tmp / "recs.csv"),
+            "--metrics", ",".join(METRICS), "--threshold", "4", "--convention", spelling, "--json"]  # fmt: skip
+    assert main(args) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert {m: got[m] for m in METRICS} == pytest.approx(preset, rel=1e-12)
+    conventions = got["conventions"]
+    assert conventions["convention"] == "trec_eval"
+    # what each string resolved to: the preset's parameter shown, and the library named
+    assert conventions["metrics"]["ndcg@5"]["metric"] == "ndcg@5(graded=true)"
+    assert conventions["metrics"]["ndcg@5"]["graded"] is True
+    assert conventions["metrics"]["ndcg@5"]["preset"] == "trec_eval"
+
+
+def test_the_table_output_shows_the_preset_and_what_each_string_resolved_to(model_run, capsys):
+    tmp, _, _ = model_run
+    args = ["evaluate", "--truth", str(tmp / "truth.csv"), "--recs", str(tmp / "recs.csv"),
+            "--metrics", "ndcg@5,ndcg@5(convention=ranx)", "--threshold", "4", "--convention", "trec_eval"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "convention: trec_eval" in out and "ties: ascending rank" in out
+    rows = {line.split()[0]: line.split()[-1] for line in out.splitlines() if line.startswith("ndcg@5")}
+    assert rows == {"ndcg@5": "ndcg@5(graded=true)", "ndcg@5(convention=ranx)": "ndcg@5"}  # its own convention kept
+
+
+@pytest.mark.parametrize("where", ["config", "option", "both"])
+def test_run_with_a_convention_gives_the_same_numbers(model_run, tmp_path, where):
+    _, preset, _ = model_run
+    in_file = {"config": 'convention = "trec_eval"', "option": "", "both": 'convention = "lenskit"'}[where]
+    option = [] if where == "config" else ["--convention", "trec_eval"]  # the option replaces the file's
+    out = tmp_path / "out"
+    assert main(["run", str(_config(tmp_path, in_file)), "--out", str(out), *option]) == 0
+    aggregates = pd.read_parquet(out / "aggregates.parquet")
+    tasks = pd.read_parquet(out / "tasks.parquet")
+    assert tasks["convention"].tolist() == ["trec_eval"]  # recorded with every task ...
+    assert json.loads((out / "experiment.json").read_text())["config"]["convention"] == "trec_eval"  # ... and the run
+    # the metrics are stored as resolved: the preset's values in every name
+    values = dict(zip(aggregates["metric"], aggregates["value"], strict=True))
+    assert values == pytest.approx({"precision@5": preset["precision@5"], "recall@5": preset["recall@5"],
+                                    "ndcg@5(graded=true)": preset["ndcg@5"], "map@5": preset["map@5"],
+                                    "mrr": preset["mrr"]}, rel=1e-12)  # fmt: skip
+
+
+def test_run_experiment_takes_the_convention_from_python(tmp_path):
+    report = run_experiment(_config(tmp_path), out=tmp_path / "out", convention="TREC_EVAL")
+    assert report.config.convention == "trec_eval" and "ndcg@5(graded=true)" in report.config.metrics
+    with pytest.raises(ConfigError, match="convention= is applied when a configuration is parsed"):
+        run_experiment(report.config, out=tmp_path / "out2", convention="ranx")
+
+
+def test_a_config_without_convention_keeps_its_hash_and_names(tmp_path):
+    from receval.experiment.config import load_config
+
+    cfg = load_config(_config(tmp_path))
+    assert cfg.convention is None and cfg.metrics == tuple(METRICS)
+    assert load_config(_config(tmp_path, 'convention = "trec_eval"', "b.toml")).hash != cfg.hash
+
+
+# ------------------------------------------------------------------ a name that is no preset
+def test_bad_preset_on_evaluate_is_one_line_and_writes_nothing(model_run, tmp_path, capsys):
+    tmp, _, _ = model_run
+    per_user = tmp_path / "per_user.csv"
+    err = _one_error_line(capsys, ["evaluate", "--truth", str(tmp / "truth.csv"), "--recs", str(tmp / "recs.csv"),
+                                   "--metrics", "mrr", "--convention", "pyterrier", "--per-user", str(per_user)])
+    assert err.startswith("error: --convention pyterrier is not a library preset; use one of trec_eval, ranx, ")
+    assert not per_user.exists()
+
+
+def test_bad_preset_on_run_is_one_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    err = _one_error_line(capsys, ["run", str(_config(tmp_path)), "--out", str(out), "--convention", "pyterrier"])
+    assert err.startswith("error: --convention pyterrier is not a library preset; use one of trec_eval, ")
+    assert not out.exists()
+
+
+def test_bad_preset_in_a_config_names_its_line_and_writes_nothing(tmp_path, capsys):
+    out = tmp_path / "out"
+    config = _config(tmp_path, 'convention = "pyterrier"')
+    err = _one_error_line(capsys, ["run", str(config), "--out", str(out)])
+    assert f"{config}, line 4: convention='pyterrier' is not a library preset; use one of trec_eval" in err
+    assert not out.exists() and _files(tmp_path) == ["c.toml"]
+
+
+def test_bad_preset_from_python_is_one_config_error():
+    truth = pd.DataFrame({"user": ["u"], "item": ["a"], "rating": [1]})
+    with pytest.raises(ConfigError, match=r"^convention='ir_measures' is not a library preset; use one of "):
+        receval.evaluate(truth.assign(score=1.0), truth, ["mrr"], convention="ir_measures")
+
+
+# ------------------------------------------------------------------ valid input accepted
+ALL_MISS = ({"q1": {"d1": 1, "d2": 1}, "q2": {"d3": 2}}, {"q1": {"x": 0.9, "y": 0.5}, "q2": {"z": 0.7, "w": 0.1}})
+PEERS = {  # receval's metric -> (trec_eval's measure, ranx's)
+    "precision@2": ("P_2", "precision@2"),
+    "recall@2": ("recall_2", "recall@2"),
+    "ndcg@2": ("ndcg_cut_2", "ndcg@2"),
+    "map": ("map", "map"),
+    "mrr": ("recip_rank", "mrr"),
+}
+
+
+def test_an_all_miss_run_scores_zero_as_trec_eval_and_ranx_score_it():
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ranx = pytest.importorskip("ranx")
+    qrels, run = ALL_MISS
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {m for m, _ in PEERS.values()}).evaluate(run)
+    theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), [m for _, m in PEERS.values()])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = receval.evaluate(run, qrels, list(PEERS))
+    for metric, (trec_name, ranx_name) in PEERS.items():
+        assert res.summary[metric] == theirs[ranx_name] == 0.0
+        assert res.per_user[metric].tolist() == [trec[q][trec_name] for q in res.per_user["user"]] == [0.0, 0.0]
+    # at most a warning, naming both sides' ids
+    assert [str(w.message) for w in caught] == [
+        "none of the item ids of the recommendations is in the truth (recommendations: 'x', truth: 'd1'): "
+        "every list scores as all misses; if these are not the truth's item ids, give the right column"
+    ]
+
+
+def test_an_all_miss_run_file_scores_zero_on_the_command_line(tmp_path, capsys):
+    (tmp_path / "t.qrels").write_text("q1 0 d1 1\nq2 0 d3 1\n")
+    (tmp_path / "r.trec").write_text("q1 Q0 x 1 0.9 run\nq2 Q0 z 1 0.7 run\n")
+    args = ["evaluate", "--truth", str(tmp_path / "t.qrels"), "--recs", str(tmp_path / "r.trec"),
+            "--metrics", "precision@1,mrr", "--json"]  # fmt: skip
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    got = json.loads(captured.out)
+    assert (got["precision@1"], got["mrr"]) == (0.0, 0.0)
+    assert "none of the item ids" in captured.err and len(captured.err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("truth_items", "run_items", "pair"),
+    [
+        ([1, 2], ["1", "3"], "('1' vs 1)"),
+        ([7, 8], ["007", "9"], "('007' vs 7)"),
+        (["7", "8"], ["007"], "('007' vs '7')"),
+    ],
+)
+def test_ids_that_are_one_number_read_two_ways_are_still_an_error(truth_items, run_items, pair):
+    truth = pd.DataFrame({"user": ["u"] * len(truth_items), "item": truth_items, "rating": 1})
+    recs = pd.DataFrame({"user": ["u"] * len(run_items), "item": run_items, "score": 1.0})
+    with pytest.raises(DataError, match=r"none of the item ids of the recommendations .*" + re.escape(pair)):
+        receval.evaluate(recs, truth, ["mrr"])
+
+
+def test_users_matching_none_of_the_truth_are_still_an_error():
+    truth = pd.DataFrame({"user": ["a", "b"], "item": ["x", "y"], "rating": [1, 1]})
+    recs = pd.DataFrame({"user": ["c"], "item": ["x"], "score": [1.0]})
+    with pytest.raises(DataError, match=r"none of the user ids .* \(recommendations: 'c', truth: 'a'\): are these"):
+        receval.evaluate(recs, truth, ["mrr"])
