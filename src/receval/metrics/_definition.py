@@ -54,6 +54,17 @@ DEBIAS_DEFAULTS: Mapping[str, Any] = MappingProxyType(
     {"estimator": "naive", "propensity": "auto", "n_strata": 2, "sample": 0.5, "n_samples": 10, "sample_seed": 0}
 )
 DEBIAS_PARAMS = frozenset(DEBIAS_DEFAULTS)
+# the values of the convention parameters the debiased estimators compute (receval.metrics.debiased.ht_parts);
+# with an estimator, any other value is refused rather than read as the default
+DEBIAS_SUPPORTS: Mapping[str, Mapping[str, tuple[Any, ...]]] = MappingProxyType(
+    {
+        "precision": {"denominator": ("k", "list"), "empty_list": ("zero",)},
+        "recall": {"denominator": ("all",), "empty_list": ("zero",)},
+        "hit_rate": {"empty_list": ("zero",)},
+        "map": {"denominator": ("all", "min"), "average": ("positives",), "empty_list": ("zero",)},
+        "ndcg": {"graded": (False,), "discount": ("log2",), "ideal": ("truth",), "empty_list": ("zero",)},
+    }
+)
 # their entry points, registered by receval.metrics.debiased where they are defined; the package
 # receval.metrics imports it (registry.BUILTIN_MODULES) before any of its modules can be used
 _ESTIMATION: dict[str, Callable[..., Any]] = {}
@@ -393,11 +404,18 @@ def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], labe
     for key, value in params.items():
         _check_type(definition, key, value, label)
     merged = {**definition.defaults, **params}
+    if not debias.isdisjoint(params):
+        for key, supported in DEBIAS_SUPPORTS.get(definition.name, {}).items():
+            if merged.get(key) not in supported:
+                raise MetricError(
+                    f"metric {label!r}: the debiased estimators compute {definition.name} only with {key}="
+                    f"{' or '.join(_format_value(v) for v in supported)}, not {_format_value(merged.get(key))}"
+                )
     return MappingProxyType(merged)
 
 
 # parameters whose default is None but whose value, when given, is a number
-_NUMBER_OR_NONE = frozenset({"threshold", "negative_threshold", "rmax"})
+_NUMBER_OR_NONE = frozenset({"threshold", "negative_threshold", "rmax", "single_item"})
 
 
 def _check_type(definition: MetricDefinition, key: str, value: Any, label: str) -> None:

@@ -24,12 +24,13 @@ from typing import Any
 
 from receval.errors import MetricError
 from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name
-from receval.metrics.conventions import CONVENTION_PARAM, resolve_metric, spelling_convention
+from receval.metrics.conventions import CONVENTION_PARAM, TREC_LEVEL_PARAMS, resolve_metric, spelling_convention
 
 __all__ = ["parse_metric", "parse_metric_list"]
 
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.](\d+)$")  # trec_eval's P_10, ndcg_cut_10, P.10
+_TREC_LEVEL = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_(\d+\.\d+)$")  # trec_eval's iprec_at_recall_0.10
 _RANX_LEVEL = re.compile(r"^([^()]*?)-l(\d+)\s*$")  # ranx's relevance level: ndcg@10-l4
 
 
@@ -51,6 +52,8 @@ def parse_metric(text: str | Metric) -> Metric:
     ('precision@10', 'ndcg@10', 'tp@5(agg=macro)')
     >>> str(parse_metric("ndcg_cut_10")), parse_metric("P.10").convention
     ('ndcg@10(graded=true)', 'trec_eval')
+    >>> str(parse_metric("iprec_at_recall_0.10"))
+    'iprec_at_recall(recall=0.1)'
     >>> str(parse_metric("precision@10(convention=LensKit)"))
     'precision@10(denominator=list,empty_list=skip)'
     >>> str(parse_metric("r-precision")), str(parse_metric("precision@10-l4"))
@@ -68,17 +71,23 @@ def parse_metric(text: str | Metric) -> Metric:
         return text
     if not isinstance(text, str):
         raise MetricError(f"a metric is a string like 'ndcg@10' or a Metric, got {type(text).__name__}")
-    level = _RANX_LEVEL.match(text)
-    match = _PATTERN.match(level.group(1) if level else text)
+    ranx_level = _RANX_LEVEL.match(text)
+    match = _PATTERN.match(ranx_level.group(1) if ranx_level else text)
     if not match:
         raise MetricError(f"cannot read metric {text!r}; write name@k or name@k(key=value,...), e.g. 'ndcg@10'")
     name, k_text, param_text = match.groups()
     name = name.replace("-", "_")  # ranx's r-precision
     library = None
+    suffix: dict[str, float] = {}
     trec = _TREC_CUTOFF.match(name) if k_text is None else None
+    level = _TREC_LEVEL.match(name)
     if trec is not None and not _known(name) and _known(trec.group(1)):
         name, k_text = trec.groups()
         library = spelling_convention(f"{name}_k")
+    elif level is not None and level.group(1).lower() in TREC_LEVEL_PARAMS:
+        name = level.group(1)
+        suffix[TREC_LEVEL_PARAMS[name.lower()]] = float(level.group(2))
+        library = "trec_eval"
     canonical, preset = resolve_name(name)
     definition = _REGISTRY[canonical]
     k = None
@@ -87,11 +96,11 @@ def parse_metric(text: str | Metric) -> Metric:
             raise MetricError(f"metric {text.strip()!r}: the cutoff k must be a positive integer, got {k_text!r}")
         k = int(k_text)
     check_k(definition, k, text.strip())
-    params: dict[str, Any] = dict(preset)
+    params: dict[str, Any] = {**preset, **suffix}
     if library is not None:
         params[CONVENTION_PARAM] = library
-    if level is not None:
-        params["threshold"] = int(level.group(2))
+    if ranx_level is not None:
+        params["threshold"] = int(ranx_level.group(2))
     given: dict[str, str] = {}  # parameter -> its key=value in the string (an alias's preset may be overridden)
     if param_text is not None and param_text.strip():
         for part in param_text.split(","):

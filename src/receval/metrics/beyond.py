@@ -8,22 +8,28 @@ Conventions:
 - ``coverage[@k]`` = |∪_u top-k(u)| / |I| over the whole item id space (system level).
 - ``entropy[@k]`` and ``gini[@k]`` describe the popularity of the recommended items:
   p(i) = times item i appears in the top-k lists / all recommendations.
-  H = −Σ p log p (natural log; ``base=2`` for bits). Gini
+  H = −Σ p log p (natural log; ``base=2`` for bits); ``per_item=true`` divides H by the
+  number of distinct recommended items (RecBole's ShannonEntropy). Gini
   G = 1/(n−1) Σ_j (2j − n − 1) p(i_j), items sorted by ascending p, over the whole
   catalogue (``items=catalogue``, never-recommended items count with p = 0) or, as in
-  Xiang's code, only over the items that appear (``items=recommended``).
+  Xiang's code, only over the items that appear (``items=recommended``);
+  ``denominator=n`` divides by n instead of n − 1 (RecBole's GiniIndex, LensKit's gini).
   ``gini_train`` is G1 of the training ratings' item popularity and
   ``matthew_effect@k`` = G2 − G1 (> 0: the recommender concentrates popularity).
 - ``diversity@k`` (intra-list) = 1 − Σ_{i≠j} s(i, j) / (½|R|(|R|−1)) with a pluggable
   similarity ``similarity=aspect_jaccard`` (default), ``aspect_cosine``,
   ``rating_cosine`` (cosine of the items' training rating vectors) or any name
-  registered with :func:`register_similarity`. Users with fewer than two items: NaN.
-  As in Xiang (2012) the sum runs over unordered pairs.
+  registered with :func:`register_similarity`. Users with fewer than two items: NaN;
+  ``single_item=0`` scores a one-item list 0 (RecTools, RecPack; LensKit's ILS of one
+  item is 1, a diversity of 0). As in Xiang (2012) the sum runs over unordered pairs.
 - ``novelty@k``: ``form=popularity`` mean number of training ratings of the
   recommended items (lower = more novel), ``log_popularity`` mean log(1 + that)
   (Xiang's book code), ``epc`` expected popularity complement mean(1 − pop(i)/|U|),
   ``self_information`` mean −log2 p(i) with p(i) = (pop(i) + 1) / (|U| + 1) so that
-  never-rated items stay finite; |U| = users with a training rating.
+  never-rated items stay finite; |U| = users with a training rating. ``smoothed=false``
+  takes ``self_information`` unsmoothed, −log2(pop(i)/|U|) with a never-rated item counted
+  as rated once (RecTools' MeanInvUserFreq); ``normalised=true`` divides ``popularity`` by
+  the number of training ratings (RecTools' ``AvgRecPopularity(normalize=True)``).
 - ``serendipity@k`` = (1/k) Σ_{i ∈ top k, i positive} (1 − mean_{j ∈ profile(u)} s(i, j)):
   relevant items that are unlike the user's training profile; users with an empty
   training profile count unexpectedness 1.
@@ -186,23 +192,34 @@ def coverage(data: MetricInput, k: int | None) -> float:
     direction="higher",
     kind="system",
     k="optional",
-    defaults={"base": "e"},
+    defaults={"base": "e", "per_item": False},
     description="Entropy of recommended popularity",
 )
-def entropy(data: MetricInput, k: int | None, base: str | float = "e") -> float:
-    """−Σ p(i) log p(i) over recommended items, p = share of all recommendations."""
+def entropy(data: MetricInput, k: int | None, base: str | float = "e", per_item: bool = False) -> float:
+    """−Σ p(i) log p(i) over recommended items, p = share of all recommendations (``per_item``: / their number)."""
     counts = _recommended_counts(data, k)
     p = counts[counts > 0] / counts.sum() if counts.sum() > 0 else np.array([])
     h = float(-(p * np.log(p)).sum())
+    if per_item:
+        h = h / len(p) if len(p) else float("nan")
     return h if base == "e" else h / float(np.log(float(base)))
 
 
-def _gini_of(counts: np.ndarray, items: str) -> float:
+GINI_DENOMINATORS = ("n-1", "n")
+
+
+def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
     if items == "catalogue":
-        return gini_index(counts)
-    if items == "recommended":
-        return gini_index(counts[counts > 0])
-    raise MetricError(f"gini items must be 'catalogue' or 'recommended', got {items!r}")
+        values = counts
+    elif items == "recommended":
+        values = counts[counts > 0]
+    else:
+        raise MetricError(f"gini items must be 'catalogue' or 'recommended', got {items!r}")
+    if denominator not in GINI_DENOMINATORS:
+        raise MetricError(f"gini denominator must be 'n-1' or 'n', got {denominator!r}")
+    g = gini_index(values)
+    n = len(values)
+    return g * (n - 1) / n if denominator == "n" else g  # Σ_j (2j − n − 1) p_j divided by n instead of n − 1
 
 
 @register_metric(
@@ -211,12 +228,12 @@ def _gini_of(counts: np.ndarray, items: str) -> float:
     bounds=(0, 1),
     kind="system",
     k="optional",
-    defaults={"items": "catalogue"},
+    defaults={"items": "catalogue", "denominator": "n-1"},
     description="Gini of recommended-item popularity (G2)",
 )
-def gini(data: MetricInput, k: int | None, items: str = "catalogue") -> float:
+def gini(data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1") -> float:
     """G2: Gini index of how often each item is recommended."""
-    return _gini_of(_recommended_counts(data, k), items)
+    return _gini_of(_recommended_counts(data, k), items, denominator)
 
 
 @register_metric(
@@ -225,13 +242,13 @@ def gini(data: MetricInput, k: int | None, items: str = "catalogue") -> float:
     bounds=(0, 1),
     kind="system",
     k="none",
-    defaults={"items": "catalogue"},
+    defaults={"items": "catalogue", "denominator": "n-1"},
     needs_train=True,
     description="Gini of training item popularity (G1)",
 )
-def gini_train(data: MetricInput, k: None, items: str = "catalogue") -> float:
+def gini_train(data: MetricInput, k: None, items: str = "catalogue", denominator: str = "n-1") -> float:
     """G1: Gini index of the training data's item popularity (number of ratings)."""
-    return _gini_of(data.item_popularity, items)
+    return _gini_of(data.item_popularity, items, denominator)
 
 
 @register_metric(
@@ -240,24 +257,27 @@ def gini_train(data: MetricInput, k: None, items: str = "catalogue") -> float:
     bounds=(-1, 1),
     kind="system",
     k="optional",
-    defaults={"items": "catalogue"},
+    defaults={"items": "catalogue", "denominator": "n-1"},
     needs_train=True,
     description="G2 − G1 (> 0: Matthew effect)",
 )
-def matthew_effect(data: MetricInput, k: int | None, items: str = "catalogue") -> float:
+def matthew_effect(data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1") -> float:
     """Gini of the recommendations minus Gini of the training data."""
-    return gini(data, k, items) - gini_train(data, None, items)
+    return gini(data, k, items, denominator) - gini_train(data, None, items, denominator)
 
 
 # --------------------------------------------------------------------- per list
 @register_metric(
     "diversity",
     direction="higher",
-    defaults={"similarity": "aspect_jaccard"},
+    defaults={"similarity": "aspect_jaccard", "single_item": None},
     description="Intra-list diversity: 1 − mean pairwise similarity",
 )
-def diversity(data: MetricInput, k: int, similarity: str = "aspect_jaccard") -> np.ndarray:
-    """1 − Σ_{i<j} s(i, j) / (½|R|(|R|−1)) per user (NaN for lists shorter than 2)."""
+def diversity(
+    data: MetricInput, k: int, similarity: str = "aspect_jaccard", single_item: float | None = None
+) -> np.ndarray:
+    """1 − Σ_{i<j} s(i, j) / (½|R|(|R|−1)) per user (NaN for lists shorter than 2; a one-item list
+    ``single_item`` when given)."""
     top = _top(data, k)
     n, width = top.shape
     first, second = np.triu_indices(width, 1)
@@ -269,28 +289,43 @@ def diversity(data: MetricInput, k: int, similarity: str = "aspect_jaccard") -> 
     length = (top >= 0).sum(axis=1)
     pairs = length * (length - 1) / 2.0
     mean = np.divide(total, pairs, out=np.zeros(n), where=pairs > 0)
-    return np.where(pairs > 0, 1.0 - mean, np.nan)
+    values = np.where(pairs > 0, 1.0 - mean, np.nan)
+    if single_item is not None:
+        values[length == 1] = float(single_item)
+    return values
+
+
+# novelty forms that measure popularity (lower = more novel); the others measure novelty itself
+_POPULARITY_FORMS = ("popularity", "log_popularity")
 
 
 @register_metric(
     "novelty",
-    direction=lambda params: "lower" if params["form"] in ("popularity", "log_popularity") else "higher",
-    defaults={"form": "popularity"},
+    direction=lambda params: "lower" if params["form"] in _POPULARITY_FORMS else "higher",
+    defaults={"form": "popularity", "smoothed": True, "normalised": False},
     needs_train=True,
     description="Novelty from training popularity of recommended items",
 )
-def novelty(data: MetricInput, k: int, form: str = "popularity") -> np.ndarray:
-    """Mean popularity-based novelty of each user's top k (see the module notes for ``form``)."""
+def novelty(
+    data: MetricInput, k: int, form: str = "popularity", smoothed: bool = True, normalised: bool = False
+) -> np.ndarray:
+    """Mean popularity-based novelty of each user's top k (see the module notes for ``form``, ``smoothed`` and
+    ``normalised``, which only ``self_information`` and ``popularity`` read)."""
     pop = data.item_popularity
     users = max(data.n_train_users, 1)
+    # smoothed is read by form=self_information only, normalised by form=popularity only: a library's
+    # preset sets both whatever the form
     if form == "popularity":
-        per_item = pop
+        per_item = pop / max(float(pop.sum()), 1.0) if normalised else pop
     elif form == "log_popularity":
         per_item = np.log1p(pop)
     elif form == "epc":
         per_item = 1.0 - pop / users
     elif form == "self_information":
-        per_item = -np.log2((pop + 1.0) / (users + 1.0))
+        if smoothed:
+            per_item = -np.log2((pop + 1.0) / (users + 1.0))
+        else:
+            per_item = -np.log2(np.maximum(pop, 1.0) / users)
     else:
         raise MetricError(f"novelty form must be popularity, log_popularity, epc or self_information, got {form!r}")
     top = _top(data, k)

@@ -19,10 +19,10 @@ Examples
 'recall@10(denominator=min)'
 >>> str(parse_metric("ndcg@10(convention=trec_eval)")), str(parse_metric("ndcg_cut_10"))
 ('ndcg@10(graded=true)', 'ndcg@10(graded=true)')
->>> str(apply_convention("map@10", "rectools")), apply_convention("map@10", "rectools").convention
-('map@10(denominator=k)', 'rectools')
->>> str(apply_convention("map@10(denominator=min)", "rectools"))  # written in the string: kept
-'map@10(denominator=min)'
+>>> str(apply_convention("map@10", "recbole")), apply_convention("map@10", "recbole").convention
+('map@10(denominator=min)', 'recbole')
+>>> str(apply_convention("map@10(denominator=all)", "recbole"))  # written in the string: kept
+'map@10'
 >>> preset_ties("trec_eval"), preset_ties("RecBole")
 ('trec_eval', 'input')
 """
@@ -42,6 +42,7 @@ __all__ = [
     "LIBRARIES",
     "Library",
     "Preset",
+    "TREC_LEVEL_PARAMS",
     "apply_convention",
     "convention_name",
     "markdown_table",
@@ -84,115 +85,210 @@ def _p(spelling: str, source: str, note: str = "", **params: Any) -> Preset:
     return Preset(spelling, MappingProxyType(params), source, note)
 
 
+def _library(name: str, repository: str, commit: str, ties: str, **metrics: Preset) -> Library:
+    return Library(name, repository, commit, ties, MappingProxyType(metrics))
+
+
+_LK = "src/lenskit/metrics/ranking/"
+_RT = "rectools/metrics/"
+_RB = "recbole/evaluator/metrics.py"
+_RP = "recpack/metrics/"
+_EL = "elliot/evaluation/metrics/"
+
 LIBRARIES: Mapping[str, Library] = MappingProxyType(
     {
-        "trec_eval": Library(
+        "trec_eval": _library(
             "trec_eval",
             "usnistgov/trec_eval",
             "f4253652c8efd0d86ddffd0d163cc0a0f813111a",
             "trec_eval",
-            MappingProxyType(
-                {
-                    "precision": _p("P_k", "m_P.c"),
-                    "recall": _p("recall_k", "m_recall.c"),
-                    "ndcg": _p("ndcg_cut_k", "m_ndcg_cut.c", "gain = the judged grade, every grade > 0", graded=True),
-                    "map": _p("map, map_cut_k", "m_map.c, m_map_cut.c"),
-                    "mrr": _p("recip_rank", "m_recip_rank.c"),
-                    "r_precision": _p("Rprec", "m_Rprec.c"),
-                    "hit_rate": _p("success_k", "m_success.c"),
-                }
+            precision=_p("P_k", "m_P.c", "a list shorter than k counts its missing ranks as misses"),
+            recall=_p("recall_k", "m_recall.c"),
+            ndcg=_p(
+                "ndcg_cut_k",
+                "m_ndcg_cut.c",
+                "gain = the judged grade, every grade > 0 (relevance_level is not read)",
+                graded=True,
             ),
+            map=_p("map, map_cut_k", "m_map.c, m_map_cut.c", "divides by all the relevant items"),
+            mrr=_p("recip_rank", "m_recip_rank.c"),
+            r_precision=_p("Rprec", "m_Rprec.c"),
+            hit_rate=_p("success_k", "m_success.c"),
+            num_ret=_p("num_ret", "m_num_ret.c"),
+            num_rel=_p("num_rel", "m_num_rel.c"),
+            num_rel_ret=_p("num_rel_ret", "m_num_rel_ret.c"),
+            set_p=_p("set_P", "m_set_P.c"),
+            set_recall=_p("set_recall", "m_set_recall.c"),
+            set_f=_p("set_F", "m_set_F.c"),
+            bpref=_p("bpref", "m_bpref.c", "a negative grade (−1) is unjudged"),
+            iprec_at_recall=_p("iprec_at_recall_x", "m_iprec_at_recall.c"),
+            gm_map=_p("gm_map", "m_gm_map.c"),
         ),
-        "ranx": Library(
+        "ranx": _library(
             "ranx",
             "AmenRa/ranx",
             "2cae52f00c2c15136a07d573027744109792604d",
             "input",
-            MappingProxyType(
-                {
-                    "precision": _p("precision@k", "ranx/metrics/precision.py"),
-                    "recall": _p("recall@k", "ranx/metrics/recall.py"),
-                    "f1": _p("f1@k", "ranx/metrics/f1.py"),
-                    "hit_rate": _p("hit_rate@k", "ranx/metrics/hit_rate.py"),
-                    "tp": _p("hits@k", "ranx/metrics/hits.py", agg="macro"),
-                    "mrr": _p("mrr@k", "ranx/metrics/reciprocal_rank.py"),
-                    "map": _p("map@k", "ranx/metrics/average_precision.py"),
-                    "ndcg": _p("ndcg@k", "ranx/metrics/ndcg.py"),
-                    "r_precision": _p("r-precision", "ranx/metrics/r_precision.py"),
-                }
+            precision=_p("precision@k", "ranx/metrics/precision.py"),
+            recall=_p("recall@k", "ranx/metrics/recall.py"),
+            f1=_p("f1@k", "ranx/metrics/f1.py"),
+            hit_rate=_p("hit_rate@k", "ranx/metrics/hit_rate.py"),
+            tp=_p("hits@k", "ranx/metrics/hits.py", "the mean, not the sum, over queries", agg="macro"),
+            mrr=_p("mrr@k", "ranx/metrics/reciprocal_rank.py"),
+            map=_p("map@k", "ranx/metrics/average_precision.py"),
+            ndcg=_p("ndcg@k", "ranx/metrics/ndcg.py", "gain = the grade (ndcg_burges: 2^grade − 1)"),
+            r_precision=_p("r-precision", "ranx/metrics/r_precision.py"),
+            bpref=_p(
+                "bpref",
+                "ranx/metrics/bpref.py",
+                "a negative grade is judged non-relevant",
+                negative_grades="nonrelevant",
             ),
+            rbp=_p("rbp.p", "ranx/metrics/rank_biased_precision.py", "gain = the grade"),
         ),
-        "recbole": Library(
+        "recbole": _library(
             "recbole",
             "RUCAIBox/RecBole",
             "7b02be5ec80a88310f2d04a27a82adfcbb5dc211",
             "input",
-            MappingProxyType({}),
+            precision=_p("Precision", _RB),
+            recall=_p("Recall", _RB),
+            hit_rate=_p("Hit", _RB),
+            mrr=_p("MRR", _RB),
+            map=_p("MAP", _RB, "divides by min(k, |positives|)", denominator="min"),
+            ndcg=_p("NDCG", _RB, "binary gains; ideal DCG of min(k, |positives|) items", gain="binary"),
+            auc=_p(
+                "GAUC",
+                _RB,
+                "per user over the full ranking, every non-positive item a negative; weighted by positives",
+                negatives="all",
+                agg="micro",
+            ),
+            coverage=_p("ItemCoverage", _RB),
+            novelty=_p("AveragePopularity", _RB, "mean training count of the recommended items"),
+            entropy=_p("ShannonEntropy", _RB, "natural log, divided by the number of distinct items", per_item=True),
+            gini=_p("GiniIndex", _RB, "over the catalogue, divided by n", denominator="n"),
+            tail_percentage=_p("TailPercentage", _RB),
+            rmse=_p("RMSE", _RB, "over all predictions"),
+            mae=_p("MAE", _RB, "over all predictions"),
         ),
-        "lenskit": Library(
+        "lenskit": _library(
             "lenskit",
             "lenskit/lkpy",
             "3bd1c175d6dae4e30da906e4f986797f214d1fe8",
             "input",
-            MappingProxyType(
-                {
-                    "precision": _p(
-                        "Precision",
-                        "src/lenskit/metrics/ranking/_pr.py",
-                        "divides by the (truncated) list length; an empty list is NaN",
-                        denominator="list",
-                        empty_list="skip",
-                    ),
-                    "recall": _p(
-                        "Recall", "src/lenskit/metrics/ranking/_pr.py", "divides by min(n, |test|)", denominator="min"
-                    ),
-                    "hit_rate": _p("Hit", "src/lenskit/metrics/ranking/_hit.py"),
-                    "mrr": _p("RecipRank", "src/lenskit/metrics/ranking/_recip.py"),
-                    "map": _p(
-                        "AveragePrecision",
-                        "src/lenskit/metrics/ranking/_map.py",
-                        "divides by min(|test|, list length); an empty list is NaN",
-                        denominator="min_list",
-                        empty_list="skip",
-                    ),
-                    "ndcg": _p(
-                        "NDCG",
-                        "src/lenskit/metrics/ranking/_dcg.py, src/lenskit/metrics/ranking/_weighting.py",
-                        "gain 1 per test item (gain=None); LogRankWeight: 1/log2(max(r, 2))",
-                        gain="binary",
-                        discount="clipped",
-                    ),
-                }
+            precision=_p(
+                "Precision",
+                _LK + "_pr.py",
+                "divides by the (truncated) list length; an empty list is NaN",
+                denominator="list",
+                empty_list="skip",
             ),
+            recall=_p("Recall", _LK + "_pr.py", "divides by min(n, |test|)", denominator="min"),
+            hit_rate=_p("Hit", _LK + "_hit.py"),
+            mrr=_p("RecipRank", _LK + "_recip.py"),
+            map=_p(
+                "AveragePrecision",
+                _LK + "_map.py",
+                "divides by min(|test|, list length); an empty list is NaN",
+                denominator="min_list",
+                empty_list="skip",
+            ),
+            ndcg=_p(
+                "NDCG",
+                _LK + "_dcg.py, " + _LK + "_weighting.py",
+                "gain 1 per test item (gain=None); LogRankWeight: 1/log2(max(r, 2))",
+                gain="binary",
+                discount="clipped",
+            ),
+            gini=_p(
+                "ListGini", _LK + "_gini.py, src/lenskit/stats.py", "over the catalogue, divided by n", denominator="n"
+            ),
+            diversity=_p(
+                "ILS",
+                _LK + "_ils.py",
+                "ILS is the similarity, 1 − diversity: unit-normalised category vectors; one item: ILS 1",
+                similarity="aspect_cosine",
+                single_item=0,
+            ),
+            rbp=_p(
+                "RBP", _LK + "_rbp.py", "patience 0.85, binary gains, normalised by 1/(1 − p)", p=0.85, gain="binary"
+            ),
+            rmse=_p("RMSE", "src/lenskit/metrics/predict.py", "the global value of AvgErrorAccumulator"),
+            mae=_p("MAE", "src/lenskit/metrics/predict.py", "the global value of AvgErrorAccumulator"),
         ),
-        "rectools": Library(
+        "rectools": _library(
             "rectools",
             "MobileTeleSystems/RecTools",
             "41a5a639a78bd07fa313d12b5d39bc140199c5f5",
             "input",
-            MappingProxyType(
-                {
-                    "map": _p("MAP(divide_by_k=True)", "rectools/metrics/ranking.py", denominator="k"),
-                }
+            precision=_p("Precision", _RT + "classification.py"),
+            r_precision=_p("Precision(r_precision=True)", _RT + "classification.py", "r_precision@k"),
+            recall=_p("Recall", _RT + "classification.py"),
+            f1=_p("F1Beta", _RT + "classification.py", "beta=1 by default, as here"),
+            hit_rate=_p("HitRate", _RT + "classification.py"),
+            map=_p("MAP", _RT + "ranking.py", "divide_by_k=False by default; divide_by_k=True: denominator=k"),
+            mrr=_p("MRR", _RT + "ranking.py"),
+            ndcg=_p(
+                "NDCG",
+                _RT + "ranking.py",
+                "binary gains; divide_by_achievable=False: the ideal DCG of k relevant items (log_base cancels)",
+                gain="binary",
+                ideal="full",
             ),
+            novelty=_p(
+                "MeanInvUserFreq, AvgRecPopularity",
+                _RT + "novelty.py, " + _RT + "popularity.py",
+                "MIUF is form=self_information, unsmoothed; AvgRecPopularity(normalize=True): normalised=true",
+                smoothed=False,
+            ),
+            diversity=_p("IntraListDiversity", _RT + "diversity.py", "a list without pairs scores 0", single_item=0),
+            coverage=_p("CatalogCoverage", _RT + "catalog.py", "normalize=True (by default a count)"),
         ),
-        "recpack": Library(
+        "recpack": _library(
             "recpack",
             "LienM/recpack",
             "d42997736d0d5dfda5127a7690c732465aa03df3",
             "input",
-            MappingProxyType({}),
+            precision=_p("PrecisionK", _RP + "precision.py"),
+            recall=_p("RecallK", _RP + "recall.py", "CalibratedRecallK: denominator=min (calibrated_recall@k)"),
+            ndcg=_p("NDCGK", _RP + "dcg.py", "binary gains; ideal DCG of min(K, |y_true|) items", gain="binary"),
+            mrr=_p("ReciprocalRankK", _RP + "reciprocal_rank.py"),
+            coverage=_p("CoverageK", _RP + "coverage.py"),
+            diversity=_p(
+                "IntraListDiversityK", _RP + "diversity.py", "Jaccard distance; 0 for one item", single_item=0
+            ),
         ),
-        "elliot": Library(
+        "elliot": _library(
             "elliot",
             "sisinflab/elliot",
             "fc27efedaddf4a57294db14b4bcaa5553a0015d2",
             "input",
-            MappingProxyType({}),
+            precision=_p("Precision", _EL + "accuracy/precision/precision.py"),
+            recall=_p("Recall", _EL + "accuracy/recall/recall.py"),
+            f1=_p("F1", _EL + "accuracy/f1/f1.py"),
+            hit_rate=_p("HR", _EL + "accuracy/hit_rate/hit_rate.py"),
+            mrr=_p("MRR", _EL + "accuracy/mrr/mrr.py"),
+            map=_p("MAP", _EL + "accuracy/map/map.py", "the mean of P@i over every rank i ≤ k", average="ranks"),
+            ndcg=_p(
+                "nDCG",
+                _EL + "accuracy/ndcg/ndcg.py, elliot/evaluation/relevance/relevance.py",
+                "gain 2^(r − threshold + 1) − 1",
+                gain="shifted_exponential",
+            ),
+            novelty=_p("ARP", _EL + "bias/arp/arp.py", "mean training popularity of the recommended items"),
+            entropy=_p(
+                "ShannonEntropy",
+                _EL + "diversity/shannon_entropy/shannon_entropy.py",
+                "bits; equal to entropy when every list has the same length",
+                base=2,
+            ),
         ),
     }
 )
 CONVENTION_NAMES: tuple[str, ...] = tuple(LIBRARIES)
+# trec_eval's names whose number is a parameter, not a cutoff: iprec_at_recall_0.10 = iprec_at_recall(recall=0.1)
+TREC_LEVEL_PARAMS: Mapping[str, str] = MappingProxyType({"iprec_at_recall": "recall"})
 
 
 def convention_name(name: str) -> str:

@@ -52,7 +52,7 @@ from receval.errors import MetricError
 from receval.metrics._definition import Direction, Metric, register_metric
 from receval.metrics._input import MetricInput, count_rows
 
-__all__ = ["dcg_gains", "ideal_dcg", "pr_curve"]
+__all__ = ["dcg_gains", "ideal_dcg", "pr_curve", "rank_discount"]
 
 _THRESHOLD = {"threshold": None}
 _NEG = {"negative_threshold": None}
@@ -128,7 +128,7 @@ def _keep(data: MetricInput, threshold: float | None, empty_list: str = "zero") 
 def precision(
     data: MetricInput, k: int, threshold: float | None = None, denominator: str = "k", empty_list: str = "zero"
 ) -> np.ndarray:
-    """Positives in the top k divided by k (or by the list length: ``denominator=list``, LensKit's)."""
+    """Positives in the top k divided by k (``denominator=k``) or by the list length (``list``, LensKit's)."""
     num = _hits(data, k, threshold).sum(axis=1)
     values = _safe_div(num, _list_denominator(data, k, denominator))
     return _empty(values, data.n_positive_at(_thr(data, threshold)) == 0, data, empty_list)
@@ -203,7 +203,7 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_
     direction="higher",
     bounds=(0, 1),
     k="optional",
-    defaults={**_THRESHOLD, "denominator": "all", **_LIST},
+    defaults={**_THRESHOLD, "denominator": "all", "average": "positives", **_LIST},
     description="Average precision at k (trec_eval map_cut; map without k: trec_eval map over the whole list)",
 )
 def average_precision(
@@ -211,17 +211,27 @@ def average_precision(
     k: int | None,
     threshold: float | None = None,
     denominator: str = "all",
+    average: str = "positives",
     empty_list: str = "zero",
 ) -> np.ndarray:
     """AP@k = Σ_{i≤k, positive} P@i / D, the denominator D by ``denominator``:
 
-    ``all`` |positives| (trec_eval, ranx); ``min`` min(k, |positives|); ``k`` k (RecTools'
-    ``divide_by_k=True``); ``min_list`` min(list length within k, |positives|) (LensKit).
+    ``all`` |positives| (trec_eval, ranx); ``min`` min(k, |positives|) (RecBole); ``k`` k
+    (RecTools' ``divide_by_k=True``); ``min_list`` min(list length within k, |positives|)
+    (LensKit). ``average=ranks`` is Elliot's MAP instead: the mean of P@i over every rank
+    i = 1..k, positive or not (``denominator`` is then not read).
     """
     hits = _hits(data, k, threshold)
     n_pos = data.n_positive_at(_thr(data, threshold))
     ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
-    total = (hits * (np.cumsum(hits, axis=1) / ranks)).sum(axis=1)
+    precisions = np.cumsum(hits, axis=1) / ranks
+    if average == "ranks":
+        if k is None:
+            raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
+        return _empty(precisions.sum(axis=1) / k, n_pos == 0, data, empty_list)
+    if average != "positives":
+        raise MetricError(f"map average must be 'positives' or 'ranks', got {average!r}")
+    total = (hits * precisions).sum(axis=1)
     if denominator == "all":
         den = n_pos
     elif denominator == "min":
@@ -263,19 +273,56 @@ def f1(
     "r_precision",
     direction="higher",
     bounds=(0, 1),
-    k="none",
-    defaults=_THRESHOLD,
-    description="Precision at R, R = the user's number of positives (trec_eval Rprec)",
+    k="optional",
+    defaults={**_THRESHOLD, **_LIST},
+    description="Precision at R, R = the user's number of positives (trec_eval Rprec); cut at k with @k",
 )
-def r_precision(data: MetricInput, k: None, threshold: float | None = None) -> np.ndarray:
+def r_precision(
+    data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero"
+) -> np.ndarray:
     """Positives among the first R recommended items / R, R = the user's positives in the truth.
 
-    A list shorter than R counts its missing positions as misses (trec_eval ``Rprec``, ranx ``r-precision``).
+    A list shorter than R counts its missing positions as misses (trec_eval ``Rprec``, ranx
+    ``r-precision``). ``r_precision@k``, the R-precision cut at k, is RecTools'
+    ``Precision(k, r_precision=True)``: positives in the top k / min(k, R) — positives down
+    to rank k count even when R < k, as RecTools counts them.
     """
     hits = data.positive_at(_thr(data, threshold))
     n_pos = data.n_positive_at(_thr(data, threshold))
+    if k is not None:
+        den = np.minimum(n_pos, k)
+        return _empty(_safe_div(hits[:, :k].sum(axis=1), den), n_pos == 0, data, empty_list)
     within = np.arange(hits.shape[1])[None, :] < n_pos[:, None]
-    return _empty(_safe_div((hits & within).sum(axis=1), n_pos), n_pos == 0, data)
+    return _empty(_safe_div((hits & within).sum(axis=1), n_pos), n_pos == 0, data, empty_list)
+
+
+def _auc_pairs(
+    data: MetricInput, k: int | None, threshold: float | None, negative_threshold: float | None, negatives: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per user: correctly ordered (positive, negative) pairs, all pairs, ranked positives."""
+    pos = _hits(data, k, threshold)
+    if negatives == "judged":
+        neg = _negatives(data, pos.shape[1], negative_threshold)[:, : pos.shape[1]]
+    elif negatives == "all":
+        neg = data.valid[:, : pos.shape[1]] & ~pos
+    else:
+        raise MetricError(f"auc negatives must be 'judged' or 'all', got {negatives!r}")
+    # pairs ordered correctly: for each positive, the negatives ranked below it
+    below = neg.sum(axis=1, keepdims=True) - np.cumsum(neg, axis=1)
+    n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
+    return (below * pos).sum(axis=1).astype(np.float64), (n_pos * n_neg).astype(np.float64), n_pos
+
+
+def _auc_parts(
+    data: MetricInput,
+    k: int | None,
+    threshold: float | None = None,
+    negative_threshold: float | None = None,
+    negatives: str = "judged",
+) -> tuple[np.ndarray, np.ndarray]:
+    correct, pairs, n_pos = _auc_pairs(data, k, threshold, negative_threshold, negatives)
+    weight = np.where(pairs > 0, n_pos, 0).astype(np.float64)
+    return _safe_div(correct, pairs) * weight, weight
 
 
 @register_metric(
@@ -283,35 +330,41 @@ def r_precision(data: MetricInput, k: None, threshold: float | None = None) -> n
     direction="higher",
     bounds=(0, 1),
     k="optional",
-    defaults={**_THRESHOLD, **_NEG},
+    defaults={**_THRESHOLD, **_NEG, "negatives": "judged"},
     needs_negatives=True,
+    micro=_auc_parts,
     description="ROC AUC of the ranking over the user's judged items in the (top-k) list",
 )
 def auc(
-    data: MetricInput, k: int | None, threshold: float | None = None, negative_threshold: float | None = None
+    data: MetricInput,
+    k: int | None,
+    threshold: float | None = None,
+    negative_threshold: float | None = None,
+    negatives: str = "judged",
 ) -> np.ndarray:
-    """Share of (positive, negative) pairs of ranked judged items where the positive ranks higher.
+    """Share of (positive, negative) pairs of ranked items where the positive ranks higher.
 
-    Conventions: only items that are both in the user's top k (the whole list without
-    k) and judged in the truth take part — positives rated ≥ ``threshold``, negatives
-    rated < ``negative_threshold``; unrated recommended items and judged items missing
-    from the list are left out. The list order is the score, so there are no ties. A user
-    without a ranked positive or a ranked negative has no AUC: NaN (``empty_users="skip"``) or 0.
+    Conventions: only items in the user's top k (the whole list without k) take part —
+    positives rated ≥ ``threshold``; negatives (``negatives=judged``, default) rated <
+    ``negative_threshold``, unrated recommended items left out, or (``negatives=all``)
+    every ranked item that is not a positive, unrated ones too (RecBole's GAUC and
+    Elliot's AUC over a full ranking). Items missing from the list are left out. The list
+    order is the score, so there are no ties. A user without a ranked positive or a ranked
+    negative has no AUC: NaN (``empty_users="skip"``) or 0. ``agg=micro`` weighs each
+    user's AUC by its ranked positives, users without pairs left out (RecBole's GAUC; the
+    mean over all ranked positives of all users, Elliot's AUC).
     """
-    pos = _hits(data, k, threshold)
-    neg = _negatives(data, pos.shape[1], negative_threshold)[:, : pos.shape[1]]
-    # pairs ordered correctly: for each positive, the negatives ranked below it
-    below = neg.sum(axis=1, keepdims=True) - np.cumsum(neg, axis=1)
-    n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
-    pairs = (n_pos * n_neg).astype(np.float64)
-    return _empty(_safe_div((below * pos).sum(axis=1), pairs), pairs == 0, data)
+    correct, pairs, _ = _auc_pairs(data, k, threshold, negative_threshold, negatives)
+    return _empty(_safe_div(correct, pairs), pairs == 0, data)
 
 
-Gain = Literal["linear", "exponential", "binary"]
+Gain = Literal["linear", "exponential", "binary", "shifted_exponential"]
+GAINS = ("linear", "exponential", "binary", "shifted_exponential")
 
 
 def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain, *, graded: bool = False) -> np.ndarray:
-    """Gain of each rating: positive ones (≥ threshold) get r, 2^r − 1 or 1; the rest (and NaN) 0.
+    """Gain of each rating: positive ones (≥ threshold) get r, 2^r − 1, 1 or (``shifted_exponential``, Elliot's)
+    2^(r − threshold + 1) − 1; the rest (and NaN) 0.
 
     ``graded=True`` is trec_eval's rule: every judged rating above 0 gains, whatever the threshold.
 
@@ -328,8 +381,10 @@ def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain, *, graded: bool
         values = np.exp2(ratings) - 1.0
     elif gain == "binary":
         values = np.ones_like(ratings)
+    elif gain == "shifted_exponential":
+        values = np.exp2(ratings - threshold + 1.0) - 1.0
     else:
-        raise MetricError(f"ndcg gain must be 'linear', 'exponential' or 'binary', got {gain!r}")
+        raise MetricError(f"ndcg gain must be one of {', '.join(GAINS)}, got {gain!r}")
     return np.where(pos, values, 0.0)
 
 

@@ -187,6 +187,8 @@ FIELD_SPELLINGS: tuple[tuple[str, str, dict[str, object], str], ...] = (
     ("hits", "tp", {"convention": "ranx"}, "ranx hits@k: mean number of positives in the top k"),
     ("success", "hit_rate", {}, "trec_eval success_k, ir-measures Success@k"),
     ("rprec", "r_precision", {}, "trec_eval Rprec, ir-measures Rprec"),
+    ("gauc", "auc", {"convention": "recbole"}, "RecBole GAUC: auc weighted by positives, unrated items negatives"),
+    ("calibrated_recall", "recall", {"convention": "recpack", "denominator": "min"}, "RecPack CalibratedRecallK"),
 )
 for _alias, _name, _preset, _ in FIELD_SPELLINGS:
     register_alias(_alias, _name, **_preset)
