@@ -6,7 +6,7 @@ commit they were read from in ``SOURCE.md`` beside it)::
     {
       "convention": "recbole",                   # the preset every case runs with
       "inputs": {"NAME": {"recommendations": {"columns": [...], "rows": [[...], ...]},
-                          "truth": {...}, "train": {...}, "predictions": {...}}},
+                          "truth": {...}, "train": {...}, "predictions": {...}, "aspects": {...}}},
       "cases": [{"id": "test_ndcg@2",            # unique within the library
                  "source": "tests/metrics/test_topk_metrics.py:53",   # where the author wrote it
                  "written": "1 / np.log2(2) / (...)",                  # the expected value as written
@@ -21,7 +21,7 @@ commit they were read from in ``SOURCE.md`` beside it)::
 ``null`` as an expected value means NaN (the user is not scored).
 
 >>> cases = load("recbole")
->>> len({case.id for case in cases}) == len(cases) > 0
+>>> len({case.id for case in cases}) == len(cases) > 0  # ids are unique
 True
 """
 
