@@ -40,14 +40,22 @@ the first k recommended items (trec_eval's ``-M k``); without one, the whole lis
   when relevant, else 0; ``binary``: 1 when relevant; ``exponential``: 2^grade − 1). The
   linear default is what ranx's ``rbp`` and ir-measures' ``RBP(p=…)`` without ``rel=``
   compute (graded, so above 1 with grades above 1); ``gain=binary`` is the paper's
-  binary RBP, ir-measures' ``RBP(p=…, rel=threshold)``, in [0, 1].
+  binary RBP, ir-measures' ``RBP(p=…, rel=threshold)``, in [0, 1]. trec_eval's ``rbp`` is
+  ``rbp(p=0.9, graded=true, normalize=true)``: every grade above 0 gains whatever the
+  threshold (its relevance level), divided by the user's top grade when that is above 1.
 - ``rbp_residual[@k](p=0.8)``: how much binary RBP could still grow, the weight
   (1 − p)·p^(i−1) of the unjudged recommended items plus the weight p^n of every rank
   after the n items read (n = min(k, list length)): binary RBP lies in
-  [rbp, rbp + rbp_residual] whatever the unjudged items are.
+  [rbp, rbp + rbp_residual] whatever the unjudged items are. Unjudged: not in the truth,
+  or (``negative_grades=unjudged``, trec_eval's ``rbp_resid``) with a negative grade.
+  trec_eval prints 0 for a list without an unjudged item, leaving out the tail p^n there
+  (below 1e-9 once the list has 200 items at its p = 0.9).
 - ``judged[@k]`` (ir-measures' ``Judged@k``): the share of the recommended items (the
   first k, or all when fewer) that are in the truth, whatever their grade (trec_eval's
-  −1 too); an empty list is not scored (NaN).
+  −1 too; ``negative_grades=unjudged`` leaves negative grades out); an empty list is not
+  scored (NaN). ``unjudged@k`` (trec_eval's ``unj_k``): the unjudged items of the top k
+  (not in the truth, or with a negative grade) divided by k even for a shorter list;
+  ``denominator=list`` divides by the items there are (``judged``'s default), ``k`` by k.
 - ``tail_percentage@k(tail_ratio=0.1)`` (RecBole's ``TailPercentage``): the share of the
   top k (as many as the list has; an empty list is not scored) that are long-tail items.
   As in RecBole, the tail is read from the training ratings' item counts, among the items
@@ -58,7 +66,7 @@ the first k recommended items (trec_eval's ``-M k``); without one, the whole lis
 Users without a relevant item in the truth follow ``empty_users`` (NaN or 0) in every
 per-user measure above that divides by R or reads relevance (``bpref``, ``set_*``,
 ``iprec_at_recall``, ``rbp``), as in the rest of receval; the counts, ``num_ret``,
-``judged``, ``rbp_residual`` and ``tail_percentage`` score every user.
+``judged``, ``unjudged``, ``rbp_residual`` and ``tail_percentage`` score every user.
 
 Examples
 --------
@@ -69,7 +77,8 @@ non-relevant item above it, 1 − 1/2; item 2 also one, 1 − 1/2; (0.5 + 0.5) /
 Counting −1 as non-relevant, item 2 has two above it: (0.5 + 0) / 2 = 0.25. set_P = 2/6,
 set_F = 2·(1/3)·1 / (1/3 + 1) = 0.5, Judged@4 = 3/4 (items 1, 0 and 3 are in the truth).
 RBP with p = 0.5: 0.5·(2·0.5² + 1·0.5⁴) = 0.28125, binary 0.5·(0.5² + 0.5⁴) = 0.15625;
-its residual: item 5 at rank 1 weighs 0.5, and 0.5⁶ after the six items: 0.515625.
+its residual: item 5 at rank 1 weighs 0.5, item 3 (−1) at rank 4 0.5⁴, and 0.5⁶ after the
+six items: 0.578125 (0.515625 when −1 counts as judged).
 
 >>> import numpy as np, scipy.sparse as sp
 >>> from receval.metrics.registry import MetricInput, parse_metric
@@ -81,7 +90,9 @@ its residual: item 5 at rank 1 weighs 0.5, and 0.5⁶ after the six items: 0.515
 >>> [round(parse_metric(m).per_user(data).item(), 4) for m in ("set_P", "set_recall", "set_F", "Judged@4")]
 [0.3333, 1.0, 0.5, 0.75]
 >>> [parse_metric(m).per_user(data).item() for m in ("RBP(p=0.5)", "rbp(p=0.5,gain=binary)", "rbp_residual(p=0.5)")]
-[0.28125, 0.15625, 0.515625]
+[0.28125, 0.15625, 0.578125]
+>>> parse_metric("rbp_residual(p=0.5,negative_grades=nonrelevant)").per_user(data).item()
+0.515625
 >>> [parse_metric(m).compute(data) for m in ("num_ret", "num_rel", "num_rel_ret@3")]
 [6.0, 2.0, 1.0]
 """
@@ -89,6 +100,7 @@ its residual: item 5 at rank 1 weighs 0.5, and 0.5⁶ after the six items: 0.515
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
@@ -99,7 +111,8 @@ __all__ = ["NEGATIVE_GRADES", "ROUNDINGS", "interpolated_precision", "tail_items
 
 _THRESHOLD = {"threshold": None}
 NEGATIVE_GRADES = ("unjudged", "nonrelevant")
-"""What a negative grade means to bpref: in the pool but not judged (trec_eval), or judged non-relevant (ranx)."""
+"""What a negative grade (trec_eval's −1) means: in the pool but not judged (trec_eval), or judged non-relevant
+(ranx's bpref, ir-measures' Judged)."""
 _COUNT_AGGREGATIONS = ("sum", "macro")  # trec_eval's summary of a count is the sum over queries
 
 
@@ -215,12 +228,17 @@ def set_f(data: MetricInput, k: int | None, threshold: float | None = None, beta
     return _empty(values, n_rel == 0, data)
 
 
+def _negative_unjudged(negative_grades: str) -> bool:
+    """Whether a negative grade means unjudged (else judged non-relevant); an unknown value is refused."""
+    if negative_grades not in NEGATIVE_GRADES:
+        raise MetricError(f"negative_grades must be one of {', '.join(NEGATIVE_GRADES)}, got {negative_grades!r}")
+    return negative_grades == "unjudged"
+
+
 def _nonrelevant(grades: np.ndarray, threshold: float, negative_grades: str) -> np.ndarray:
     """Judged non-relevant grades: below the threshold, and (trec_eval's rule) not negative; NaN never."""
-    if negative_grades not in NEGATIVE_GRADES:
-        raise MetricError(f"bpref negative_grades must be one of {', '.join(NEGATIVE_GRADES)}, got {negative_grades!r}")
     below = grades < threshold
-    return below & (grades >= 0) if negative_grades == "unjudged" else below
+    return below & (grades >= 0) if _negative_unjudged(negative_grades) else below
 
 
 @register_metric(
@@ -349,50 +367,114 @@ def _rbp_weights(p: float, width: int) -> np.ndarray:
     return (1.0 - p) * p ** np.arange(width, dtype=np.float64)
 
 
+def _row_max(truth: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
+    """The largest of ``values`` (aligned with ``truth.data``) in each row; 0 for an empty row."""
+    counts = np.diff(truth.indptr)
+    out = np.zeros(truth.shape[0])
+    rows = np.flatnonzero(counts)
+    if rows.size:
+        out[rows] = np.maximum.reduceat(values, truth.indptr[rows])
+    return out
+
+
 @register_metric(
     "rbp",
     direction="higher",
     k="optional",
-    defaults={**_THRESHOLD, "p": 0.8, "gain": "linear"},
+    defaults={**_THRESHOLD, "p": 0.8, "gain": "linear", "graded": False, "normalize": False},
     description="Rank-biased precision (1 − p) Σ p^(i−1) gain_i (Moffat & Zobel 2008)",
 )
 def rbp(
-    data: MetricInput, k: int | None, threshold: float | None = None, p: float = 0.8, gain: Gain = "linear"
+    data: MetricInput,
+    k: int | None,
+    threshold: float | None = None,
+    p: float = 0.8,
+    gain: Gain = "linear",
+    graded: bool = False,
+    normalize: bool = False,
 ) -> np.ndarray:
-    """(1 − p) Σ_i p^(i−1) g_i over the (top-k) list, g_i the item's gain (as ``ndcg``'s)."""
+    """(1 − p) Σ_i p^(i−1) g_i over the (top-k) list, g_i the item's gain (as ``ndcg``'s).
+
+    ``graded=true``: every grade above 0 gains, whatever the threshold (trec_eval's rule);
+    ``normalize=true``: gains are divided by the user's largest gain in the truth when it is
+    above 1 (trec_eval scales its gains into [0, 1]). A user whose truth gains nothing is not
+    scored (``empty_users``).
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[2.0, 4.0, 1.0]])))
+    >>> rbp(data, None, p=0.5).item(), rbp(data, None, p=0.5, normalize=True).item()  # 0.5·(2 + 4·0.5)
+    (2.0, 0.5)
+    """
     thr = _thr(data, threshold)
     width = _top(data, k)
-    gains = dcg_gains(data.grades[:, :width], thr, gain)
+    gains = dcg_gains(data.grades[:, :width], thr, gain, graded=graded)
+    truth_gains = dcg_gains(data.truth.data, thr, gain, graded=graded)
+    top = _row_max(data.truth, truth_gains)
+    if normalize:
+        gains = gains / np.maximum(top, 1.0)[:, None]
     # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
-    return _empty((gains * _rbp_weights(p, width)).sum(axis=1), data.n_positive_at(thr) == 0, data)
+    return _empty((gains * _rbp_weights(p, width)).sum(axis=1), top <= 0, data)
+
+
+def _judged(data: MetricInput, width: int, negative_grades: str) -> np.ndarray:
+    """Boolean (n_users, width): the ranked item is judged; a negative grade is by ``negative_grades``."""
+    judged = data.judged[:, :width]
+    return judged & (data.grades[:, :width] >= 0) if _negative_unjudged(negative_grades) else judged
 
 
 @register_metric(
     "rbp_residual",
     k="optional",
-    defaults={"p": 0.8},
-    description="Weight of the unjudged and unread ranks: the room binary RBP has left",
+    defaults={"p": 0.8, "negative_grades": "unjudged"},
+    aliases=("rbp_resid",),
+    description="Weight of the unjudged and unread ranks: the room binary RBP has left (trec_eval rbp_resid)",
 )
-def rbp_residual(data: MetricInput, k: int | None, p: float = 0.8) -> np.ndarray:
+def rbp_residual(data: MetricInput, k: int | None, p: float = 0.8, negative_grades: str = "unjudged") -> np.ndarray:
     """Σ (1 − p) p^(i−1) over unjudged recommended items + p^n after the n items read."""
     width = _top(data, k)
-    unjudged = data.valid[:, :width] & ~data.judged[:, :width]
-    weights = _rbp_weights(p, width)
-    return (unjudged * weights).sum(axis=1) + p ** _num_ret(data, k).astype(np.float64)
+    unjudged = data.valid[:, :width] & ~_judged(data, width, negative_grades)
+    return (unjudged * _rbp_weights(p, width)).sum(axis=1) + p ** _num_ret(data, k).astype(np.float64)
+
+
+def _share(data: MetricInput, k: int | None, count: np.ndarray, denominator: str) -> np.ndarray:
+    """``count`` / the items read (``list``; NaN for an empty list) or / k (``k``; the whole list without k)."""
+    if denominator == "list" or (denominator == "k" and k is None):
+        length = _num_ret(data, k)
+    elif denominator == "k":
+        length = np.full(data.n_users, k)
+    else:
+        raise MetricError(f"denominator must be 'list' or 'k', got {denominator!r}")
+    return np.divide(count, length, out=np.full(data.n_users, np.nan), where=length > 0)
 
 
 @register_metric(
     "judged",
     bounds=(0, 1),
     k="optional",
-    description="Share of the (top-k) list that is in the truth, whatever its grade (ir-measures Judged@k)",
+    defaults={"negative_grades": "nonrelevant", "denominator": "list"},
+    description="Share of the (top-k) list that is in the truth (ir-measures Judged@k)",
 )
-def judged(data: MetricInput, k: int | None) -> np.ndarray:
-    """Items of the list in the truth / items in the list (at most k); NaN for an empty list."""
+def judged(
+    data: MetricInput, k: int | None, negative_grades: str = "nonrelevant", denominator: str = "list"
+) -> np.ndarray:
+    """Judged items of the list / items in the list (at most k), or / k with ``denominator=k``."""
     width = _top(data, k)
-    length = _num_ret(data, k)
-    count = data.judged[:, :width].sum(axis=1)
-    return np.divide(count, length, out=np.full(data.n_users, np.nan), where=length > 0)
+    return _share(data, k, _judged(data, width, negative_grades).sum(axis=1), denominator)
+
+
+@register_metric(
+    "unjudged",
+    bounds=(0, 1),
+    k="optional",
+    defaults={"negative_grades": "unjudged", "denominator": "k"},
+    aliases=("unj",),
+    description="Share of the top k that is not judged (trec_eval unj_k)",
+)
+def unjudged(data: MetricInput, k: int | None, negative_grades: str = "unjudged", denominator: str = "k") -> np.ndarray:
+    """Unjudged items of the list / k (a short list is not filled up), or / the list with ``denominator=list``."""
+    width = _top(data, k)
+    count = (data.valid[:, :width] & ~_judged(data, width, negative_grades)).sum(axis=1)
+    return _share(data, k, count, denominator)
 
 
 def tail_items(popularity: np.ndarray, tail_ratio: float) -> np.ndarray:
