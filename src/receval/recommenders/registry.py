@@ -177,6 +177,13 @@ def _guess(value: str) -> Any:
 def parse_params(pairs: Iterable[str]) -> dict[str, Any]:
     """``["k=50", "sim_options.name=pearson"]`` to a dict (values stay strings; dots nest).
 
+    Returns
+    -------
+    dict
+        One key per parameter; a dotted key ``a.b`` becomes ``{"a": {"b": value}}``.
+
+    Examples
+    --------
     >>> parse_params(["k=50", "sim_options.name=pearson", "sim_options.user_based=false"])
     {'k': '50', 'sim_options': {'name': 'pearson', 'user_based': 'false'}}
     """
@@ -209,6 +216,21 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
     ``surprise:<ClassName>`` / ``implicit:<ClassName>`` pass the parameters to that
     class of the other library (values guessed as bool/int/float/str; dotted keys of
     :func:`parse_params` make nested dicts such as surprise's ``sim_options``).
+
+    Returns
+    -------
+    object
+        The unfitted model (a class of :data:`ALGORITHMS`, or an adapter of the other
+        library's class): call ``fit(train)`` on it. An unknown name, preset or
+        parameter, or a value out of the model's range, is a ConfigError naming it.
+
+    Examples
+    --------
+    >>> model = make("item-knn", k="20")  # a string value, as the command line gives it
+    >>> type(model).__name__, model.k, model.similarity
+    ('ItemKNN', 20, 'auto')
+    >>> make("popularity", preset="cyclorec").count
+    'any'
     """
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
@@ -249,6 +271,14 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
 def list_algorithms(names: Sequence[str] | None = None) -> list[AlgorithmInfo]:
     """The built-in algorithms with their parameters and defaults.
 
+    Returns
+    -------
+    list of AlgorithmInfo
+        One per name of ``names`` (default: every built-in, in :data:`ALGORITHMS`' order),
+        without the parameters :data:`FIXED` sets.
+
+    Examples
+    --------
     >>> [a.name for a in list_algorithms()][:3]
     ['random', 'popularity', 'average']
     >>> list_algorithms(["biases"])[0].params

@@ -42,6 +42,14 @@ _BATCH_CELLS = 8_000_000
 def exclusion_matrix(exclude: Interactions | sp.spmatrix | sp.sparray | None, n_users: int, n_items: int):
     """The users x items CSR of (user, item) pairs never to recommend, or ``None``.
 
+    Returns
+    -------
+    scipy.sparse.csr_matrix of bool, or None
+        ``n_users`` x ``n_items``, sorted and without duplicates; None when ``exclude`` is
+        None. A matrix of another shape is a DataError (build it over the training ids).
+
+    Examples
+    --------
     >>> train = Interactions.from_arrays([0, 1], [1, 0], [5, 3])
     >>> exclusion_matrix(train, 2, 2).toarray()
     array([[False,  True],

@@ -224,6 +224,25 @@ def simulate(
     progress
         Called as ``progress(rounds_done, rounds, "simulate NAME")`` after each round
         (default: the active callback of :func:`receval.progress.reporting`, if any).
+
+    Returns
+    -------
+    Trajectory
+        The per-round table (cumulative counts and the metrics of :data:`METRICS`),
+        the test-set sizes behind them, the options and the model after the run.
+
+    Examples
+    --------
+    Two users, two rounds of Popularity; the test set holds two positives (ratings ≥ 4)
+    and two negatives, and each round finds one of each:
+
+    >>> from receval import Interactions
+    >>> data = Interactions.from_arrays([0, 1, 0, 0, 1, 1], [0, 1, 1, 2, 0, 2], [5, 5, 4, 1, 2, 5])
+    >>> run = simulate("popularity", data.subset([0, 1]), data.subset([2, 3, 4, 5]), rounds=2, threshold=4)
+    >>> run.table[["round", "tp", "fp"]].values.tolist()
+    [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]
+    >>> run.final()["recall"], run.final()["precision"]
+    (1.0, 0.5)
     """
     _check_pair(train, test)
     if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer) or rounds < 1:
@@ -414,6 +433,13 @@ def simulate_many(
     ``params`` maps an algorithm name to its parameters (strings are converted); a
     ``refit_every`` entry there overrides the option for that algorithm.
 
+    Returns
+    -------
+    dict of str to Trajectory
+        One trajectory per name of ``algorithms``, each with ``algorithm`` set to that name.
+
+    Examples
+    --------
     >>> from receval import Interactions
     >>> data = Interactions.from_arrays([0, 1, 0, 0, 1, 1], [0, 1, 1, 2, 0, 2], [5, 5, 4, 1, 2, 5])
     >>> runs = simulate_many(["random", "popularity"], data.subset([0, 1]), data.subset([2, 3, 4, 5]),

@@ -62,6 +62,13 @@ def higher_is_better(metric: str) -> bool:
     ``metric`` is a metric string (``"precision@10"``) or a declared measure such as the
     cyclic simulator's ``recall_norm``; a name without a declared direction is refused.
 
+    Returns
+    -------
+    bool
+        True for higher-is-better metrics (Recall), False for lower-is-better ones (Fallout).
+
+    Examples
+    --------
     >>> higher_is_better("recall"), higher_is_better("anti_precision"), higher_is_better("fp@10")
     (True, False, False)
     """
@@ -98,7 +105,24 @@ def _aligned(trajectories: Mapping[str, Any], metric: str) -> pd.DataFrame:
 
 
 def metric_values(trajectories: Mapping[str, Any], metric: str, t: int | None = None) -> pd.Series:
-    """Each system's value of ``metric`` at round ``t`` (default: the last round of the longest run)."""
+    """Each system's value of ``metric`` at round ``t`` (default: the last round of the longest run).
+
+    ``trajectories`` maps a system's name to its :class:`~receval.simulate.Trajectory`
+    or to a table with a ``round`` column; a run that ended earlier keeps its last value.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by system, named ``metric``.
+
+    Examples
+    --------
+    >>> runs = {"a": pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.3], "fallout": [0.05, 0.1]}),
+    ...         "b": pd.DataFrame({"round": [1, 2], "recall": [0.2, 0.25], "fallout": [0.1, 0.2]}),
+    ...         "c": pd.DataFrame({"round": [1], "recall": [0.05], "fallout": [0.01]})}  # c stopped after round 1
+    >>> metric_values(runs, "recall").to_dict(), metric_values(runs, "recall", t=1).to_dict()
+    ({'a': 0.3, 'b': 0.25, 'c': 0.05}, {'a': 0.1, 'b': 0.2, 'c': 0.05})
+    """
     frame = _aligned(trajectories, metric)
     last = len(frame)
     t = last if t is None else int(t)
@@ -113,7 +137,21 @@ def _quality(values: pd.Series | np.ndarray, metric: str) -> np.ndarray:
 
 
 def quality_ranks(trajectories: Mapping[str, Any], metric: str, t: int | None = None) -> dict[str, float]:
-    """Rank of each system under ``metric`` at round ``t``: 1 = best (ties share the mean rank)."""
+    """Rank of each system under ``metric`` at round ``t``: 1 = best (ties share the mean rank).
+
+    Returns
+    -------
+    dict of str to float
+        System name to rank, in the metric's direction (lowest Fallout ranks 1).
+
+    Examples
+    --------
+    >>> runs = {"a": pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.3], "fallout": [0.05, 0.1]}),
+    ...         "b": pd.DataFrame({"round": [1, 2], "recall": [0.2, 0.25], "fallout": [0.1, 0.2]}),
+    ...         "c": pd.DataFrame({"round": [1], "recall": [0.05], "fallout": [0.01]})}  # c stopped after round 1
+    >>> quality_ranks(runs, "recall"), quality_ranks(runs, "fallout")
+    ({'a': 1.0, 'b': 2.0, 'c': 3.0}, {'a': 2.0, 'b': 3.0, 'c': 1.0})
+    """
     values = metric_values(trajectories, metric, t)
     ranks = stats.rankdata(-_quality(values, metric), method="average", nan_policy="omit")
     return dict(zip(values.index, ranks.astype(float).tolist(), strict=True))
@@ -123,6 +161,22 @@ def kendall_tau(trajectories: Mapping[str, Any], metric_a: str, metric_b: str, t
     """Kendall's τ-b between the quality rankings under two metrics at round ``t``.
 
     NaN when fewer than two systems have both values or one ranking is all ties.
+
+    Returns
+    -------
+    float
+        In [−1, 1]: +1 when both metrics order the systems alike from best to worst.
+
+    Examples
+    --------
+    At the last round Recall ranks a, b, c and Fallout c, a, b: of the three pairs only
+    (a, b) is ordered alike, so τ = (1 − 2) / 3.
+
+    >>> runs = {"a": pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.3], "fallout": [0.05, 0.1]}),
+    ...         "b": pd.DataFrame({"round": [1, 2], "recall": [0.2, 0.25], "fallout": [0.1, 0.2]}),
+    ...         "c": pd.DataFrame({"round": [1], "recall": [0.05], "fallout": [0.01]})}  # c stopped after round 1
+    >>> round(kendall_tau(runs, "recall", "fallout"), 4)
+    -0.3333
     """
     a = _quality(metric_values(trajectories, metric_a, t), metric_a)
     b = _quality(metric_values(trajectories, metric_b, t), metric_b)
@@ -136,6 +190,13 @@ def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = N
     system's :meth:`~receval.simulate.Trajectory.final`) or a mapping of system names
     to trajectories (then at round ``t``, default the last).
 
+    Returns
+    -------
+    dict of str to float
+        ``recall_fallout`` and ``precision_anti_precision``: each τ (see :func:`kendall_tau`).
+
+    Examples
+    --------
     >>> final = pd.DataFrame({"recall": [0.3, 0.2], "fallout": [0.1, 0.2],
     ...                       "precision": [0.5, 0.4], "anti_precision": [0.4, 0.3]}, index=["a", "b"])
     >>> kendall_agreement(final)
@@ -151,7 +212,21 @@ def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = N
 
 
 def tau_curve(trajectories: Mapping[str, Any], metric_a: str, metric_b: str) -> pd.DataFrame:
-    """τ between the two quality rankings at every round (columns ``round``, ``tau``)."""
+    """τ between the two quality rankings at every round (columns ``round``, ``tau``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per round of the longest run: ``round`` (1..) and ``tau`` (:func:`kendall_tau`).
+
+    Examples
+    --------
+    >>> runs = {"a": pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.3], "fallout": [0.05, 0.1]}),
+    ...         "b": pd.DataFrame({"round": [1, 2], "recall": [0.2, 0.25], "fallout": [0.1, 0.2]}),
+    ...         "c": pd.DataFrame({"round": [1], "recall": [0.05], "fallout": [0.01]})}  # c stopped after round 1
+    >>> tau_curve(runs, "recall", "fallout").round(4).values.tolist()  # opposite orders at round 1
+    [[1.0, -1.0], [2.0, -0.3333]]
+    """
     a = _quality(_aligned(trajectories, metric_a).to_numpy(), metric_a)
     b = _quality(_aligned(trajectories, metric_b).to_numpy(), metric_b)
     taus = [_kendall_tau(a[r], b[r]) for r in range(len(a))]
@@ -162,6 +237,19 @@ def ranks_over_time(trajectories: Mapping[str, Any], metric: str) -> pd.DataFram
     """Each system's quality rank under ``metric`` at every round (rows rounds, columns systems).
 
     The data of the thesis' ranking figures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``round`` (1..), one column of ranks (1 = best) per system.
+
+    Examples
+    --------
+    >>> runs = {"a": pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.3], "fallout": [0.05, 0.1]}),
+    ...         "b": pd.DataFrame({"round": [1, 2], "recall": [0.2, 0.25], "fallout": [0.1, 0.2]}),
+    ...         "c": pd.DataFrame({"round": [1], "recall": [0.05], "fallout": [0.01]})}  # c stopped after round 1
+    >>> ranks_over_time(runs, "recall").values.tolist()  # b leads at round 1, a at round 2
+    [[2.0, 1.0, 3.0], [1.0, 2.0, 3.0]]
     """
     frame = _aligned(trajectories, metric)
     q = _quality(frame.to_numpy(), metric)
