@@ -123,6 +123,16 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
             bpref=_p("bpref", "m_bpref.c", "a negative grade (−1) is unjudged"),
             iprec_at_recall=_p("iprec_at_recall_x", "m_iprec_at_recall.c"),
             gm_map=_p("gm_map", "m_gm_map.c"),
+            rbp=_p(
+                "rbp",
+                "m_rbp.c, gain_init.c",
+                "p = 0.9; gain = the grade, every grade > 0, divided by the query's top grade when above 1",
+                p=0.9,
+                graded=True,
+                normalize=True,
+            ),
+            rbp_residual=_p("rbp_resid", "m_rbp_resid.c", "p = 0.9; a negative grade (−1) is unjudged", p=0.9),
+            unjudged=_p("unj_k", "m_unjudged.c", "not in the qrels or −1; divides by k"),
         ),
         "ranx": _library(
             "ranx",
@@ -395,9 +405,16 @@ def apply_convention(metric: str | Metric, name: str | None) -> Metric:
 
 
 def markdown_table() -> str:
-    """The metric × library table of docs/conventions.md: receval's parameter values, the library's own name,
-    the source file (at the commit given in the library's heading row)."""
-    lines = [
+    """docs/conventions.md's tables: each library's repository, commit read and tie rule; then metric ×
+    library × receval's parameter values, with the library's own name and the source files (linked at that commit).
+
+    >>> markdown_table().splitlines()[0]
+    '| library | repository | commit read | ties |'
+    """
+    lines = ["| library | repository | commit read | ties |", "| --- | --- | --- | --- |"]
+    lines += [f"| {lib.name} | {lib.repository} | `{lib.commit}` | {lib.ties} |" for lib in LIBRARIES.values()]
+    lines += [
+        "",
         "| metric | library | library's name | parameter values | source file |",
         "| --- | --- | --- | --- | --- |",
     ]
@@ -408,15 +425,12 @@ def markdown_table() -> str:
                 continue
             values = ", ".join(f"`{key}={_text(v)}`" for key, v in sorted(preset.params.items())) or "defaults"
             note = f" ({preset.note})" if preset.note else ""
-            lines.append(
-                f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | "
-                f"[{preset.source}](https://github.com/{lib.repository}/blob/{lib.commit}/{_first(preset.source)}) |"
+            links = ", ".join(
+                f"[{path}](https://github.com/{lib.repository}/blob/{lib.commit}/{path})"
+                for path in (part.strip() for part in preset.source.split(","))
             )
+            lines.append(f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | {links} |")
     return "\n".join(lines)
-
-
-def _first(source: str) -> str:
-    return source.split(",")[0].strip()
 
 
 def _text(value: Any) -> str:
