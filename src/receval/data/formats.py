@@ -207,9 +207,13 @@ def detect(path: Path, label: str = "table", option: str = "format=") -> tuple[s
     first = lines[0]
     if first.lstrip().startswith("{"):
         return "ranx-json", None
-    fields = first.split()
-    if len(fields) == 6 and fields[1] == "Q0":
+    records = [line for line in lines if not line.lstrip().startswith("#")]  # trec_eval's comment lines
+    fields = records[0].split() if records else []
+    if len(fields) >= 6 and fields[1] == "Q0":  # a run; trec_eval ignores the fields after the tag
         return "trec", False
+    if records and records[0] != first and len(fields) == 4 and fields[1] == "0":
+        return "trec", False  # qrels after comment lines
+    fields = first.split()
     if "\t" in first and all(":" in f for f in first.split("\t")):
         return "recbole", True
     sep = "\t" if "\t" in first else ("," if "," in first else None)

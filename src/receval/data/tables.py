@@ -58,7 +58,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -384,13 +386,14 @@ class _Reader:
         self.sep: str | None = None
         self.header = True
         self.whitespace = False
+        self.comments = False  # lines starting with '#' are not records (TREC files)
         self.token_seq: list[str] | None = None  # a RecBole file's token_seq columns
 
     def line_of(self, row: int) -> int | None:
         if self.sep is None:
             return None
         skip = 1 if self.header else 0
-        for j, (number, _) in enumerate(_records(self.path, self.sep, self.whitespace)):
+        for j, (number, _) in enumerate(_records(self.path, self.sep, self.whitespace, self.comments)):
             if j == row + skip:
                 return number
         return None
@@ -450,14 +453,19 @@ class _Reader:
         return table.drop_columns(gaps) if gaps else table
 
     def trec(self) -> pa.Table:
-        first = head_lines(self.path)
+        """A TREC run or qrels file read as trec_eval reads it (``get_trec_results.c``, ``get_qrels.c``).
+
+        Fields are separated by white space; a run line's fields after its run tag are
+        ignored (a tag written with spaces in a tab-separated file among them); lines whose
+        first character after any white space is ``#`` are comments.
+        """
+        comments = _has_comment_lines(self.path)
+        first = [line for line in head_lines(self.path) if not line.lstrip().startswith("#")]
         if not first:
             raise DataError(f"the {self.what} file is empty", path=self.path, line=1)
-        sep = "\t" if "\t" in first[0] else " "
-        self.whitespace = sep == " " and any("  " in line.strip() for line in first)
         n = len(first[0].split())
         names: tuple[str, ...]
-        if n == 6:
+        if n >= 6:
             names, keep = ("user", "_q0", "item", "rank", "score", "_tag"), ["user", "item", "score"]
             expected = "a TREC run line is: qid Q0 docid rank score tag"
         elif n == 4:
@@ -465,14 +473,50 @@ class _Reader:
             expected = "a TREC qrels line is: qid 0 docid grade"
         else:
             raise DataError(f"has {n} fields; {self._trec_help()}", path=self.path, line=_first_line(self.path))
-        if self.whitespace:
-            return self._whitespace(names, expected).select(keep)
+        if not comments:  # the fast readers, for files whose every line has the same fields
+            sep = "\t" if "\t" in first[0] else " "
+            self.whitespace = sep == " " and any("  " in line.strip() for line in first)
+            try:
+                if self.whitespace:
+                    import pandas as pd
+
+                    with warnings.catch_warnings():  # pandas drops the fields of a longer line with a warning
+                        warnings.simplefilter("error", pd.errors.ParserWarning)
+                        return self._whitespace(names, expected).select(keep)
+                return self.delimited(sep, False, names, keep)  # the other fields are parsed, not converted
+            except DataError as err:
+                if err.line is None or "fields" not in err.message:
+                    raise
+            except Warning:
+                pass
+        return self._trec_lines(names, keep, expected)
+
+    def _trec_lines(self, names: tuple[str, ...], keep: list[str], expected: str) -> pa.Table:
+        """Line by line: comments skipped, a run's fields after the tag ignored, every line checked."""
+        import pyarrow as pa
+
+        self.sep, self.header, self.whitespace, self.comments = " ", False, True, True
+        run = len(names) == 6
+        columns: dict[str, list[str]] = {name: [] for name in keep}
+        at = [names.index(name) for name in keep]
+        for number, fields in _records(self.path, " ", whitespace=True, comments=True):
+            if len(fields) < 6 if run else len(fields) != 4:
+                wanted = "at least 6" if run else "4"
+                raise DataError(f"has {len(fields)} fields, expected {wanted}; {expected}", path=self.path,
+                                line=number)  # fmt: skip
+            for name, j in zip(keep, at, strict=True):
+                columns[name].append(fields[j])
+        value = keep[-1]
+        numbers = pa.array(columns.pop(value))
         try:
-            return self.delimited(sep, False, names, keep)  # the other fields are parsed, not converted
-        except DataError as err:
-            if err.line is not None and "fields" in err.message:
-                raise DataError(f"{err.message}; {expected}", path=self.path, line=err.line) from None
-            raise
+            parsed = numbers.cast(pa.float64())
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            bad = next(j for j, text in enumerate(numbers.to_pylist()) if not _is_number(text))
+            raise DataError(f"{value} {numbers[bad].as_py()!r} is not a number", path=self.path,
+                            line=self.line_of(bad), column=value) from None  # fmt: skip
+        ids = {name: pa.array(values).dictionary_encode() if self.text_ids else pa.array(values)
+               for name, values in columns.items()}  # fmt: skip
+        return pa.table({**ids, value: parsed})
 
     def _trec_help(self) -> str:
         return "a TREC run line is 'qid Q0 docid rank score tag' (6 fields), a qrels line 'qid 0 docid grade' (4)"
@@ -825,6 +869,21 @@ def _split(text: str, sep: str) -> list[str]:
     return next(csv.reader(io.StringIO(text), delimiter=sep), [])
 
 
+_COMMENT = re.compile(rb"\n[ \t]*#")
+
+
+def _has_comment_lines(path: Path) -> bool:
+    """Whether a line of the file starts with ``#`` (after white space): trec_eval's comments."""
+    before = b"\n"  # what precedes the chunk: the start of a line, or the white space ending the last chunk
+    with _source.open_binary(path) as fh:
+        while chunk := fh.read(1 << 24):
+            if b"#" in chunk and _COMMENT.search(before + chunk):  # memchr first: most files have no '#'
+                return True
+            rest = chunk[chunk.rfind(b"\n") :] if b"\n" in chunk else before + chunk
+            before = rest if not rest.strip() else b""
+    return False
+
+
 def _field_count(path: Path, sep: str, whitespace: bool) -> int:
     for _, fields in _records(path, sep, whitespace):
         return len(fields)
@@ -909,8 +968,9 @@ def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:
 
 
 # ------------------------------------------------------------------ the error path
-def _records(path: Path, sep: str, whitespace: bool = False) -> Iterator[tuple[int, list[str]]]:
-    """(line number, fields) of every non-blank record; a DataError at the first non-UTF-8 line."""
+def _records(path: Path, sep: str, whitespace: bool = False, comments: bool = False) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every non-blank record (and, with ``comments``, not a ``#`` line); a DataError at
+    the first non-UTF-8 line."""
     with _source.open_binary(path) as fh:
         for number, raw in enumerate(fh, start=1):
             try:
@@ -922,7 +982,7 @@ def _records(path: Path, sep: str, whitespace: bool = False) -> Iterator[tuple[i
                     line=number,
                 ) from None
             fields = text.split() if whitespace else _split(text, sep)
-            if any(f.strip() for f in fields):
+            if any(f.strip() for f in fields) and not (comments and fields[0].lstrip().startswith("#")):
                 yield number, fields
 
 
