@@ -136,6 +136,13 @@ def relevant(ratings: np.ndarray | Sequence[float] | float, threshold: float) ->
 
     The default threshold of a scale is :meth:`RatingScale.default_threshold`.
 
+    Returns
+    -------
+    numpy.ndarray of bool
+        The shape of ``ratings``; True where the rating is at least ``threshold``.
+
+    Examples
+    --------
     >>> relevant(np.array([5.0, 3.0, np.nan]), 4).tolist()
     [True, False, False]
     """
@@ -671,6 +678,14 @@ def aspect_matrix(
     Aspect names are sorted; items of the table outside ``item_ids`` raise
     :class:`DataError` (``unknown="error"``) or are left out (``"drop"``).
 
+    Returns
+    -------
+    tuple of (scipy.sparse.csr_matrix, numpy.ndarray)
+        The ``len(item_ids)`` x aspects 0/1 matrix (rows in the order of ``item_ids``)
+        and the sorted aspect names (its columns).
+
+    Examples
+    --------
     >>> import pandas as pd
     >>> m, names = aspect_matrix(pd.DataFrame({"item": [2, 1, 2], "aspect": ["b", "a", "a"]}), np.array([1, 2, 3]))
     >>> m.toarray().tolist(), names.tolist()

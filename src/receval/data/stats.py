@@ -47,6 +47,13 @@ def gini(values: np.ndarray) -> float:
     ``G = 1/(n-1) Σ_j (2j - n - 1) p_j`` over the values sorted ascending, with
     ``p_j = v_j / Σ v`` and ``j = 1..n``: 0 when all are equal, 1 when one holds all.
 
+    Returns
+    -------
+    float
+        In [0, 1]; 0 for fewer than two values or a zero total.
+
+    Examples
+    --------
     >>> gini(np.array([5, 5, 5])), gini(np.array([0, 0, 9]))
     (0.0, 1.0)
     """
@@ -63,6 +70,15 @@ def gini(values: np.ndarray) -> float:
 def mar_mnar(counts: np.ndarray) -> dict[str, Any]:
     """The MAR/MNAR diagnostic of per-item rating counts (see the module docstring for the rule).
 
+    Returns
+    -------
+    dict
+        ``label`` (``"MAR"`` or ``"MNAR"``), the coefficient of variation ``cv`` of the
+        counts, ``cv_uniform`` (that of uniform exposure), ``dispersion`` (variance / mean)
+        and the ``rule`` applied, in words.
+
+    Examples
+    --------
     >>> mar_mnar(np.array([100, 96, 104, 99]))["label"]
     'MAR'
     >>> mar_mnar(np.array([300, 20, 5, 1, 1, 1]))["label"]
@@ -151,6 +167,18 @@ def dataset_stats(data: Interactions) -> dict[str, Any]:
     ``n_aspects`` and ``aspect_names`` when items have aspects, and when the data
     has a ``familiar`` flag: ``n_familiar``, ``familiar_share`` and ``familiar``
     (the same statistics for the familiar-only subset).
+
+    Returns
+    -------
+    dict
+        The keys above; every value is a number, a string, a list or a dict of them.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> stats = dataset_stats(Interactions.from_arrays(["u1", "u1", "u2"], ["a", "b", "a"], [5, 3, 4]))
+    >>> stats["n_ratings"], stats["density"], stats["mean_rating"], stats["item_popularity"]
+    (3, 0.75, 4.0, [2, 1])
     """
     out: dict[str, Any] = {"name": data.name}
     out.update(_core(data))

@@ -430,6 +430,13 @@ def generate(
     name
         Data set name (default ``"synthetic-<exposure>"`` or ``"synthetic-complete"``).
 
+    Returns
+    -------
+    Interactions
+        Ids ``1..n_users`` and ``1..n_items``, ratings on ``scale``, timestamps, the
+        genres as aspects (unless ``n_aspects=0``) and, with ``familiar_fraction``, the
+        ``familiar`` column; the same ``seed`` gives the same data.
+
     Examples
     --------
     >>> data = generate(n_users=100, n_items=80, n_ratings=2_000, seed=3)
@@ -488,6 +495,16 @@ def generate_with_truth(
     also rates every pair into :attr:`SyntheticData.complete` (see the module docstring).
     The defaults give exactly the data of :func:`generate`.
 
+    Returns
+    -------
+    SyntheticData
+        ``data`` (what :func:`generate` returns for the same arguments) with its ground
+        truth: each row's rating before noise, each user's noise, the items' exposure
+        probabilities, with ``sampling="bernoulli"`` each pair's observation probability
+        and, with ``keep_complete``, every pair rated.
+
+    Examples
+    --------
     >>> t = generate_with_truth(n_users=20, n_items=15, n_ratings=60, sampling="bernoulli", keep_complete=True)
     >>> t.complete.n_ratings, bool(abs(t.data.n_ratings - 60) < 25)
     (300, True)
