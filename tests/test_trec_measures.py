@@ -178,7 +178,7 @@ def _printed(name: str) -> dict[tuple[str, str], float]:
 # trec_eval 10's own spelling of each measure -> receval's string with trec_eval's parameters written out
 TREC_EVAL_10 = {
     "rbp": "rbp(p=0.9,graded=true,normalize=true)",
-    "rbp_resid": "rbp_residual(p=0.9)",
+    "rbp_resid": "rbp_residual(p=0.9,tail=with_unjudged)",
     "unj_5": "unjudged@5",
     "unj_10": "unjudged@10",
     "unj_20": "unjudged@20",
@@ -279,6 +279,11 @@ def test_rbp_residual_bounds_binary_rbp_whatever_the_unjudged_items_are() -> Non
     assert got["rbp_resid@2(p=0.5)"]["q"] == 0.5 + 0.25  # two ranks read: the tail starts at rank 3
     best = _receval({"q": {"a": 1, "b": 0, "c": 1}}, run, ["rbp(p=0.5,gain=binary)"])["rbp(p=0.5,gain=binary)"]
     assert best["q"] + 0.125 == got["rbp(p=0.5,gain=binary)"]["q"] + got["rbp_residual(p=0.5)"]["q"]
+    # every item judged: only the tail is left, which trec_eval leaves out (tail=with_unjudged)
+    judged = _receval(
+        {"q": {"a": 1, "b": 0, "c": 0}}, run, ["rbp_residual(p=0.5)", "rbp_resid(p=0.5,tail=with_unjudged)"]
+    )
+    assert [judged[m]["q"] for m in judged] == [0.125, 0.0]
 
 
 @pytest.mark.parametrize(
@@ -416,6 +421,7 @@ def test_trec_eval_and_ir_measures_names_resolve(typed: str, resolved: str) -> N
         ("iprec_at_recall(recall=1.5)", "recall level must be in \\[0, 1\\]"),
         ("iprec_at_recall(rounding=up)", "rounding must be one of nearest, trec_eval9"),
         ("gm_map(epsilon=0)", "epsilon must be a number > 0"),
+        ("rbp_residual(tail=never)", "tail must be one of always, with_unjudged"),
         ("bpref(negative_grades=ignored)", "negative_grades must be one of unjudged, nonrelevant"),
         ("judged@5(denominator=all)", "denominator must be 'list' or 'k'"),
         ("tail_percentage@5(tail_ratio=0)", "tail_ratio must be > 0"),

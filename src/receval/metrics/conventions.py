@@ -131,7 +131,13 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
                 graded=True,
                 normalize=True,
             ),
-            rbp_residual=_p("rbp_resid", "m_rbp_resid.c", "p = 0.9; a negative grade (−1) is unjudged", p=0.9),
+            rbp_residual=_p(
+                "rbp_resid",
+                "m_rbp_resid.c",
+                "p = 0.9; a negative grade (−1) is unjudged; 0 for a list without an unjudged item",
+                p=0.9,
+                tail="with_unjudged",
+            ),
             unjudged=_p("unj_k", "m_unjudged.c", "not in the qrels or −1; divides by k"),
         ),
         "ranx": _library(
@@ -405,16 +411,9 @@ def apply_convention(metric: str | Metric, name: str | None) -> Metric:
 
 
 def markdown_table() -> str:
-    """docs/conventions.md's tables: each library's repository, commit read and tie rule; then metric ×
-    library × receval's parameter values, with the library's own name and the source files (linked at that commit).
-
-    >>> markdown_table().splitlines()[0]
-    '| library | repository | commit read | ties |'
-    """
-    lines = ["| library | repository | commit read | ties |", "| --- | --- | --- | --- |"]
-    lines += [f"| {lib.name} | {lib.repository} | `{lib.commit}` | {lib.ties} |" for lib in LIBRARIES.values()]
-    lines += [
-        "",
+    """The metric × library table of docs/conventions.md: receval's parameter values, the library's own name,
+    the source file (at the commit given in the library's heading row)."""
+    lines = [
         "| metric | library | library's name | parameter values | source file |",
         "| --- | --- | --- | --- | --- |",
     ]
@@ -425,12 +424,15 @@ def markdown_table() -> str:
                 continue
             values = ", ".join(f"`{key}={_text(v)}`" for key, v in sorted(preset.params.items())) or "defaults"
             note = f" ({preset.note})" if preset.note else ""
-            links = ", ".join(
-                f"[{path}](https://github.com/{lib.repository}/blob/{lib.commit}/{path})"
-                for path in (part.strip() for part in preset.source.split(","))
+            lines.append(
+                f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | "
+                f"[{preset.source}](https://github.com/{lib.repository}/blob/{lib.commit}/{_first(preset.source)}) |"
             )
-            lines.append(f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | {links} |")
     return "\n".join(lines)
+
+
+def _first(source: str) -> str:
+    return source.split(",")[0].strip()
 
 
 def _text(value: Any) -> str:

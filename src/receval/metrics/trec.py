@@ -48,8 +48,8 @@ the first k recommended items (trec_eval's ``-M k``); without one, the whole lis
   after the n items read (n = min(k, list length)): binary RBP lies in
   [rbp, rbp + rbp_residual] whatever the unjudged items are. Unjudged: not in the truth,
   or (``negative_grades=unjudged``, trec_eval's ``rbp_resid``) with a negative grade.
-  trec_eval prints 0 for a list without an unjudged item, leaving out the tail p^n there
-  (below 1e-9 once the list has 200 items at its p = 0.9).
+  ``tail=with_unjudged`` is trec_eval's ``rbp_resid``: 0 for a list without an unjudged
+  item, whose unread ranks it leaves out (an empty list's residual is 0, not 1).
 - ``judged[@k]`` (ir-measures' ``Judged@k``): the share of the recommended items (the
   first k, or all when fewer) that are in the truth, whatever their grade (trec_eval's
   −1 too; ``negative_grades=unjudged`` leaves negative grades out); an empty list is not
@@ -107,7 +107,7 @@ from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput, count_rows
 from receval.metrics.ranking import Gain, _empty, _hits, _safe_div, _thr, average_precision, dcg_gains
 
-__all__ = ["NEGATIVE_GRADES", "ROUNDINGS", "interpolated_precision", "tail_items"]
+__all__ = ["NEGATIVE_GRADES", "RESIDUAL_TAILS", "ROUNDINGS", "interpolated_precision", "tail_items"]
 
 _THRESHOLD = {"threshold": None}
 NEGATIVE_GRADES = ("unjudged", "nonrelevant")
@@ -422,18 +422,30 @@ def _judged(data: MetricInput, width: int, negative_grades: str) -> np.ndarray:
     return judged & (data.grades[:, :width] >= 0) if _negative_unjudged(negative_grades) else judged
 
 
+RESIDUAL_TAILS = ("always", "with_unjudged")
+"""When rbp_residual adds the weight p^n of the ranks after the list: always (Moffat & Zobel), or only when the
+list read holds an unjudged item (trec_eval's rbp_resid, 0 otherwise)."""
+
+
 @register_metric(
     "rbp_residual",
     k="optional",
-    defaults={"p": 0.8, "negative_grades": "unjudged"},
+    defaults={"p": 0.8, "negative_grades": "unjudged", "tail": "always"},
     aliases=("rbp_resid",),
     description="Weight of the unjudged and unread ranks: the room binary RBP has left (trec_eval rbp_resid)",
 )
-def rbp_residual(data: MetricInput, k: int | None, p: float = 0.8, negative_grades: str = "unjudged") -> np.ndarray:
+def rbp_residual(
+    data: MetricInput, k: int | None, p: float = 0.8, negative_grades: str = "unjudged", tail: str = "always"
+) -> np.ndarray:
     """Σ (1 − p) p^(i−1) over unjudged recommended items + p^n after the n items read."""
+    if tail not in RESIDUAL_TAILS:
+        raise MetricError(f"rbp_residual tail must be one of {', '.join(RESIDUAL_TAILS)}, got {tail!r}")
     width = _top(data, k)
     unjudged = data.valid[:, :width] & ~_judged(data, width, negative_grades)
-    return (unjudged * _rbp_weights(p, width)).sum(axis=1) + p ** _num_ret(data, k).astype(np.float64)
+    after = p ** _num_ret(data, k).astype(np.float64)
+    if tail == "with_unjudged":
+        after = np.where(unjudged.any(axis=1), after, 0.0)
+    return (unjudged * _rbp_weights(p, width)).sum(axis=1) + after
 
 
 def _share(data: MetricInput, k: int | None, count: np.ndarray, denominator: str) -> np.ndarray:
