@@ -411,9 +411,16 @@ def apply_convention(metric: str | Metric, name: str | None) -> Metric:
 
 
 def markdown_table() -> str:
-    """The metric × library table of docs/conventions.md: receval's parameter values, the library's own name,
-    the source file (at the commit given in the library's heading row)."""
-    lines = [
+    """docs/conventions.md's tables: each library's repository, commit read and tie rule; then metric ×
+    library × receval's parameter values, with the library's own name and the source files (linked at that commit).
+
+    >>> markdown_table().splitlines()[0]
+    '| library | repository | commit read | ties |'
+    """
+    lines = ["| library | repository | commit read | ties |", "| --- | --- | --- | --- |"]
+    lines += [f"| {lib.name} | {lib.repository} | `{lib.commit}` | {lib.ties} |" for lib in LIBRARIES.values()]
+    lines += [
+        "",
         "| metric | library | library's name | parameter values | source file |",
         "| --- | --- | --- | --- | --- |",
     ]
@@ -424,15 +431,12 @@ def markdown_table() -> str:
                 continue
             values = ", ".join(f"`{key}={_text(v)}`" for key, v in sorted(preset.params.items())) or "defaults"
             note = f" ({preset.note})" if preset.note else ""
-            lines.append(
-                f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | "
-                f"[{preset.source}](https://github.com/{lib.repository}/blob/{lib.commit}/{_first(preset.source)}) |"
+            links = ", ".join(
+                f"[{path}](https://github.com/{lib.repository}/blob/{lib.commit}/{path})"
+                for path in (part.strip() for part in preset.source.split(","))
             )
+            lines.append(f"| `{metric}` | {lib.name} | `{preset.spelling}` | {values}{note} | {links} |")
     return "\n".join(lines)
-
-
-def _first(source: str) -> str:
-    return source.split(",")[0].strip()
 
 
 def _text(value: Any) -> str:
