@@ -217,4 +217,3 @@ def count_rows(matrix: sp.csr_matrix, mask: np.ndarray) -> np.ndarray:
     """Per-row count of stored entries selected by ``mask`` (aligned with ``matrix.data``)."""
     csum = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
     return csum[matrix.indptr[1:]] - csum[matrix.indptr[:-1]]
-
