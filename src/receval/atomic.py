@@ -59,6 +59,13 @@ _JOURNAL = "journal.json"  # ... and, once the set is complete, the list of move
 def temporary_name() -> str:
     """A hidden name, unique to this process and call, for a temporary file or folder.
 
+    Returns
+    -------
+    str
+        ``.receval-<pid>-<n>.tmp``.
+
+    Examples
+    --------
     >>> name = temporary_name()
     >>> name.startswith(f".receval-{os.getpid()}-") and name.endswith(".tmp") and len(name) < 40
     True
@@ -137,6 +144,13 @@ def remove_stale_temporaries(folder: str | Path) -> list[Path]:
     of :func:`publish` whose set was complete (its journal written) is moved into
     place first, so the set its process was publishing when it died is published.
 
+    Returns
+    -------
+    list of pathlib.Path
+        The temporaries removed (those of running processes are kept).
+
+    Examples
+    --------
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / ".receval-999999999-0.tmp").write_text("half")  # no process has this pid
@@ -182,6 +196,13 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     The first write of this process into a folder also removes the temporaries that
     killed processes left there (:func:`remove_stale_temporaries`).
 
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding what ``write`` wrote.
+
+    Examples
+    --------
     >>> import tempfile
     >>> target = Path(tempfile.mkdtemp()) / "x.txt"
     >>> _ = atomic_write(target, lambda p: p.write_text("ok"))
@@ -293,6 +314,14 @@ def publish(*folders: str | Path) -> Iterator[Publication]:
     they held. Folders are created when missing; files of theirs the set does not name
     are left alone.
 
+    Yields
+    ------
+    Publication
+        Its ``path(target)`` gives the staged name to write for ``target``.
+
+    Examples
+    --------
+
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp())
     >>> with publish(out) as pub:
@@ -324,12 +353,41 @@ def publish(*folders: str | Path) -> Iterator[Publication]:
 
 
 def write_text(path: str | Path, text: str) -> Path:
-    """Atomically write UTF-8 text."""
+    """Atomically write UTF-8 text (see :func:`atomic_write`).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> write_text(Path(tempfile.mkdtemp()) / "note.txt", "λ = 4").read_text(encoding="utf-8")
+    'λ = 4'
+    """
     return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
 def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False) -> Path:
-    """Atomically write a DataFrame as Parquet, CSV or TSV, chosen by the file's extension."""
+    """Atomically write a DataFrame as Parquet, CSV or TSV, chosen by the file's extension.
+
+    ``.parquet`` is Parquet, ``.tsv`` and ``.txt`` tab-separated, anything else
+    comma-separated.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> path = write_frame(Path(tempfile.mkdtemp()) / "t.tsv", pd.DataFrame({"user": [1], "item": [2]}))
+    >>> path.read_text().splitlines()
+    ['user\\titem', '1\\t2']
+    """
     suffix = Path(path).suffix.lower()
     if suffix == ".parquet":
         return atomic_write(path, lambda p: frame.to_parquet(p, index=index))
@@ -340,6 +398,13 @@ def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False) -
 def write_figure(path: str | Path, fig: Any, **savefig: Any) -> Path:
     """Atomically save a Matplotlib figure; the format comes from ``path``'s extension (PNG if it has none).
 
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
     >>> import tempfile
     >>> from matplotlib.figure import Figure
     >>> target = write_figure(Path(tempfile.mkdtemp()) / "f.png", Figure(figsize=(1, 1)), dpi=10)

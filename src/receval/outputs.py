@@ -59,6 +59,13 @@ def safe_name(text: object, *, max_bytes: int = MAX_NAME_BYTES) -> str:
     original, so two different names never give the same file name: an unchanged name
     holds no ``+``, a changed one ends in its own digest.
 
+    Returns
+    -------
+    str
+        A single path component of at most ``max_bytes`` UTF-8 bytes.
+
+    Examples
+    --------
     >>> safe_name("ml-100k-one-shot"), safe_name("knn(k=50)")
     ('ml-100k-one-shot', 'knn(k=50)')
     >>> safe_name("../../x"), safe_name("a/b"), safe_name("a_b")
@@ -108,6 +115,22 @@ def check_output_file(path: str | Path, option: str) -> Path:
 
     Refused: an existing folder, a folder that does not exist or is a file, a folder
     that cannot be written.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` (nothing is created).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> check_output_file(folder / "recs.tsv", "--out") == folder / "recs.tsv"
+    True
+    >>> check_output_file(folder / "missing" / "recs.tsv", "--out")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --out .../missing/recs.tsv: the folder .../missing does not exist; ...
     """
     path = Path(path)
     if path.is_dir():
@@ -131,6 +154,18 @@ def check_output_dir(path: str | Path, option: str) -> Path:
 
     Refused: an existing file, a path under an existing file, a folder (or its nearest
     existing ancestor) that cannot be written.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path`` (not created here: the command creates it when it writes).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> check_output_dir(folder / "a" / "b", "out=") == folder / "a" / "b", (folder / "a").exists()
+    (True, False)
     """
     path = Path(path)
     if path.exists() and not path.is_dir():

@@ -54,6 +54,13 @@ def _silent(done: int, total: int, what: str) -> None:
 def active() -> Progress | None:
     """The callback made active by :func:`reporting`, or None.
 
+    Returns
+    -------
+    Progress or None
+        The innermost active callback; None outside any :func:`reporting` block.
+
+    Examples
+    --------
     >>> active() is None
     True
     """
@@ -63,6 +70,14 @@ def active() -> Progress | None:
 @contextmanager
 def reporting(progress: Progress | None) -> Iterator[Progress | None]:
     """Make ``progress`` the callback of every reporting function called in the block (None: silence).
+
+    Yields
+    ------
+    Progress or None
+        ``progress``; the previous callback is active again after the block.
+
+    Examples
+    --------
 
     >>> with reporting(print):
     ...     progress_to(None)(1, 4, "folds")
@@ -78,6 +93,13 @@ def reporting(progress: Progress | None) -> Iterator[Progress | None]:
 def progress_to(progress: Progress | None = None) -> Progress:
     """The callback to report to: ``progress`` when given, else the active one, else one that does nothing.
 
+    Returns
+    -------
+    Progress
+        A callable ``(done, total, what) -> None``.
+
+    Examples
+    --------
     >>> progress_to(None)(1, 2, "anything")  # silent
     """
     if progress is not None:

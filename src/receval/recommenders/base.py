@@ -165,6 +165,11 @@ def clone(model: Any, *, seed: int | None = None) -> Any:
     (its next ``fit`` replaces the learned state). With ``seed``, a model that has a
     ``seed`` parameter gets that seed; models without one are copied unchanged.
 
+    Returns
+    -------
+    object
+        A new, unfitted model of ``model``'s class.
+
     Examples
     --------
     >>> from receval.recommenders import make

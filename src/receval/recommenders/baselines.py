@@ -39,7 +39,25 @@ def _feedback(users, items, feedback) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_pairs(model: Recommender, users: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Validated (user, item) index arrays of equal length for ``predict``."""
+    """Validated (user, item) index arrays of equal length for ``predict``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The user and the item indices, checked against ``model``'s fitted id space.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> from receval.recommenders import make
+    >>> model = make("popularity").fit(Interactions.from_arrays([0, 1], [0, 1], [5, 4]))
+    >>> [a.tolist() for a in check_pairs(model, [0, 1], [1, 1])]
+    [[0, 1], [1, 1]]
+    >>> check_pairs(model, [0], [0, 1])
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: predict needs as many users as items; got 1 and 2
+    """
     users, items = model._check_users(users), model._check_items(items)
     if len(users) != len(items):
         raise ConfigError(f"predict needs as many users as items; got {len(users)} and {len(items)}")
