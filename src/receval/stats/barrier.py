@@ -176,6 +176,12 @@ def magic_barrier(
     DataError
         When no pair is rated twice — with the alternatives (coherence, simulated re-ratings).
 
+    Returns
+    -------
+    MagicBarrier
+        The system estimate with its interval, the per-user estimates and the counts of
+        pairs used and left out (rated once).
+
     Examples
     --------
     >>> d = Interactions.from_arrays(["a"] * 4 + ["b"] * 2, [1, 1, 2, 2, 1, 1], [3, 5, 2, 2, 4, 4])
@@ -336,6 +342,12 @@ def check_overfitting(
         DataFrame holding an ``rmse`` column (user ids in a ``user`` column or the index).
     barrier
         A :class:`MagicBarrier` or per-user barriers keyed by original user id.
+
+    Returns
+    -------
+    OverfittingCheck
+        Whether the RMSE is below the barrier of the same users (``flagged``), the two
+        figures compared and the per-user comparison.
 
     Examples
     --------

@@ -260,6 +260,12 @@ def coherence(train: Interactions, gamma: str = "wstd", *, keep: Keep = "last") 
     keep
         How repeated ratings of a pair are reduced to one first (``Interactions.deduplicate``).
 
+    Returns
+    -------
+    Coherence
+        One value per user index of ``train`` (NaN where undefined: a user without
+        attributed ratings), with the counts behind it.
+
     Examples
     --------
     The paper's worked example (Figure 1): two users rate six items, one of which is
@@ -293,6 +299,13 @@ def coherence_all(
 ) -> dict[str, Coherence]:
     """Several coherence functions sharing one pass of sparse products.
 
+    Returns
+    -------
+    dict of str to Coherence
+        One :class:`Coherence` per name of ``gammas``, as :func:`coherence` gives it.
+
+    Examples
+    --------
     >>> from receval.data.interactions import Interactions
     >>> import pandas as pd
     >>> d = Interactions.from_frame(

@@ -479,6 +479,13 @@ _MODELS: dict[str, type[PropensityModel]] = {
 def propensity_models() -> list[str]:
     """Names accepted by :func:`make_propensity` (plus ``known``, ``frequency-mar``).
 
+    Returns
+    -------
+    list of str
+        The names, sorted.
+
+    Examples
+    --------
     >>> propensity_models()
     ['frequency', 'frequency-mar', 'known', 'logistic', 'naive-bayes', 'popularity']
     """
@@ -488,6 +495,13 @@ def propensity_models() -> list[str]:
 def make_propensity(name: str, **params: Any) -> PropensityModel:
     """A propensity model by name (``known`` needs ``table=``; ``frequency-mar`` is WTD's).
 
+    Returns
+    -------
+    PropensityModel
+        The unfitted model; an unknown name is a ConfigError listing the known ones.
+
+    Examples
+    --------
     >>> make_propensity("popularity", gamma=0.5).gamma
     0.5
     >>> make_propensity("magic")
@@ -514,6 +528,13 @@ def make_propensity(name: str, **params: Any) -> PropensityModel:
 def check_propensities(p: np.ndarray, user_ids: np.ndarray, item_ids: np.ndarray, model: str) -> np.ndarray:
     """Raise :class:`DataError` for a propensity that is NaN, ≤ 0 or > 1 for an observed pair.
 
+    Returns
+    -------
+    numpy.ndarray
+        ``p`` as float64, when every value lies in (0, 1].
+
+    Examples
+    --------
     >>> check_propensities(np.array([0.5, 0.0]), np.array([1, 2]), np.array([3, 4]), "known")
     Traceback (most recent call last):
     ...
@@ -550,6 +571,13 @@ def calibrated_propensities(
     every (user, item) pair of ``eval_user_ids`` equals ``len(user_ids)`` (the number of
     test ratings), capped at 1, then bounded below by the model's ``clip``.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One propensity in [``clip``, 1] per pair (``user_ids[j]``, ``item_ids[j]``).
+
+    Examples
+    --------
     >>> from receval.data.interactions import Interactions
     >>> obs = Interactions.from_arrays(users=[1, 2, 2], items=[7, 7, 8], ratings=[1, 1, 1])
     >>> model = PopularityPropensity(gamma=1.0).fit(obs)
