@@ -95,14 +95,17 @@ def data_paths(datasets: Mapping[str, DatasetSpec]) -> dict[str, str]:
     was, so that a report made later, from any folder, reads the data the run read.
     Generated data sets have no path and no entry.
 
-    Returns:
+    Returns
+    -------
+    dict of str to str
         ``{data set label: absolute path}``.
 
-    Example:
-        >>> from receval.experiment.config import DatasetSpec
-        >>> spec = DatasetSpec("ml", path="../data/ml-100k", format="movielens-100k", base="/home/me/exp")
-        >>> data_paths({"ml": spec, "toy": DatasetSpec("toy", generate={"n_users": 50})})
-        {'ml': '/home/me/data/ml-100k'}
+    Examples
+    --------
+    >>> from receval.experiment.config import DatasetSpec
+    >>> spec = DatasetSpec("ml", path="../data/ml-100k", format="movielens-100k", base="/home/me/exp")
+    >>> data_paths({"ml": spec, "toy": DatasetSpec("toy", generate={"n_users": 50})})
+    {'ml': '/home/me/data/ml-100k'}
     """
     return {
         label: str(Path(spec.resolved_path).resolve())
@@ -118,13 +121,16 @@ def recorded_data_path(meta: Mapping[str, Any], label: str) -> str | None:
     that record gives the configuration's path only when it is absolute: a relative one
     meant the configuration's folder, which such a store does not record.
 
-    Returns:
+    Returns
+    -------
+    str or None
         The absolute path, or None (a generated data set, an unknown label, or no record).
 
-    Example:
-        >>> meta = {"data_paths": {"ml": "/data/ml-100k"}, "config": {"datasets": {"old": {"path": "/srv/old.csv"}}}}
-        >>> recorded_data_path(meta, "ml"), recorded_data_path(meta, "old"), recorded_data_path(meta, "toy")
-        ('/data/ml-100k', '/srv/old.csv', None)
+    Examples
+    --------
+    >>> meta = {"data_paths": {"ml": "/data/ml-100k"}, "config": {"datasets": {"old": {"path": "/srv/old.csv"}}}}
+    >>> recorded_data_path(meta, "ml"), recorded_data_path(meta, "old"), recorded_data_path(meta, "toy")
+    ('/data/ml-100k', '/srv/old.csv', None)
     """
     recorded = meta.get(DATA_PATHS)
     if isinstance(recorded, dict) and label in recorded:
@@ -176,6 +182,22 @@ class ResultStore:
 
         Raises :class:`~receval.errors.DataError` naming the file when it is damaged
         (truncated, not JSON, not an object).
+
+        Returns
+        -------
+        dict or None
+            ``experiment.json``'s object (name, configuration and its hash, version,
+            ``data_paths``, ...), or None when the file does not exist.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.meta() is None
+        True
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> store.meta()["name"]
+        'a'
         """
         if not self.meta_path.exists():
             return None
@@ -195,17 +217,20 @@ class ResultStore:
 
         A store whose ``experiment.json`` was lost still counts (its tasks' markers are read).
 
-        Returns:
+        Returns
+        -------
+        bool
             True for a result store, False for a missing folder or one receval did not write.
 
-        Example:
-            >>> import tempfile
-            >>> store = ResultStore(tempfile.mkdtemp())
-            >>> store.is_store()
-            False
-            >>> store.open({"name": "a", "config_hash": "h"})
-            >>> store.is_store()
-            True
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.is_store()
+        False
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> store.is_store()
+        True
         """
         if self.meta_path.is_file():
             return True
@@ -226,6 +251,23 @@ class ResultStore:
         configuration's results); raises :class:`ConfigError` when the directory holds
         another configuration's results (or unrelated files) and ``force`` is not set.
         A damaged ``experiment.json`` is judged by the hashes the task markers record.
+
+        Returns
+        -------
+        bool
+            Whether :meth:`open` must clear the directory first.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> store.check({"name": "a", "config_hash": "h"}), store.check({"name": "b", "config_hash": "g"}, force=True)
+        (False, True)
+        >>> store.check({"name": "b", "config_hash": "g"})
+        Traceback (most recent call last):
+        ...
+        receval.errors.ConfigError: output directory ... holds results of a different configuration ('a', hash h; ...
         """
         try:
             old = self.meta()
@@ -264,6 +306,19 @@ class ResultStore:
 
         Only what the store wrote is deleted (see :meth:`clear`): a folder that holds no
         experiment is written into and keeps its files.
+
+        Returns
+        -------
+        None
+            The directory then holds ``experiment.json`` and ``parts/``.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> sorted(p.name for p in store.root.iterdir())
+        ['experiment.json', 'parts']
         """
         if self.check(meta, force=force):
             self.clear()
@@ -301,6 +356,13 @@ class ResultStore:
         that empties it), the combined tables ``tables.json`` records or the tasks name,
         ``tables.json`` and ``experiment.json``. Any other file stays.
 
+        Returns
+        -------
+        None
+            The directory keeps only the files the store did not write.
+
+        Examples
+        --------
         >>> import tempfile
         >>> store = ResultStore(tempfile.mkdtemp())
         >>> store.open({"name": "a", "config_hash": "h"})
@@ -398,6 +460,13 @@ class ResultStore:
 
         A resumed run runs them again; until then they count as not finished.
 
+        Returns
+        -------
+        dict of str to str
+            Task id to the first problem found, in words.
+
+        Examples
+        --------
         >>> import tempfile
         >>> store = ResultStore(tempfile.mkdtemp())
         >>> store.write_task("t1", {"status": "ok"}, {"aggregates": pd.DataFrame({"metric": ["m"], "value": [1.0]})})
@@ -410,14 +479,50 @@ class ResultStore:
         return self._scan()[1]
 
     def finished_ids(self, *, ok_only: bool = True) -> set[str]:
-        """Ids of intact finished tasks (only the successful ones unless ``ok_only=False``); see :meth:`damaged`."""
+        """Ids of intact finished tasks (only the successful ones unless ``ok_only=False``); see :meth:`damaged`.
+
+        Returns
+        -------
+        set of str
+            The task ids.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> agg = pd.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})
+        >>> store.write_task("t1", {"status": "ok"}, {"aggregates": agg})
+        >>> store.write_task("t2", {"status": "failed"}, {})
+        >>> store.finished_ids(), sorted(store.finished_ids(ok_only=False))
+        ({'t1'}, ['t1', 't2'])
+        """
         intact = self._scan()[0]
         if not ok_only:
             return set(intact)
         return {tid for tid, f in intact.items() if "status" in f.record and (f.record["status"] == "ok").all()}
 
     def write_task(self, task_id: str, record: Mapping[str, Any], tables: Mapping[str, pd.DataFrame]) -> None:
-        """Write one task's tables, then its record (the marker, with their sizes and checksums), each atomically."""
+        """Write one task's tables, then its record (the marker, with their sizes and checksums), each atomically.
+
+        Task ids and table names must be file names without a dot; ``task`` is reserved.
+
+        Returns
+        -------
+        None
+            ``parts/<task_id>.<table>.parquet`` for each table and the marker
+            ``parts/<task_id>.task.parquet``; the task counts as finished.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> agg = pd.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})
+        >>> store.write_task("t1", {"status": "ok", "seed": 0}, {"aggregates": agg})
+        >>> sorted(p.name for p in store.parts.iterdir())
+        ['t1.aggregates.parquet', 't1.task.parquet']
+        """
         if _MARKER in tables:
             raise ValueError("table name 'task' is reserved")
         if _FILES in record:
@@ -442,6 +547,21 @@ class ResultStore:
         """All per-task files of ``table`` concatenated in task-id order (intact finished tasks only).
 
         ``table="task"`` gives the tasks' records.
+
+        Returns
+        -------
+        pandas.DataFrame
+            A ``task_id`` column first, then the table's columns (``columns`` only, when given).
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> agg = pd.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})
+        >>> store.write_task("t1", {"status": "ok"}, {"aggregates": agg})
+        >>> store.read_parts("aggregates").values.tolist()
+        [['t1', 'ndcg@10', 0.5]]
         """
         intact = self._scan()[0]
         if table == _MARKER:
@@ -454,7 +574,23 @@ class ResultStore:
         return pd.concat(frames, ignore_index=True)
 
     def table_names(self) -> list[str]:
-        """Names of the tables of the intact tasks in parts/ (``tasks`` first)."""
+        """Names of the tables of the intact tasks in parts/ (``tasks`` first).
+
+        Returns
+        -------
+        list of str
+            ``tasks``, then the others sorted.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> agg = pd.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})
+        >>> store.write_task("t1", {"status": "ok"}, {"per_user": agg, "aggregates": agg})
+        >>> store.table_names()
+        ['tasks', 'aggregates', 'per_user']
+        """
         names = {name for finished in self._scan()[0].values() for name in finished.files}
         return ["tasks", *sorted(names)]
 
@@ -464,6 +600,21 @@ class ResultStore:
         The tables and ``tables.json`` appear as one set (see the module docs). A combined
         table the store wrote that no intact task contributes to any more is removed; other
         files in the directory are not touched.
+
+        Returns
+        -------
+        dict of str to int
+            Table name to its number of rows.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> agg = pd.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})
+        >>> store.write_task("t1", {"status": "ok"}, {"aggregates": agg})
+        >>> store.rebuild()
+        {'tasks': 1, 'aggregates': 1}
         """
         counts = {}
         manifest = {}
@@ -505,7 +656,23 @@ class ResultStore:
         return recorded != list(self._digest(path))
 
     def read(self, table: str) -> pd.DataFrame:
-        """A combined table, rebuilt from the intact tasks first when it may not reflect them (see the module docs)."""
+        """A combined table, rebuilt from the intact tasks first when it may not reflect them (see the module docs).
+
+        Returns
+        -------
+        pandas.DataFrame
+            The table; one the store does not hold is a ConfigError listing those it does.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> store = ResultStore(tempfile.mkdtemp())
+        >>> store.open({"name": "a", "config_hash": "h"})
+        >>> agg = pd.DataFrame({"metric": ["ndcg@10"], "value": [0.5]})
+        >>> store.write_task("t1", {"status": "ok"}, {"aggregates": agg})
+        >>> store.read("aggregates")["value"].tolist()
+        [0.5]
+        """
         if self._stale(table):
             self.rebuild()
         path = self.root / f"{table}.parquet"
