@@ -402,6 +402,9 @@ NAMES = {
     "Judged@10": "judged@10",
     "unj_5": "unjudged@5",
     "TailPercentage@10": "tail_percentage@10",
+    "iprec_at_recall_0.00": "iprec_at_recall",
+    "iprec_at_recall_0.10": "iprec_at_recall(recall=0.1)",
+    "iprec_at_recall_1.00": "iprec_at_recall(recall=1.0)",
 }
 
 
