@@ -574,10 +574,12 @@ def to_rankings(
     n = len(users)
     if n == 0:
         return np.full((n_users, 0 if width is None else width), -1, dtype=np.int32)
-    tie_keys = _tie_keys(np.asarray(items), ties, item_ids)
-    starts = _ranked_blocks(users, order, descending, strict=tie_keys is not None)
-    if starts is None:  # not one ranked block per user: sort (stable, so ties keep the input order)
+    if check_ties(ties) != "input" and item_ids is None:
+        raise MetricError(f"ties={ties!r} orders tied items by their ids: pass item_ids=", parameters=["ties"])
+    starts = _ranked_blocks(users, order, descending, strict=ties != "input")
+    if starts is None:  # not one block per user ranked without ties to order: sort (stable: input order last)
         keys = (-order if descending else order, users)
+        tie_keys = None if item_ids is None else _tie_keys(np.asarray(items), ties, item_ids)
         perm = np.lexsort(keys if tie_keys is None else (tie_keys, *keys))
         users, items = users[perm], items[perm]
         starts = np.flatnonzero(np.concatenate(([True], users[1:] != users[:-1])))
@@ -595,16 +597,14 @@ def to_rankings(
     return out
 
 
-def _tie_keys(items: np.ndarray, ties: Ties, item_ids: np.ndarray | None) -> np.ndarray | None:
-    """Each row's key among tied rows (ascending; None: the input order), from its item's id.
+def _tie_keys(items: np.ndarray, ties: Ties, item_ids: np.ndarray) -> np.ndarray | None:
+    """Each row's key among tied rows (ascending) by the rule ``ties``, from its item's id (None: the input order).
 
     >>> _tie_keys(np.array([0, 1, 2]), "trec_eval", np.array([9, 10, 2])).tolist()  # '9' > '2' > '10' as text
     [-2, 0, -1]
     """
     if ties == "input":
         return None
-    if item_ids is None:
-        raise MetricError(f"ties={ties!r} orders tied items by their ids: pass item_ids=", parameters=["ties"])
     ids = np.asarray(item_ids)
     if ties == "trec_eval" or (ids.dtype == object and not all(type(v) is str for v in ids)):
         ids = ids.astype(str)  # trec_eval compares docnos as text; mixed ids compare as text, as encode() does
