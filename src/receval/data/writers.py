@@ -157,6 +157,19 @@ def write_table(
         One of :data:`WRITE_FORMATS`.
     tag
         The run tag of a TREC file (its sixth column).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> run = pd.DataFrame({"user": ["u1", "u1"], "item": ["a", "b"], "score": [0.9, 0.5]})
+    >>> write_table(run, Path(tempfile.mkdtemp()) / "run.trec").read_text().splitlines()
+    ['u1 Q0 a 1 0.9 receval', 'u1 Q0 b 2 0.5 receval']
     """
     path = Path(path)
     fmt = _format_of(path, format)

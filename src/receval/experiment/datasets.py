@@ -26,6 +26,20 @@ def prepare_dataset(spec: DatasetSpec, *, user_features: bool = False) -> Prepar
 
     ``user_features=True`` also loads the demographics file the format ships
     (MovieLens 100K/1M), needed by demographic slices.
+
+    Returns
+    -------
+    PreparedDataset
+        The interactions after the filters, and the user features when asked for.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import DatasetSpec
+    >>> spec = DatasetSpec("toy", generate={"n_users": 30, "n_items": 20, "n_ratings": 200, "seed": 1},
+    ...                    filters={"min_user_ratings": 5})
+    >>> prepared = prepare_dataset(spec)
+    >>> prepared.data.n_users <= 30, bool((prepared.data.to_frame()["user"].value_counts() >= 5).all())
+    (True, True)
     """
     if spec.generate is not None:
         from receval.data.synthetic import generate
@@ -64,6 +78,13 @@ def apply_filters(data: Interactions, filters: Mapping[str, Any], *, label: str 
     Users and items left without a rating leave the id space, exactly as
     ``load(..., familiar_only=True)`` and ``receval simulate --familiar-only`` do.
 
+    Returns
+    -------
+    Interactions
+        The filtered data, over the ids that keep a rating.
+
+    Examples
+    --------
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 1], [0, 1, 1], [5, 4, 3], extra={"familiar": [True, False, True]})
     >>> apply_filters(d, {"familiar_only": True}).n_ratings

@@ -44,6 +44,14 @@ __all__ = ["Task", "expand", "grid_points"]
 def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Cartesian product of a mapping whose list values are axes (keys in ``list_options`` stay whole).
 
+    Returns
+    -------
+    list of dict
+        One mapping per combination of the axes' values, in the order of the keys and
+        of each list; an empty axis gives no point.
+
+    Examples
+    --------
     >>> grid_points({"k": [1, 2], "sim": "cosine"})
     [{'k': 1, 'sim': 'cosine'}, {'k': 2, 'sim': 'cosine'}]
     >>> grid_points({"k": []})
@@ -55,7 +63,24 @@ def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()
 
 
 def expand(cfg: ExperimentConfig) -> list[Task]:
-    """All tasks of a configuration, in a deterministic order; zero tasks is an error."""
+    """All tasks of a configuration, in a deterministic order; zero tasks is an error.
+
+    The grid is the product of data sets, folds, recommenders with each point of their
+    parameter grids, protocol option points and seeds.
+
+    Returns
+    -------
+    list of Task
+        One per point of the grid, each with its stable id (:func:`~receval.experiment.ids.task_id`).
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'name = "g"\\nseeds = [0, 1]\\nmetrics = ["ndcg@10"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 50, n_items = 40 }\\n[recommenders.item-knn]\\nparams = { k = [10, 20] }\\n'
+    >>> [(t.params["k"], t.seed) for t in expand(parse_config(text))]
+    [(10, 0), (10, 1), (20, 0), (20, 1)]
+    """
     proto = get_protocol(cfg.protocol.name)
     list_options = tuple(k for k, (kind, _) in proto.options.items() if kind is list)
     options = proto.defaults() | dict(cfg.protocol.options)
@@ -122,5 +147,20 @@ def expand(cfg: ExperimentConfig) -> list[Task]:
 
 
 def task_record(task: Task) -> dict[str, Any]:
-    """The task as a JSON-able dict (stored with its results)."""
+    """The task as a JSON-able dict (stored with its results).
+
+    Returns
+    -------
+    dict
+        One key per field of :class:`Task`.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'name = "g"\\nseeds = [0, 1]\\nmetrics = ["ndcg@10"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 50, n_items = 40 }\\n[recommenders.item-knn]\\nparams = { k = [10, 20] }\\n'
+    >>> record = task_record(expand(parse_config(text))[0])
+    >>> record["recommender"], record["params"], record["seed"]
+    ('item-knn', {'k': 10}, 0)
+    """
     return asdict(task)

@@ -29,6 +29,13 @@ __all__ = ["Task", "canonical_json", "stable_hash", "task_id"]
 def canonical_json(value: Any) -> str:
     """Deterministic JSON (sorted keys, no spaces) used for hashes and task ids.
 
+    Returns
+    -------
+    str
+        The same text for equal values, whatever the order of their keys.
+
+    Examples
+    --------
     >>> canonical_json({"b": None, "a": float("nan")})
     '{"a":NaN,"b":null}'
     """
@@ -38,6 +45,13 @@ def canonical_json(value: Any) -> str:
 def stable_hash(value: Any, n: int = 16) -> str:
     """The first ``n`` hex digits of the SHA-256 of ``canonical_json(value)``.
 
+    Returns
+    -------
+    str
+        ``n`` lowercase hex digits, the same on every machine and in every process.
+
+    Examples
+    --------
     >>> stable_hash({"seed": 0})
     'bd0488843468e63c'
     """
@@ -45,7 +59,21 @@ def stable_hash(value: Any, n: int = 16) -> str:
 
 
 def task_id(body: Mapping[str, Any]) -> str:
-    """The id of the task described by ``body`` (every field that changes what it computes)."""
+    """The id of the task described by ``body`` (every field that changes what it computes).
+
+    Returns
+    -------
+    str
+        :func:`stable_hash` of ``body``, 16 hex digits: a file name, and the same task
+        gets the same id in every run, so a resumed run finds what it finished.
+
+    Examples
+    --------
+    >>> task_id({"seed": 0, "recommender": "popularity"}) == task_id({"recommender": "popularity", "seed": 0})
+    True
+    >>> len(task_id({"seed": 0})), task_id({"seed": 0}) != task_id({"seed": 1})
+    (16, True)
+    """
     return stable_hash(body, 16)
 
 
