@@ -10,9 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import receval
 from receval.errors import MetricError
+from receval.metrics._definition import _ALIASES
 from receval.metrics.conventions import (
     CONVENTION_NAMES,
     LIBRARIES,
@@ -20,7 +23,7 @@ from receval.metrics.conventions import (
     markdown_table,
     preset_ties,
 )
-from receval.metrics.registry import MetricInput, get_definition, parse_metric
+from receval.metrics.registry import MetricInput, available_metrics, get_definition, parse_metric
 from test_metrics_oracles import WIDTH, assert_equals_ranx
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
@@ -281,6 +284,47 @@ def test_a_letters_case_never_changes_a_number() -> None:
         res.summary["ndcg_cut_10"]
         == receval.evaluate(recs, truth, ["ndcg@10(graded=true)"]).summary["ndcg@10(graded=true)"]
     )
+
+
+_NAMES = sorted({*available_metrics(), *_ALIASES})
+
+
+@settings(max_examples=150)
+@given(name=st.sampled_from(_NAMES), flips=st.lists(st.booleans(), min_size=40, max_size=40))
+def test_no_spelling_depends_on_case(name: str, flips: list[bool]) -> None:
+    """Every metric name and alias, in any mix of cases, resolves to the same metric with the same parameters."""
+    cased = "".join(c.upper() if flip else c for c, flip in zip(name, flips, strict=False)) + name[len(flips) :]
+    k = "" if get_definition(name).k == "none" else "@5"
+    plain, mixed = parse_metric(f"{name}{k}"), parse_metric(f"{cased}{k}")
+    assert (str(mixed), mixed.convention) == (str(plain), plain.convention)
+
+
+@settings(max_examples=60)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 6))
+def test_convention_parameters_against_their_formulas(seed: int, k: int) -> None:
+    """On random runs: recall by min(k, R) ≥ recall; AP over k ≤ AP over R when R ≤ k; Gini by n is (n − 1)/n
+    of Gini by n − 1; nDCG with the clipped discount is scored for the same users and stays ≤ 1; unsmoothed
+    self-information ≥ 0."""
+    rng = np.random.default_rng(seed)
+    n_users, n_items = 5, 8
+    ratings = np.where(rng.random((n_users, n_items)) < 0.4, rng.integers(1, 6, (n_users, n_items)), 0).astype(float)
+    rankings = np.array([rng.permutation(n_items)[:6] for _ in range(n_users)])
+    train = sp.csr_matrix((rng.random((n_users, n_items)) < 0.5).astype(float))
+    data = MetricInput(rankings, sp.csr_matrix(ratings), threshold=3, train=train)
+    recall, by_min = _values(f"recall@{k}", data), _values(f"recall@{k}(denominator=min)", data)
+    assert all((math.isnan(a) and math.isnan(b)) or b >= a - 1e-12 for a, b in zip(recall, by_min, strict=True))
+    n_pos = (ratings >= 3).sum(axis=1)
+    ap, ap_k = _values(f"map@{k}", data), _values(f"map@{k}(denominator=k)", data)
+    for a, b, r in zip(ap, ap_k, n_pos, strict=True):
+        if r and r <= k:
+            assert b <= a + 1e-12
+    g1, gn = parse_metric(f"gini@{k}").compute(data), parse_metric(f"gini@{k}(denominator=n)").compute(data)
+    assert gn == pytest.approx(g1 * (n_items - 1) / n_items)
+    log2 = parse_metric(f"ndcg@{k}(gain=binary)").per_user(data)
+    clipped = parse_metric(f"ndcg@{k}(gain=binary,discount=clipped)").per_user(data)
+    assert np.array_equal(np.isnan(log2), np.isnan(clipped))
+    assert np.all(np.nan_to_num(clipped) <= 1 + 1e-12)
+    assert min(_values(f"novelty@{k}(form=self_information,smoothed=false)", data)) >= 0
 
 
 # ------------------------------------------------------------------------ the docs table
