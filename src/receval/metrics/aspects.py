@@ -354,6 +354,14 @@ def alpha_ndcg(
 
     ``train`` is accepted for a uniform signature and ignored.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 1], [1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0, 1.0]]))
@@ -386,6 +394,14 @@ def err_ia(
 ) -> np.ndarray:
     """ERR-IA@k with uniform intent weights over S_u and satisfaction probability ``alpha``.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
@@ -412,6 +428,14 @@ def nerr_ia(
 ) -> np.ndarray:
     """ERR-IA@k divided by the ERR-IA@k of the greedy ideal ranking (ndeval's nERR-IA).
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
@@ -444,6 +468,14 @@ def nrbp(
 ) -> np.ndarray:
     """Novelty- and rank-biased precision (Clarke et al. 2009) over the first k items (default: all).
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
@@ -472,6 +504,14 @@ def nnrbp(
 ) -> np.ndarray:
     """NRBP divided by the NRBP of the full greedy ideal ranking of all relevant items.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
@@ -499,6 +539,14 @@ def p_ia(
 ) -> np.ndarray:
     """Intent-aware precision@k with uniform weights over the user's aspects S_u.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 1], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 0.0]]))
@@ -561,6 +609,14 @@ def s_recall(
 ) -> np.ndarray:
     """Subtopic recall@k: the share of the aspects in D covered by the top k.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0, 0.0]]))
@@ -589,6 +645,14 @@ def s_rr(
 ) -> np.ndarray:
     """Subtopic reciprocal rank: 1 / the first rank where S-recall reaches 1 (0 if not by k).
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0, 1.0]]))
@@ -628,6 +692,14 @@ def rbu(
     never read). With binary relevance its r = (2^1 − 1) / 2^1 = 0.5 = ``alpha``.
     ``convention="paper"`` omits the (1 − p) factor, as the metric is written in the paper.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
@@ -664,6 +736,14 @@ def eu(
 ) -> np.ndarray:
     """Expected utility: Σ_j p^{j-1} (mean over S_u of J (1-α)^c − e) (see the module notes).
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [1, 0]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[1.0, 1.0]]))
@@ -685,6 +765,14 @@ def aspect_preferences(ratings: sp.csr_matrix, aspects: sp.csr_matrix) -> np.nda
 
     Rows of users with no rated item having an aspect (or only zero ratings) are all 0.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        ``(n_users, n_aspects)``; each row sums to 1, or is all 0 for a user without
+        rated items that have an aspect.
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 1], [1, 0]], dtype=float))
     >>> aspect_preferences(sp.csr_matrix(np.array([[4.0, 2.0]])), A).tolist()
@@ -875,6 +963,14 @@ def ab_ndcg(
     γ is undefined (no rated item with an aspect) or whose ideal gains nothing get
     NaN (``empty="skip"``) or 0.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings`` (a user); a user with no relevant aspect, or whose preference γ cannot be estimated, is
+        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> A = sp.csr_matrix(np.array([[1, 0], [0, 1]], dtype=float))
     >>> T = sp.csr_matrix(np.array([[5.0, 5.0]]))
