@@ -54,6 +54,8 @@ def test_map_denominators_and_elliot_average() -> None:
     assert _values("map@3(denominator=min_list)", data) == pytest.approx([(5 / 3) / 2, 1.0])  # LensKit
     # Elliot's MAP: the mean of P@1..P@k, positive ranks or not
     assert _values("map@3(average=ranks)", data) == pytest.approx([(1 + 1 / 2 + 2 / 3) / 3, (1 + 1 / 2 + 1 / 3) / 3])
+    narrow = MetricInput(np.array([[0], [1]]), truth, threshold=4)  # lists narrower than k
+    assert _values("map@3(average=ranks)", narrow) == pytest.approx([(1 + 1 / 2 + 1 / 3) / 3, 0.0])
     with pytest.raises(MetricError, match="needs a cutoff"):
         parse_metric("map(denominator=k)").per_user(data)
 

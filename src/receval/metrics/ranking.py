@@ -228,7 +228,10 @@ def average_precision(
     if average == "ranks":
         if k is None:
             raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
-        return _empty(precisions.sum(axis=1) / k, n_pos == 0, data, empty_list)
+        # ranks beyond the lists' width hold no item: P@i there is the list's hits / i
+        beyond = float(np.sum(1.0 / np.arange(hits.shape[1] + 1, k + 1, dtype=np.float64)))
+        total = precisions.sum(axis=1) + hits.sum(axis=1) * beyond
+        return _empty(total / k, n_pos == 0, data, empty_list)
     if average != "positives":
         raise MetricError(f"map average must be 'positives' or 'ranks', got {average!r}")
     total = (hits * precisions).sum(axis=1)
