@@ -120,6 +120,14 @@ def group_ranges(
 ) -> dict[str, tuple[float, float]]:
     """``(low, high)`` of the slicing variable in each quantile group ``q1`` … of a slice (others are left out).
 
+    Returns
+    -------
+    dict of str to tuple of float
+        Quantile group label to the lowest and highest value of the slicing variable
+        (e.g. a user's number of training ratings) among its members.
+
+    Examples
+    --------
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 0, 1, 2, 2], [0, 1, 2, 0, 1, 2], [5, 4, 3, 2, 5, 1])
     >>> group_ranges("user", "activity", d, user_groups("activity", d, d, n_bins=2))
@@ -158,6 +166,13 @@ def user_groups(
 ) -> dict[str, np.ndarray]:
     """Boolean masks over the user id space, one per group of the user slice ``name``.
 
+    Returns
+    -------
+    dict of str to numpy.ndarray of bool
+        Group label to a mask over the user indices (``train.n_users`` values).
+
+    Examples
+    --------
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 0, 1, 2, 2], [0, 1, 2, 0, 1, 2], [5, 4, 3, 2, 5, 1])
     >>> sorted(user_groups("activity", d, d, n_bins=2))
@@ -192,6 +207,13 @@ def user_groups(
 def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: int = 4) -> dict[str, np.ndarray]:
     """Boolean masks over the item id space, one per group of the item slice ``name``.
 
+    Returns
+    -------
+    dict of str to numpy.ndarray of bool
+        Group label to a mask over the item indices.
+
+    Examples
+    --------
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 1, 0], [5, 4, 3, 2, 5])
     >>> {k: v.tolist() for k, v in item_groups("popularity", d, d, n_bins=2).items()}
@@ -228,6 +250,13 @@ def item_groups(name: str, train: Interactions, test: Interactions, *, n_bins: i
 def time_groups(name: str, test: Interactions) -> dict[str, np.ndarray]:
     """Boolean masks over the test rows, one per group of the time slice ``name`` (UTC).
 
+    Returns
+    -------
+    dict of str to numpy.ndarray of bool
+        Group label to a mask over ``test``'s rows.
+
+    Examples
+    --------
     >>> from receval import Interactions
     >>> t = Interactions.from_arrays([0, 0], [0, 1], [5, 4], timestamps=[0, 2 * 86400])  # Thu, Sat
     >>> {k: v.tolist() for k, v in time_groups("weekday", t).items()}
@@ -253,7 +282,20 @@ def time_groups(name: str, test: Interactions) -> dict[str, np.ndarray]:
 def slice_table(
     per_user: pd.DataFrame, groups: Mapping[str, np.ndarray], *, user_col: str = "user_index"
 ) -> pd.DataFrame:
-    """Rows of a per-user table whose user is in each group, with a ``group`` column (groups may overlap)."""
+    """Rows of a per-user table whose user is in each group, with a ``group`` column (groups may overlap).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``per_user``'s columns and ``group``; a user in two groups appears twice.
+
+    Examples
+    --------
+    >>> per_user = pd.DataFrame({"user_index": [0, 1, 2], "ndcg@10": [0.1, 0.5, 0.9]})
+    >>> groups = {"q1": np.array([True, True, False]), "q2": np.array([False, True, True])}
+    >>> slice_table(per_user, groups)[["group", "user_index"]].values.tolist()
+    [['q1', 0], ['q1', 1], ['q2', 1], ['q2', 2]]
+    """
     if user_col not in per_user.columns:
         raise DataError(f"per-user table lacks column {user_col!r}; it has {list(per_user.columns)}")
     users = per_user[user_col].to_numpy()
@@ -304,9 +346,24 @@ def evaluate_slices(
     User slices reuse the full evaluation; item and time slices call ``evaluate`` with
     the truth restricted to the slice.
 
-    Returns a long table: ``dimension``, ``slice``, ``group``, ``user_index``, ``user``,
-    ``metric``, ``value``, and ``low``, ``high``: the range of the slicing variable in
-    a quantile group (:func:`group_ranges`; NaN for other groups).
+    Returns
+    -------
+    pandas.DataFrame
+        A long table: ``dimension``, ``slice``, ``group``, ``user_index``, ``user``,
+        ``metric``, ``value``, and ``low``, ``high``: the range of the slicing variable in
+        a quantile group (:func:`group_ranges`; NaN for other groups).
+
+    Examples
+    --------
+    A stand-in metric, each user's number of test ratings, over two activity groups:
+
+    >>> from receval import Interactions
+    >>> d = Interactions.from_arrays([0, 0, 0, 1, 2, 2], [0, 1, 2, 0, 1, 2], [5, 4, 3, 2, 5, 1])
+    >>> def per_user(truth):
+    ...     return pd.DataFrame({"n_test": np.bincount(truth.users, minlength=truth.n_users).astype(float)})
+    >>> table = evaluate_slices(per_user, d, d, {"user": ["activity"]}, n_bins=2)
+    >>> table[["group", "user", "value"]].values.tolist()
+    [['q1', '1', 1.0], ['q1', '2', 2.0], ['q2', '0', 3.0]]
     """
     frames = []
     full = None
@@ -348,6 +405,14 @@ def slice_summary(
 ) -> pd.DataFrame:
     """Mean, user count and bootstrap confidence interval of ``value`` per group.
 
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group of ``by``: the columns of ``by``, ``n`` (rows), ``mean`` and
+        the bootstrap interval of the mean, ``ci_low`` and ``ci_high``.
+
+    Examples
+    --------
     >>> t = pd.DataFrame({"group": ["a"] * 50 + ["b"] * 50, "value": np.r_[np.zeros(50), np.ones(50)]})
     >>> slice_summary(t, by=["group"])[["group", "n", "mean"]].to_dict("records")
     [{'group': 'a', 'n': 50, 'mean': 0.0}, {'group': 'b', 'n': 50, 'mean': 1.0}]
