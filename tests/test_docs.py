@@ -127,7 +127,7 @@ DOCUMENTED = [
     "atomic.py", "outputs.py", "progress.py", "data/interactions.py", "data/stats.py", "data/synthetic.py",
     "recommenders/registry.py", "recommenders/base.py", "recommenders/baselines.py", "simulate/core.py",
     "stats/agreement.py", "stats/barrier.py", "experiment/store.py", "experiment/ids.py", "experiment/grid.py",
-    "experiment/datasets.py", "data/writers.py", "metrics/aspects.py",
+    "experiment/datasets.py", "data/writers.py", "metrics/aspects.py", "data/registry.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

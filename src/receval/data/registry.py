@@ -178,6 +178,13 @@ DATASETS: dict[str, KnownDataset] = {
 def dataset_name(name: str) -> str:
     """The registry name of a data set given by its name or its format (``data fetch`` and ``--format`` share them).
 
+    Returns
+    -------
+    str
+        A key of :data:`DATASETS`; an unknown or ambiguous name is a DataError.
+
+    Examples
+    --------
     >>> dataset_name("MovieLens-100K"), dataset_name("ml_1m")
     ('ml-100k', 'ml-1m')
     >>> dataset_name("movielens-latest")
@@ -197,12 +204,37 @@ def dataset_name(name: str) -> str:
 
 
 def format_aliases() -> dict[str, str]:
-    """Data set name -> its :func:`receval.data.load` format (``ml-100k`` -> ``movielens-100k``)."""
+    """Data set name -> its :func:`receval.data.load` format (``ml-100k`` -> ``movielens-100k``).
+
+    Returns
+    -------
+    dict of str to str
+        One entry per key of :data:`DATASETS`.
+
+    Examples
+    --------
+    >>> format_aliases()["ml-100k"]
+    'movielens-100k'
+    """
     return {d.name: d.format for d in DATASETS.values()}
 
 
 def default_cache() -> Path:
-    """The download cache: ``$RECEVAL_DATA`` if set, else the user cache folder (``pooch.os_cache``)."""
+    """The download cache: ``$RECEVAL_DATA`` if set, else the user cache folder (``pooch.os_cache``).
+
+    Returns
+    -------
+    pathlib.Path
+        The folder (not created here).
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> with mock.patch.dict(os.environ, {"RECEVAL_DATA": "/srv/receval-data"}):
+    ...     default_cache().as_posix()
+    '/srv/receval-data'
+    """
     env = os.environ.get("RECEVAL_DATA")
     if env:
         return Path(env)
@@ -228,6 +260,20 @@ def fetch(name: str, cache_dir: str | Path | None = None, *, sha256: str | None 
     DataError
         Unknown name, unknown checksum, checksum mismatch, an archive entry that
         escapes the target folder, or a failed download.
+
+    Returns
+    -------
+    pathlib.Path
+        The unpacked data set's folder, to give :func:`receval.data.load` with its format.
+
+    Examples
+    --------
+    Without network access only the refusals can be shown:
+
+    >>> fetch("ml-100m")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: unknown data set 'ml-100m'; known: ...
     """
     import pooch
 
@@ -288,7 +334,18 @@ MAX_EXPANSION_RATIO = 200.0
 
 
 def manifest_path(target: str | Path) -> Path:
-    """Where :func:`safe_extract` records what it unpacked into ``target``: ``<target>.manifest.json`` beside it."""
+    """Where :func:`safe_extract` records what it unpacked into ``target``: ``<target>.manifest.json`` beside it.
+
+    Returns
+    -------
+    pathlib.Path
+        The manifest's path.
+
+    Examples
+    --------
+    >>> manifest_path("/data/ml-100k").as_posix()
+    '/data/ml-100k.manifest.json'
+    """
     target = Path(target)
     return target.with_name(f"{target.name}.manifest.json")
 
@@ -387,6 +444,13 @@ def safe_extract(
     recorded in :func:`manifest_path` (beside ``target``), which
     :func:`extraction_problems` checks.
 
+    Returns
+    -------
+    pathlib.Path
+        ``target``, holding the archive's files.
+
+    Examples
+    --------
     >>> import io, tempfile, zipfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> with zipfile.ZipFile(folder / "a.zip", "w") as zf:
@@ -470,6 +534,24 @@ def extraction_problems(target: str | Path, archive_sha256: str | None = None) -
 
     A missing or unreadable manifest, another archive than ``archive_sha256`` (when
     given), and each missing, resized, altered or unexpected file is one problem.
+
+    Returns
+    -------
+    list of str
+        One sentence per problem; empty when ``target`` is as unpacked.
+
+    Examples
+    --------
+    >>> import tempfile, zipfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with zipfile.ZipFile(folder / "a.zip", "w") as zf:
+    ...     zf.writestr("d/a.txt", "1")
+    >>> out = safe_extract(folder / "a.zip", folder / "out")
+    >>> extraction_problems(out)
+    []
+    >>> _ = (out / "d" / "a.txt").write_text("22")
+    >>> extraction_problems(out)
+    ['d/a.txt has 2 bytes, 1 were unpacked']
     """
     target = Path(target)
     manifest = manifest_path(target)
