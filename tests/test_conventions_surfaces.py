@@ -140,6 +140,17 @@ def test_run_with_a_convention_gives_the_same_numbers(model_run, tmp_path, where
                                     "mrr": preset["mrr"]}, rel=1e-12)  # fmt: skip
 
 
+def test_run_and_results_name_the_preset(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(_config(tmp_path, 'convention = "RecBole"')), "--out", str(out)]) == 0
+    assert "presets: mean ± std over seeds, convention recbole" in capsys.readouterr().out
+    assert main(["results", str(out)]) == 0
+    assert ", convention recbole): 1 tasks, 1 ok" in capsys.readouterr().out
+    (out / "experiment.json").write_text("{")  # damaged: the tasks' records name the preset too
+    assert main(["results", str(out)]) == 0
+    assert ", convention recbole): 1 ok" in capsys.readouterr().out
+
+
 def test_run_experiment_takes_the_convention_from_python(tmp_path):
     report = run_experiment(_config(tmp_path), out=tmp_path / "out", convention="TREC_EVAL")
     assert report.config.convention == "trec_eval" and "ndcg@5(graded=true)" in report.config.metrics

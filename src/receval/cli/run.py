@@ -102,7 +102,8 @@ def run_command(
         console.print(f"ran again: {escape(task_id)} (was damaged: {escape(why)})", highlight=False)
     summary = summarise(report.store)
     if len(summary):
-        print_table(_summary_table(summary, f"{report.config.name}: mean ± std over seeds"), console=console)
+        title = f"{report.config.name}: mean ± std over seeds" + _convention_words(report.config.convention)
+        print_table(_summary_table(summary, title), console=console)
     console.print(
         f"{report.ok} ok, {report.failed} failed, {report.skipped} skipped (already done) of {report.n_tasks} tasks "
         f"in {time.perf_counter() - t0:.1f}s; results in {escape(report.store.root)}"
@@ -152,6 +153,9 @@ def results_command(
         return meta.get(key, tasks[column].iloc[0] if column in tasks and len(tasks) else "?")
 
     name, config_hash = recorded("name", "experiment"), recorded("config_hash", "config_hash")
+    convention = meta.get("config", {}).get("convention")
+    if convention is None and "convention" in tasks and len(tasks):  # without experiment.json: the tasks' records
+        convention = tasks["convention"].iloc[0]
     n_tasks = meta.get("n_tasks")
     state = [f"{counts.get('ok', 0)} ok", f"{counts.get('failed', 0)} failed"]
     if damaged:
@@ -159,7 +163,7 @@ def results_command(
     if n_tasks is not None:
         state.append(f"{n_tasks - len(tasks) - len(damaged)} not run")
     console.print(
-        f"experiment {escape(repr(name))} (config {escape(config_hash)}): "
+        f"experiment {escape(repr(name))} (config {escape(config_hash)}{escape(_convention_words(convention))}): "
         + (f"{n_tasks} tasks, " if n_tasks is not None else "")
         + ", ".join(state)
     )
@@ -190,6 +194,11 @@ def results_command(
     if fmt == "json":
         typer.echo(json.dumps(doc, ensure_ascii=False))
     return 0
+
+
+def _convention_words(convention: str | None) -> str:
+    """``", convention trec_eval"`` for a run with a library preset, else nothing."""
+    return f", convention {convention}" if convention else ""
 
 
 def register(app: typer.Typer) -> None:

@@ -387,6 +387,7 @@ def parse_config(
         from receval.evaluation import check_convention
 
         preset = chk.value(check_convention, effective["convention"], where=("convention",))
+        effective["convention"] = preset  # one spelling: "LensKit" and "lenskit" are one configuration
 
     name = effective.get("name", Path(path).stem)
     seeds_raw = effective.get("seeds", [0])
