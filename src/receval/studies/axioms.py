@@ -96,6 +96,13 @@ def metric_callable(text: str, **input_options: Any) -> MetricFn:
     """A registry metric string without cutoff (``"ndcg"``, ``"alpha_ndcg(alpha=0.3)"``) as a
     callable evaluated at the full list length (threshold 1, rating_max 5 unless given).
 
+    Returns
+    -------
+    callable
+        ``fn(rankings, truth, aspects, train)`` giving one value per user.
+
+    Examples
+    --------
     >>> fn = metric_callable("precision")
     >>> import numpy as np, scipy.sparse as sp
     >>> fn(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 0.0]])), None, None).tolist()
@@ -171,6 +178,20 @@ def check_axioms(
     satisfies it, else the n = ``max_n`` pair), ``n`` (TopHeav/TopHeavComp) and
     ``witness`` (the two rankings as ``aspects:rating``, ``?`` = unrated). Strict
     inequality beyond ``tolerance`` is required: a tie violates the axiom.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``axiom``, ``satisfied``, ``better``, ``worse``, ``n``, ``witness``, one
+        row per axiom in the order of :data:`AXIOMS`.
+
+    Examples
+    --------
+    Precision ignores the order of the list, so only TopHeavComp holds:
+
+    >>> table = check_axioms("precision")
+    >>> table.loc[table["satisfied"], "axiom"].tolist()
+    ['TopHeavComp']
     """
     fn = metric_callable(metric) if isinstance(metric, str) else metric
     if max_n < 1:
@@ -205,6 +226,14 @@ def check_axioms(
 def axiom_table(metrics: Mapping[str, MetricFn | str], **options: Any) -> pd.DataFrame:
     """Metrics x axioms table of ✓ (satisfied) / ✗ (violated).
 
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric (by the keys of ``metrics``), one column per axiom, holding
+        ``✓`` or ``✗``.
+
+    Examples
+    --------
     >>> axiom_table({"precision": "precision"}).loc["precision", "Pri"]
     '✗'
     """
@@ -217,7 +246,18 @@ def axiom_table(metrics: Mapping[str, MetricFn | str], **options: Any) -> pd.Dat
 
 def standard_metrics(threshold: float = 1.0) -> dict[str, MetricFn]:
     """The metrics of the documented table: αβ-nDCG (defaults, r_max 5) and the baselines,
-    whose relevance threshold is ``threshold``."""
+    whose relevance threshold is ``threshold``.
+
+    Returns
+    -------
+    dict of str to callable
+        Metric name to its callable (:func:`metric_callable`), for :func:`axiom_table`.
+
+    Examples
+    --------
+    >>> sorted(standard_metrics())[:4]
+    ['ab_ndcg', 'alpha_ndcg', 'eu', 'ndcg']
+    """
     from receval.metrics.aspects import ab_ndcg
 
     def ab(rankings, truth, aspects, train):
@@ -230,6 +270,13 @@ def standard_metrics(threshold: float = 1.0) -> dict[str, MetricFn]:
 def markdown(table: pd.DataFrame) -> str:
     """A metrics x axioms table as GitHub markdown.
 
+    Returns
+    -------
+    str
+        The table's markdown, a header row and a separator first.
+
+    Examples
+    --------
     >>> print(markdown(axiom_table({"precision": "precision"})).splitlines()[2])
     | precision | ✗ | ✗ | ✗ | ✗ | ✓ | ✗ | ✗ | ✗ |
     """

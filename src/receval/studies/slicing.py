@@ -444,6 +444,25 @@ def compare_slices(
     ``table`` holds several systems' sliced per-user values (a ``system`` column plus
     the columns of :func:`evaluate_slices`); ``kwargs`` go to ``compare_systems``
     (baseline, test, correction, ...). The correction applies within each group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of ``by``, then ``compare_systems``' columns (the pair ``a``, ``b``,
+        ``n`` users, the means, their difference with its interval, the effect size,
+        the statistic, the p-value and the corrected one), one row per group and pair.
+
+    Examples
+    --------
+    System b is 0.1 better than a for the ten users of q1, 0.01 better on average in q2:
+
+    >>> users = np.arange(20)
+    >>> better = np.where(users < 10, 0.1, 0.0) + users % 3 / 100
+    >>> table = pd.DataFrame({"system": np.repeat(["a", "b"], 20), "dimension": "user", "slice": "activity",
+    ...                       "group": np.tile(np.where(users < 10, "q1", "q2"), 2), "metric": "ndcg@10",
+    ...                       "user_index": np.tile(users, 2), "value": np.r_[users % 4 / 10, users % 4 / 10 + better]})
+    >>> compare_slices(table, baseline="a")[["group", "n", "diff"]].round(3).values.tolist()
+    [['q1', 10, 0.109], ['q2', 10, 0.01]]
     """
     frames = []
     for key, grp in table.groupby(list(by), sort=True, observed=True):
