@@ -166,6 +166,29 @@ def test_a_config_without_convention_keeps_its_hash_and_names(tmp_path):
     assert load_config(_config(tmp_path, 'convention = "trec_eval"', "b.toml")).hash != cfg.hash
 
 
+def test_a_protocol_with_measures_of_its_own_refuses_a_convention():
+    from receval.experiment.config import parse_config
+
+    text = 'metrics = ["precision"]\nconvention = "trec_eval"\n[datasets.toy]\ngenerate = { n_users = 20 }\n'
+    with pytest.raises(ConfigError, match=r"^c\.toml, line 2: protocol 'cyclic' reports measures of its own, not "):
+        parse_config(text + '[protocol]\nname = "cyclic"\n[recommenders.random]\n', path="c.toml")
+
+
+def test_sharded_lists_take_the_preset():
+    import scipy.sparse as sp
+
+    from receval.evaluation.sharded import evaluate_sharded
+
+    truth = sp.csr_matrix(np.array([[5.0, 4, 3, 0], [0, 4, 0, 1], [2, 0, 0, 5]]))
+    rankings = np.array([[0, 3], [1, 2], [3, -1]])
+    per_user, summary = evaluate_sharded(rankings, truth, ["recall@2"], n_shards=2, threshold=1, convention="LensKit")
+    # user 0: 1 of 3 relevant found, divided by min(k, 3) = 2 (LensKit), not by 3
+    assert per_user["recall@2"].tolist() == [0.5, 0.5, 0.5]
+    plain = evaluate_sharded(rankings, truth, ["recall@2"], n_shards=2, threshold=1)[0]
+    assert plain["recall@2"].tolist() == [pytest.approx(1 / 3), 0.5, 0.5]
+    assert summary["recall@2"] == 0.5
+
+
 # ------------------------------------------------------------------ a name that is no preset
 def test_bad_preset_on_evaluate_is_one_line_and_writes_nothing(model_run, tmp_path, capsys):
     tmp, _, _ = model_run
