@@ -440,7 +440,7 @@ def test_trec_eval_and_ir_measures_names_resolve(typed: str, resolved: str) -> N
         ("gm_map(epsilon=0)", "epsilon must be a number > 0"),
         ("rbp_residual(tail=never)", "tail must be one of always, with_unjudged"),
         ("bpref(negative_grades=ignored)", "negative_grades must be one of unjudged, nonrelevant"),
-        ("judged@5(denominator=all)", "denominator must be 'list' or 'k'"),
+        ("judged@5(denominator=all)", "denominator must be one of list, k"),
         ("tail_percentage@5(tail_ratio=0)", "tail_ratio must be > 0"),
     ],
 )

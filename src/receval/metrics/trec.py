@@ -455,7 +455,7 @@ def _share(data: MetricInput, k: int | None, count: np.ndarray, denominator: str
     elif denominator == "k":
         length = np.full(data.n_users, k)
     else:
-        raise MetricError(f"denominator must be 'list' or 'k', got {denominator!r}")
+        raise MetricError(f"denominator must be one of list, k, got {denominator!r}")
     return np.divide(count, length, out=np.full(data.n_users, np.nan), where=length > 0)
 
 
