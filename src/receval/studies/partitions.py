@@ -77,6 +77,13 @@ def paper_models(names: Sequence[str], seed: int = 0) -> dict[str, Any]:
 
     Models with a ``seed`` parameter get ``seed`` (:func:`receval.recommenders.clone`).
 
+    Returns
+    -------
+    dict of str to object
+        Label (``IB``, ``UB``, ``MF`` for the paper's names, else the name) to the unfitted model.
+
+    Examples
+    --------
     >>> {label: type(model).__name__ for label, model in paper_models(["ib", "mf", "biases"], seed=3).items()}
     {'IB': 'ItemKNN', 'MF': 'BiasedMF', 'biases': 'Biases'}
     >>> paper_models(["mf"], seed=3)["MF"].get_params()["seed"]
@@ -107,6 +114,13 @@ def difficult_users(values: np.ndarray, p: float, defined: np.ndarray | None = N
 
     Ties are broken by user index (stable), so the result is deterministic.
 
+    Returns
+    -------
+    numpy.ndarray of bool
+        One entry per user of ``values``; True for the difficult ones.
+
+    Examples
+    --------
     >>> difficult_users(np.array([-0.5, -3.0, -1.0, -0.1]), 0.5).tolist()
     [False, True, True, False]
     >>> difficult_users(np.array([-0.5, np.nan, -1.0]), 0.5, np.array([True, False, True])).tolist()
@@ -132,6 +146,14 @@ def coherence_partitions(
 ) -> dict[str, Interactions]:
     """``Tr_e, Tr_d, Te_e, Te_d`` for user masks (``easy`` defaults to not difficult).
 
+    Returns
+    -------
+    dict of str to Interactions
+        ``Tr_e``, ``Tr_d`` (training ratings of easy / difficult users) and ``Te_e``,
+        ``Te_d`` (their test ratings), each over the shared id space.
+
+    Examples
+    --------
     >>> tr = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 1], [1, 2, 3, 4])
     >>> te = Interactions.from_arrays([0, 1], [1, 0], [5, 5])
     >>> parts = coherence_partitions(tr, te, np.array([False, True]))
@@ -221,6 +243,21 @@ def coherence_split_experiment(
     progress
         Called as ``progress(fits_done, fits, "coherence-split fits")`` after each fitted
         model (default: the active callback of :func:`receval.progress.reporting`).
+
+    Returns
+    -------
+    CoherenceSplitResult
+        ``table`` (one row per recommender and ``p``: All-All RMSE and the relative
+        errors of the other four models) and ``rmse`` (each model's absolute RMSE).
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> from receval.recommenders import make
+    >>> data = generate(n_users=40, n_items=30, n_ratings=600, n_aspects=3, seed=0)
+    >>> result = coherence_split_experiment(data, {"gm": make("global-mean")}, ps=[0.5], folds=2)
+    >>> result.table.index.tolist(), list(result.rmse.index.names)
+    ([('gm', 0.5)], ['recommender', 'p', 'model'])
     """
     from receval.split import kfold_per_user
     from receval.studies._models import model_factory
