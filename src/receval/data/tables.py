@@ -55,6 +55,7 @@ receval.errors.DataError: .../bad.csv, line 3, column score: score 'high' is not
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -725,10 +726,18 @@ def _check_cells(frame: pd.DataFrame) -> None:
 
 
 def _text_dictionary(column: Any) -> Any:
-    """An Arrow id column dictionary-encoded with text values (numbers: encoded first, then each distinct one cast)."""
+    """An Arrow id column dictionary-encoded with text values (numbers: encoded first, then each distinct one cast).
+
+    One chunk, one dictionary: the chunks of an encoded chunked array each carry the whole
+    dictionary, which the table's later unification would walk once per chunk (minutes for
+    millions of distinct ids).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(column, pa.ChunkedArray) and column.num_chunks > 1:
+        with contextlib.suppress(pa.ArrowInvalid):  # text beyond 2 GiB cannot be one chunk: encoded as it is
+            column = pa.chunked_array([column.combine_chunks()])
     encoded = pc.dictionary_encode(column)
     if pa.types.is_string(encoded.type.value_type):
         return encoded
