@@ -39,6 +39,14 @@ __all__ = ["evaluate_sharded", "shard_bounds", "worker_pool"]
 def shard_bounds(n_users: int, n_shards: int) -> list[tuple[int, int]]:
     """Contiguous, nearly equal row ranges ``[start, stop)`` covering ``n_users`` rows.
 
+    Returns
+    -------
+    list of tuple of int
+        ``min(n_shards, n_users)`` ranges (one empty range for no rows), in order, their
+        sizes differing by at most one.
+
+    Examples
+    --------
     >>> shard_bounds(10, 3)
     [(0, 3), (3, 7), (7, 10)]
     """
@@ -57,6 +65,14 @@ def worker_pool(workers: int, **options: Any) -> Iterator[Any]:
     own, not loky's process-wide reusable one, which keeps idle workers alive for minutes after use.
     (The resource-tracker process loky starts beside them ends with this process; the ``receval``
     command stops it before exiting.)
+
+    Yields
+    ------
+    concurrent.futures.Executor
+        loky's executor (``submit``, ``map``).
+
+    Examples
+    --------
 
     >>> with worker_pool(2) as pool:
     ...     list(pool.map(abs, [-1, 2, -3]))
@@ -125,6 +141,23 @@ def evaluate_sharded(
     rows = user rows) and the aggregated values. ``progress(shards_done, n_shards, "evaluate
     shards")`` (default: the active callback of :func:`receval.progress.reporting`) hears
     of each shard as ``map_fn`` yields it.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, dict of str to float)
+        The per-user values (one column per metric, one row per row of ``rankings``,
+        NaN for a user the metric does not score) and each metric's aggregate, equal to
+        an evaluation in one piece.
+
+    Examples
+    --------
+    User 1's only rating is below λ = 4, so no metric scores it:
+
+    >>> truth = sp.csr_matrix(np.array([[5.0, 0, 4.0], [0, 3.0, 0], [4.0, 0, 0]]))
+    >>> rankings = np.array([[0, 1], [1, 2], [2, 0]])
+    >>> per_user, summary = evaluate_sharded(rankings, truth, ["precision@2", "recall@2"], n_shards=2, threshold=4)
+    >>> per_user["recall@2"].tolist(), summary
+    ([0.5, nan, 1.0], {'precision@2': 0.5, 'recall@2': 0.75})
     """
     from receval.evaluation import check_convention
     from receval.metrics.conventions import apply_convention

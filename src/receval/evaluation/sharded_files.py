@@ -69,6 +69,14 @@ def plan_shards(recs: str | Path, n_shards: int, user: str = "user") -> list[tup
     shard reads whole row groups. The ranges cover every possible id, so every row of
     both files falls in exactly one shard whatever the order of the files.
 
+    Returns
+    -------
+    list of tuple
+        ``(after, upto)`` pairs in increasing order, the first ``after`` and the last
+        ``upto`` None; fewer than ``n_shards`` when the file has fewer row groups.
+
+    Examples
+    --------
     >>> import tempfile, pathlib, pandas as pd
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.parquet"
     >>> pd.DataFrame({"user": [1, 1, 2, 2, 3, 3], "item": [1, 2, 1, 2, 1, 2]}).to_parquet(p, row_group_size=2)
@@ -284,6 +292,23 @@ def evaluate_parquet_sharded(
     rows, all in one shard). Returns an :class:`~receval.evaluation.EvaluationResult`
     whose summary and per-user values equal one :func:`~receval.evaluation.evaluate` of
     both files; its conventions add ``shards``.
+
+    Returns
+    -------
+    EvaluationResult
+        ``summary``, ``per_user`` and ``conventions``, as :func:`~receval.evaluation.evaluate` gives them.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, pandas as pd
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> truth = pd.DataFrame({"user": [1, 1, 2], "item": [10, 11, 10], "rating": [5.0, 2.0, 4.0]})
+    >>> truth.to_parquet(folder / "t.parquet")
+    >>> run = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 12, 11, 10], "score": [0.9, 0.5, 0.8, 0.1]})
+    >>> run.to_parquet(folder / "r.parquet")
+    >>> evaluate_parquet_sharded(folder / "t.parquet", folder / "r.parquet", ["precision@1", "recall@2"],
+    ...                          n_shards=2, threshold=4).summary
+    {'precision@1': 0.5, 'recall@2': 1.0}
     """
     import numpy as np
     import pandas as pd
