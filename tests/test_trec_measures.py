@@ -287,16 +287,14 @@ def test_rbp_residual_bounds_binary_rbp_whatever_the_unjudged_items_are() -> Non
     # residual = c's weight 0.5 + the tail 0.5³ = 0.625; c relevant and the tail too: 0.5 + 0.25 + 0.125
     qrels: Qrels = {"q": {"a": 1, "b": 0}}
     run: Run = {"q": {"c": 3.0, "a": 2.0, "b": 1.0}}
-    got = _receval(qrels, run, ["rbp(p=0.5,gain=binary)", "rbp_residual(p=0.5)", "rbp_resid@2(p=0.5)"])
+    got = _receval(qrels, run, ["rbp(p=0.5,gain=binary)", "rbp_residual(p=0.5)", "rbp_residual@2(p=0.5)"])
     assert got["rbp(p=0.5,gain=binary)"]["q"] == 0.25
     assert got["rbp_residual(p=0.5)"]["q"] == 0.625
-    assert got["rbp_resid@2(p=0.5)"]["q"] == 0.5 + 0.25  # two ranks read: the tail starts at rank 3
+    assert got["rbp_residual@2(p=0.5)"]["q"] == 0.5 + 0.25  # two ranks read: the tail starts at rank 3
     best = _receval({"q": {"a": 1, "b": 0, "c": 1}}, run, ["rbp(p=0.5,gain=binary)"])["rbp(p=0.5,gain=binary)"]
     assert best["q"] + 0.125 == got["rbp(p=0.5,gain=binary)"]["q"] + got["rbp_residual(p=0.5)"]["q"]
-    # every item judged: only the tail is left, which trec_eval leaves out (tail=with_unjudged)
-    judged = _receval(
-        {"q": {"a": 1, "b": 0, "c": 0}}, run, ["rbp_residual(p=0.5)", "rbp_resid(p=0.5,tail=with_unjudged)"]
-    )
+    # every item judged: only the tail is left, which trec_eval's rbp_resid leaves out (tail=with_unjudged)
+    judged = _receval({"q": {"a": 1, "b": 0, "c": 0}}, run, ["rbp_residual(p=0.5)", "rbp_resid(p=0.5)"])
     assert [judged[m]["q"] for m in judged] == [0.125, 0.0]
 
 
@@ -412,7 +410,7 @@ NAMES = {
     "NumRelRet": "num_rel_ret",
     "RBP(p=0.8)": "rbp",
     "rbp(p=0.9)": "rbp(p=0.9)",
-    "rbp_resid": "rbp_residual",
+    "rbp_resid": "rbp_residual(p=0.9,tail=with_unjudged)",  # trec_eval's own name: trec_eval's convention
     "Judged@10": "judged@10",
     "unj_5": "unjudged@5",
     "TailPercentage@10": "tail_percentage@10",

@@ -189,6 +189,7 @@ FIELD_SPELLINGS: tuple[tuple[str, str, dict[str, object], str], ...] = (
     ("rprec", "r_precision", {}, "trec_eval Rprec, ir-measures Rprec"),
     ("gauc", "auc", {"convention": "recbole"}, "RecBole GAUC: auc weighted by positives, unrated items negatives"),
     ("calibrated_recall", "recall", {"convention": "recpack", "denominator": "min"}, "RecPack CalibratedRecallK"),
+    ("rbp_resid", "rbp_residual", {"convention": "trec_eval"}, "trec_eval rbp_resid (p = 0.9)"),
 )
 for _alias, _name, _preset, _ in FIELD_SPELLINGS:
     register_alias(_alias, _name, **_preset)

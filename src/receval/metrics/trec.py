@@ -431,7 +431,6 @@ list read holds an unjudged item (trec_eval's rbp_resid, 0 otherwise)."""
     "rbp_residual",
     k="optional",
     defaults={"p": 0.8, "negative_grades": "unjudged", "tail": "always"},
-    aliases=("rbp_resid",),
     description="Weight of the unjudged and unread ranks: the room binary RBP has left (trec_eval rbp_resid)",
 )
 def rbp_residual(
