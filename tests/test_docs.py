@@ -129,7 +129,7 @@ DOCUMENTED = [
     "stats/agreement.py", "stats/barrier.py", "experiment/store.py", "experiment/ids.py", "experiment/grid.py",
     "experiment/datasets.py", "data/writers.py", "metrics/aspects.py", "data/registry.py",
     "studies/slicing.py", "studies/axioms.py", "studies/freshness.py", "studies/partitions.py",
-    "evaluation/sharded.py", "evaluation/sharded_files.py",
+    "evaluation/sharded.py", "evaluation/sharded_files.py", "stats/coherence.py", "data/prepare.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -72,6 +72,13 @@ def prepare(
     Interactions
         ``data`` itself when no filter is asked; otherwise the kept rows over the
         users and items that still have a rating (see the module's id space policy).
+
+    Examples
+    --------
+    >>> d = Interactions.from_arrays(["a", "a", "a", "b", "c", "c"], [1, 2, 3, 1, 1, 2], [5, 4, 3, 2, 5, 1])
+    >>> kept = prepare(d, min_user_ratings=2)  # user b rated once
+    >>> kept.n_ratings, kept.n_users, prepare(d) is d
+    (5, 2, True)
     """
     asked = {
         k: v

@@ -347,6 +347,15 @@ def coherence_barrier_correlation(
     -------
     DataFrame indexed by predictor with columns ``spearman``, ``spearman_p``, ``pearson``,
     ``pearson_p``, ``n_users`` (users with both values defined).
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> from receval.stats.barrier import magic_barrier
+    >>> data = generate(n_users=60, n_items=40, n_ratings=900, n_aspects=4, reratings=2, seed=0)
+    >>> table = coherence_barrier_correlation(data, magic_barrier(data, n_bootstrap=0), gammas=["wstd", "size"])
+    >>> table.index.tolist(), int(table.loc["wstd", "n_users"])
+    (['wstd', 'size', 'random', 'n_ratings', 'avg_rating'], 60)
     """
     from scipy import stats
 
