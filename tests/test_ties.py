@@ -13,7 +13,7 @@ import pytest
 
 import receval
 from receval.data.align import TIES, tie_rule, to_rankings
-from receval.errors import ConfigError, MetricError
+from receval.errors import ConfigError
 from receval.evaluation.sharded_files import evaluate_parquet_sharded
 
 # q1: four documents tied at 0.5 whose text order ("d10" < "d2" < "d9") is neither their input
@@ -127,15 +127,18 @@ def test_a_score_matrix_follows_the_rule_too():
     assert mrr == {"input": 1.0, "id": 1.0, "trec_eval": 0.5}  # trec_eval: "c" before "a"
 
 
-def test_ranks_cannot_tie_a_repeated_rank_is_refused():
-    truth = pd.DataFrame({"user": ["u", "u"], "item": ["a", "b"], "rating": [1, 1]})
-    ranked = pd.DataFrame({"user": ["u", "u"], "item": ["a", "b"], "rank": [1, 2]})
-    res = receval.evaluate(ranked, truth, ["mrr"], ties="trec_eval")
-    assert res.conventions.tie_break == "ascending rank (no ties: each item of a list has its own rank)"
-    truth = pd.concat([truth, pd.DataFrame({"user": ["v"], "item": ["a"], "rating": [1]})])
-    repeated = pd.DataFrame({"user": ["u", "v", "u"], "item": ["a", "a", "b"], "rank": [1, 1, 1]})
-    with pytest.raises(MetricError, match=r"user 'u' has two items at rank 1 \(item 'b', row 3\)"):
-        receval.evaluate(repeated, truth, ["mrr"])
+def test_equal_ranks_tie_as_equal_scores_do():
+    """RecTools' tables may give two items of a list one rank: they are ordered by the same rule."""
+    truth = pd.DataFrame({"user": ["u", "u", "v"], "item": ["b", "c", "a"], "rating": [1, 1, 1]})
+    # u: "b" and "a" share rank 1; "c" is third. v: one item
+    ranked = pd.DataFrame({"user": ["u", "u", "u", "v"], "item": ["c", "b", "a", "a"], "rank": [3, 1, 1, 1]})
+    mrr = {}
+    for ties in TIES:
+        res = receval.evaluate(ranked, truth, ["mrr", "precision@2"], ties=ties)
+        mrr[ties] = res.per_user.set_index("user").loc["u"].tolist()
+        assert res.conventions.tie_break == tie_rule("rank", ties)
+        assert tie_rule("rank", ties).replace("ascending rank", "descending score") == tie_rule("score", ties)
+    assert mrr == {"input": [1.0, 0.5], "id": [0.5, 0.5], "trec_eval": [1.0, 0.5]}  # b, a | a, b | b, a
 
 
 def test_a_tie_rule_not_known_is_one_error_naming_the_rules():

@@ -52,7 +52,7 @@ Kind = Literal["recommendations", "truth", "train", "aspects", "predictions"]
 """The role of a table in an evaluation (what a file given for it holds)."""
 
 Ties = Literal["input", "id", "trec_eval"]
-"""How items of equal score are ordered in a list."""
+"""How items of equal score (or equal rank) are ordered in a list."""
 TIES: tuple[str, ...] = ("input", "id", "trec_eval")
 """The tie rules: ``input`` keeps the order of the rows (of the columns, for a score matrix); ``id``
 orders tied items by item id ascending (numbers as numbers, text as text); ``trec_eval`` by item id
@@ -107,7 +107,7 @@ class Aligned:
         What ordered the lists: scores (a table's ``score`` column or a score matrix),
         a table's ``rank`` column, or None (an item matrix, ranked already, or no lists).
     ties : {"input", "id", "trec_eval"}
-        The rule that ordered items of equal score (:data:`TIES`).
+        The rule that ordered items of equal score or rank (:data:`TIES`).
     users_dropped : int
         Users of the recommendations absent from the truth (left out).
     users_without_list : int or None
@@ -160,19 +160,17 @@ def check_ties(ties: Any) -> Ties:
 def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input") -> str:
     """How lists ranked by ``ranked_by`` with the tie rule ``ties`` are ordered, in words.
 
-    A rank column gives every item of a list its own position (a rank repeated within
-    a list is refused), so only scores can tie.
+    Equal ranks tie as equal scores do (RecTools' tables may give two items one rank):
+    the same rule orders them.
 
     >>> tie_rule("score", "trec_eval")
     "descending score, ties by item id descending as text (trec_eval's order)"
-    >>> tie_rule("rank", "trec_eval")
-    'ascending rank (no ties: each item of a list has its own rank)'
+    >>> tie_rule("rank")
+    'ascending rank, ties in input order'
     """
-    if ranked_by == "score":
-        return f"descending score, {_TIE_WORDS[ties]}"
-    if ranked_by == "rank":
-        return "ascending rank (no ties: each item of a list has its own rank)"
-    return "as given (an item matrix is ranked already)"
+    if ranked_by is None:
+        return "as given (an item matrix is ranked already)"
+    return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {_TIE_WORDS[ties]}"
 
 
 
@@ -220,7 +218,7 @@ def align(
     """Align recommendations (or predictions), truth and side data; see :func:`receval.evaluate` for the forms.
 
     ``width`` cuts the lists (the largest cutoff asked; ``None`` keeps them whole).
-    ``ties`` orders items of equal score (:data:`TIES`).
+    ``ties`` orders items of equal score or rank (:data:`TIES`).
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
 
@@ -426,8 +424,6 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
-    if ranked_by == "rank":
-        _check_ranks(recs, users, order, rows)
     if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
         if same_numbers(truth.item_ids, recs["item"]) is not None:
             raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
@@ -442,24 +438,6 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         items[unseen] = len(truth.item_ids) + first
         new_ids = ids[new]
     return users, items, order, ranked_by, new_ids, n_dropped
-
-
-def _check_ranks(recs: Any, users: np.ndarray, ranks: np.ndarray, rows: np.ndarray | None) -> None:
-    """A rank repeated within one user's list is an error: a rank is one position (the row is named)."""
-    if len(users) < 2:
-        return
-    perm = None if _ranked_blocks(users, ranks, descending=False) is not None else np.lexsort((ranks, users))
-    u, r = (users, ranks) if perm is None else (users[perm], ranks[perm])
-    repeated = np.flatnonzero((u[1:] == u[:-1]) & (r[1:] == r[:-1]))
-    if not len(repeated):
-        return
-    j = int(repeated[0] + 1) if perm is None else int(perm[repeated[0] + 1])  # position among the rows kept
-    row = j if rows is None else int(rows[j])  # the table's row
-    raise MetricError(
-        f"user {_value(recs, 'user', row)!r} has two items at rank {ranks[j]:g} (item {_value(recs, 'item', row)!r}, "
-        f"row {row + 1}): each item of a list has its own rank; renumber the list, or give scores instead",
-        column="rank",
-    )
 
 
 def _is_score_matrix(recommendations: object) -> bool:

@@ -12,11 +12,11 @@ Conventions (also written into ``EvaluationResult.conventions``, a :class:`Conve
   no recommendations gets an empty list (every accuracy metric 0). Users in the
   recommendations that are absent from the truth cannot be scored: a warning, and
   they are dropped (``unknown_users="error"`` raises instead).
-- Ranking from scores: descending score, ties by ``ties`` (``"input"``: kept in
-  input order, the default; ``"id"``: by item id ascending; ``"trec_eval"``: by item
-  id descending as text, as trec_eval sorts a run); from ranks: ascending rank (a
-  rank repeated within a list is an error, so ranks never tie). Duplicate (user,
-  item) rows and NaN scores are errors.
+- Ranking from scores: descending score; from ranks: ascending rank. Ties (equal
+  scores, or one rank given to two items of a list) go by ``ties`` (``"input"``: kept
+  in input order, the default; ``"id"``: by item id ascending; ``"trec_eval"``: by
+  item id descending as text, as trec_eval sorts a run). Duplicate (user, item) rows
+  and NaN scores are errors.
 - Library conventions: ``convention=NAME`` (``trec_eval``, ``ranx``, ``recbole``,
   ``lenskit``, ``rectools``, ``recpack``, ``elliot``; :mod:`receval.metrics.conventions`)
   applies that library's preset to every metric string that does not name its own
@@ -83,8 +83,8 @@ class Conventions:
         negative threshold (negative: rating below it).
     empty_users : {"skip", "zero"}
     tie_break : str
-        How the lists were ordered, in words: the rule in force (descending score and
-        the tie rule of ``ties=``; ascending rank; or an item matrix as given).
+        How the lists were ordered, in words: the rule in force (descending score or
+        ascending rank, and the tie rule of ``ties=``; or an item matrix as given).
     convention : str or None
         The library preset the evaluation applied (``convention=``), None without one.
     aggregation : mapping
@@ -294,7 +294,7 @@ def evaluate(
         ``{receval column: the tables' column}`` when they are not receval's names
         (``{"user": "uid", "score": "p"}``; roles ``user, item, rating, score, rank, timestamp``).
     ties
-        How items of equal score are ordered: ``"input"`` (as the rows come), ``"id"``
+        How items of equal score (or rank) are ordered: ``"input"`` (as the rows come), ``"id"``
         (item id ascending) or ``"trec_eval"`` (item id descending, as text: trec_eval's
         ``form_res_rels.c``). Default: the preset's (``trec_eval`` for
         ``convention="trec_eval"``), else ``"input"``. ``conventions.tie_break`` states it.
