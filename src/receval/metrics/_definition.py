@@ -104,6 +104,8 @@ class MetricDefinition:
         Applied to the micro/global ratio (``sqrt`` for RMSE).
     aggregations : tuple of str
         Accepted values of the ``agg`` parameter, the default first.
+    choices : mapping
+        Parameter -> the values it accepts (its vocabulary), checked when a metric string is read.
     aliases : tuple of str
         Other names that resolve to this metric (see :func:`register_alias`).
     description : str
@@ -125,6 +127,7 @@ class MetricDefinition:
     transform: Callable[[float], float] | None = None
     aggregations: tuple[str, ...] = ("macro",)
     description: str = ""
+    choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
 
     @property
     def needs_threshold(self) -> bool:
@@ -266,6 +269,7 @@ def register_metric(
     aggregations: tuple[str, ...] | None = None,
     aliases: Iterable[str] = (),
     description: str = "",
+    choices: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering ``fn(data, k, **params)`` under ``name``.
 
@@ -275,7 +279,8 @@ def register_metric(
     lists every parameter the metric accepts. ``aggregations`` defaults to
     ``("system",)`` for system metrics, ``("global", "macro")`` for error metrics,
     ``("macro", "micro")`` when ``micro`` is given and ``("macro",)`` otherwise; with
-    more than one, the parameter ``agg`` (default: the first) chooses.
+    more than one, the parameter ``agg`` (default: the first) chooses. ``choices`` lists the values a
+    string parameter accepts, so that a wrong one is refused when the metric string is read.
     Re-registering a name replaces the definition (so modules can be reloaded).
 
     >>> @register_metric("list_length_example", k="optional", description="items in the list")
@@ -323,6 +328,7 @@ def register_metric(
             transform=transform,
             aggregations=tuple(aggregations),
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
+            choices=MappingProxyType(dict(choices or {})),
         )
         for alias in aliases:
             register_alias(alias, key)
@@ -403,6 +409,10 @@ def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], labe
         raise MetricError(f"metric {label!r}: agg must be one of {allowed}, got {params['agg']!r}")
     for key, value in params.items():
         _check_type(definition, key, value, label)
+        vocabulary = definition.choices.get(key)
+        if vocabulary is not None and value not in vocabulary:
+            words = ", ".join(_format_value(v) for v in vocabulary)
+            raise MetricError(f"metric {label!r}: {key} must be one of {words}, got {value!r}")
     merged = {**definition.defaults, **params}
     if not debias.isdisjoint(params):
         for key, supported in DEBIAS_SUPPORTS.get(definition.name, {}).items():

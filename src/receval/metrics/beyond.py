@@ -206,6 +206,8 @@ def entropy(data: MetricInput, k: int | None, base: str | float = "e", per_item:
 
 
 GINI_DENOMINATORS = ("n-1", "n")
+GINI_ITEMS = ("catalogue", "recommended")
+_GINI_CHOICES = {"items": GINI_ITEMS, "denominator": GINI_DENOMINATORS}
 
 
 def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
@@ -214,9 +216,9 @@ def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
     elif items == "recommended":
         values = counts[counts > 0]
     else:
-        raise MetricError(f"gini items must be 'catalogue' or 'recommended', got {items!r}")
+        raise MetricError(f"gini items must be one of {', '.join(GINI_ITEMS)}, got {items!r}")
     if denominator not in GINI_DENOMINATORS:
-        raise MetricError(f"gini denominator must be 'n-1' or 'n', got {denominator!r}")
+        raise MetricError(f"gini denominator must be one of {', '.join(GINI_DENOMINATORS)}, got {denominator!r}")
     g = gini_index(values)
     n = len(values)
     return g * (n - 1) / n if denominator == "n" else g  # Σ_j (2j − n − 1) p_j divided by n instead of n − 1
@@ -229,6 +231,7 @@ def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
     kind="system",
     k="optional",
     defaults={"items": "catalogue", "denominator": "n-1"},
+    choices=_GINI_CHOICES,
     description="Gini of recommended-item popularity (G2)",
 )
 def gini(data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1") -> float:
@@ -243,6 +246,7 @@ def gini(data: MetricInput, k: int | None, items: str = "catalogue", denominator
     kind="system",
     k="none",
     defaults={"items": "catalogue", "denominator": "n-1"},
+    choices=_GINI_CHOICES,
     needs_train=True,
     description="Gini of training item popularity (G1)",
 )
@@ -258,6 +262,7 @@ def gini_train(data: MetricInput, k: None, items: str = "catalogue", denominator
     kind="system",
     k="optional",
     defaults={"items": "catalogue", "denominator": "n-1"},
+    choices=_GINI_CHOICES,
     needs_train=True,
     description="G2 − G1 (> 0: Matthew effect)",
 )
@@ -295,6 +300,7 @@ def diversity(
     return values
 
 
+NOVELTY_FORMS = ("popularity", "log_popularity", "epc", "self_information")
 # novelty forms that measure popularity (lower = more novel); the others measure novelty itself
 _POPULARITY_FORMS = ("popularity", "log_popularity")
 
@@ -303,6 +309,7 @@ _POPULARITY_FORMS = ("popularity", "log_popularity")
     "novelty",
     direction=lambda params: "lower" if params["form"] in _POPULARITY_FORMS else "higher",
     defaults={"form": "popularity", "smoothed": True, "normalised": False},
+    choices={"form": NOVELTY_FORMS},
     needs_train=True,
     description="Novelty from training popularity of recommended items",
 )
@@ -327,7 +334,7 @@ def novelty(
         else:
             per_item = -np.log2(np.maximum(pop, 1.0) / users)
     else:
-        raise MetricError(f"novelty form must be popularity, log_popularity, epc or self_information, got {form!r}")
+        raise MetricError(f"novelty form must be one of {', '.join(NOVELTY_FORMS)}, got {form!r}")
     top = _top(data, k)
     valid = top >= 0
     values = np.where(valid, per_item[np.where(valid, top, 0)], 0.0).sum(axis=1)

@@ -59,6 +59,13 @@ _NEG = {"negative_threshold": None}
 # users with an empty list: scored 0 (their hits are 0) or skipped (LensKit's precision and AP: NaN)
 EMPTY_LIST = ("zero", "skip")
 _LIST = {"empty_list": "zero"}
+# the vocabulary of each string parameter, checked when a metric string is read (register_metric choices=)
+PRECISION_DENOMINATORS = ("k", "list")
+RECALL_DENOMINATORS = ("all", "min")
+MAP_DENOMINATORS = ("all", "min", "k", "min_list")
+MAP_AVERAGES = ("positives", "ranks")
+AUC_NEGATIVES = ("judged", "all")
+IDEALS = ("truth", "full")
 
 
 def _thr(data: MetricInput, threshold: float | None) -> float:
@@ -82,7 +89,7 @@ def _empty(values: np.ndarray, empty: np.ndarray, data: MetricInput, empty_list:
 def _skipped_lists(data: MetricInput, empty_list: str) -> np.ndarray:
     """Users whose empty list is not scored (``empty_list="skip"``)."""
     if empty_list not in EMPTY_LIST:
-        raise MetricError(f"empty_list must be 'zero' or 'skip', got {empty_list!r}")
+        raise MetricError(f"empty_list must be one of {', '.join(EMPTY_LIST)}, got {empty_list!r}")
     if empty_list == "zero":
         return np.zeros(data.n_users, dtype=bool)
     return data.list_length == 0
@@ -98,7 +105,7 @@ def _list_denominator(data: MetricInput, k: int, denominator: str) -> np.ndarray
         return np.full(data.n_users, float(k))
     if denominator == "list":
         return np.minimum(data.list_length, k).astype(np.float64)
-    raise MetricError(f"denominator must be 'k' or 'list', got {denominator!r}")
+    raise MetricError(f"denominator must be one of {', '.join(PRECISION_DENOMINATORS)}, got {denominator!r}")
 
 
 def _precision_parts(
@@ -122,6 +129,7 @@ def _keep(data: MetricInput, threshold: float | None, empty_list: str = "zero") 
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "denominator": "k", **_LIST},
+    choices={"denominator": PRECISION_DENOMINATORS, "empty_list": EMPTY_LIST},
     micro=_precision_parts,
     description="Positives in the top k / k",
 )
@@ -140,7 +148,7 @@ def _recall_denominator(data: MetricInput, k: int, threshold: float | None, deno
         return n_pos
     if denominator == "min":
         return np.minimum(n_pos, k)
-    raise MetricError(f"recall denominator must be 'all' or 'min', got {denominator!r}")
+    raise MetricError(f"recall denominator must be one of {', '.join(RECALL_DENOMINATORS)}, got {denominator!r}")
 
 
 def _recall_parts(
@@ -156,6 +164,7 @@ def _recall_parts(
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "denominator": "all", **_LIST},
+    choices={"denominator": RECALL_DENOMINATORS, "empty_list": EMPTY_LIST},
     micro=_recall_parts,
     description="Positives in the top k / positives",
 )
@@ -174,6 +183,7 @@ def recall(
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, **_LIST},
+    choices={"empty_list": EMPTY_LIST},
     description="1 if the top k holds a positive",
 )
 def hit_rate(data: MetricInput, k: int, threshold: float | None = None, empty_list: str = "zero") -> np.ndarray:
@@ -188,6 +198,7 @@ def hit_rate(data: MetricInput, k: int, threshold: float | None = None, empty_li
     bounds=(0, 1),
     k="optional",
     defaults={**_THRESHOLD, **_LIST},
+    choices={"empty_list": EMPTY_LIST},
     description="1 / rank of the first positive",
 )
 def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero") -> np.ndarray:
@@ -204,6 +215,7 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_
     bounds=(0, 1),
     k="optional",
     defaults={**_THRESHOLD, "denominator": "all", "average": "positives", **_LIST},
+    choices={"denominator": MAP_DENOMINATORS, "average": MAP_AVERAGES, "empty_list": EMPTY_LIST},
     description="Average precision at k (trec_eval map_cut; map without k: trec_eval map over the whole list)",
 )
 def average_precision(
@@ -233,7 +245,7 @@ def average_precision(
         total = precisions.sum(axis=1) + hits.sum(axis=1) * beyond
         return _empty(total / k, n_pos == 0, data, empty_list)
     if average != "positives":
-        raise MetricError(f"map average must be 'positives' or 'ranks', got {average!r}")
+        raise MetricError(f"map average must be one of {', '.join(MAP_AVERAGES)}, got {average!r}")
     total = (hits * precisions).sum(axis=1)
     if denominator == "all":
         den = n_pos
@@ -246,7 +258,7 @@ def average_precision(
     elif denominator == "min_list":
         den = np.minimum(n_pos, data.list_length if k is None else np.minimum(data.list_length, k))
     else:
-        raise MetricError(f"map denominator must be 'all', 'min', 'k' or 'min_list', got {denominator!r}")
+        raise MetricError(f"map denominator must be one of {', '.join(MAP_DENOMINATORS)}, got {denominator!r}")
     return _empty(_safe_div(total, den), n_pos == 0, data, empty_list)
 
 
@@ -255,6 +267,7 @@ def average_precision(
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "beta": 1.0, **_LIST},
+    choices={"empty_list": EMPTY_LIST},
     description="Harmonic mean of precision@k and recall@k (F-beta with beta=)",
 )
 def f1(
@@ -278,6 +291,7 @@ def f1(
     bounds=(0, 1),
     k="optional",
     defaults={**_THRESHOLD, **_LIST},
+    choices={"empty_list": EMPTY_LIST},
     description="Precision at R, R = the user's number of positives (trec_eval Rprec); cut at k with @k",
 )
 def r_precision(
@@ -309,7 +323,7 @@ def _auc_pairs(
     elif negatives == "all":
         neg = data.valid[:, : pos.shape[1]] & ~pos
     else:
-        raise MetricError(f"auc negatives must be 'judged' or 'all', got {negatives!r}")
+        raise MetricError(f"auc negatives must be one of {', '.join(AUC_NEGATIVES)}, got {negatives!r}")
     # pairs ordered correctly: for each positive, the negatives ranked below it
     below = neg.sum(axis=1, keepdims=True) - np.cumsum(neg, axis=1)
     n_pos, n_neg = pos.sum(axis=1), neg.sum(axis=1)
@@ -334,6 +348,7 @@ def _auc_parts(
     bounds=(0, 1),
     k="optional",
     defaults={**_THRESHOLD, **_NEG, "negatives": "judged"},
+    choices={"negatives": AUC_NEGATIVES},
     needs_negatives=True,
     micro=_auc_parts,
     description="ROC AUC of the ranking over the user's judged items in the (top-k) list",
@@ -440,6 +455,7 @@ def ideal_dcg(
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "gain": "linear", "graded": False, "discount": "log2", "ideal": "truth", **_LIST},
+    choices={"gain": GAINS, "discount": DISCOUNTS, "ideal": IDEALS, "empty_list": EMPTY_LIST},
     needs_grades=True,
     description="Normalised discounted cumulative gain",
 )
@@ -469,7 +485,7 @@ def ndcg(
             "threshold; drop threshold= or set graded=false"
         )
     if ideal not in ("truth", "full"):
-        raise MetricError(f"ndcg ideal must be 'truth' or 'full', got {ideal!r}")
+        raise MetricError(f"ndcg ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
     thr = _thr(data, threshold)
     grades = data.grades[:, :k]
     # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
@@ -509,6 +525,7 @@ def _anti_parts(
     direction="lower",
     bounds=(0, 1),
     defaults={**_NEG, "denominator": "k"},
+    choices={"denominator": PRECISION_DENOMINATORS},
     needs_negatives=True,
     micro=_anti_parts,
     description="Negatives (false positives) in the top k / k",
