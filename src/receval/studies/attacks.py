@@ -161,7 +161,21 @@ class AttackResult:
 
 
 def fake_user_mask(data: Interactions) -> np.ndarray:
-    """True for the users whose id starts with :data:`FAKE_PREFIX` (the injected profiles)."""
+    """True for the users whose id starts with :data:`FAKE_PREFIX` (the injected profiles).
+
+    Returns
+    -------
+    numpy.ndarray of bool
+        One entry per user index of ``data``.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    >>> attacked = inject(data, "average", [data.item_ids[5]], filler=5)  # 4 fake users (5% of 80)
+    >>> int(fake_user_mask(attacked.data).sum()), int(fake_user_mask(data).sum())
+    (4, 0)
+    """
     ids = data.user_ids
     if ids.dtype.kind not in ("U", "O"):
         return np.zeros(len(ids), dtype=bool)
@@ -321,6 +335,21 @@ def inject(
         Number of default selected items.
     seed
         Seed (or Generator) of the filler choice and ratings.
+
+    Returns
+    -------
+    AttackResult
+        The attacked data (the original rows, then the fake profiles' over an id space
+        extended by the fake users) and the indices of the fake users, targets and
+        selected items.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    >>> attacked = inject(data, "average", [data.item_ids[5]], filler=5)  # 4 fake users (5% of 80)
+    >>> attacked.data.n_users, attacked.fake_users.tolist(), attacked.intent
+    (84, [80, 81, 82, 83], 'push')
     """
     if attack not in ATTACKS:
         raise ConfigError(f"unknown attack {attack!r}; use one of {', '.join(ATTACKS)}")
@@ -402,6 +431,14 @@ def choose_targets(
 ) -> np.ndarray:
     """``n`` original item ids of mid popularity: rating-count quantile within ``band`` among rated items.
 
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` original item ids, drawn without replacement (seeded) and sorted by index;
+        fewer than ``n`` items in the band is a DataError.
+
+    Examples
+    --------
     >>> d = Interactions.from_arrays([0, 0, 0, 1, 1, 2], [0, 1, 2, 0, 1, 0], [5, 4, 3, 2, 5, 4])
     >>> choose_targets(d, 1, band=(0.4, 0.6)).tolist()
     [1]
@@ -473,9 +510,25 @@ def attack_effect(
     ``test`` (the original id space) by the one-shot protocol
     (:func:`receval.evaluation.evaluate_model` on the fitted models: top-``k`` lists,
     training items excluded; ``train`` is the reference of the metrics that need
-    one, before and after). Returns ``prediction_shift``, ``shift_kind``,
-    ``hit_ratio_before/after``, ``rank_before/after``, ``rank_shift``, ``n_users`` and
-    ``<metric>_before/after/change``.
+    one, before and after).
+
+    Returns
+    -------
+    dict
+        ``prediction_shift``, ``shift_kind``, ``hit_ratio_before/after``,
+        ``rank_before/after``, ``rank_shift``, ``n_users`` and ``<metric>_before/after/change``.
+
+    Examples
+    --------
+    Pushing one item into Popularity's lists moves it up (a lower mean rank):
+
+    >>> from receval.recommenders import make
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    >>> attacked = inject(data, "average", [data.item_ids[5]], filler=5)  # 4 fake users (5% of 80)
+    >>> effect = attack_effect(make("popularity").fit(data), make("popularity").fit(attacked.data), data, attacked)
+    >>> effect["shift_kind"], effect["rank_after"] < effect["rank_before"]
+    ('score', True)
     """
     from receval.evaluation import evaluate_model
     from receval.recommenders import recommend
@@ -558,6 +611,13 @@ def attack_experiment(
     ``progress(points_done, points, "attack grid")`` (default: the active callback of
     :func:`receval.progress.reporting`) hears of each point done.
 
+    Returns
+    -------
+    pandas.DataFrame
+        One row per attack, size, target and algorithm, with the columns above.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
     >>> frame = attack_experiment(data, "average", [0.05], ["random"], n_targets=1, filler=5, metrics=())
@@ -642,6 +702,14 @@ def run_attack(
     (default: the active callback of :func:`receval.progress.reporting`) hears of the
     two fits and the measures.
 
+    Returns
+    -------
+    dict
+        ``attack``, ``size``, ``n_fake`` and the other settings, the measures of
+        :func:`attack_effect`, and with ``detect`` the ``detection_*`` entries.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
     >>> out = run_attack(data, "average", [data.item_ids[5]], "popularity", filler=5, detect=True)
@@ -682,7 +750,21 @@ def run_attack(
 
 
 def summarize_attack_experiment(frame: pd.DataFrame) -> pd.DataFrame:
-    """Means over targets of every numeric column, per attack, intent, size and algorithm."""
+    """Means over targets of every numeric column, per attack, intent, size and algorithm.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per attack, intent, size and algorithm, with ``n_targets``.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    >>> frame = attack_experiment(data, "average", [0.05], ["random", "popularity"], n_targets=2, filler=5, metrics=())
+    >>> len(frame), len(summarize_attack_experiment(frame)), summarize_attack_experiment(frame)["n_targets"].tolist()
+    (4, 2, [2, 2])
+    """
     keys = ["attack", "intent", "size", "algorithm", "shift_kind"]
     numeric = [c for c in frame.columns if c not in keys and c != "target" and pd.api.types.is_numeric_dtype(frame[c])]
     out = frame.groupby(keys, sort=False)[numeric].mean().reset_index()
@@ -697,6 +779,14 @@ def detection_features(data: Interactions, k: int = 25) -> pd.DataFrame:
     DegSim uses :class:`~receval.recommenders.knn.UserKNN`'s Pearson similarity (over
     co-rated items, 0 when undefined) and the ``k`` most similar other users.
 
+    Returns
+    -------
+    pandas.DataFrame
+        One row per user index: ``user_index``, ``user``, ``rdma``, ``degsim``, their
+        z-scores ``z_rdma``, ``z_degsim`` and ``score`` (their mean).
+
+    Examples
+    --------
     >>> d = Interactions.from_arrays([0, 0, 1, 1, 2, 2], [0, 1, 0, 1, 0, 1], [5, 1, 4, 2, 1, 5])
     >>> detection_features(d, k=1)["rdma"].round(3).tolist()
     [0.556, 0.222, 0.778]
@@ -735,7 +825,22 @@ def detection_features(data: Interactions, k: int = 25) -> pd.DataFrame:
 
 
 def detect_attackers(data: Interactions, threshold: float = 1.5, k: int = 25) -> tuple[np.ndarray, pd.DataFrame]:
-    """Flag users whose mean z-score of RDMA and DegSim exceeds ``threshold``; returns (flags, features)."""
+    """Flag users whose mean z-score of RDMA and DegSim exceeds ``threshold``; returns (flags, features).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray of bool, pandas.DataFrame)
+        One flag per user index, and :func:`detection_features`' table.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=80, n_items=60, n_ratings=1500, seed=2)
+    >>> attacked = inject(data, "average", [data.item_ids[5]], filler=5)  # 4 fake users (5% of 80)
+    >>> flags, features = detect_attackers(attacked.data)
+    >>> flags[attacked.fake_users].tolist(), int(flags.sum())
+    ([True, False, False, False], 1)
+    """
     if not np.isfinite(threshold):
         raise ConfigError(f"threshold {threshold!r} must be a finite z-score")
     features = detection_features(data, k=k)
@@ -748,6 +853,13 @@ def detection_quality(flagged: np.ndarray, fake: np.ndarray) -> dict[str, float]
 
     Precision is NaN when nothing is flagged, recall NaN when nothing is fake.
 
+    Returns
+    -------
+    dict of str to float
+        ``precision``, ``recall``, ``f1``, ``n_flagged`` and ``n_fake``.
+
+    Examples
+    --------
     >>> q = detection_quality(np.array([1, 1, 0, 0, 1], bool), np.array([1, 0, 0, 1, 1], bool))
     >>> {key: round(value, 3) for key, value in q.items()}
     {'precision': 0.667, 'recall': 0.667, 'f1': 0.667, 'n_flagged': 3, 'n_fake': 3}
