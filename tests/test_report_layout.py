@@ -1,10 +1,13 @@
 """The shipped examples' reports look finished: complete, and no text of a figure overlaps another or leaves it.
 
 Every figure a report embeds is rendered as the report renders it while
-:meth:`matplotlib.text.Text.draw` records the window extent of each text actually drawn
-(tick labels outside the view are never drawn, so they are not counted); two boxes
-that intersect by more than a pixel each way, or a box reaching past the figure's
-edge, is a layout fault.
+:meth:`matplotlib.text.Text.draw` records the window extent and size of each text actually
+drawn (tick labels outside the view are never drawn, so they are not counted); two boxes
+that intersect by more than a pixel each way, a box reaching past the figure's edge, or
+a text smaller than :data:`MIN_POINTS` as the page shows it (a figure wider than the
+page is scaled down to its width, its text with it) is a layout fault. Across the
+figures of one report, a labelled line or a named bar (a system, a metric, a model) must
+keep one colour.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import itertools
 import re
 from pathlib import Path
 
+import matplotlib.colors
 import matplotlib.text
 import pytest
 
@@ -22,11 +26,13 @@ from receval.report.style import figure, png_bytes
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
 _TOLERANCE = 1.0  # pixels: boxes that only touch are fine
+MIN_POINTS = 7.0  # the smallest text a report page may show, in points (the style's legend size)
 
 
 def layout_problems(fig) -> list[str]:
     """Overlapping texts and texts outside the figure, as the figure renders to PNG."""
     drawn: dict[int, tuple[str, object]] = {}
+    points: dict[int, float] = {}
     size: list[tuple[float, float]] = []
     original = matplotlib.text.Text.draw
 
@@ -34,6 +40,7 @@ def layout_problems(fig) -> list[str]:
         original(self, renderer)
         if self.get_visible() and self.get_text().strip():
             drawn[id(self)] = (self.get_text(), self.get_window_extent(renderer))
+            points[id(self)] = self.get_fontsize()
             size.append(renderer.get_canvas_width_height())
 
     matplotlib.text.Text.draw = draw
@@ -46,6 +53,10 @@ def layout_problems(fig) -> list[str]:
     for text, box in drawn.values():
         if box.x0 < -_TOLERANCE or box.y0 < -_TOLERANCE or box.x1 > width + _TOLERANCE or box.y1 > height + _TOLERANCE:
             problems.append(f"{text!r} reaches outside the figure ({box.bounds} in {width:.0f}x{height:.0f})")
+    shown = min(1.0, H._PAGE_PX / width)  # the page scales a wider figure down to its width
+    for key, (text, _) in drawn.items():
+        if points[key] * shown < MIN_POINTS - 0.05:
+            problems.append(f"{text!r} shows at {points[key] * shown:.1f} pt ({points[key]:g} pt at {shown:.0%})")
     for (a, box_a), (b, box_b) in itertools.combinations(drawn.values(), 2):
         dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
         dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
@@ -54,15 +65,38 @@ def layout_problems(fig) -> list[str]:
     return problems
 
 
+def colours(fig) -> dict[str, str]:
+    """``{label: colour}`` of the figure's labelled lines and named bars (a bar's gid is its system)."""
+    out: dict[str, str] = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if not line.get_label().startswith("_"):
+                out[line.get_label()] = matplotlib.colors.to_hex(line.get_color())
+        for patch in ax.patches:
+            if patch.get_gid():
+                out[patch.get_gid()] = matplotlib.colors.to_hex(patch.get_facecolor())
+    return out
+
+
+def colour_problems(fig, seen: dict[str, str]) -> list[str]:
+    """The figure's labels drawn in another colour than in the figures before it (``seen``, updated)."""
+    problems = []
+    for label, colour in colours(fig).items():
+        if seen.setdefault(label, colour) != colour:
+            problems.append(f"{label!r} is {colour} here and {seen[label]} in an earlier figure")
+    return problems
+
+
 @pytest.fixture
 def checked(monkeypatch):
     """Every figure embedded in a report is checked; returns {caption-less figure number: problems}."""
     found: dict[str, list[str]] = {}
+    seen: dict[str, str] = {}  # label -> colour, over every figure drawn in the test
     render = H.png_bytes
 
     def png(fig):
         title = next((t.get_text() for ax in fig.axes if (t := ax.title).get_text()), f"figure {len(found) + 1}")
-        problems = layout_problems(fig)
+        problems = layout_problems(fig) + colour_problems(fig, seen)
         if problems:
             found[f"{len(found) + 1}: {title}"] = problems
         return render(fig)
@@ -84,6 +118,23 @@ def test_the_check_finds_overlaps_and_clipping():
     for ax in axes[0]:
         ax.set(title="a title", xlabel="an x label", ylabel="a y label")
     assert layout_problems(fig) == []
+    fig, axes = figure(1, 1, width=H._PAGE_PX / 100 * 2)  # twice the page: 10 pt shows at 5 pt
+    axes[0][0].set_title("squeezed", fontsize=10)
+    assert any("'squeezed' shows at 5.0 pt" in p for p in layout_problems(fig))
+
+
+def test_the_colour_check_finds_a_system_recoloured():
+    import pandas as pd
+
+    from receval.report.figures import metric_bars, precision_recall
+
+    seen: dict[str, str] = {}
+    bars = pd.DataFrame({"system": ["a", "b"], "metric": "ndcg@10", "mean": [0.1, 0.2], "ci_low": 0.0, "ci_high": 0.3})
+    assert colour_problems(metric_bars(bars), seen) == [] and set(seen) == {"a", "b"}
+    summary = pd.DataFrame({"precision@10": [0.1, 0.2], "recall@10": [0.3, 0.4]}, index=["b", "a"])
+    assert len(colour_problems(precision_recall(summary), seen)) == 2  # each system takes the other's colour
+    styles = {"a": {"color": seen["a"]}, "b": {"color": seen["b"]}}
+    assert colour_problems(precision_recall(summary, styles=styles), seen) == []
 
 
 def test_slice_groups_are_named_with_their_ranges():

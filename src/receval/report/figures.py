@@ -122,6 +122,16 @@ def _legend_columns(labels: Sequence[str], width: float, *, fontsize: float = 7,
     return max(1, min(most, len(labels), int(width // entry)))
 
 
+def _panels(n: int, width: float, most: int = 4) -> tuple[int, int]:
+    """``(columns, rows)`` of a grid of ``n`` panels ``width`` inches wide that fits the report's page.
+
+    >>> _panels(6, 3.4), _panels(2, 5.0), _panels(1, 20.0)
+    ((3, 2), (2, 1), (1, 1))
+    """
+    ncols = max(1, min(n, most, int(PAGE_WIDTH // width)))
+    return ncols, -(-n // ncols)
+
+
 def _need(frame: pd.DataFrame | None, columns: Sequence[str], what: str) -> pd.DataFrame:
     if frame is None or len(frame) == 0:
         raise DataError(f"{what}: no rows to draw")
@@ -336,9 +346,9 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
     rows = _ordered(part["system"], systems or ())
     n_groups = max(part.groupby(["dimension", "slice"], sort=False)["group"].nunique())
     names = max(_text_inches(s, 8) for s in rows) + 0.3  # the first panel of a row also holds the system names
-    colorbar = 1.0
+    colorbar = 0.9
     # cells wide enough for their numbers (an axis label under the panel), never wider than the page
-    panel = min(max(2.4, 0.8 * n_groups + 0.6), PAGE_WIDTH - names - colorbar)
+    panel = min(max(2.4, 0.5 * n_groups + 0.6), PAGE_WIDTH - names - colorbar)
     ncols = max(1, min(len(panels), int((PAGE_WIDTH - names - colorbar) // panel)))
     nrows = -(-len(panels) // ncols)
     height = 1.9 + 0.3 * len(rows)
@@ -357,7 +367,10 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
         ax.set_yticks(range(len(rows)), rows if i % ncols == 0 else [""] * len(rows), fontsize=8)
         ax.grid(False)
         variable = QUANTILE_VARIABLES.get((dim, name))
-        ax.set(xlabel=f"groups by {variable}" if variable else "group", title=f"{_SLICED.get(dim, dim)} by {name}")
+        xlabel = f"groups by {variable}" if variable else "group"
+        if variable and _shared_bounds(sub):  # equal-size groups split a tie: say why two ranges share a value
+            xlabel += "\n(equal-size groups: a tie at a bound is split)"
+        ax.set(xlabel=xlabel, title=f"{_SLICED.get(dim, dim)} by {name}")
         for (r, c), v in np.ndenumerate(grid.to_numpy(dtype=float)):
             if np.isfinite(v):
                 light = v < vmin + 0.5 * (vmax - vmin)
@@ -370,6 +383,18 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
 
 
 _SLICED = {"user": "users", "item": "items", "time": "ratings"}  # what a slice dimension groups, in words
+
+
+def _shared_bounds(rows: pd.DataFrame) -> bool:
+    """Whether a quantile group's range starts at the value where the previous group's range ends.
+
+    >>> _shared_bounds(pd.DataFrame({"group": ["q1", "q2"], "low": [1.0, 5.0], "high": [5.0, 9.0]}))
+    True
+    """
+    if not {"low", "high"} <= set(rows.columns):
+        return False
+    bounds = rows.groupby("group", observed=True)[["low", "high"]].median().dropna().sort_values(["low", "high"])
+    return bool(np.any(bounds["low"].to_numpy()[1:] <= bounds["high"].to_numpy()[:-1]))
 
 
 def _group_label(rows: pd.DataFrame, group: Any) -> str:
@@ -420,8 +445,7 @@ def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm", s
     panels = [(m, t) for m, t in _CYCLIC_PANELS if m in trajectories.columns]
     if not panels:
         raise DataError(f"cyclic curves: no metric among {[m for m, _ in _CYCLIC_PANELS]} in the trajectories")
-    ncols = min(4, len(panels))
-    nrows = -(-len(panels) // ncols)
+    ncols, nrows = _panels(len(panels), 3.4)
     fig, axes = figure(nrows, ncols, width=3.4, height=2.8)
     looks = _styles_for(trajectories[algorithm], styles)
     names = trajectories[algorithm].astype(str)
@@ -526,9 +550,12 @@ def swap_curves(curves: pd.DataFrame):
     _need(curves, ["mode", "metric", "level", "value"], "swap curves")
     styles = _metric_styles(curves)
     modes = list(dict.fromkeys(curves["mode"]))
-    fig, axes = figure(1, len(modes), width=4.0, height=3.2)
+    ncols, nrows = _panels(len(modes), 4.0)
+    fig, axes = figure(nrows, ncols, width=4.0, height=3.2)
+    for ax in axes.flat[len(modes) :]:
+        ax.set_visible(False)
     labels: dict[str, str] = {}
-    for ax, mode in zip(axes[0], modes, strict=True):
+    for ax, mode in zip(axes.flat, modes, strict=False):
         drawn: dict[str, np.ndarray] = {}
         for metric, g in curves[curves["mode"] == mode].groupby("metric", sort=False):
             v = g["value"].to_numpy(dtype=float)
@@ -619,10 +646,13 @@ def coherence_curves(table: pd.DataFrame, *, gamma: str = "wstd", folds: int = 5
     recs = list(dict.fromkeys(indexed.index.get_level_values(0)))
     lines = {"All-All": "-", "All-Diff": "--", "All-Easy": "--", "Diff-Diff": "-", "Easy-Easy": "-", "Avg": ":"}
     avg_label = "Avg" if avg == "users" else f"Avg ({avg} weights)"
-    fig, axes = figure(1, len(recs), width=5.0, height=3.6)
+    ncols, nrows = _panels(len(recs), 5.0)
+    fig, axes = figure(nrows, ncols, width=5.0, height=3.6)
+    for ax in axes.flat[len(recs) :]:
+        ax.set_visible(False)
     handles: list[Any] = []
     with styled():
-        for ax, rec in zip(axes[0], recs, strict=True):
+        for ax, rec in zip(axes.flat, recs, strict=False):
             sub = indexed.loc[rec].sort_index()
             ps = sub.index.to_numpy(dtype=float)
             for model, style in lines.items():
