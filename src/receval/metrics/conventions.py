@@ -272,7 +272,10 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
             mrr=_p("ReciprocalRankK", _RP + "reciprocal_rank.py"),
             coverage=_p("CoverageK", _RP + "coverage.py"),
             diversity=_p(
-                "IntraListDiversityK", _RP + "diversity.py", "Jaccard distance; 0 for one item", single_item=0
+                "IntraListDiversityK",
+                _RP + "diversity.py",
+                "Jaccard distance; 0 for one item (and for an empty list, not scored here)",
+                single_item=0,
             ),
         ),
         "elliot": _library(
