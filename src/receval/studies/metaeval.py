@@ -90,6 +90,21 @@ def per_user(
     """Per-user values of a registry metric string (NaN = user not scored).
 
     ``threshold`` defaults to that of the scale the truth's ratings span (:class:`MetricInput`).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per row of ``rankings``.
+
+    Examples
+    --------
+    Each user's list holds two items rated 4 or more among three:
+
+    >>> truth = sp.csr_matrix(np.array([[5, 4, 0, 0, 1, 0], [0, 5, 5, 0, 0, 2], [4, 0, 0, 5, 0, 0]], dtype=float))
+    >>> aspects = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1], [1, 1], [1, 0]], dtype=float))
+    >>> good, bad = np.array([[0, 1, 4], [1, 2, 5], [3, 0, 1]]), np.array([[5, 3, 2], [0, 3, 4], [5, 4, 2]])
+    >>> per_user("precision@3", good, truth, aspects, threshold=4).round(3).tolist()
+    [0.667, 0.667, 0.667]
     """
     data = MetricInput(rankings, truth, aspects=aspects, train=train, threshold=threshold, rating_max=rating_max)
     return parse_metric(metric).per_user(data)
@@ -148,8 +163,20 @@ def swap_correlation(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Kendall τ between degradation level and metric value, per metric and mode.
 
-    Returns ``(table, curves)``: ``table`` has columns metric, mode, tau, users;
-    ``curves`` has metric, mode, level, value (mean over users) for plotting.
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.DataFrame)
+        ``table`` with columns metric, mode, tau, users, and ``curves`` with metric,
+        mode, level, value (mean over users) for plotting.
+
+    Examples
+    --------
+    >>> truth = sp.csr_matrix(np.array([[5, 4, 0, 0, 1, 0], [0, 5, 5, 0, 0, 2], [4, 0, 0, 5, 0, 0]], dtype=float))
+    >>> aspects = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1], [1, 1], [1, 0]], dtype=float))
+    >>> good, bad = np.array([[0, 1, 4], [1, 2, 5], [3, 0, 1]]), np.array([[5, 3, 2], [0, 3, 4], [5, 4, 2]])
+    >>> table, curves = swap_correlation(["ndcg@3"], truth, aspects, k=3, threshold=4)
+    >>> table[["mode", "tau"]].values.tolist(), curves.columns.tolist()
+    ([['bottom-to-top', 1.0], ['redundant', 1.0]], ['metric', 'mode', 'level', 'value'])
     """
     truth = sp.csr_matrix(truth)
     threshold = default_threshold(truth) if threshold is None else threshold  # one λ for every reduced truth
@@ -190,6 +217,13 @@ def swap_correlation(
 def distort(rankings: np.ndarray, n_items: int, strength: float, seed: int | np.random.Generator = 0) -> np.ndarray:
     """Replace each listed item, with probability ``strength``, by a random item not in the list.
 
+    Returns
+    -------
+    numpy.ndarray
+        A copy of ``rankings`` of the same shape; padding (-1) stays.
+
+    Examples
+    --------
     >>> distort(np.array([[0, 1, 2]]), 10, 0.0).tolist()
     [[0, 1, 2]]
     >>> out = distort(np.array([[0, 1, 2]]), 10, 1.0, seed=1)
@@ -240,7 +274,22 @@ def discriminative_power(
 ) -> pd.DataFrame:
     """Share of pairs of runs (system x distortion strength) separated at p < ``level``.
 
-    Returns one row per (metric, test) with ``pairs``, ``significant`` and ``share``.
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, test): ``metric``, ``test``, ``pairs``, ``significant``, ``share``.
+
+    Examples
+    --------
+    Two systems over three users are one pair, too few to be separated:
+
+    >>> truth = sp.csr_matrix(np.array([[5, 4, 0, 0, 1, 0], [0, 5, 5, 0, 0, 2], [4, 0, 0, 5, 0, 0]], dtype=float))
+    >>> aspects = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1], [1, 1], [1, 0]], dtype=float))
+    >>> good, bad = np.array([[0, 1, 4], [1, 2, 5], [3, 0, 1]]), np.array([[5, 3, 2], [0, 3, 4], [5, 4, 2]])
+    >>> power = discriminative_power(["ndcg@3"], {"good": good, "bad": bad}, truth, aspects, strengths=[0.0],
+    ...                              n_resamples=200, threshold=4)
+    >>> power[["test", "pairs", "significant"]].values.tolist()
+    [['t-test', 1, 0], ['permutation', 1, 0]]
     """
     runs = _runs(systems, strengths, truth.shape[1], seed)
     threshold = default_threshold(truth) if threshold is None else threshold
@@ -286,8 +335,22 @@ def incompleteness(
 
     The ranked runs are the systems and, for each strength > 0 in ``strengths``, their
     distorted copies (as in :func:`discriminative_power`, seeded by the first seed), so
-    that runs of close quality make the ranking harder to keep. Returns one row per
-    (metric, fraction) with the mean and standard deviation of τ over ``seeds``.
+    that runs of close quality make the ranking harder to keep.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (metric, fraction): ``metric``, ``fraction``, ``tau`` (the mean over
+        ``seeds``) and ``tau_std``.
+
+    Examples
+    --------
+    >>> truth = sp.csr_matrix(np.array([[5, 4, 0, 0, 1, 0], [0, 5, 5, 0, 0, 2], [4, 0, 0, 5, 0, 0]], dtype=float))
+    >>> aspects = sp.csr_matrix(np.array([[1, 0], [0, 1], [1, 0], [0, 1], [1, 1], [1, 0]], dtype=float))
+    >>> good, bad = np.array([[0, 1, 4], [1, 2, 5], [3, 0, 1]]), np.array([[5, 3, 2], [0, 3, 4], [5, 4, 2]])
+    >>> incompleteness(["ndcg@3"], {"good": good, "bad": bad}, truth, aspects, fractions=[0.5], seeds=[0, 1],
+    ...                threshold=4).values.tolist()
+    [['ndcg@3', 0.5, 1.0, 0.0]]
     """
     runs = _runs(systems, strengths, truth.shape[1], seeds[0] if len(seeds) else 0)
     if len(runs) < 2:
@@ -397,6 +460,13 @@ def metaeval_study(
     ``progress(done, total, "metaeval")`` (default: the active callback of
     :func:`receval.progress.reporting`) hears of each system and each experiment done.
 
+    Returns
+    -------
+    MetaevalStudy
+        The systems' metric means and the three experiments' tables (``tables()``).
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=60, n_items=80, n_ratings=1500, seed=0)
     >>> study = metaeval_study(data, ["alpha_ndcg@5", "ndcg@5"], ["random", "popularity"], k=5,
