@@ -130,7 +130,7 @@ DOCUMENTED = [
     "experiment/datasets.py", "data/writers.py", "metrics/aspects.py", "data/registry.py",
     "studies/slicing.py", "studies/axioms.py", "studies/freshness.py", "studies/partitions.py",
     "evaluation/sharded.py", "evaluation/sharded_files.py", "stats/coherence.py", "data/prepare.py",
-    "studies/attacks.py", "studies/metaeval.py",
+    "studies/attacks.py", "studies/metaeval.py", "studies/debiasing.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -98,6 +98,21 @@ def cm100k_parts(data: Interactions, *, test_fraction: float = 0.2, seed: int = 
     The systems train on the familiar training ratings; the MNAR test is the familiar
     test ratings, the MAR truth all test ratings (tracks were shown at random), and the
     other training ratings are the MAR sample.
+
+    Returns
+    -------
+    DebiasParts
+        ``train``, ``mnar_test``, ``mar_test`` and ``mar_sample`` over one id space (no
+        known propensities).
+
+    Examples
+    --------
+    >>> familiar = [True, False, True, True, False, True, True, False]
+    >>> d = Interactions.from_arrays([0, 0, 1, 1, 2, 2, 3, 3], [0, 1, 0, 1, 0, 1, 0, 1], [4, 3, 2, 1, 4, 4, 3, 2],
+    ...                              extra={"familiar": familiar})
+    >>> parts = cm100k_parts(d, test_fraction=0.5)
+    >>> parts.train.n_ratings, parts.mnar_test.n_ratings, parts.mar_test.n_ratings
+    (2, 3, 4)
     """
     if "familiar" not in data.extra:
         raise DataError(
@@ -120,6 +135,19 @@ def generated_parts(truth: SyntheticData, *, test_fraction: float = 0.2, seed: i
 
     Needs ``generate_with_truth(..., keep_complete=True)``. The known propensity of a
     test pair is ``P(observed and held out | not in training) = f p / (1 − (1 − f) p)``.
+
+    Returns
+    -------
+    DebiasParts
+        ``train`` and ``mnar_test`` (the holdout of the observed ratings), ``mar_test``
+        (every pair outside ``train``, rated) and the ``known`` propensities.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate_with_truth
+    >>> parts = generated_parts(generate_with_truth(n_users=40, n_items=30, n_ratings=300, keep_complete=True))
+    >>> parts.train.n_ratings, parts.mnar_test.n_ratings, parts.mar_test.n_ratings, parts.known is not None
+    (240, 60, 960, True)
     """
     if truth.complete is None:
         raise ConfigError("generated data needs its complete ratings: generate_with_truth(..., keep_complete=True)")
@@ -137,7 +165,19 @@ def generated_parts(truth: SyntheticData, *, test_fraction: float = 0.2, seed: i
 
 
 def default_systems(seed: int = 0) -> dict[str, object]:
-    """The cyclic study's non-personalised configurations plus user-kNN, item-kNN, MF and HKV."""
+    """The cyclic study's non-personalised configurations plus user-kNN, item-kNN, MF and HKV.
+
+    Returns
+    -------
+    dict of str to object
+        Name to unfitted model with its default parameters (:func:`debiasing_study` seeds
+        each clone).
+
+    Examples
+    --------
+    >>> sorted(default_systems())
+    ['average', 'hkv', 'item-knn', 'mf', 'popularity', 'random', 'user-knn']
+    """
     from receval.recommenders import make
 
     names = ("random", "popularity", "average", "user-knn", "item-knn", "mf", "hkv")
@@ -238,6 +278,22 @@ def debiasing_study(
     progress
         Called as ``progress(systems_done, systems, "debias systems")`` after each system
         (default: the active callback of :func:`receval.progress.reporting`).
+
+    Returns
+    -------
+    DebiasStudy
+        Each system's estimate by each estimator beside the MAR truth (``estimates``),
+        and how well each estimator ranks the systems (``kendall``, ``recall_fallout``).
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate_with_truth
+    >>> from receval.recommenders import make
+    >>> parts = generated_parts(generate_with_truth(n_users=40, n_items=30, n_ratings=300, keep_complete=True))
+    >>> study = debiasing_study(parts, {"pop": make("popularity"), "rand": make("random")}, metrics=["precision@5"],
+    ...                         estimators=["naive", "ips"], threshold=4)
+    >>> study.estimates.loc[study.estimates["system"] == "pop", "estimator"].tolist()
+    ['naive', 'ips', 'ips[popularity]']
     """
     from receval.recommenders import clone
 
