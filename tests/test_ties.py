@@ -7,13 +7,16 @@ runs trec_eval's own code, so its per-query values are the reference for ``ties=
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import receval
+from receval.cli import main
 from receval.data.align import TIES, tie_rule, to_rankings
-from receval.errors import ConfigError
+from receval.errors import ConfigError, MetricError
 from receval.evaluation.sharded_files import evaluate_parquet_sharded
 
 # q1: four documents tied at 0.5 whose text order ("d10" < "d2" < "d9") is neither their input
@@ -159,3 +162,45 @@ def test_sharded_evaluation_keeps_the_rule(tmp_path):
     assert sharded.conventions.tie_break == whole.conventions.tie_break
     plain = evaluate_parquet_sharded(tmp_path / "t.parquet", tmp_path / "r.parquet", ["precision@1"], n_shards=2)
     assert plain.summary["precision@1"] != sharded.summary["precision@1"]
+
+
+# ------------------------------------------------------------------ a rank column read as positions
+def test_ranks_read_as_positions_leave_gaps_empty():
+    truth = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "b", "c"], "rating": [1, 1, 1]})
+    ranked = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "b", "c"], "rank": [1, 3, 9]})
+    metrics = ["mrr", "precision@1", "precision@3", "ndcg@3"]
+    by_order = receval.evaluate(ranked, truth, metrics).per_user.set_index("user")
+    by_position = receval.evaluate(ranked, truth, metrics, ranks="positions")
+    per_user = by_position.per_user.set_index("user")
+    # v's one item is at position 9: a miss at every cutoff below it, reciprocal rank 1/9
+    assert per_user.loc["v"].tolist() == [pytest.approx(1 / 9), 0.0, 0.0, 0.0]
+    assert by_order.loc["v"].tolist() == [1.0, 1.0, pytest.approx(1 / 3), 1.0]
+    # u: a at 1 and b at 3 (position 2 empty): DCG 1 + 1/log2(4) over the ideal 1 + 1/log2(3)
+    assert per_user.loc["u", "ndcg@3"] == pytest.approx((1 + 1 / 2) / (1 + 1 / np.log2(3)))
+    assert by_order.loc["u", "ndcg@3"] == 1.0
+    assert per_user.loc["u", "precision@3"] == by_order.loc["u", "precision@3"] == pytest.approx(2 / 3)
+    assert by_position.conventions.tie_break == tie_rule("rank", ranks="positions")
+
+
+def test_a_rank_given_twice_cannot_be_read_as_positions():
+    truth = pd.DataFrame({"user": ["u"], "item": ["a"], "rating": [1]})
+    ranked = pd.DataFrame({"user": ["u", "u"], "item": ["a", "b"], "rank": [1, 1]})
+    assert receval.evaluate(ranked, truth, ["mrr"]).summary == {"mrr": 1.0}  # as an order: a tie
+    with pytest.raises(MetricError, match=r"^column rank: user 'u' has two items at rank 1 \(e\.g\. 'b'\): read as"):
+        receval.evaluate(ranked, truth, ["mrr"], ranks="positions")
+    with pytest.raises(ConfigError, match=r"^ranks='gaps' is not a reading of ranks; use one of order, positions$"):
+        receval.evaluate(ranked, truth, ["mrr"], ranks="gaps")
+
+
+def test_ranks_as_positions_on_the_command_line_and_by_shards(tmp_path, capsys):
+    truth = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "b", "c"], "rating": [1, 1, 1]})
+    ranked = pd.DataFrame({"user": ["u", "u", "v"], "item": ["a", "b", "c"], "rank": [1, 3, 9]})
+    truth.to_parquet(tmp_path / "t.parquet")
+    ranked.to_parquet(tmp_path / "r.parquet", row_group_size=2)
+    want = receval.evaluate(ranked, truth, ["mrr", "ndcg@3"], ranks="positions").summary
+    args = ["evaluate", "--truth", str(tmp_path / "t.parquet"), "--recs", str(tmp_path / "r.parquet"),
+            "--metrics", "mrr,ndcg@3", "--ranks", "positions", "--json"]  # fmt: skip
+    for extra in ([], ["--shards", "2"]):
+        assert main([*args, *extra]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert {m: got[m] for m in want} == pytest.approx(want)

@@ -50,7 +50,7 @@ from receval.errors import ConfigError, DataError
 if TYPE_CHECKING:
     from receval.evaluation import EvaluationResult
 
-__all__ = ["CONVENTION_HELP", "TIES_HELP", "register"]
+__all__ = ["CONVENTION_HELP", "RANKS_HELP", "TIES_HELP", "register"]
 
 # the names are receval.metrics.conventions.CONVENTION_NAMES, checked by receval.evaluation.check_convention;
 # not imported here, so that --help loads no metric module
@@ -61,6 +61,10 @@ CONVENTION_HELP = (
 TIES_HELP = (
     "Order of items of equal score: input (as the rows come), id (item id ascending) or trec_eval (item id "
     "descending, as trec_eval sorts); default: the convention's, else input."
+)
+RANKS_HELP = (
+    "How a rank column is read: order (the ranks only order each list) or positions (rank r is position r, "
+    "a missing rank an empty position, as RecTools reads it)."
 )
 
 
@@ -125,15 +129,17 @@ def evaluate_command(
     ] = None,
     convention: Annotated[str | None, typer.Option("--convention", help=CONVENTION_HELP)] = None,
     ties: Annotated[str | None, typer.Option("--ties", help=TIES_HELP)] = None,
+    ranks: Annotated[str, typer.Option("--ranks", help=RANKS_HELP)] = "order",
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
-    from receval.data.align import check_ties
+    from receval.data.align import check_ranks, check_ties
     from receval.data.tables import read_aspects
     from receval.evaluation import check_convention
 
     convention = check_convention(convention)  # before any file is read
     if ties is not None:
         check_ties(ties)
+    check_ranks(ranks)
     if (recs is None) == (predictions is None):
         raise DataError("give exactly one of --recs FILE or --predictions FILE")
     if per_user is not None:
@@ -153,7 +159,7 @@ def evaluate_command(
         result = evaluate_parquet_sharded(
             truth, recs, metrics, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
             empty_users=empty_users, columns={k: v for k, v in names.items() if v is not None}, executor=executor,
-            jobs=jobs, scheduler=scheduler, ties=ties, convention=convention,
+            jobs=jobs, scheduler=scheduler, ties=ties, convention=convention, ranks=ranks,
         )  # fmt: skip
         _report(result, per_user, fmt)
         return
@@ -198,6 +204,7 @@ def evaluate_command(
             barrier=barrier,
             ties=ties,  # type: ignore[arg-type]
             convention=convention,
+            ranks=ranks,  # type: ignore[arg-type]
         )
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)

@@ -46,7 +46,20 @@ from receval.errors import ConfigError, DataError, MetricError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TIES", "Aligned", "Kind", "Ties", "align", "as_table", "check_ties", "tie_rule", "to_rankings"]
+__all__ = [
+    "RANKS",
+    "TIES",
+    "Aligned",
+    "Kind",
+    "Ranks",
+    "Ties",
+    "align",
+    "as_table",
+    "check_ranks",
+    "check_ties",
+    "tie_rule",
+    "to_rankings",
+]
 
 Kind = Literal["recommendations", "truth", "train", "aspects", "predictions"]
 """The role of a table in an evaluation (what a file given for it holds)."""
@@ -58,6 +71,12 @@ TIES: tuple[str, ...] = ("input", "id", "trec_eval")
 orders tied items by item id ascending (numbers as numbers, text as text); ``trec_eval`` by item id
 descending, compared as text byte by byte, as trec_eval's ``form_res_rels.c`` sorts a run
 (``comp_sim_docno``: score descending, then ``strcmp`` of the two docnos reversed)."""
+Ranks = Literal["order", "positions"]
+"""How a rank column is read."""
+RANKS: tuple[str, ...] = ("order", "positions")
+"""The readings of a rank column: ``order`` (the ranks only order each list: 2, 5, 9 are its
+first three items) or ``positions`` (rank r is position r of the list and a rank missing is an
+empty position, a miss: RecTools reads its ``rank`` column so, filtering ``rank <= k``)."""
 _TIE_WORDS = {
     "input": "ties in input order",
     "id": "ties by item id ascending",
@@ -108,6 +127,8 @@ class Aligned:
         a table's ``rank`` column, or None (an item matrix, ranked already, or no lists).
     ties : {"input", "id", "trec_eval"}
         The rule that ordered items of equal score or rank (:data:`TIES`).
+    ranks : {"order", "positions"}
+        How a rank column was read (:data:`RANKS`).
     users_dropped : int
         Users of the recommendations absent from the truth (left out).
     users_without_list : int or None
@@ -128,6 +149,7 @@ class Aligned:
     graded: bool
     ranked_by: Literal["score", "rank"] | None
     ties: Ties
+    ranks: Ranks
     users_dropped: int
     users_without_list: int | None
 
@@ -139,7 +161,7 @@ class Aligned:
     @property
     def tie_break(self) -> str:
         """How the lists were ordered, in words (:func:`tie_rule`)."""
-        return tie_rule(self.ranked_by, self.ties)
+        return tie_rule(self.ranked_by, self.ties, self.ranks)
 
 
 def check_ties(ties: Any) -> Ties:
@@ -157,19 +179,35 @@ def check_ties(ties: Any) -> Ties:
     return ties
 
 
-def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input") -> str:
+def check_ranks(ranks: Any) -> Ranks:
+    """``ranks`` if it is a reading of :data:`RANKS`, else a :class:`~receval.errors.ConfigError` naming them.
+
+    >>> check_ranks("positions")
+    'positions'
+    """
+    if ranks not in RANKS:
+        raise ConfigError(f"ranks={ranks!r} is not a reading of ranks; use one of {', '.join(RANKS)}",
+                          parameters=["ranks"])  # fmt: skip
+    return ranks
+
+
+def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input", ranks: Ranks = "order") -> str:
     """How lists ranked by ``ranked_by`` with the tie rule ``ties`` are ordered, in words.
 
     Equal ranks tie as equal scores do (RecTools' tables may give two items one rank):
-    the same rule orders them.
+    the same rule orders them. Ranks read as positions cannot tie: a position holds one item.
 
     >>> tie_rule("score", "trec_eval")
     "descending score, ties by item id descending as text (trec_eval's order)"
     >>> tie_rule("rank")
     'ascending rank, ties in input order'
+    >>> tie_rule("rank", ranks="positions")
+    'rank r at position r (a missing rank is an empty position; one item per rank)'
     """
     if ranked_by is None:
         return "as given (an item matrix is ranked already)"
+    if ranked_by == "rank" and ranks == "positions":
+        return "rank r at position r (a missing rank is an empty position; one item per rank)"
     return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {_TIE_WORDS[ties]}"
 
 
@@ -214,11 +252,13 @@ def align(
     unknown_users: Literal["warn", "error"] = "warn",
     columns: Mapping[str, str] | None = None,
     ties: Ties = "input",
+    ranks: Ranks = "order",
 ) -> Aligned:
     """Align recommendations (or predictions), truth and side data; see :func:`receval.evaluate` for the forms.
 
     ``width`` cuts the lists (the largest cutoff asked; ``None`` keeps them whole).
-    ``ties`` orders items of equal score or rank (:data:`TIES`).
+    ``ties`` orders items of equal score or rank (:data:`TIES`); ``ranks`` says how a
+    rank column is read (:data:`RANKS`).
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
 
@@ -231,6 +271,7 @@ def align(
     if unknown_users not in ("warn", "error"):
         raise MetricError(f"unknown_users must be 'warn' or 'error', got {unknown_users!r}")
     check_ties(ties)
+    check_ranks(ranks)
     recommendations = as_table(recommendations, "recommendations", columns)
     truth = as_table(truth, "truth", columns)
     train = as_table(train, "train", columns)
@@ -258,9 +299,11 @@ def align(
     truth_rows = truth_csr[eval_users] if len(eval_users) < truth_csr.shape[0] else truth_csr
     rankings = np.full((len(eval_users), 0), -1, dtype=np.int32)
     if _is_table(recommendations):
+        if ranked_by == "rank" and ranks == "positions":
+            _one_item_per_rank(rec_users, rec_items, order, truth_data.user_ids, item_ids)
         rankings = to_rankings(
             rec_users, rec_items, order, truth_data.n_users, width, descending=ranked_by == "score", ties=ties,
-            item_ids=item_ids,
+            item_ids=item_ids, positions=ranked_by == "rank" and ranks == "positions",
         )  # fmt: skip
         if len(eval_users) < truth_data.n_users:
             rankings = rankings[eval_users]
@@ -287,6 +330,7 @@ def align(
         graded=graded,
         ranked_by=ranked_by,
         ties=ties,
+        ranks=ranks,
         users_dropped=n_dropped,
         users_without_list=None if recommendations is None else int(np.count_nonzero((rankings < 0).all(axis=1))),
     )
@@ -440,6 +484,24 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     return users, items, order, ranked_by, new_ids, n_dropped
 
 
+def _one_item_per_rank(
+    users: np.ndarray, items: np.ndarray, ranks: np.ndarray, user_ids: np.ndarray, item_ids: np.ndarray
+) -> None:
+    """Read as positions, a rank holds one item: a rank given twice in a list is an error naming user and item."""
+    perm = np.lexsort((ranks, users))
+    u, r = users[perm], ranks[perm]
+    repeated = np.flatnonzero((u[1:] == u[:-1]) & (r[1:] == r[:-1]))
+    if len(repeated):
+        j = perm[repeated[0] + 1]
+        raise MetricError(
+            f"user {user_ids[users[j]]!r} has two items at rank {ranks[j]:g} (e.g. {item_ids[items[j]]!r}): "
+            "read as positions (ranks=positions), a rank holds one item; give each item its own rank, or "
+            "read ranks as an order (ranks=order)",
+            column="rank",
+            parameters=["ranks"],
+        )
+
+
 def _is_score_matrix(recommendations: object) -> bool:
     if sp.issparse(recommendations):
         return True
@@ -530,6 +592,7 @@ def to_rankings(
     descending: bool = False,
     ties: Ties = "input",
     item_ids: np.ndarray | None = None,
+    positions: bool = False,
 ) -> np.ndarray:
     """An (n_users, width) item matrix padded with -1 from flat (user, item, order) rows.
 
@@ -537,7 +600,9 @@ def to_rankings(
     descending order, for scores); rows of equal order go by ``ties`` (:data:`TIES`):
     in input order, or by the ids ``item_ids[item]`` (needed then). Input already
     grouped by user and ranked without ties skips the sort (the common case: a
-    recommender's output).
+    recommender's output). ``positions=True`` reads ``order`` as positions (1 first):
+    rank r goes to column r - 1, a rank missing leaves its column empty (-1), and a
+    rank given twice in a list is a :class:`~receval.errors.MetricError`.
 
     >>> to_rankings(np.array([1, 0, 1]), np.array([7, 8, 9]), np.array([2.0, 1.0, 1.0]), 3).tolist()
     [[8, -1], [9, 7], [-1, -1]]
@@ -547,6 +612,8 @@ def to_rankings(
     >>> [to_rankings(np.zeros(3, int), np.array([2, 0, 1]), np.ones(3), 1, ties=t, item_ids=ids).tolist()
     ...  for t in ("input", "id", "trec_eval")]
     [[[2, 0, 1]], [[0, 2, 1]], [[1, 2, 0]]]
+    >>> to_rankings(np.array([0, 0]), np.array([7, 8]), np.array([3, 1]), 1, positions=True).tolist()
+    [[8, -1, 7]]
     """
     users = np.asarray(users)
     n = len(users)
@@ -559,8 +626,10 @@ def to_rankings(
         keys = (-order if descending else order, users)
         tie_keys = None if item_ids is None else _tie_keys(np.asarray(items), ties, item_ids)
         perm = np.lexsort(keys if tie_keys is None else (tie_keys, *keys))
-        users, items = users[perm], items[perm]
+        users, items, order = users[perm], items[perm], order[perm]
         starts = np.flatnonzero(np.concatenate(([True], users[1:] != users[:-1])))
+    if positions:
+        return _at_positions(users, items, order, n_users, width)
     lengths = np.diff(np.append(starts, n))
     full = int(lengths.max())
     width = full if width is None else min(width, full)
@@ -570,6 +639,26 @@ def to_rankings(
         return out
     position = np.arange(n, dtype=np.int64)
     position -= np.repeat(starts, lengths)
+    keep = position < width
+    out.ravel()[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
+    return out
+
+
+def _at_positions(
+    users: np.ndarray, items: np.ndarray, ranks: np.ndarray, n_users: int, width: int | None
+) -> np.ndarray:
+    """Rows sorted by (user, rank) scattered to column rank - 1 (gaps stay -1); a repeated rank is an error."""
+    repeated = np.flatnonzero((users[1:] == users[:-1]) & (ranks[1:] == ranks[:-1]))
+    if len(repeated):
+        j = int(repeated[0])
+        raise MetricError(
+            f"two items of one list have rank {ranks[j]:g} (user index {users[j]}): read as positions "
+            "(ranks=positions), a rank holds one item; give each item its own rank, or read ranks as an order"
+        )
+    position = ranks.astype(np.int64) - 1
+    full = int(position.max()) + 1
+    width = full if width is None else min(width, full)
+    out = np.full((n_users, width), -1, dtype=np.int32)
     keep = position < width
     out.ravel()[users[keep].astype(np.int64) * width + position[keep]] = items[keep]
     return out

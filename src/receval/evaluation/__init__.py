@@ -15,8 +15,9 @@ Conventions (also written into ``EvaluationResult.conventions``, a :class:`Conve
 - Ranking from scores: descending score; from ranks: ascending rank. Ties (equal
   scores, or one rank given to two items of a list) go by ``ties`` (``"input"``: kept
   in input order, the default; ``"id"``: by item id ascending; ``"trec_eval"``: by
-  item id descending as text, as trec_eval sorts a run). Duplicate (user, item) rows
-  and NaN scores are errors.
+  item id descending as text, as trec_eval sorts a run). ``ranks="positions"`` reads
+  a rank column as positions, as RecTools does (rank 9 alone is a list whose first
+  eight positions are empty). Duplicate (user, item) rows and NaN scores are errors.
 - Library conventions: ``convention=NAME`` (``trec_eval``, ``ranx``, ``recbole``,
   ``lenskit``, ``rectools``, ``recpack``, ``elliot``; :mod:`receval.metrics.conventions`)
   applies that library's preset to every metric string that does not name its own
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from receval.data.align import Aligned, Ties, align, check_ties, to_rankings
+from receval.data.align import Aligned, Ranks, Ties, align, check_ties, to_rankings
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError, MetricError, ReceValError
 from receval.metrics.conventions import CONVENTION_NAMES, apply_convention, convention_name, preset_ties
@@ -234,6 +235,7 @@ def evaluate(
     columns: Mapping[str, str] | None = None,
     ties: Ties | None = None,
     convention: str | None = None,
+    ranks: Ranks = "order",
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -302,6 +304,10 @@ def evaluate(
         A library's name (case-insensitive): its preset for every metric string that
         does not name its own ``convention=`` (``conventions.metrics`` shows what each
         string resolved to).
+    ranks
+        How a ``rank`` column is read: ``"order"`` (the ranks only order each list) or
+        ``"positions"`` (rank r is position r, a missing rank an empty position: RecTools'
+        reading; a rank given twice in a list is then an error).
 
     Examples
     --------
@@ -323,7 +329,7 @@ def evaluate(
     ties = check_ties(("input" if preset is None else preset_ties(preset)) if ties is None else ties)
     aligned = align(
         recommendations, truth, width=_needed_width(specs), train=train, aspects=aspects, predictions=predictions,
-        users=users, unknown_users=unknown_users, columns=columns, ties=ties,
+        users=users, unknown_users=unknown_users, columns=columns, ties=ties, ranks=ranks,
     )  # fmt: skip
     thr, neg_thr = _thresholds(specs, threshold, negative_threshold, aligned)
     _check_needs(specs, aligned)

@@ -225,6 +225,7 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         empty_users=job["empty_users"],
         ties=job["ties"],
         convention=job["convention"],
+        ranks=job["ranks"],
     )
     conventions = result.conventions.to_dict()
     counts = {key: conventions[key] for key in ("users_evaluated", "users_without_list", "users_scored")}
@@ -283,11 +284,12 @@ def evaluate_parquet_sharded(
     scheduler: str | None = None,
     ties: str | None = None,
     convention: str | None = None,
+    ranks: str = "order",
 ) -> EvaluationResult:
     """Evaluate the run ``recs`` against ``truth`` (both Parquet) in user shards; see the module's docs.
 
     ``columns`` maps receval's column names (``user``, ``item``, ``rating``, ``score``,
-    ``rank``) to the files' own; ``ties`` and ``convention`` are
+    ``rank``) to the files' own; ``ties``, ``convention`` and ``ranks`` are
     :func:`~receval.evaluation.evaluate`'s (a user's ties are among the user's own
     rows, all in one shard). Returns an :class:`~receval.evaluation.EvaluationResult`
     whose summary and per-user values equal one :func:`~receval.evaluation.evaluate` of
@@ -313,7 +315,7 @@ def evaluate_parquet_sharded(
     import numpy as np
     import pandas as pd
 
-    from receval.data.align import check_ties
+    from receval.data.align import check_ranks, check_ties
     from receval.evaluation import Conventions, EvaluationResult, check_convention
     from receval.metrics.conventions import apply_convention
     from receval.metrics.registry import parse_metric_list
@@ -321,6 +323,7 @@ def evaluate_parquet_sharded(
     preset = check_convention(convention)
     if ties is not None:
         check_ties(ties)
+    check_ranks(ranks)
     metric_list = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
     _check_metrics(metric_list, preset)
     aggregation = {label: apply_convention(label, preset).aggregation for label in metric_list}
@@ -348,6 +351,7 @@ def evaluate_parquet_sharded(
         "truth": str(truth), "recs": str(recs), "truth_columns": picked["truth"], "recs_columns": picked["recs"],
         "user": names["user"], "metrics": metric_list, "threshold": threshold,
         "negative_threshold": negative_threshold, "empty_users": empty_users, "ties": ties, "convention": preset,
+        "ranks": ranks,
         "scale": _scale(files["truth"], picked["truth"].get("rating"), truth),
     }  # fmt: skip
     plan = plan_shards(recs, n_shards, names["user"])
