@@ -189,6 +189,14 @@ def test_sharded_lists_take_the_preset():
     assert summary["recall@2"] == 0.5
 
 
+def test_the_options_help_names_only_presets_that_exist():
+    from receval.cli.evaluate import CONVENTION_HELP
+    from receval.metrics.conventions import CONVENTION_NAMES
+
+    named = re.search(r"\(([^;]*), \.\.\.;", CONVENTION_HELP)
+    assert named is not None and set(named.group(1).split(", ")) <= set(CONVENTION_NAMES)
+
+
 # ------------------------------------------------------------------ a name that is no preset
 def test_bad_preset_on_evaluate_is_one_line_and_writes_nothing(model_run, tmp_path, capsys):
     tmp, _, _ = model_run
