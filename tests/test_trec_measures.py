@@ -434,12 +434,14 @@ def test_trec_eval_and_ir_measures_names_resolve(typed: str, resolved: str) -> N
         ("rbp_residual(p=0)", "persistence p must be in \\(0, 1\\)"),
         ("set_F(beta=-1)", "beta must be a number ≥ 0"),
         ("iprec_at_recall(recall=1.5)", "recall level must be in \\[0, 1\\]"),
-        ("iprec_at_recall(rounding=up)", "rounding must be one of nearest, trec_eval9"),
         ("gm_map(epsilon=0)", "epsilon must be a number > 0"),
+        ("tail_percentage@5(tail_ratio=0)", "tail_ratio must be > 0"),
+        # a word outside a parameter's vocabulary is refused as soon as the string is read
+        ("iprec_at_recall(rounding=up)", "rounding must be one of nearest, trec_eval9"),
         ("rbp_residual(tail=never)", "tail must be one of always, with_unjudged"),
         ("bpref(negative_grades=ignored)", "negative_grades must be one of unjudged, nonrelevant"),
-        ("judged@5(denominator=all)", "denominator must be one of list, k"),
-        ("tail_percentage@5(tail_ratio=0)", "tail_ratio must be > 0"),
+        ("judged@5(denominator=all)", "denominator must be one of k, list"),
+        ("rbp(gain=log)", "gain must be one of linear, exponential"),
     ],
 )
 def test_bad_parameters_are_refused_in_one_line(metric: str, message: str) -> None:
@@ -448,3 +450,6 @@ def test_bad_parameters_are_refused_in_one_line(metric: str, message: str) -> No
     with pytest.raises(MetricError, match=message) as raised:
         receval.evaluate(recs, truth, [metric], train=truth)
     assert "\n" not in str(raised.value)
+    if "one of" in message:
+        with pytest.raises(MetricError, match=message):
+            parse_metric(metric)

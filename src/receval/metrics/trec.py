@@ -105,7 +105,17 @@ import scipy.sparse as sp
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput, count_rows
-from receval.metrics.ranking import Gain, _empty, _hits, _safe_div, _thr, average_precision, dcg_gains
+from receval.metrics.ranking import (
+    GAINS,
+    PRECISION_DENOMINATORS,
+    Gain,
+    _empty,
+    _hits,
+    _safe_div,
+    _thr,
+    average_precision,
+    dcg_gains,
+)
 
 __all__ = ["NEGATIVE_GRADES", "RESIDUAL_TAILS", "ROUNDINGS", "interpolated_precision", "tail_items"]
 
@@ -247,6 +257,7 @@ def _nonrelevant(grades: np.ndarray, threshold: float, negative_grades: str) -> 
     bounds=(0, 1),
     k="optional",
     defaults={**_THRESHOLD, "negative_grades": "unjudged"},
+    choices={"negative_grades": NEGATIVE_GRADES},
     description="Binary preference: relevant items ranked above judged non-relevant ones (trec_eval bpref)",
 )
 def bpref(
@@ -324,6 +335,7 @@ def interpolated_precision(
     bounds=(0, 1),
     k="optional",
     defaults={**_THRESHOLD, "recall": 0.0, "rounding": "nearest"},
+    choices={"rounding": ROUNDINGS},
     description="Interpolated precision at a recall level (trec_eval iprec_at_recall_0.00 … _1.00)",
 )
 def iprec_at_recall(
@@ -382,6 +394,7 @@ def _row_max(truth: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
     direction="higher",
     k="optional",
     defaults={**_THRESHOLD, "p": 0.8, "gain": "linear", "graded": False, "normalize": False},
+    choices={"gain": GAINS},
     description="Rank-biased precision (1 − p) Σ p^(i−1) gain_i (Moffat & Zobel 2008)",
 )
 def rbp(
@@ -431,6 +444,7 @@ list read holds an unjudged item (trec_eval's rbp_resid, 0 otherwise)."""
     "rbp_residual",
     k="optional",
     defaults={"p": 0.8, "negative_grades": "unjudged", "tail": "always"},
+    choices={"negative_grades": NEGATIVE_GRADES, "tail": RESIDUAL_TAILS},
     description="Weight of the unjudged and unread ranks: the room binary RBP has left (trec_eval rbp_resid)",
 )
 def rbp_residual(
@@ -454,7 +468,7 @@ def _share(data: MetricInput, k: int | None, count: np.ndarray, denominator: str
     elif denominator == "k":
         length = np.full(data.n_users, k)
     else:
-        raise MetricError(f"denominator must be one of list, k, got {denominator!r}")
+        raise MetricError(f"denominator must be one of {', '.join(PRECISION_DENOMINATORS)}, got {denominator!r}")
     return np.divide(count, length, out=np.full(data.n_users, np.nan), where=length > 0)
 
 
@@ -463,6 +477,7 @@ def _share(data: MetricInput, k: int | None, count: np.ndarray, denominator: str
     bounds=(0, 1),
     k="optional",
     defaults={"negative_grades": "nonrelevant", "denominator": "list"},
+    choices={"negative_grades": NEGATIVE_GRADES, "denominator": PRECISION_DENOMINATORS},
     description="Share of the (top-k) list that is in the truth (ir-measures Judged@k)",
 )
 def judged(
@@ -478,6 +493,7 @@ def judged(
     bounds=(0, 1),
     k="optional",
     defaults={"negative_grades": "unjudged", "denominator": "k"},
+    choices={"negative_grades": NEGATIVE_GRADES, "denominator": PRECISION_DENOMINATORS},
     aliases=("unj",),
     description="Share of the top k that is not judged (trec_eval unj_k)",
 )
