@@ -131,6 +131,7 @@ DOCUMENTED = [
     "studies/slicing.py", "studies/axioms.py", "studies/freshness.py", "studies/partitions.py",
     "evaluation/sharded.py", "evaluation/sharded_files.py", "stats/coherence.py", "data/prepare.py",
     "studies/attacks.py", "studies/metaeval.py", "studies/debiasing.py",
+    "experiment/executors.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -79,7 +79,26 @@ def _peak_mb(reset_ok: bool) -> float | None:
 
 
 def run_task(task: Task, dataset: PreparedDataset) -> TaskResult:
-    """Run one task; any exception is caught and reported in the result (the others go on)."""
+    """Run one task; any exception is caught and reported in the result (the others go on).
+
+    Returns
+    -------
+    TaskResult
+        ``status`` ``"ok"`` with the protocol's output, or ``"failed"`` with the error
+        and its traceback; timing, peak memory and the worker in both cases.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.experiment.datasets import prepare_dataset
+    >>> from receval.experiment.grid import expand
+    >>> text = 'name = "g"\\nmetrics = ["precision@5"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 50, n_items = 40, n_ratings = 600 }\\n[recommenders.popularity]\\n'
+    >>> cfg = parse_config(text)
+    >>> result = run_task(expand(cfg)[0], prepare_dataset(cfg.datasets["toy"]))
+    >>> result.status, sorted(result.output.aggregates)
+    ('ok', ['precision@5'])
+    """
     from threadpoolctl import threadpool_limits
 
     started = time.time()
@@ -323,6 +342,21 @@ def make_executor(name: str, *, jobs: int = 1, scheduler: str | None = None, pro
 
     ``processes=False`` runs a Dask LocalCluster's workers as threads of this process
     (no process start-up; used by the tests).
+
+    Returns
+    -------
+    executor
+        Not started yet: ``start()``, then ``run(tasks, datasets)``; an unknown name is a
+        ConfigError.
+
+    Examples
+    --------
+    >>> make_executor("local").describe()
+    'local (in-process)'
+    >>> make_executor("spark")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: unknown executor 'spark'; use one of local, dask, ray
     """
     if jobs < 1:
         raise ConfigError(f"jobs={jobs}: give at least 1 worker", parameters=["jobs"])
