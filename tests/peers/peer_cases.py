@@ -13,7 +13,7 @@ commit they were read from in ``SOURCE.md`` beside it)::
                  "inputs": "NAME",                 # or the tables themselves, as in "inputs"
                  "metric": "ndcg@2",
                  "expected": {"u2": 0.61}        # per user, or one number: the summary
-                 "options": {"threshold": 1},    # more keyword arguments of receval.evaluate
+                 "options": {"threshold": 1},    # more keyword arguments of receval.evaluate (and file-level)
                  "rel": 1e-6, "abs": 0}]         # tolerance (file-level "rel"/"abs" by default)
       "not_run": [{"source": ..., "why": ...}]   # the library's cases receval cannot express
     }
@@ -89,7 +89,7 @@ def load(library: str) -> list[Case]:
                 expected=raw["expected"],
                 rel=float(raw.get("rel", doc.get("rel", 0.0))),
                 abs=float(raw.get("abs", doc.get("abs", 0.0))),
-                options=dict(raw.get("options", {})),
+                options={**doc.get("options", {}), **raw.get("options", {})},
             )
         )
     return cases
