@@ -431,7 +431,7 @@ def test_report_of_a_folder_that_is_not_a_store_is_one_error_and_writes_nothing(
     assert main(["report", str(folder), "--out", str(tmp_path / "x.html")]) == 2
     out, err = capsys.readouterr()
     lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith(f"error: {folder}: "), err
+    assert out == "" and len(lines) == 1 and lines[0].startswith(f"error: {folder}: "), err
     assert ("no such folder" if kind == "missing" else "not a result store") in lines[0]
     assert "receval run" in lines[0] and "Traceback" not in err
     assert sorted(tmp_path.rglob("*")) == before  # no report, no folder

@@ -966,8 +966,9 @@ def ab_ndcg(
     Returns
     -------
     numpy.ndarray of float64
-        One value per row of ``rankings`` (a user); a user with no relevant aspect, or whose preference γ cannot be estimated, is
-        NaN (``empty="skip"``, left out of the mean) or 0 (``"zero"``).
+        One value per row of ``rankings`` (a user); a user with no relevant aspect, or
+        whose preference γ cannot be estimated, is NaN (``empty="skip"``, left out of the
+        mean) or 0 (``"zero"``).
 
     Examples
     --------
