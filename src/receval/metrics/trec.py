@@ -47,9 +47,10 @@ the first k recommended items (trec_eval's ``-M k``); without one, the whole lis
   (1 − p)·p^(i−1) of the unjudged recommended items plus the weight p^n of every rank
   after the n items read (n = min(k, list length)): binary RBP lies in
   [rbp, rbp + rbp_residual] whatever the unjudged items are. Unjudged: not in the truth,
-  or (``negative_grades=unjudged``, trec_eval's ``rbp_resid``) with a negative grade.
-  ``tail=with_unjudged`` is trec_eval's ``rbp_resid``: 0 for a list without an unjudged
-  item, whose unread ranks it leaves out (an empty list's residual is 0, not 1).
+  or with a negative grade (``negative_grades=unjudged``, the default, as in trec_eval).
+  trec_eval's ``rbp_resid`` (the name reads its convention) is
+  ``rbp_residual(p=0.9, tail=with_unjudged)``: 0 for a list without an unjudged item,
+  whose unread ranks it leaves out (an empty list's residual is 0, not 1).
 - ``judged[@k]`` (ir-measures' ``Judged@k``): the share of the recommended items (the
   first k, or all when fewer) that are in the truth, whatever their grade (trec_eval's
   −1 too; ``negative_grades=unjudged`` leaves negative grades out); an empty list is not
