@@ -57,6 +57,25 @@ def test_kfold_writes_one_folder_per_fold(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["fold-1", "fold-2", "fold-3"]
 
 
+def test_a_new_split_replaces_the_old_set_whole(tmp_path: Path) -> None:
+    """5 folds, then 3: folds 4 and 5 go with the old set (a user's own file stays); a holdout then drops the folds."""
+    folder = _ml100k_folder(tmp_path, seed=2)
+    out = tmp_path / "cv"
+    argv = ["split", str(folder), "--format", "ml-100k", "--out", str(out)]
+    assert main([*argv, "--method", "kfold", "--folds", "5"]) == 0
+    (out / "fold-5" / "notes.txt").write_text("mine")
+    (out / "fold-x").mkdir()
+    (out / "fold-x" / "train.tsv").write_text("not a fold of receval's")
+    assert main([*argv, "--method", "kfold", "--folds", "3"]) == 0
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    kept = ["fold-5/notes.txt", "fold-x/train.tsv"]
+    assert files == sorted([f"fold-{n}/{name}.tsv" for n in (1, 2, 3) for name in ("test", "train")] + kept)
+    assert not (out / "fold-4").exists()
+    assert main([*argv, "--method", "holdout"]) == 0
+    files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+    assert files == sorted(["test.tsv", "train.tsv", *kept])
+
+
 def test_split_recommend_evaluate_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _ml100k_folder(tmp_path, seed=2)
     out = tmp_path / "split"

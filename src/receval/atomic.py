@@ -29,7 +29,7 @@ import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +134,9 @@ def _complete(folder: Path, stage: Path) -> None:
     for name in journal["remove"]:
         if name in inside:
             (folder / name).unlink(missing_ok=True)
+            with suppress(OSError):  # a sub-folder the set emptied goes too; one holding other files stays
+                if (folder / name).parent != folder:
+                    (folder / name).parent.rmdir()
     shutil.rmtree(stage, ignore_errors=True)
 
 

@@ -24,6 +24,7 @@ test: 20 ratings of 10 users -> .../split/test.tsv
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -33,6 +34,7 @@ from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data
 from receval.errors import ConfigError
 
 __all__ = ["register"]
+
 
 def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) -> None:
     """Every option checked before any data is read, so bad options write nothing."""
@@ -83,7 +85,7 @@ def split_command(
         no_header=no_header,
     )  # fmt: skip
     parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed)
-    written = []
+    written, paths = [], set()
     with publish(out) as publication:  # all files or none: never a new train beside an old test
         for number, (train, test) in enumerate(parts, start=1):
             folder = out / f"fold-{number}" if method == "kfold" else out
@@ -92,9 +94,19 @@ def split_command(
                 frame = part.to_frame()[columns]
                 path = folder / f"{name}.tsv"
                 write_frame(publication.path(path), frame)
+                paths.add(path)
                 written.append(f"{name}: {len(frame)} ratings of {len(frame['user'].unique())} users -> {path}")
+        for old in _split_files(out):  # an earlier split's files the new one has not: gone with the old set
+            if old not in paths:
+                publication.remove(old)
     for line in written:
         typer.echo(line)
+
+
+def _split_files(out: Path) -> list[Path]:
+    """The files a split writes that ``out`` holds: ``train.tsv``, ``test.tsv`` and those of folders ``fold-N``."""
+    folders = [out, *(p for p in out.glob("fold-*") if re.fullmatch(r"fold-\d+", p.name))]
+    return [f / name for f in folders for name in ("train.tsv", "test.tsv") if (f / name).is_file()]
 
 
 def register(app: typer.Typer) -> None:
