@@ -607,6 +607,19 @@ def resolve_models(
     ``names`` maps a model name to its constructor parameters; ``observed`` is the data
     the models are fitted on (training and test ratings together, so that every test
     item has a popularity).
+
+    Returns
+    -------
+    dict of str to PropensityModel
+        One fitted model per name of ``names``.
+
+    Examples
+    --------
+    >>> from receval.data.interactions import Interactions
+    >>> observed = Interactions.from_arrays(users=[1, 2, 2], items=[7, 7, 8], ratings=[1, 1, 1])
+    >>> models = resolve_models({"popularity": {"gamma": 0.5}}, observed)
+    >>> type(models["popularity"]).__name__, models["popularity"].gamma
+    ('PopularityPropensity', 0.5)
     """
     out: dict[str, PropensityModel] = {}
     for name, params in names.items():
@@ -722,6 +735,13 @@ def _population(
 def estimator_of(metric: Metric) -> dict[str, str | None]:
     """The estimator and propensity model of a metric, as recorded with every result.
 
+    Returns
+    -------
+    dict of str to str or None
+        ``estimator`` and ``propensity`` (None for the naive estimator).
+
+    Examples
+    --------
     >>> from receval.metrics import parse_metric
     >>> estimator_of(parse_metric("recall@10(estimator=snips)"))
     {'estimator': 'snips', 'propensity': 'popularity'}
