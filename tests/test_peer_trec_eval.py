@@ -104,6 +104,26 @@ def test_every_run_checks_measures() -> None:
     assert len(CASES) > 200
 
 
+@pytest.mark.parametrize("run_id", ["all_trec_q", "qrels_comments", "all_trec_q_level2"])
+def test_evaluate_command_prints_trec_evals_summary(run_id: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``receval evaluate --convention trec_eval`` on trec_eval's files prints its summary line of every measure."""
+    from receval.cli import main
+
+    run = RUNS[run_id]
+    names = [name for name in _expected(run_id) if name in MEASURES]
+    args = ["evaluate", "--truth", str(HERE / run["qrels"]), "--recs", str(HERE / run["run"])]
+    args += ["--metrics", ",".join(MEASURES[name] for name in names), "--threshold", str(run["threshold"])]
+    assert main([*args, "--convention", "trec_eval", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["conventions"]["convention"] == "trec_eval"
+    wrong = {
+        name: (printed[MEASURES[name]], _expected(run_id)[name]["all"])
+        for name in names
+        if not abs(printed[MEASURES[name]] - float(_expected(run_id)[name]["all"])) <= PRINTED
+    }
+    assert not wrong, f"{run['command']}: measure: (printed by receval, by trec_eval) {wrong}"
+
+
 # ---------------------------------------------------------------- pytrec_eval, per query, to 1e-9
 def _read_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
