@@ -354,7 +354,7 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
     height = 1.9 + 0.3 * len(rows)
     fig, axes = figure(nrows, ncols, width=panel + (names + colorbar) / ncols, height=height)
     vmin, vmax = float(np.nanmin(part["value"])), float(np.nanmax(part["value"]))
-    image = None
+    image, shared = None, False
     for i, ax in enumerate(axes.flat):
         if i >= len(panels):
             ax.set_visible(False)
@@ -367,10 +367,8 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
         ax.set_yticks(range(len(rows)), rows if i % ncols == 0 else [""] * len(rows), fontsize=8)
         ax.grid(False)
         variable = QUANTILE_VARIABLES.get((dim, name))
-        xlabel = f"groups by {variable}" if variable else "group"
-        if variable and _shared_bounds(sub):  # equal-size groups split a tie: say why two ranges share a value
-            xlabel += "\n(equal-size groups: a tie at a bound is split)"
-        ax.set(xlabel=xlabel, title=f"{_SLICED.get(dim, dim)} by {name}")
+        shared = shared or (variable is not None and _shared_bounds(sub))
+        ax.set(xlabel=f"groups by {variable}" if variable else "group", title=f"{_SLICED.get(dim, dim)} by {name}")
         for (r, c), v in np.ndenumerate(grid.to_numpy(dtype=float)):
             if np.isfinite(v):
                 light = v < vmin + 0.5 * (vmax - vmin)
@@ -378,7 +376,9 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
     if image is not None:
         shown = [ax for ax in axes.flat if ax.get_visible()]
         fig.colorbar(image, ax=shown, label=f"mean {metric}", shrink=0.9 / nrows**0.5)
-    fig.suptitle(f"{metric}: mean over the users of each group", fontsize=10)
+    # equal-size groups split a tie between two groups: say why two ranges share a value
+    note = "\n(equal-size groups split ties, so neighbouring ranges can share a value)" if shared else ""
+    fig.suptitle(f"{metric}: mean over the users of each group{note}", fontsize=10)
     return fig
 
 
