@@ -61,19 +61,38 @@ def _queries(path: Path) -> list[str]:
 
 
 @cache
-def _evaluate(run_id: str, metric: str) -> tuple[dict[str, float], float]:
-    """receval's per-query values and summary of one metric on one of trec_eval's runs."""
+def _evaluate_all(run_id: str, metrics: tuple[str, ...]) -> dict[str, tuple[dict[str, float], float]]:
+    """receval's per-query values and summary of several metrics on one of trec_eval's runs, read once."""
     run = RUNS[run_id]
     qrels = HERE / run["qrels"]
     # -c: every query of the qrels is averaged over, a query without a ranked document scoring 0
     complete = {"users": _queries(qrels), "empty_users": "zero"} if run["complete"] else {}
     result = receval.evaluate(
-        HERE / run["run"], qrels, [metric], threshold=run["threshold"], convention="trec_eval", **complete
+        HERE / run["run"], qrels, list(metrics), threshold=run["threshold"], convention="trec_eval", **complete
     )
-    per_query: dict[str, float] = {}
-    if metric in result.per_user:
-        per_query = dict(zip(result.per_user["user"].astype(str), result.per_user[metric].astype(float), strict=True))
-    return per_query, float(result.summary[metric])
+    users = result.per_user["user"].astype(str)
+    out = {}
+    for metric in metrics:
+        per_query: dict[str, float] = {}
+        if metric in result.per_user:
+            per_query = dict(zip(users, result.per_user[metric].astype(float), strict=True))
+        out[metric] = (per_query, float(result.summary[metric]))
+    return out
+
+
+@cache
+def _together(run_id: str, metrics: tuple[str, ...]) -> dict[str, tuple[dict[str, float], float]] | None:
+    try:
+        return _evaluate_all(run_id, metrics)
+    except Exception:  # one metric's error: each is then evaluated alone, to fail on its own
+        return None
+
+
+def _evaluate(run_id: str, metric: str, table: dict[str, str]) -> tuple[dict[str, float], float]:
+    """One metric's per-query values and summary, from the run's metrics (``table``'s strings for the measures
+    of its expected output) evaluated together, or alone when one of them fails."""
+    together = _together(run_id, tuple(dict.fromkeys(table[name] for name in _expected(run_id) if name in table)))
+    return together[metric] if together is not None else _evaluate_all(run_id, (metric,))[metric]
 
 
 CASES = [
@@ -86,7 +105,7 @@ CASES = [
 
 @pytest.mark.parametrize(("run_id", "name"), CASES)
 def test_trec_eval_output(run_id: str, name: str) -> None:
-    per_query, summary = _evaluate(run_id, MEASURES[name])
+    per_query, summary = _evaluate(run_id, MEASURES[name], MEASURES)
     wrong = {}
     for query, printed in _expected(run_id)[name].items():
         got = summary if query == "all" else per_query.get(query, math.nan)
@@ -201,7 +220,7 @@ def test_pytrec_eval_compares_measures() -> None:
 @pytest.mark.parametrize(("run_id", "name"), PYTREC_CASES)
 def test_pytrec_eval_per_query(run_id: str, name: str) -> None:
     theirs = _pytrec(run_id)
-    per_query, _ = _evaluate(run_id, AS_PYTREC[name])
+    per_query, _ = _evaluate(run_id, AS_PYTREC[name], AS_PYTREC)
     assert sorted(per_query) == sorted(theirs)
     wrong = {q: (per_query[q], v[name]) for q, v in theirs.items() if not abs(per_query[q] - v[name]) <= 1e-9}
     assert not wrong, f"{name} as {AS_PYTREC[name]!r} on {RUNS[run_id]['run']}: query: (receval, pytrec_eval) {wrong}"
