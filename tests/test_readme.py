@@ -5,6 +5,8 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
+
 from receval.cli import main
 from receval.cli.app import app
 from receval.metrics import parse_metric
@@ -71,6 +73,7 @@ def test_example_metric_strings_are_receval_names():
     assert "[docs/conventions.md](docs/conventions.md)" in text  # where the other libraries' conventions are
 
 
+@pytest.mark.realdata
 def test_split_recommend_evaluate_chain_runs_as_written(tmp_path, ml100k_dir, monkeypatch, capsys):
     chain = [c for c in _commands() if c[0] == "receval" and c[1] in ("split", "recommend", "evaluate")]
     assert [c[1] for c in chain] == ["split", "recommend", "evaluate"]
