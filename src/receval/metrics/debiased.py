@@ -136,6 +136,13 @@ class Propensities:
 def propensity_name(params: Mapping[str, Any]) -> str:
     """The propensity model a metric's parameters ask for (``auto`` resolved).
 
+    Returns
+    -------
+    str
+        A propensity model name (:func:`receval.stats.propensity.propensity_models`).
+
+    Examples
+    --------
     >>> propensity_name({"estimator": "wtd_h", "propensity": "auto"})
     'frequency'
     >>> propensity_name({"estimator": "ips", "propensity": "naive-bayes"})
@@ -148,7 +155,19 @@ def propensity_name(params: Mapping[str, Any]) -> str:
 
 
 def base_metric(metric: Metric) -> Metric:
-    """The same metric without its debiasing parameters (the naive estimate)."""
+    """The same metric without its debiasing parameters (the naive estimate).
+
+    Returns
+    -------
+    Metric
+        The metric with ``estimator`` and ``propensity`` removed.
+
+    Examples
+    --------
+    >>> from receval.metrics.registry import parse_metric
+    >>> str(base_metric(parse_metric("recall@10(estimator=snips,propensity=popularity)")))
+    'recall@10'
+    """
     return replace(metric, params={k: v for k, v in metric.params.items() if k not in DEBIAS_DEFAULTS})
 
 
@@ -505,6 +524,13 @@ def estimate_per_user(metric: Metric, data: MetricInput) -> np.ndarray:
 
     :meth:`Metric.per_user <receval.metrics.registry.Metric.per_user>` calls it for such a metric.
 
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per user row of ``data``; NaN for a user not scored.
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> from receval.metrics.registry import MetricInput, parse_metric
     >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")
@@ -523,6 +549,13 @@ def estimate(metric: Metric, data: MetricInput, per_user: np.ndarray | None = No
 
     :meth:`Metric.compute <receval.metrics.registry.Metric.compute>` calls it for such a metric.
 
+    Returns
+    -------
+    float
+        The estimate over the users (NaN when none is scored).
+
+    Examples
+    --------
     >>> import numpy as np, scipy.sparse as sp
     >>> from receval.metrics.registry import MetricInput, parse_metric
     >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")
