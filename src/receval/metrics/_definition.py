@@ -149,8 +149,11 @@ class Metric:
     """A metric ready to compute: a definition, a cutoff and resolved parameters.
 
     ``str(metric)`` is the canonical metric string (parameters that differ from the
-    defaults, in sorted order); the summary of an evaluation is keyed by the string
-    the user wrote.
+    defaults, in sorted order): two metrics with the same string give the same numbers.
+    The summary of an evaluation is keyed by the string the user wrote. ``convention``
+    names the library preset the parameters were read from (``None``: receval's own) and
+    ``explicit`` the parameters given in the string, which a preset applied later keeps
+    (:func:`receval.metrics.conventions.apply_convention`).
 
     >>> m = Metric.of("recall", 5, agg="micro")
     >>> str(m), m.aggregation, m.direction

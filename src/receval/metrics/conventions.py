@@ -39,6 +39,7 @@ from receval.metrics._definition import Metric, MetricDefinition, resolve_params
 
 __all__ = [
     "CONVENTION_NAMES",
+    "CONVENTION_PARAM",
     "LIBRARIES",
     "Library",
     "Preset",
