@@ -274,7 +274,7 @@ def metric_bars(
         ax.invert_yaxis()
         direction = metric_direction(names[i])
         ax.set_title(names[i] + (f" ({direction} is better)" if direction else ""))
-        ax.set_xlabel(f"mean over users, {conf:.0%} CI" if has_ci else "mean over users")
+        ax.set_xlabel(f"mean over users, {conf:.0%} CI" if has_ci else "value")
     return fig
 
 

@@ -943,8 +943,9 @@ def _tables_report(tables: Mapping[str, Any], title: str, titles: Mapping[str, s
     per_user = frames.pop("per_user", None)
     numerics = {k: f.select_dtypes("number") for k, f in frames.items()}
     numerics = {k: f for k, f in numerics.items() if not f.empty}
-    systems = [s for f in numerics.values() for s in f.index]
-    rep.styles = system_styles([*systems, *([] if trajectories is None else trajectories["system"])])
+    groups = [list(f.index) for f in numerics.values()]
+    groups += [] if trajectories is None else [list(dict.fromkeys(trajectories["system"]))]
+    rep.styles = system_styles([s for group in groups for s in group], together=groups)  # distinct within a table
     stats, data = tables.get("stats"), tables.get("data")
     if stats is not None or data is not None:
         rep.heading(_heading("data", titles))

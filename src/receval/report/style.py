@@ -107,14 +107,35 @@ def series_style(i: int, *, markers: bool = True) -> dict[str, Any]:
     return style
 
 
-def system_styles(systems: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """``{system: series_style}`` in the order given (repeats ignored): one colour and marker per system.
+def system_styles(
+    systems: Iterable[Any], together: Iterable[Iterable[Any]] = ()
+) -> dict[str, dict[str, Any]]:
+    """``{system: series_style}`` in the order given (repeats ignored): one look per system.
 
     A report builds this once over all its systems and passes it to every figure, so a
-    system looks the same in each of them; the key order is also the order systems are drawn in.
+    system looks the same in each of them; the key order is also the order systems are
+    drawn in. Each ``together`` group (the systems of one table or figure) gets
+    distinct colours where the palette allows: a system takes the first style whose
+    colour no system of its groups has yet.
+
+    >>> looks = system_styles(["a", "b", "c", "d", "e", "f", "g", "h", "x"], together=[["a", "h"], ["h", "x"]])
+    >>> looks["h"]["color"] != looks["a"]["color"], looks["x"]["color"] != looks["h"]["color"]
+    (True, True)
     """
-    names = dict.fromkeys(str(s) for s in systems)
-    return {name: series_style(i) for i, name in enumerate(names)}
+    names = list(dict.fromkeys(str(s) for s in systems))
+    peers: dict[str, set[str]] = {name: set() for name in names}
+    for group in together:
+        members = [str(s) for s in group]
+        for name in members:
+            peers.setdefault(name, set()).update(members)
+    colours = len(OKABE_ITO) - 1  # series_style cycles the first seven
+    chosen: dict[str, int] = {}
+    for name in names:
+        used = {chosen[p] % colours for p in peers[name] if p in chosen}
+        taken = set(chosen.values())
+        free = [i for i in range((len(chosen) + 1) * colours) if i not in taken]  # holds every colour
+        chosen[name] = next((i for i in free if i % colours not in used), free[0])
+    return {name: series_style(chosen[name]) for name in names}
 
 
 def figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: float = 3.2):
