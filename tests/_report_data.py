@@ -56,7 +56,14 @@ def _record(
 
 
 def one_shot(
-    root: Path, *, systems: int = 3, seeds: int = 2, users: int = 100, write: int | None = None, slices: bool = True
+    root: Path,
+    *,
+    systems: int = 3,
+    seeds: int = 2,
+    users: int = 100,
+    write: int | None = None,
+    slices: bool = True,
+    metrics: tuple[str, ...] = METRICS,
 ) -> Path:
     """A one-shot experiment of ``systems x seeds`` tasks; ``write`` < that number leaves it partial."""
     store = ResultStore(root)
@@ -71,7 +78,7 @@ def one_shot(
                 return root
             tid = f"t{i:03d}s{seed}"
             per_user = []
-            for metric in METRICS:
+            for metric in metrics:
                 values = np.clip(rng.normal(0.1 * (i + 1), 0.05, users), 0, 1)
                 per_user.append(
                     pd.DataFrame(

@@ -133,3 +133,28 @@ def test_the_check_catches_broken_images_and_console_errors(tmp_path):
     verdict, console = _check(page, tmp_path)
     assert verdict["images"][0]["width"] == 0
     assert any("bad" in line for line in console) and any("notDefined" in e for e in verdict["errors"])
+
+
+def test_compare_report_fits_the_window(tmp_path):
+    """The compare report's tests table (twelve columns) fits a 1280-pixel window; its one figure decodes."""
+    import numpy as np
+    import pandas as pd
+
+    from receval.report.compare import compare_report
+    from receval.studies.compare import compare_runs
+
+    rng = np.random.default_rng(0)
+    truth = pd.DataFrame({"user": np.repeat(np.arange(40), 6), "item": rng.integers(0, 60, 240), "rating": 5})
+    runs = {
+        name: pd.DataFrame({"user": np.repeat(np.arange(40), 10), "item": rng.integers(0, 60, 400)})
+        .drop_duplicates(["user", "item"])
+        .assign(rank=lambda f: f.groupby("user").cumcount() + 1)
+        for name in ("item-knn(k=50,similarity=cosine)", "popularity", "mf(factors=50,epochs=20)")
+    }
+    result = compare_runs(runs, truth.drop_duplicates(["user", "item"]), ["ndcg@10", "recall@10"], test="wilcoxon")
+    report = compare_report(result, tmp_path / "cmp.html", truth="qrels.tsv")
+    verdict, console = _check(report, tmp_path)
+    assert console == [] and verdict["errors"] == []
+    assert verdict["overflow"] <= 0, f"the page is {verdict['overflow']} pixels wider than the window"
+    assert len(verdict["images"]) == 1 and verdict["images"][0]["complete"] and verdict["images"][0]["width"] > 100
+    assert set(verdict["systems"]) == set(runs)

@@ -12,8 +12,10 @@ keep one colour.
 
 from __future__ import annotations
 
+import html
 import itertools
 import re
+import sys
 from pathlib import Path
 
 import matplotlib.colors
@@ -24,6 +26,7 @@ import receval.report.html as H
 from receval.cli import main
 from receval.report.style import figure, png_bytes
 
+sys.path.insert(0, str(Path(__file__).parent))
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
 _TOLERANCE = 1.0  # pixels: boxes that only touch are fine
 MIN_POINTS = 7.0  # the smallest text a report page may show, in points (the style's legend size)
@@ -184,12 +187,48 @@ def test_example_reports_are_complete_and_legible(example, tmp_path, checked, ca
 
 @pytest.mark.slow
 def test_demo_report_is_legible(tmp_path, checked):
-    from receval.cli.demo import run_demo
+    from receval.cli.demo import TITLES, run_demo
 
     tables = run_demo(users=300, items=400, ratings=12_000, rounds=20)
-    page = H.report_from_tables(tables, tmp_path / "report.html").read_text()
+    titles = {key: title.format(rounds=20) for key, title in TITLES.items()}
+    page = H.report_from_tables(tables, tmp_path / "report.html", titles=titles).read_text()
     assert checked == {}
     assert page.count("<figure") >= 4 and _notices(page) == ""
+    headings = re.findall(r"<h2>(.*?)</h2>", page)
+    assert headings[1:4] == [html.escape(titles[k]) for k in ("one_shot", "rmse", "cyclic")]
+    assert "cumulative and normalised metrics vs round" in page  # the simulation round by round
+    assert "Precision vs AntiPrecision" in page and "anti vs" not in page
+
+
+def test_a_report_names_no_figure_its_metrics_do_not_allow(tmp_path, checked):
+    import _report_data as rd
+
+    root = rd.one_shot(tmp_path / "results", systems=3, seeds=1, users=40, metrics=("ndcg@10", "recall@20"))
+    page = H.build_report(root, tmp_path / "report.html").read_text()
+    assert checked == {} and _notices(page) == ""
+    assert "precision vs recall" not in page and "<h2>synthetic: One-shot evaluation</h2>" in page
+
+
+def test_compare_report_is_legible(tmp_path, checked):
+    import numpy as np
+    import pandas as pd
+
+    from receval.report.compare import compare_report
+    from receval.studies.compare import compare_runs
+
+    rng = np.random.default_rng(3)
+    truth = pd.DataFrame({"user": np.repeat(np.arange(50), 8), "item": rng.integers(0, 100, 400), "rating": 5})
+    truth = truth.drop_duplicates(["user", "item"])
+    runs = {
+        name: pd.DataFrame({"user": np.repeat(np.arange(50), 10), "item": rng.integers(0, 100, 500), "rank": 1})
+        .drop_duplicates(["user", "item"])
+        .assign(rank=lambda f: f.groupby("user").cumcount() + 1)
+        for name in ("bm25", "item-knn(k=50,similarity=cosine)", "popularity")
+    }
+    metrics = ["ndcg@10", "precision@10", "recall@10", "mrr", "coverage@10"]
+    result = compare_runs(runs, truth, metrics, test="permutation")
+    page = compare_report(result, tmp_path / "cmp.html", truth="qrels").read_text()
+    assert checked == {} and page.count("<figure") == 1 and _notices(page) == ""
 
 
 def test_study_figures_are_legible():

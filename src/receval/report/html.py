@@ -178,6 +178,7 @@ figcaption{font-size:.85em;color:#444}.notice{background:#fff4e0;border-left:4px
 .error{background:#fde8e8;font-size:.8em;overflow:auto}pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.8em}
 .muted{color:#666;font-size:.85em}
 table.facts td{text-align:left;white-space:normal}td.text,th.text{text-align:left}
+td.text{white-space:normal;overflow-wrap:anywhere;min-width:5em}
 """
 
 _TEMPLATE = """<!DOCTYPE html>
