@@ -93,7 +93,7 @@ def test_split_recommend_evaluate_round_trip(tmp_path: Path, capsys: pytest.Capt
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--method", "random"], "--method must be one of"),
+        (["--method", "random"], "--method: unknown split method 'random'; use one of holdout, per-user"),
         (["--test-fraction", "1.5"], "--test-fraction 1.5: give a number strictly between 0 and 1"),
         (["--test-fraction", "0"], "--test-fraction 0: give a number strictly between 0 and 1"),
         (["--folds", "1"], "--folds 1: give an integer of at least 2"),

@@ -15,14 +15,9 @@ from hypothesis import strategies as st
 
 import receval
 from receval.errors import MetricError
+from receval.metrics import apply_convention
 from receval.metrics._definition import _ALIASES
-from receval.metrics.conventions import (
-    CONVENTION_NAMES,
-    LIBRARIES,
-    apply_convention,
-    markdown_table,
-    preset_ties,
-)
+from receval.metrics.conventions import CONVENTION_NAMES, LIBRARIES, markdown_table, preset_ties
 from receval.metrics.registry import MetricInput, available_metrics, get_definition, parse_metric
 from test_metrics_oracles import WIDTH, assert_equals_ranx
 

@@ -15,7 +15,7 @@ What each layer may use:
   numba's ``njit`` deferred to a kernel's first call; nothing of receval. ``atomic`` — the atomic
   writers; ``validate`` — the checks of options and configuration values (seeds,
   counts, thresholds, memory); ``outputs`` — the checks of output paths before any
-  work; all only ``errors``.
+  work; ``vocabulary`` — the names of split methods and library conventions; all only ``errors``.
 - ``data`` — :class:`~receval.data.interactions.Interactions`, loaders, synthetic data,
   data-set statistics.
 - ``split`` — train/test splits of ``data``.
@@ -44,7 +44,7 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_layers", "errors", "progress", "_jit"),
-    ("atomic", "validate", "outputs"),
+    ("atomic", "validate", "outputs", "vocabulary"),
     ("data",),
     ("split",),
     ("recommenders", "metrics"),

@@ -29,18 +29,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from receval._jit import COMPILED_FROM, njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
+from receval.vocabulary import split_method
 
 _log = logging.getLogger(__name__)
 
 __all__ = [
-    "METHODS",
     "holdout",
     "kfold_per_user",
     "leave_one_out",
@@ -383,17 +383,6 @@ def train_validation_test(
     return train, validation, test
 
 
-METHODS: dict[str, str] = {
-    "holdout": "random pairs of all users (holdout)",
-    "per-user": "a random share of each user's pairs (per_user_holdout)",
-    "temporal": "the latest pairs overall (temporal)",
-    "temporal-per-user": "each user's latest pairs (temporal, per_user=True)",
-    "loo": "each user's last pair, by time (leave_one_out, mode='last')",
-    "loo-random": "one random pair per user (leave_one_out, mode='random')",
-    "kfold": "per-user k-fold cross-validation (kfold_per_user)",
-}
-
-
 def split_by_name(
     data: Interactions,
     method: str,
@@ -401,30 +390,48 @@ def split_by_name(
     test_fraction: float = 0.2,
     folds: int = 5,
     seed: Seed = 0,
+    **options: Any,
 ) -> list[tuple[Interactions, Interactions]]:
-    """The split called ``method`` (a key of :data:`METHODS`) as a list of ``(train, test)`` folds.
+    """The split called ``method`` (see :data:`~receval.vocabulary.SPLIT_METHODS`) as a list of ``(train, test)``.
 
     One fold for every method but ``kfold`` (``folds`` of them); ``test_fraction``
-    applies to the holdout and temporal methods. For scripts and the command line,
-    where the method is a name.
+    applies to the methods that take it, and ``options`` are the method's other options
+    (``min_train=2``, ``per_user=True`` …). The command line and the experiment
+    configuration call this with the same names.
 
+    Returns
+    -------
+    list of (Interactions, Interactions)
+        The folds, each a ``(train, test)`` pair over ``data``'s id space.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> data = generate(n_users=20, n_items=30, n_ratings=200, seed=0)
     >>> [(len(tr), len(te)) for tr, te in split_by_name(data, "kfold", folds=4)]
     [(150, 50), (150, 50), (150, 50), (150, 50)]
+    >>> split_by_name(data, "per_user_holdout")[0][1].n_ratings == per_user_holdout(data)[1].n_ratings
+    True
     >>> split_by_name(data, "random")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: unknown split method 'random'; use one of holdout, per-user, temporal, ...
     """
-    if method == "holdout":
-        return [holdout(data, test_fraction, seed)]
-    if method == "per-user":
-        return [per_user_holdout(data, test_fraction, seed)]
-    if method in ("temporal", "temporal-per-user"):
-        return [temporal(data, test_fraction, per_user=method == "temporal-per-user", seed=seed)]
-    if method in ("loo", "loo-random"):
-        return [leave_one_out(data, "last" if method == "loo" else "random", seed)]
-    if method == "kfold":
-        return kfold_per_user(data, folds, seed)
-    raise ConfigError(f"unknown split method {method!r}; use one of {', '.join(METHODS)}")
+    chosen = split_method(method)
+    given = {"test_fraction": test_fraction, "k": folds, **options}
+    unknown = sorted(set(options) - set(chosen.options))
+    if unknown:
+        valid = ", ".join(chosen.options) or "none"
+        raise ConfigError(f"split method {chosen.name!r} has no option {unknown[0]!r}; its options: {valid}")
+    kwargs = {name: value for name, value in given.items() if name in chosen.options}
+    result = _FUNCTIONS[chosen.function](data, seed=seed, **chosen.fixed, **kwargs)
+    return result if isinstance(result, list) else [result]
+
+
+_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "holdout": holdout,
+    "per_user_holdout": per_user_holdout,
+    "temporal": temporal,
+    "leave_one_out": leave_one_out,
+    "kfold_per_user": kfold_per_user,
+}

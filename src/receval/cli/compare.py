@@ -41,8 +41,7 @@ from receval.cli.common import (
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.data import _source
 from receval.errors import ConfigError
-from receval.metrics.conventions import CONVENTION_NAMES
-from receval.stats.significance import CORRECTION_NAMES, TEST_NAMES, Correction, TestName
+from receval.vocabulary import CONVENTION_NAMES, CORRECTION_NAMES, TEST_NAMES, Correction, TestName
 
 __all__ = ["register"]
 

@@ -32,17 +32,24 @@ import typer
 
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data
 from receval.errors import ConfigError
+from receval.vocabulary import SPLIT_ALIASES, SPLIT_METHODS, split_method
 
 __all__ = ["register"]
+
+_METHOD_HELP = (
+    f"One of {', '.join(SPLIT_METHODS)} (any case, _ or -; also {', '.join(SPLIT_ALIASES)}): "
+    "the names of a configuration's [split] method."
+)
 
 
 def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) -> None:
     """Every option checked before any data is read, so bad options write nothing."""
-    from receval.split import METHODS
     from receval.validate import check_command_options
 
-    if method not in METHODS:
-        raise ConfigError(f"--method must be one of {', '.join(METHODS)}; got {method!r}")
+    try:
+        split_method(method)
+    except ConfigError as err:
+        raise ConfigError(f"--method: {err.message}") from None
     check_command_options(test_fraction=test_fraction, folds=folds, seed=seed)
     from receval.outputs import check_output_dir
 
@@ -57,7 +64,7 @@ def split_command(
         str,
         typer.Option(
             "--method",
-            help="holdout, per-user, temporal, temporal-per-user, loo (last by time), loo-random or kfold.",
+            help=_METHOD_HELP,
         ),
     ] = "holdout",
     test_fraction: Annotated[
@@ -88,7 +95,7 @@ def split_command(
     written, paths = [], set()
     with publish(out) as publication:  # all files or none: never a new train beside an old test
         for number, (train, test) in enumerate(parts, start=1):
-            folder = out / f"fold-{number}" if method == "kfold" else out
+            folder = out / f"fold-{number}" if split_method(method).folds else out
             for name, part in (("train", train), ("test", test)):
                 columns = ["user", "item", "rating", *(["timestamp"] if part.timestamps is not None else [])]
                 frame = part.to_frame()[columns]

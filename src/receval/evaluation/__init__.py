@@ -55,7 +55,8 @@ import numpy as np
 from receval.data.align import Aligned, Ranks, Ties, align, check_ties, to_rankings
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError, MetricError, ReceValError
-from receval.metrics.conventions import CONVENTION_NAMES, apply_convention, convention_name, preset_ties
+from receval.metrics import apply_convention
+from receval.metrics.conventions import CONVENTION_NAMES, convention_name, preset_ties
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold

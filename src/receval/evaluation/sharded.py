@@ -160,7 +160,7 @@ def evaluate_sharded(
     ([0.5, nan, 1.0], {'precision@2': 0.5, 'recall@2': 0.75})
     """
     from receval.evaluation import check_convention
-    from receval.metrics.conventions import apply_convention
+    from receval.metrics import apply_convention
 
     preset = check_convention(convention)
     parsed = {name: apply_convention(name, preset) for name in metrics}

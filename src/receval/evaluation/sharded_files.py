@@ -128,8 +128,8 @@ def _scale(parquet: Any, rating: str | None, path: str | Path) -> tuple[float, f
 
 
 def _check_metrics(metrics: Sequence[str], convention: str | None) -> None:
+    from receval.metrics import apply_convention
     from receval.metrics._definition import DEBIAS_PARAMS
-    from receval.metrics.conventions import apply_convention
 
     for name in metrics:
         spec = apply_convention(name, convention)
@@ -317,7 +317,7 @@ def evaluate_parquet_sharded(
 
     from receval.data.align import check_ranks, check_ties
     from receval.evaluation import Conventions, EvaluationResult, check_convention
-    from receval.metrics.conventions import apply_convention
+    from receval.metrics import apply_convention
     from receval.metrics.registry import parse_metric_list
 
     preset = check_convention(convention)

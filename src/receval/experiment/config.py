@@ -14,7 +14,7 @@ grids, the protocol, the metrics, the seeds, the slices and the output directory
     threshold = 4                       # optional: this data set's relevance threshold λ
 
     [split]
-    method = "holdout"                  # holdout, per_user_holdout, temporal, leave_one_out, kfold
+    method = "holdout"                  # a name of receval.vocabulary (as `receval split --method`)
     test_fraction = 0.2
 
     [protocol]
@@ -68,6 +68,7 @@ from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import get_protocol, protocol_names
 from receval.outputs import safe_name
 from receval.validate import check_count, check_number, check_option, check_seed
+from receval.vocabulary import NO_SPLIT, split_method
 
 __all__ = [
     "DatasetSpec",
@@ -76,10 +77,8 @@ __all__ = [
     "RecommenderSpec",
     "load_config",
     "parse_config",
-    "SPLIT_METHODS",
 ]
 
-SPLIT_METHODS = ("holdout", "per_user_holdout", "temporal", "leave_one_out", "kfold_per_user", "none")
 SLICE_DIMENSIONS = ("user", "item", "time")
 
 _TOP = {
@@ -483,32 +482,21 @@ def _split(chk: _Checker, table: Mapping[str, Any]) -> dict[str, Any]:
     chk.type(table, dict, ("split",))
     method = table.get("method", "holdout")
     chk.type(method, str, ("split", "method"))
-    if method not in SPLIT_METHODS:
-        raise chk.fail(("split", "method"), f"unknown split method {method!r}; use one of {', '.join(SPLIT_METHODS)}")
-    accepted = _split_keys(method)
+    try:
+        accepted = [] if method == NO_SPLIT else list(split_method(method).options)
+    except ConfigError as err:
+        raise chk.fail(("split", "method"), f"{err.message} (or {NO_SPLIT})") from None
     for key, value in table.items():
         if key != "method":
             chk.type(value, (str, int, float, bool), ("split", key))
             if key not in accepted:
                 valid = ", ".join(["method", *accepted])
                 raise chk.fail(("split", key), f"unknown key {key!r} of split method {method!r}; valid keys: {valid}")
-            if method == "kfold_per_user" and key == "k":
+            if key == "k" and split_method(method).folds:
                 chk.value(check_count, value, "split.k", minimum=2, where=("split", key))
             else:
                 chk.value(check_option, key, value, f"split.{key}", where=("split", key))
     return dict(table, method=method)
-
-
-def _split_keys(method: str) -> list[str]:
-    """The options of a split method: the keyword parameters of its function in :mod:`receval.split`."""
-    if method == "none":
-        return []
-    import inspect
-
-    import receval.split as splits
-
-    params = inspect.signature(getattr(splits, method)).parameters
-    return [name for name in list(params)[1:] if name != "seed"]
 
 
 def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
@@ -586,7 +574,7 @@ def _check_params(
 
 def _metrics(chk: _Checker, values: list[Any], proto: Any, convention: str | None) -> tuple[str, ...]:
     """The metric strings, canonical and with the preset ``convention`` applied."""
-    from receval.metrics.conventions import apply_convention
+    from receval.metrics import apply_convention
 
     if convention is not None and proto.metric_names is not None:
         raise chk.fail(

@@ -37,6 +37,7 @@ from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig
 from receval.experiment.ids import Task, task_id
 from receval.experiment.protocols import get_protocol
+from receval.vocabulary import NO_SPLIT, split_method
 
 __all__ = ["Task", "expand", "grid_points"]
 
@@ -88,10 +89,10 @@ def expand(cfg: ExperimentConfig) -> list[Task]:
     varying_options = tuple(k for k in options if isinstance(options[k], list) and k not in list_options)
     split = dict(cfg.split)
     folds: list[int | None] = [None]
-    if proto.uses_split and split.get("method") == "kfold_per_user":
+    if proto.uses_split and split.get("method", NO_SPLIT) != NO_SPLIT and split_method(split["method"]).folds:
         folds = list(range(int(split.get("k", 5))))
     if not proto.uses_split:
-        split = {"method": "none"}
+        split = {"method": NO_SPLIT}
     recs: list[tuple[str | None, str | None, dict[str, Any]]] = [(None, None, {})]
     if proto.uses_recommenders:
         recs = [

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from receval.errors import ConfigError
+from receval.vocabulary import NO_SPLIT
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -203,17 +204,12 @@ def split_for(task: Task, data: Interactions) -> tuple[Interactions, Interaction
     if key not in _SPLITS:
         opts = {k: v for k, v in task.split.items() if k != "method"}
         method = task.split["method"]
-        if method == "none":
+        if method == NO_SPLIT:
             _SPLITS[key] = [(data, data)]
         else:
-            import receval.split as splits
+            from receval.split import split_by_name
 
-            fn = getattr(splits, method)
-            try:
-                result = fn(data, seed=task.seed, **opts)
-            except TypeError as err:
-                raise ConfigError(f"split {method!r}: {err}") from None
-            _SPLITS[key] = result if isinstance(result, list) else [result]
+            _SPLITS[key] = split_by_name(data, method, seed=task.seed, **opts)
         while len(_SPLITS) > _SPLIT_CACHE_SIZE:
             _SPLITS.popitem(last=False)
     folds = _SPLITS[key]

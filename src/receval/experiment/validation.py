@@ -41,6 +41,7 @@ from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset
 from receval.validate import check_folds, check_threshold
+from receval.vocabulary import NO_SPLIT, split_method
 
 __all__ = ["prepare_checked"]
 
@@ -75,7 +76,9 @@ def prepare_checked(
         data = datasets[task.dataset_key].data
         label = labels[task.dataset_key]
         thr = task.options.get("threshold")
-        folds = task.split.get("k") if task.split.get("method") == "kfold_per_user" else task.options.get("folds")
+        method = task.split.get("method", NO_SPLIT)
+        by_split = method != NO_SPLIT and split_method(method).folds
+        folds = task.split.get("k", 5) if by_split else task.options.get("folds")
         if (task.dataset_key, thr, folds) in seen:
             continue
         seen.add((task.dataset_key, thr, folds))

@@ -21,6 +21,7 @@ from receval.metrics.registry import (
     Metric,
     MetricDefinition,
     MetricInput,
+    apply_convention,
     available_metrics,
     get_definition,
     metric_direction,
@@ -31,6 +32,7 @@ from receval.metrics.registry import (
 )
 
 __all__ = [
+    "apply_convention",
     "Metric",
     "MetricDefinition",
     "MetricInput",

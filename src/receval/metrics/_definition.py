@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from receval.errors import MetricError
+from receval.metrics.conventions import CONVENTION_PARAM, LIBRARIES, convention_name, preset_params
 
 if TYPE_CHECKING:
     from receval.metrics._input import MetricInput
@@ -37,6 +38,7 @@ __all__ = [
     "MetricDefinition",
     "available_metrics",
     "get_definition",
+    "resolve_metric",
     "register_alias",
     "register_metric",
     "resolve_name",
@@ -153,7 +155,7 @@ class Metric:
     The summary of an evaluation is keyed by the string the user wrote. ``convention``
     names the library preset the parameters were read from (``None``: receval's own) and
     ``explicit`` the parameters given in the string, which a preset applied later keeps
-    (:func:`receval.metrics.conventions.apply_convention`).
+    (:func:`receval.metrics.apply_convention`).
 
     >>> m = Metric.of("recall", 5, agg="micro")
     >>> str(m), m.aggregation, m.direction
@@ -172,8 +174,6 @@ class Metric:
     def of(cls, name: str, k: int | None = None, **params: Any) -> Metric:
         """Build from a name (or alias), a cutoff and keyword parameters (validated); ``convention=NAME`` presets
         every parameter to that library's (:mod:`receval.metrics.conventions`)."""
-        from receval.metrics.conventions import resolve_metric  # the presets are read from the definitions
-
         canonical, preset = resolve_name(name)
         definition = _REGISTRY[canonical]
         label = name if k is None else f"{name}@{k}"
@@ -358,8 +358,6 @@ def register_alias(alias: str, name: str, **params: Any) -> None:
         raise MetricError(f"alias {alias!r} names the unknown metric {name!r}")
     if key in _REGISTRY:
         raise MetricError(f"alias {alias!r} is already the name of a metric")
-    from receval.metrics.conventions import resolve_metric
-
     resolve_metric(_REGISTRY[name.lower()], None, params, alias)  # fail now on a wrong preset
     _ALIASES[key] = (name.lower(), MappingProxyType(dict(params)))
 
@@ -449,3 +447,24 @@ def _format_value(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+def resolve_metric(definition: MetricDefinition, k: int | None, params: Mapping[str, Any], label: str) -> Metric:
+    """A :class:`Metric` from its definition, cutoff and given parameters, ``convention=NAME`` applied.
+
+    The preset's values come first and every other given parameter overrides them. A
+    metric with a ``convention`` parameter of its own (rbu) keeps a value that is not a
+    library's name.
+    """
+    given = dict(params)
+    name = given.pop(CONVENTION_PARAM, None)
+    own = CONVENTION_PARAM in definition.defaults
+    if own and name is not None and str(name).strip().lower().replace("-", "_") not in LIBRARIES:
+        given[CONVENTION_PARAM], name = name, None
+    convention = None if name is None else convention_name(name)
+    try:
+        preset = {} if convention is None else dict(preset_params(convention, definition.name))
+    except MetricError as exc:
+        raise MetricError(f"metric {label!r}: {exc}") from None
+    resolved = resolve_params(definition, {**preset, **given}, label)
+    return Metric(definition, k, resolved, convention=convention, explicit=frozenset(given))

@@ -23,10 +23,10 @@ import re
 from typing import Any
 
 from receval.errors import MetricError
-from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_name
-from receval.metrics.conventions import CONVENTION_PARAM, TREC_LEVEL_PARAMS, resolve_metric, spelling_convention
+from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_metric, resolve_name
+from receval.metrics.conventions import CONVENTION_PARAM, TREC_LEVEL_PARAMS, spelling_convention
 
-__all__ = ["parse_metric", "parse_metric_list"]
+__all__ = ["apply_convention", "parse_metric", "parse_metric_list"]
 
 _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*)\s*(?:@\s*([^(\s]*))?\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.](\d+)$")  # trec_eval's P_10, ndcg_cut_10, P.10
@@ -157,3 +157,22 @@ def _parse_value(value: str) -> Any:
         except ValueError:
             pass
     return value.strip("'\"")
+
+
+def apply_convention(metric: str | Metric, name: str | None) -> Metric:
+    """``metric`` with library ``name``'s preset applied (``None``: unchanged).
+
+    Parameters given explicitly in the metric string, and a convention named there, are
+    kept: ``apply_convention("ndcg@10(convention=ranx)", "trec_eval")`` stays ranx's.
+
+    >>> str(apply_convention("recall@5", "lenskit")), str(apply_convention("recall@5", None))
+    ('recall@5(denominator=min)', 'recall@5')
+    >>> str(apply_convention("ndcg@10(convention=ranx)", "trec_eval"))
+    'ndcg@10'
+    """
+    parsed = parse_metric(metric)
+    if name is None or parsed.convention is not None:
+        return parsed
+    given = {key: parsed.params[key] for key in parsed.explicit}
+    label = str(metric) if isinstance(metric, str) else str(parsed)
+    return resolve_metric(parsed.definition, parsed.k, {**given, CONVENTION_PARAM: name}, label)

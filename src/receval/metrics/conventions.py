@@ -14,7 +14,7 @@ orders equal scores) belongs to the run, not to a metric: :func:`preset_ties`.
 
 Examples
 --------
->>> from receval.metrics import parse_metric
+>>> from receval.metrics import apply_convention, parse_metric
 >>> str(parse_metric("recall@10(convention=LensKit)"))
 'recall@10(denominator=min)'
 >>> str(parse_metric("ndcg@10(convention=trec_eval)")), str(parse_metric("ndcg_cut_10"))
@@ -35,7 +35,7 @@ from types import MappingProxyType
 from typing import Any
 
 from receval.errors import MetricError
-from receval.metrics._definition import Metric, MetricDefinition, resolve_params
+from receval.vocabulary import CONVENTION_NAMES
 
 __all__ = [
     "CONVENTION_NAMES",
@@ -44,12 +44,10 @@ __all__ = [
     "Library",
     "Preset",
     "TREC_LEVEL_PARAMS",
-    "apply_convention",
     "convention_name",
     "markdown_table",
     "preset_params",
     "preset_ties",
-    "resolve_metric",
     "spelling_convention",
 ]
 
@@ -306,7 +304,6 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
         ),
     }
 )
-CONVENTION_NAMES: tuple[str, ...] = tuple(LIBRARIES)
 # trec_eval's names whose number is a parameter, not a cutoff: iprec_at_recall_0.10 = iprec_at_recall(recall=0.1)
 TREC_LEVEL_PARAMS: Mapping[str, str] = MappingProxyType({"iprec_at_recall": "recall"})
 
@@ -370,48 +367,6 @@ def spelling_convention(spelling: str) -> str | None:
             if key in (s.strip().lower() for s in preset.spelling.split(",")):
                 return library.name
     return None
-
-
-def resolve_metric(definition: MetricDefinition, k: int | None, params: Mapping[str, Any], label: str) -> Metric:
-    """A :class:`Metric` from its definition, cutoff and given parameters, ``convention=NAME`` applied.
-
-    The preset's values come first and every other given parameter overrides them. A
-    metric with a ``convention`` parameter of its own (rbu) keeps a value that is not a
-    library's name.
-    """
-    given = dict(params)
-    name = given.pop(CONVENTION_PARAM, None)
-    own = CONVENTION_PARAM in definition.defaults
-    if own and name is not None and str(name).strip().lower().replace("-", "_") not in LIBRARIES:
-        given[CONVENTION_PARAM], name = name, None
-    convention = None if name is None else convention_name(name)
-    try:
-        preset = {} if convention is None else dict(preset_params(convention, definition.name))
-    except MetricError as exc:
-        raise MetricError(f"metric {label!r}: {exc}") from None
-    resolved = resolve_params(definition, {**preset, **given}, label)
-    return Metric(definition, k, resolved, convention=convention, explicit=frozenset(given))
-
-
-def apply_convention(metric: str | Metric, name: str | None) -> Metric:
-    """``metric`` with library ``name``'s preset applied (``None``: unchanged).
-
-    Parameters given explicitly in the metric string, and a convention named there, are
-    kept: ``apply_convention("ndcg@10(convention=ranx)", "trec_eval")`` stays ranx's.
-
-    >>> str(apply_convention("recall@5", "lenskit")), str(apply_convention("recall@5", None))
-    ('recall@5(denominator=min)', 'recall@5')
-    >>> str(apply_convention("ndcg@10(convention=ranx)", "trec_eval"))
-    'ndcg@10'
-    """
-    from receval.metrics._parse import parse_metric  # the parser resolves conventions through this module
-
-    parsed = parse_metric(metric)
-    if name is None or parsed.convention is not None:
-        return parsed
-    given = {key: parsed.params[key] for key in parsed.explicit}
-    label = str(metric) if isinstance(metric, str) else str(parsed)
-    return resolve_metric(parsed.definition, parsed.k, {**given, CONVENTION_PARAM: name}, label)
 
 
 def markdown_table() -> str:

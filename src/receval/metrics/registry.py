@@ -58,9 +58,10 @@ from receval.metrics._definition import (
     resolve_name,
 )
 from receval.metrics._input import MetricInput, count_rows, lookup
-from receval.metrics._parse import parse_metric, parse_metric_list
+from receval.metrics._parse import apply_convention, parse_metric, parse_metric_list
 
 __all__ = [
+    "apply_convention",
     "BUILTIN_MODULES",
     "Direction",
     "FIELD_SPELLINGS",

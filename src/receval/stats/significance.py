@@ -30,6 +30,7 @@ import pandas as pd
 from scipy import stats
 
 from receval.errors import ConfigError, DataError
+from receval.vocabulary import CORRECTION_NAMES, STATISTIC_NAMES, TEST_NAMES, Correction, TestName
 
 __all__ = [
     "PairedResult",
@@ -49,28 +50,6 @@ __all__ = [
     "TestName",
     "Correction",
 ]
-
-TestName = Literal["ttest", "wilcoxon", "permutation"]
-Correction = Literal["bonferroni", "holm", "bh", "none"]
-#: Each paired test in words, as reports and tables name it.
-TEST_NAMES: dict[TestName, str] = {
-    "ttest": "paired t-test",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "permutation": "paired randomisation test",
-}
-#: What each test's ``statistic`` is.
-STATISTIC_NAMES: dict[TestName, str] = {
-    "ttest": "t",
-    "wilcoxon": "W = min(R+, R−)",
-    "permutation": "mean difference",
-}
-#: Each multiple-comparison correction in words (``none``: p-values as the test gives them).
-CORRECTION_NAMES: dict[Correction, str] = {
-    "holm": "Holm",
-    "bonferroni": "Bonferroni",
-    "bh": "Benjamini–Hochberg",
-    "none": "none",
-}
 
 
 @dataclass(frozen=True)

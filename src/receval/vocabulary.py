@@ -1,0 +1,167 @@
+"""The names of receval's choices, in one table that the command line, the configuration and Python read.
+
+**Split methods** (:data:`SPLIT_METHODS`): ``receval split --method``, a configuration's
+``[split] method`` and :func:`receval.split.split_by_name` take the same names. Each name
+stands for a function of :mod:`receval.split` and the parameters the name fixes
+(``temporal-per-user`` is :func:`~receval.split.temporal` with ``per_user=True``); its
+options are the function's other keyword parameters, which a configuration may set
+(``test_fraction``, ``min_train``, ``k`` …). Names are case-insensitive and ``-`` and ``_``
+are one letter, so ``per_user``, ``per-user`` and ``Per-User`` are one method; the
+functions' own names (``per_user_holdout``, ``kfold_per_user``, ``leave_one_out``) are
+names too.
+
+**Paired tests and corrections** (:data:`TEST_NAMES`, :data:`CORRECTION_NAMES`):
+``receval compare --test/--correction``,
+:func:`receval.stats.significance.compare_systems` and the reports, each with its name in
+words.
+
+**Library conventions** (:data:`CONVENTION_NAMES`): ``--convention NAME``, a
+configuration's ``convention``, ``evaluate(..., convention=NAME)`` and a metric string's
+``convention=NAME`` (the presets themselves are :mod:`receval.metrics.conventions`).
+
+Standard library only: ``receval --help`` reads this module.
+
+Examples
+--------
+>>> split_method("temporal_per_user").function, dict(split_method("temporal_per_user").fixed)
+('temporal', {'per_user': True})
+>>> split_method("per_user_holdout").name, split_method("KFold").options
+('per-user', ('k',))
+>>> split_method("random")
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: unknown split method 'random'; use one of holdout, per-user, temporal, ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal
+
+from receval.errors import ConfigError
+
+__all__ = [
+    "CONVENTION_NAMES",
+    "CORRECTION_NAMES",
+    "Correction",
+    "NO_SPLIT",
+    "SPLIT_ALIASES",
+    "SPLIT_METHODS",
+    "STATISTIC_NAMES",
+    "SplitMethod",
+    "TEST_NAMES",
+    "TestName",
+    "split_method",
+]
+
+CONVENTION_NAMES: tuple[str, ...] = ("trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot")
+"""The libraries whose conventions receval reproduces by name (case-insensitive, ``-`` read as ``_``)."""
+
+TestName = Literal["ttest", "wilcoxon", "permutation"]
+Correction = Literal["bonferroni", "holm", "bh", "none"]
+# each paired test in words, as reports and tables name it
+TEST_NAMES: dict[TestName, str] = {
+    "ttest": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "permutation": "paired randomisation test",
+}
+# what each test's statistic is
+STATISTIC_NAMES: dict[TestName, str] = {
+    "ttest": "t",
+    "wilcoxon": "W = min(R+, R−)",
+    "permutation": "mean difference",
+}
+# each multiple-comparison correction in words (``none``: p-values as the test gives them).
+CORRECTION_NAMES: dict[Correction, str] = {
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "bh": "Benjamini–Hochberg",
+    "none": "none",
+}
+
+
+@dataclass(frozen=True)
+class SplitMethod:
+    """A split method: a function of :mod:`receval.split`, the parameters its name fixes and the options left.
+
+    Attributes
+    ----------
+    name
+        The method's name (``receval split --method NAME``).
+    function
+        The function of :mod:`receval.split` it calls.
+    fixed
+        Keyword parameters the name sets (``{"per_user": True}``).
+    options
+        The function's other keyword parameters but ``seed``, which a configuration may set.
+    description
+        What the test set holds, in words.
+    """
+
+    name: str
+    function: str
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    options: tuple[str, ...] = ()
+    description: str = ""
+
+    @property
+    def folds(self) -> bool:
+        """Whether the method gives several (train, test) folds (``fold-1``, ``fold-2`` … on disk)."""
+        return self.function == "kfold_per_user"
+
+
+def _method(name: str, function: str, fixed: Mapping[str, Any], options: tuple[str, ...], text: str) -> SplitMethod:
+    return SplitMethod(name, function, MappingProxyType(dict(fixed)), options, text)
+
+
+SPLIT_METHODS: dict[str, SplitMethod] = {
+    m.name: m
+    for m in (
+        _method("holdout", "holdout", {}, ("test_fraction",), "random pairs of all users"),
+        _method("per-user", "per_user_holdout", {}, ("test_fraction", "min_train"),
+                "a random share of each user's pairs"),
+        _method("temporal", "temporal", {}, ("test_fraction", "per_user", "min_train"),
+                "the latest pairs overall (each user's latest with per_user=true)"),
+        _method("temporal-per-user", "temporal", {"per_user": True}, ("test_fraction", "min_train"),
+                "each user's latest pairs"),
+        _method("loo", "leave_one_out", {"mode": "last"}, (), "each user's last pair, by time"),
+        _method("loo-random", "leave_one_out", {"mode": "random"}, (), "one random pair of each user"),
+        _method("leave-one-out", "leave_one_out", {}, ("mode",),
+                "one pair of each user: mode = last (default) or random"),
+        _method("kfold", "kfold_per_user", {}, ("k",), "per-user k-fold cross-validation: k folds (default 5)"),
+    )
+}  # fmt: skip
+"""Every split method by name (see :class:`SplitMethod`)."""
+
+SPLIT_ALIASES: dict[str, str] = {"per-user-holdout": "per-user", "kfold-per-user": "kfold"}
+"""The split functions' own names that are not a method's name, and the method each stands for."""
+
+
+NO_SPLIT = "none"
+"""A configuration's ``[split] method`` for protocols that use the data as it is (no train/test split)."""
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def split_method(name: str) -> SplitMethod:
+    """The :class:`SplitMethod` called ``name`` (any case; ``-`` or ``_``; a function's name), or a ConfigError.
+
+    Returns
+    -------
+    SplitMethod
+        The method, with the function it calls and the parameters its name fixes.
+
+    Examples
+    --------
+    >>> split_method("LOO").fixed["mode"], split_method("leave_one_out").options
+    ('last', ('mode',))
+    """
+    key = _key(str(name))
+    found = SPLIT_METHODS.get(SPLIT_ALIASES.get(key, key))
+    if found is None:
+        raise ConfigError(f"unknown split method {name!r}; use one of {', '.join(SPLIT_METHODS)}")
+    return found
