@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -236,3 +237,21 @@ def test_compare_configurations_with_paired_tests(reference: Path, capsys: pytes
     assert row["n"] == len(wide) and row["pvalue"] == pytest.approx(expected.pvalue)
     assert main(["results", str(reference), "--compare", "ndcg@5", "--baseline", "random()", "--test", "wilcoxon"]) == 0
     assert "paired wilcoxon" in capsys.readouterr().out
+
+
+def test_results_compare_takes_a_metric_list(reference: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from receval.experiment.runner import compare
+
+    metrics = ["ndcg@5", "precision@5", "recall@5(agg=micro)"]  # every configuration has them (not rmse)
+    both = compare(ResultStore(reference), ",".join(metrics), baseline="random()")
+    for metric in metrics:  # each metric compared as when asked alone, its correction within itself
+        alone = compare(ResultStore(reference), metric, baseline="random()")
+        got = both[both["metric"] == metric].reset_index(drop=True)
+        pd.testing.assert_frame_equal(got, alone.reset_index(drop=True))
+    assert main(["results", str(reference), "--compare", ",".join(metrics), "--output", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    column = doc["compare"]["columns"].index("metric")
+    assert {row[column] for row in doc["compare"]["rows"]} == set(metrics)
+    assert main(["results", str(reference), "--compare", f"{metrics[0]},nosuch@5"]) == 2
+    err = capsys.readouterr().err
+    assert "no per-user values of metric 'nosuch@5'" in err and "it has: ndcg@5, precision@5, " in err

@@ -115,7 +115,10 @@ def results_command(
     directory: Path = typer.Argument(..., help="An experiment's output directory."),
     failed: bool = typer.Option(False, "--failed", help="List the failed tasks with their errors."),
     compare_metric: str | None = typer.Option(
-        None, "--compare", help="Paired significance tests between configurations on this metric's per-user values."
+        None,
+        "--compare",
+        help="Paired significance tests between configurations on the per-user values of these metrics "
+        "(comma-separated, as the configuration writes them; the correction runs within each metric).",
     ),
     baseline: str | None = typer.Option(
         None, "--baseline", help="Compare with this configuration (e.g. 'popularity()')."
@@ -184,8 +187,7 @@ def results_command(
             console.print(line, highlight=False)
     if compare_metric is not None:
         res = compare(store, compare_metric, baseline=baseline, test=test, correction=correction, slices=slices)
-        title = f"paired {test} over users (values averaged over seeds), {correction} correction"
-        title += f", metric {compare_metric}"
+        title = f"paired {test} over users (values averaged over seeds), {correction} correction within each metric"
         table = Table.from_frame(res, title=title, index=False, float_format="{:.4g}")
         if fmt == "json":
             doc["compare"] = json.loads(render(table, "json"))

@@ -12,7 +12,7 @@ import json
 import logging
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -235,41 +235,56 @@ def _configs(tasks: pd.DataFrame) -> pd.Series:
 
 def compare(
     store: ResultStore,
-    metric: str,
+    metrics: str | Sequence[str],
     *,
     baseline: str | None = None,
     test: str = "ttest",
     correction: str = "holm",
     slices: bool = False,
 ) -> pd.DataFrame:
-    """Paired significance tests between the configurations of an experiment, per data set.
+    """Paired significance tests between the configurations of an experiment, per data set and metric.
 
-    Each user's ``metric`` value is averaged over the seeds/folds that evaluated them,
-    then configurations are compared over their common users with
-    :func:`~receval.stats.significance.compare_systems` (or, with ``slices=True``, within
-    every slice group with :func:`~receval.studies.slicing.compare_slices`).
-    ``baseline`` is a configuration label as shown by ``receval results`` without the
-    data set prefix (e.g. ``popularity()``); all pairs when omitted.
+    ``metrics`` is one metric string, a comma-separated list (``"ndcg@10,recall@20"``) or
+    a sequence of them, as the configuration wrote them. Each user's value is averaged
+    over the seeds/folds that evaluated them, then configurations are compared over
+    their common users with :func:`~receval.stats.significance.compare_systems` (or,
+    with ``slices=True``, within every slice group with
+    :func:`~receval.studies.slicing.compare_slices`); the correction runs within each
+    metric. ``baseline`` is a configuration label as shown by ``receval results``
+    without the data set prefix (e.g. ``popularity()``); all pairs when omitted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair of configurations, data set and metric (and slice group).
     """
+    from receval.metrics import parse_metric_list
     from receval.stats.significance import compare_systems
     from receval.studies.slicing import compare_slices
 
+    asked = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
     tasks = store.read("tasks")
     tasks = tasks[tasks["status"] == "ok"].assign(system=lambda t: _configs(t).str.split("/", n=1).str[-1])
     table = store.read("slices" if slices else "per_user")
-    table = table[table["metric"] == metric].merge(tasks[["task_id", "dataset", "system"]], on="task_id")
-    if table.empty:
-        raise ConfigError(f"no per-user values of metric {metric!r} in {str(store.root)!r}")
+    present = set(table["metric"].unique())
+    missing = [m for m in asked if m not in present]
+    if missing or not asked:
+        have = ", ".join(sorted(map(str, present))) or "none"
+        raise ConfigError(
+            f"no per-user values of metric {(missing or [''])[0]!r} in {str(store.root)!r}; it has: {have}"
+        )
+    table = table[table["metric"].isin(asked)].merge(tasks[["task_id", "dataset", "system"]], on="task_id")
     keys = ["dimension", "slice", "group"] if slices else []
     frames = []
-    for dataset, part in table.groupby("dataset", sort=True):
-        mean = part.groupby([*keys, "system", "user_index"], as_index=False, observed=True)["value"].mean()
-        if slices:
-            res = compare_slices(mean.assign(metric=metric), baseline=baseline, test=test, correction=correction)
-        else:
-            # compare_systems checks the names of the test and the correction
-            res = compare_systems(
-                mean, user="user_index", baseline=baseline, test=cast(Any, test), correction=cast(Any, correction)
-            )
-        frames.append(res.assign(dataset=dataset, metric=metric))
+    for metric in asked:
+        for dataset, part in table[table["metric"] == metric].groupby("dataset", sort=True):
+            mean = part.groupby([*keys, "system", "user_index"], as_index=False, observed=True)["value"].mean()
+            if slices:
+                res = compare_slices(mean.assign(metric=metric), baseline=baseline, test=test, correction=correction)
+            else:
+                # compare_systems checks the names of the test and the correction
+                res = compare_systems(
+                    mean, user="user_index", baseline=baseline, test=cast(Any, test), correction=cast(Any, correction)
+                )
+            frames.append(res.assign(dataset=dataset, metric=metric))
     return pd.concat(frames, ignore_index=True)
