@@ -16,7 +16,7 @@ import pytest
 from receval.cli import main
 from receval.data.loaders import load
 from receval.data.tables import read_table
-from receval.errors import ConfigError, DataError, ReceValWarning
+from receval.errors import ConfigError, DataError, ReceValError, ReceValWarning
 from receval.validate import check_folds, check_seed
 
 
@@ -100,3 +100,17 @@ def test_a_warning_names_the_flag(tmp_path: Path, capsys) -> None:
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "e.g. --threshold 4 on a 1-5 scale" in err and "threshold=4" not in err, err
+
+
+def test_a_metric_needing_side_data_names_its_parameter(tmp_path: Path, capsys) -> None:
+    from receval import evaluate
+
+    truth, recs = tmp_path / "t.csv", tmp_path / "r.csv"
+    truth.write_text("user,item,rating\n1,a,5\n1,b,2\n2,a,4\n")
+    recs.write_text("user,item,score\n1,b,0.9\n2,a,0.5\n")
+    with pytest.raises(ReceValError, match=r"needs training data: pass train=$"):
+        evaluate(recs, truth, ["tail_percentage@5"])
+    args = ["evaluate", "--truth", str(truth), "--recs", str(recs), "--metrics"]
+    assert "needs training data: pass --train" in _cli(capsys, *args, "tail_percentage@5")
+    err = _cli(capsys, *args, "fallout@5")
+    assert "give --threshold (and optionally --negative-threshold), e.g. --threshold 4 on a 1-5 scale" in err

@@ -554,7 +554,8 @@ def _matrix_input(
         if matrix.shape[0] != truth.n_users:
             raise MetricError(
                 f"the recommendation matrix has {matrix.shape[0]} rows but the truth has {truth.n_users} users; "
-                "pass users= (the truth user index of each row)"
+                "pass users= (the truth user index of each row)",
+                parameters=["users"],
             )
         users = np.arange(truth.n_users)
     users = np.asarray(users)

@@ -603,7 +603,8 @@ def _thresholds(
         if threshold is None and thr > scale.high:
             raise MetricError(
                 f"the truth's ratings {scale.low:g}..{scale.high:g} are all below the default relevance threshold "
-                f"{thr:g} (1, or the smallest positive rating of a stepped scale below 1): give threshold="
+                f"{thr:g} (1, or the smallest positive rating of a stepped scale below 1): give threshold=",
+                parameters=["threshold"],
             )
         # above the truth's top grade no item is positive: NaN over 0 users (below its lowest, every rated item is)
         thr = check_threshold(thr, scale.low, scale.high, "threshold", below=True)
@@ -621,7 +622,8 @@ def _thresholds(
             if threshold is None and negative_threshold is None and spec.params.get("negative_threshold") is None:
                 raise MetricError(
                     f"metric {label!r} counts negatives: give threshold= (and optionally negative_threshold=), "
-                    "e.g. threshold=4 on a 1-5 scale, so that ratings below it are negative"
+                    "e.g. threshold=4 on a 1-5 scale, so that ratings below it are negative",
+                    parameters=["threshold", "negative_threshold"],
                 )
     # a threshold no metric reads is still a number (it is reported in the conventions)
     return check_number(thr, "threshold"), check_number(neg, "negative_threshold")
@@ -643,10 +645,12 @@ def _check_needs(specs: list[tuple[str, Metric]], aligned: Aligned) -> None:
                 f"add ratings or use {spec.name}@{spec.k}(gain=binary)"
             )
         if d.needs_train and aligned.train_all is None:
-            raise MetricError(f"metric {label!r} needs training data: pass train=")
+            raise MetricError(f"metric {label!r} needs training data: pass train=", parameters=["train"])
         if d.needs_aspects and aligned.aspects is None:
-            raise MetricError(f"metric {label!r} needs item aspects: pass aspects=")
+            raise MetricError(f"metric {label!r} needs item aspects: pass aspects=", parameters=["aspects"])
         if d.needs_predictions and aligned.predictions is None:
-            raise MetricError(f"metric {label!r} needs rating predictions: pass predictions=")
+            raise MetricError(
+                f"metric {label!r} needs rating predictions: pass predictions=", parameters=["predictions"]
+            )
         if spec.kind != "error" and aligned.rankings.shape[1] == 0 and aligned.predictions is not None:
             raise MetricError(f"metric {label!r} needs recommendation lists; only predictions were given")

@@ -88,7 +88,8 @@ def plan_shards(recs: str | Path, n_shards: int, user: str = "user") -> list[tup
     meta = _open(recs, "recommendations").metadata
     names = meta.schema.names
     if user not in names:
-        raise DataError(f"no user column {user!r} (columns: {', '.join(names)}); pass --user COLUMN", path=recs)
+        raise DataError(f"no user column {user!r} (columns: {', '.join(names)}); name it with user=COLUMN", path=recs,
+                        parameters=["user"])  # fmt: skip
     column = names.index(user)
     tops = []
     for g in range(meta.num_row_groups):

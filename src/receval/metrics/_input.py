@@ -160,7 +160,7 @@ class MetricInput:
     def item_popularity(self) -> np.ndarray:
         """Number of training ratings of each item (needs ``train``)."""
         if self.train_all is None:
-            raise MetricError("this metric needs training data for item popularity; pass train=")
+            raise MetricError("this metric needs training data for item popularity; pass train=", parameters=["train"])
         return np.bincount(self.train_all.indices, minlength=self.n_items).astype(np.float64)
 
     @cached_property

@@ -91,7 +91,9 @@ def pairwise_similarity(data: MetricInput, a: np.ndarray, b: np.ndarray, similar
 
 def _aspect_codes(data: MetricInput) -> np.ndarray | sp.csr_matrix:
     if data.aspects is None:
-        raise MetricError("aspect similarities need item aspects: pass aspects= (an item,aspect table)")
+        raise MetricError(
+            "aspect similarities need item aspects: pass aspects= (an item,aspect table)", parameters=["aspects"]
+        )
     cached = getattr(data, "_aspect_codes", None)
     if cached is None:
         a = sp.csr_matrix(data.aspects)
@@ -138,7 +140,7 @@ def rating_cosine(data: MetricInput, a: np.ndarray, b: np.ndarray) -> np.ndarray
     vectors = getattr(data, "_item_vectors", None)
     if vectors is None:
         if data.train_all is None:
-            raise MetricError("similarity rating_cosine needs training ratings: pass train=")
+            raise MetricError("similarity rating_cosine needs training ratings: pass train=", parameters=["train"])
         items = sp.csr_matrix(data.train_all.T, dtype=np.float64)
         norms = np.sqrt(np.asarray(items.multiply(items).sum(axis=1)).ravel())
         vectors = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ items
@@ -354,7 +356,7 @@ def serendipity(
 ) -> np.ndarray:
     """(1/k) Σ_{positive i in top k} (1 − mean similarity of i to the user's training items)."""
     if data.train is None:
-        raise MetricError("serendipity needs the users' training profiles: pass train=")
+        raise MetricError("serendipity needs the users' training profiles: pass train=", parameters=["train"])
     thr = data.threshold if threshold is None else float(threshold)
     top = _top(data, k)
     hits = data.positive_at(thr)[:, : top.shape[1]]

@@ -412,7 +412,10 @@ def _error_parts(metric: Metric, data: MetricInput, props: Propensities, per_use
     from receval.metrics.error import errors_of
 
     if props.predictions is None:
-        raise MetricError(f"metric {metric}: no propensities for the rating predictions; pass predictions= to evaluate")
+        raise MetricError(
+            f"metric {metric}: no propensities for the rating predictions; pass predictions= to evaluate",
+            parameters=["predictions"],
+        )
     base = base_metric(metric)
     rows, err = errors_of(data, base.params.get("round", False), base.params.get("rating_step", 1.0))
     e = err**2 if metric.name == "rmse" else np.abs(err)
@@ -431,8 +434,10 @@ def _error_parts(metric: Metric, data: MetricInput, props: Propensities, per_use
         return np.array([n_users * all_pairs + float((extra * w).sum())]), np.array([n_users * n_items])
     if per_user:
         num = np.bincount(rows, weights=e * w, minlength=data.n_users)
-        den = np.bincount(rows, weights=w, minlength=data.n_users) if est == "snips" else np.where(
-            np.bincount(rows, minlength=data.n_users) > 0, n_items, 0.0
+        den = (
+            np.bincount(rows, weights=w, minlength=data.n_users)
+            if est == "snips"
+            else np.where(np.bincount(rows, minlength=data.n_users) > 0, n_items, 0.0)
         )
         return num, den
     total_weight = float(w.sum()) if est == "snips" else props.population
@@ -484,7 +489,10 @@ def _strata(metric: Metric, data: MetricInput, props: Propensities) -> list[tupl
     n = int(metric.params["n_strata"])
     p = props.predictions if metric.kind == "error" else props.truth
     if p is None:
-        raise MetricError(f"metric {metric}: no propensities for the rating predictions; pass predictions=")
+        raise MetricError(
+            f"metric {metric}: no propensities for the rating predictions; pass predictions=",
+            parameters=["predictions"],
+        )
     p = np.asarray(p, dtype=np.float64)
     edges = np.linspace(p.min(), p.max(), n + 1)
     stratum = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n - 1)
@@ -501,7 +509,10 @@ def _samples(metric: Metric, data: MetricInput, props: Propensities) -> list[tup
     """Weighted samples without replacement (Efraimidis–Spirakis keys), probability ∝ 1/p."""
     p = props.predictions if metric.kind == "error" else props.truth
     if p is None:
-        raise MetricError(f"metric {metric}: no propensities for the rating predictions; pass predictions=")
+        raise MetricError(
+            f"metric {metric}: no propensities for the rating predictions; pass predictions=",
+            parameters=["predictions"],
+        )
     w = 1.0 / np.asarray(p, dtype=np.float64)
     size = max(1, round(float(metric.params["sample"]) * len(w)))
     rng = np.random.default_rng(int(metric.params["sample_seed"]))

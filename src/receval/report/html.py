@@ -504,7 +504,7 @@ def _build_report(
     except Exception as err:
         rep.notice(f"tasks table unreadable: {type(err).__name__}: {err}")
     if tasks is None or tasks.empty or "task_id" not in tasks:
-        rep.notice("no finished task: nothing to summarise (run `receval run CONFIG --out DIR` first)")
+        rep.notice("no finished task: nothing to summarise (run the experiment first)")
     else:
         ok = tasks[tasks["status"] == "ok"].copy() if "status" in tasks else tasks.copy()
         ok["system"] = _system_labels(ok)
