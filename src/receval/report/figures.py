@@ -146,6 +146,21 @@ def dataset_overview(data: Interactions | None, stats: Mapping[str, Any] | None 
     """Rating histogram, item-popularity long tail (log–log) with the MAR/MNAR label, user activity.
 
     With ``data=None`` the statistics alone give the first two panels (no user activity).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels from ``stats`` alone, three with ``data`` (rating histogram, long tail, user activity), titled with
+        the data set's size and density.
+
+    Examples
+    --------
+    >>> from receval.data import Interactions
+    >>> fig = dataset_overview(Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 1, 0], [5, 3, 4, 4, 1]))
+    >>> [ax.get_title() for ax in fig.axes]
+    ['rating distribution', 'item popularity long tail', 'user activity']
+    >>> fig.get_suptitle()
+    'data set: 3 users, 2 items, 5 ratings (density 0.8333)'
     """
     from receval.data.stats import dataset_stats
 
@@ -208,6 +223,19 @@ def bootstrap_table(
     ``per_user`` has columns ``system``, ``user``, ``metric``, ``value`` (a user evaluated
     several times — seeds, folds — counts once, with the mean of their values). NaN values
     are left out; a cell with fewer than two users gets no CI.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (system, metric): ``system``, ``metric``, ``mean``, ``ci_low``, ``ci_high`` (NaN below two users),
+        ``n`` (users); ``attrs["confidence"]`` holds ``confidence``.
+
+    Examples
+    --------
+    >>> pu = pd.DataFrame({"system": "a", "user": [1, 2, 3, 3], "metric": "ndcg@10", "value": [0.1, 0.2, 0.2, 0.4]})
+    >>> row = bootstrap_table(pu, n_resamples=100).iloc[0]
+    >>> round(float(row["mean"]), 3), int(row["n"]), bool(row["ci_low"] <= row["mean"] <= row["ci_high"])
+    (0.2, 3, True)
     """
     _need(per_user, ["system", "user", "metric", "value"], "bootstrap table")
     from receval.stats.significance import bootstrap_ci
@@ -238,6 +266,19 @@ def metric_bars(
 
     ``styles`` (:func:`~receval.report.style.system_styles`) gives each system its colour
     and the order of the bars; by default the systems' order in ``table``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Up to three panels a row, one per metric (at most ``max_metrics``), titled with the metric's direction.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"system": ["pop", "knn", "pop"], "metric": ["ndcg@10", "ndcg@10", "recall@10"],
+    ...                       "mean": [0.2, 0.3, 0.1], "ci_low": [0.1, 0.2, 0.05], "ci_high": [0.3, 0.4, 0.15]})
+    >>> fig = metric_bars(table)
+    >>> [ax.get_title() for ax in fig.axes], [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    (['ndcg@10 (higher is better)', 'recall@10 (higher is better)'], ['pop', 'knn'])
     """
     _need(table, ["system", "metric", "mean", "ci_low", "ci_high"], "metric bars")
     names = (
@@ -285,6 +326,13 @@ _CUTOFF = re.compile(r"^(precision|recall)@(\d+)$")
 def precision_recall_cutoffs(columns: Sequence[Any]) -> list[int]:
     """The cutoffs k at which both ``precision@k`` and ``recall@k`` are among ``columns`` (ascending).
 
+    Returns
+    -------
+    list of int
+        The common cutoffs, ascending; empty when the columns allow no precision-recall figure.
+
+    Examples
+    --------
     >>> precision_recall_cutoffs(["precision@10", "recall@10", "recall@20", "ndcg@10"])
     [10]
     """
@@ -301,6 +349,19 @@ def precision_recall(summary: pd.DataFrame, *, styles: Styles | None = None):
 
     With a single common cutoff each system is one point (precision and recall at that k).
     :func:`precision_recall_cutoffs` says whether the columns allow the figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel, one line (or point) per system, the legend under it.
+
+    Examples
+    --------
+    >>> summary = pd.DataFrame({"precision@5": [0.2, 0.1], "recall@5": [0.1, 0.05],
+    ...                         "precision@10": [0.15, 0.1], "recall@10": [0.2, 0.1]}, index=["pop", "knn"])
+    >>> ax = precision_recall(summary).axes[0]
+    >>> ax.get_title(), [line.get_label() for line in ax.get_lines()]
+    ('precision–recall over k = 5, 10', ['pop', 'knn'])
     """
     cutoffs = precision_recall_cutoffs(summary.columns)
     if not cutoffs:
@@ -335,6 +396,19 @@ def slice_heatmap(means: pd.DataFrame, metric: str, *, systems: Sequence[str] | 
     under the group's name. ``systems`` orders the rows (as the report's tables; by
     default their order in ``means``). The panels wrap onto further rows so that the
     figure fits the report's page (:data:`~receval.report.style.PAGE_WIDTH`) at full size.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One heat-map panel per (dimension, slice), each cell printed with its value, and one colour bar.
+
+    Examples
+    --------
+    >>> means = pd.DataFrame({"dimension": "user", "slice": "activity", "group": ["q1", "q2"] * 2,
+    ...                       "system": ["a", "a", "b", "b"], "metric": "ndcg@10", "value": [0.1, 0.2, 0.3, 0.4]})
+    >>> fig = slice_heatmap(means, "ndcg@10", systems=["b", "a"])
+    >>> len(fig.axes), fig.axes[0].get_title(), [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    (2, 'users by activity', ['b', 'a'])
     """
     from receval.studies.slicing import QUANTILE_VARIABLES
 
@@ -440,6 +514,18 @@ def cyclic_curves(trajectories: pd.DataFrame, *, algorithm: str = "algorithm", s
     ``trajectories`` is a long table with columns ``algorithm``, ``round`` and the metrics
     (as :func:`receval.simulate.simulate` writes them); panels for missing metrics are left out.
     ``styles`` (:func:`~receval.report.style.system_styles`) gives each algorithm its look.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per metric present, one line per algorithm, a legend under the panels.
+
+    Examples
+    --------
+    >>> trajectories = pd.DataFrame({"algorithm": ["pop", "pop", "rand", "rand"], "round": [1, 2, 1, 2],
+    ...                              "recall": [0.1, 0.2, 0.05, 0.1], "fallout": [0.01, 0.02, 0.02, 0.04]})
+    >>> [ax.get_title() for ax in cyclic_curves(trajectories).axes if ax.get_visible()]
+    ['cumulative Recall', 'cumulative Fallout\\n(lower is better)']
     """
     _need(trajectories, [algorithm, "round"], "cyclic curves")
     panels = [(m, t) for m, t in _CYCLIC_PANELS if m in trajectories.columns]
@@ -477,6 +563,13 @@ def _markers(style: Mapping[str, Any], n_points: int) -> dict[str, Any]:
 def pair_label(pair: str) -> str:
     """A pair of cyclic metrics as written in a τ table's column (``precision_anti_precision``), in words.
 
+    Returns
+    -------
+    str
+        ``"<first> vs <second>"`` in the metrics' names, or ``pair`` itself when it is no pair of cyclic metrics.
+
+    Examples
+    --------
     >>> pair_label("precision_anti_precision"), pair_label("recall_fallout"), pair_label("mine")
     ('Precision vs AntiPrecision', 'Recall vs Fallout', 'mine')
     """
@@ -491,6 +584,17 @@ def tau_plot(taus: pd.DataFrame):
     """Kendall τ between the quality rankings by Recall and Fallout (and Precision/AntiPrecision) vs round.
 
     ``taus`` has a ``round`` column and one column per pair (e.g. ``recall_fallout``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel, one line per pair with a defined τ, a zero line and the legend under it.
+
+    Examples
+    --------
+    >>> fig = tau_plot(pd.DataFrame({"round": [1, 2, 3], "recall_fallout": [1.0, 0.0, -1.0]}))
+    >>> fig.axes[0].get_title(), fig.axes[0].get_lines()[0].get_label()
+    ('agreement of the quality rankings', 'Recall vs Fallout')
     """
     _need(taus, ["round"], "Kendall tau curve")
     cols = [c for c in taus.columns if c != "round" and taus[c].notna().any()]
@@ -518,7 +622,19 @@ def tau_plot(taus: pd.DataFrame):
 
 
 def rank_plot(ranks: Mapping[str, pd.DataFrame], *, styles: Styles | None = None):
-    """Each algorithm's quality rank (1 = best) over the rounds, one panel per metric (``styles`` as for bars)."""
+    """Each algorithm's quality rank (1 = best) over the rounds, one panel per metric (``styles`` as for bars).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per metric ranking at least two algorithms (rank 1 at the top), a legend under the panels.
+
+    Examples
+    --------
+    >>> ranks = {"recall": pd.DataFrame({"pop": [1, 2], "rand": [2, 1]}, index=[1, 2])}
+    >>> [ax.get_title() for ax in rank_plot(ranks).axes]
+    ['ranking by Recall']
+    """
     from matplotlib.ticker import MaxNLocator
 
     panels = [(m, r) for m, r in ranks.items() if len(r) and r.shape[1] >= 2]
@@ -546,7 +662,20 @@ def _metric_styles(*frames: pd.DataFrame | None) -> dict[str, dict[str, Any]]:
 
 
 def swap_curves(curves: pd.DataFrame):
-    """Metric value relative to the ideal list vs swap level, one panel per swap mode (``metaeval_swap_curves``)."""
+    """Metric value relative to the ideal list vs swap level, one panel per swap mode (``metaeval_swap_curves``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per swap mode, one line per metric (divided by its value at level 0), a legend under the panels.
+
+    Examples
+    --------
+    >>> curves = pd.DataFrame({"mode": "adjacent", "metric": "ndcg@10", "level": [0, 1, 2], "value": [0.8, 0.4, 0.2]})
+    >>> ax = swap_curves(curves).axes[0]
+    >>> ax.get_title(), ax.get_lines()[0].get_ydata().tolist()
+    ('swaps: adjacent', [1.0, 0.5, 0.25])
+    """
     _need(curves, ["mode", "metric", "level", "value"], "swap curves")
     styles = _metric_styles(curves)
     modes = list(dict.fromkeys(curves["mode"]))
@@ -575,7 +704,21 @@ def swap_curves(curves: pd.DataFrame):
 
 
 def discriminative_bars(power: pd.DataFrame):
-    """Share of run pairs a metric separates (p < 0.05), per significance test (``metaeval_discriminative``)."""
+    """Share of run pairs a metric separates (p < 0.05), per significance test (``metaeval_discriminative``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel, a group of bars per metric with one bar per significance test.
+
+    Examples
+    --------
+    >>> power = pd.DataFrame({"metric": ["ndcg@10", "ndcg@10", "recall@10", "recall@10"],
+    ...                       "test": ["t-test", "wilcoxon"] * 2, "share": [0.5, 0.4, 0.3, 0.2]})
+    >>> ax = discriminative_bars(power).axes[0]
+    >>> [t.get_text() for t in ax.get_xticklabels()], len(ax.patches)
+    (['ndcg@10', 'recall@10'], 4)
+    """
     _need(power, ["metric", "test", "share"], "discriminative power")
     table = power.pivot_table(index="metric", columns="test", values="share", observed=True)
     table = table.reindex(list(dict.fromkeys(power["metric"])))
@@ -594,7 +737,20 @@ def discriminative_bars(power: pd.DataFrame):
 
 
 def incompleteness_plot(robustness: pd.DataFrame):
-    """Kendall τ with the full-truth ranking vs share of judgments removed (``metaeval_incompleteness``)."""
+    """Kendall τ with the full-truth ranking vs share of judgments removed (``metaeval_incompleteness``).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel, one line per metric (with error bars where the table has a ``<tau>_std`` column).
+
+    Examples
+    --------
+    >>> robustness = pd.DataFrame({"metric": "ndcg@10", "fraction": [0.1, 0.5], "tau": [0.9, 0.6]})
+    >>> ax = incompleteness_plot(robustness).axes[0]
+    >>> ax.get_title(), tuple(map(float, ax.get_xlim()))
+    ('incompleteness', (0.0, 100.0))
+    """
     _need(robustness, ["metric", "fraction"], "incompleteness")
     tau = next((c for c in robustness.columns if "tau" in c and "std" not in c), None)
     if tau is None:
@@ -636,6 +792,20 @@ def coherence_curves(table: pd.DataFrame, *, gamma: str = "wstd", folds: int = 5
     ``recommender`` and ``p`` as columns. Difficult users are drawn vermillion, easy ones
     blue, dashed when the model was trained on all users; the rating ratio (grey) is on
     a second axis; ``folds`` and ``avg`` name the set-up in the titles and legend.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per recommender, each with a second axis for the rating ratio, one legend under the panels.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"recommender": "svd", "p": [0.2, 0.5], "All-Diff": [1.0, 2.0], "All-Easy": [-1.0, -2.0],
+    ...                       "Diff-Diff": [0.5, 1.0], "Easy-Easy": [-0.5, -1.0], "Avg": [0.0, 0.1],
+    ...                       "rating_ratio": [0.3, 0.6]})
+    >>> fig = coherence_curves(table)
+    >>> len(fig.axes), fig.axes[0].get_title()
+    (2, 'svd (wstd coherence, 5-fold)')
     """
     _need(table, ["p", "All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy", "Avg", "rating_ratio"], "coherence curves")
     from receval.report.style import styled
