@@ -90,7 +90,21 @@ def _pyplot():
 
 @contextmanager
 def styled():
-    """Context in which matplotlib uses receval's rc settings and colour cycle."""
+    """Context in which matplotlib uses receval's rc settings and colour cycle.
+
+    Returns
+    -------
+    Yields
+    ------
+    module
+        ``matplotlib.pyplot``, with the style's rc settings in force until the block ends.
+
+    Examples
+    --------
+    >>> with styled() as plt:
+    ...     plt.rcParams["font.size"], plt.rcParams["axes.prop_cycle"].by_key()["color"][0] == OKABE_ITO[0]
+    (9.0, True)
+    """
     plt = _pyplot()
     from cycler import cycler
 
@@ -99,7 +113,20 @@ def styled():
 
 
 def series_style(i: int, *, markers: bool = True) -> dict[str, Any]:
-    """Colour (cycling through seven Okabe–Ito colours), then line style and marker for series ``i``."""
+    """Colour (cycling through seven Okabe–Ito colours), then line style and marker for series ``i``.
+
+    Returns
+    -------
+    dict
+        ``color`` and ``linestyle``, with ``marker`` and ``markersize`` when ``markers``: keywords for ``Axes.plot``.
+
+    Examples
+    --------
+    >>> series_style(1)
+    {'color': '#E69F00', 'linestyle': '-', 'marker': 's', 'markersize': 4}
+    >>> series_style(8, markers=False)
+    {'color': '#E69F00', 'linestyle': '--'}
+    """
     style: dict[str, Any] = {"color": OKABE_ITO[i % 7], "linestyle": _LINESTYLES[(i // 7) % len(_LINESTYLES)]}
     if markers:
         style["marker"] = _MARKERS[i % len(_MARKERS)]
@@ -118,6 +145,13 @@ def system_styles(
     distinct colours where the palette allows: a system takes the first style whose
     colour no system of its groups has yet.
 
+    Returns
+    -------
+    dict of str to dict
+        Each distinct system (as a string) with its :func:`series_style`, in the order given.
+
+    Examples
+    --------
     >>> looks = system_styles(["a", "b", "c", "d", "e", "f", "g", "h", "x"], together=[["a", "h"], ["h", "x"]])
     >>> looks["h"]["color"] != looks["a"]["color"], looks["x"]["color"] != looks["h"]["color"]
     (True, True)
@@ -139,7 +173,19 @@ def system_styles(
 
 
 def figure(nrows: int = 1, ncols: int = 1, *, width: float = 4.2, height: float = 3.2):
-    """A new figure with a ``nrows x ncols`` array of axes, each about ``width x height`` inches."""
+    """A new figure with a ``nrows x ncols`` array of axes, each about ``width x height`` inches.
+
+    Returns
+    -------
+    tuple of (matplotlib.figure.Figure, numpy.ndarray)
+        The figure (constrained layout) and its axes as a ``nrows x ncols`` array, even for one panel.
+
+    Examples
+    --------
+    >>> fig, axes = figure(2, 3, width=2.0, height=1.5)
+    >>> axes.shape, fig.get_size_inches().tolist()
+    ((2, 3), [6.0, 3.0])
+    """
     with styled() as plt:
         fig, axes = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
     fig.set_layout_engine("constrained")
@@ -154,17 +200,51 @@ def _render(fig, fmt: str) -> bytes:
 
 
 def png_bytes(fig) -> bytes:
-    """The figure as PNG bytes."""
+    """The figure as PNG bytes.
+
+    Returns
+    -------
+    bytes
+        The PNG file's content, rendered under the style.
+
+    Examples
+    --------
+    >>> png_bytes(figure()[0])[:4]
+    b'\\x89PNG'
+    """
     return _render(fig, "png")
 
 
 def svg_text(fig) -> str:
-    """The figure as SVG text (fonts kept as text, no date: reproducible)."""
+    """The figure as SVG text (fonts kept as text, no date: reproducible).
+
+    Returns
+    -------
+    str
+        The SVG document.
+
+    Examples
+    --------
+    >>> svg_text(figure()[0]).lstrip().startswith("<?xml")
+    True
+    """
     return _render(fig, "svg").decode("utf-8")
 
 
 def save(fig, stem: str | Path, formats: tuple[str, ...] = ("png", "svg"), *, close: bool = True) -> list[Path]:
-    """Write ``stem.png`` / ``stem.svg`` atomically; returns the paths (closes the figure unless ``close=False``)."""
+    """Write ``stem.png`` / ``stem.svg`` atomically; returns the paths (closes the figure unless ``close=False``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written, one per format, in the order of ``formats``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> [p.name for p in save(figure()[0], Path(tempfile.mkdtemp()) / "overview")]
+    ['overview.png', 'overview.svg']
+    """
     paths = []
     for fmt in formats:
         data = _render(fig, fmt)
@@ -175,5 +255,18 @@ def save(fig, stem: str | Path, formats: tuple[str, ...] = ("png", "svg"), *, cl
 
 
 def close_figure(fig) -> None:
-    """Release a figure's memory."""
+    """Release a figure's memory.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, _ = figure()
+    >>> close_figure(fig)
+    >>> plt.fignum_exists(fig.number)
+    False
+    """
     _pyplot().close(fig)
