@@ -72,6 +72,20 @@ def attack_curves(frame: pd.DataFrame, measures: Sequence[str] = ("prediction_sh
     ``frame`` is :func:`receval.studies.attacks.attack_experiment`'s table. Prediction
     shifts measured on scores (models without ``predict``) are drawn dashed on a second
     y axis: their unit is the model's score, not the rating scale.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A ``len(attacks) x len(measures)`` grid of panels, one line per algorithm, each panel with its legend.
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"attack": "average", "intent": "push", "size": [0.05, 0.1] * 2,
+    ...                       "algorithm": ["svd", "svd", "pop", "pop"], "shift_kind": "rating", "target": 7,
+    ...                       "prediction_shift": [0.2, 0.5, 0.0, 0.1], "hit_ratio_after": [0.1, 0.3, 0.0, 0.2]})
+    >>> fig = attack_curves(frame)
+    >>> [ax.get_ylabel() for ax in fig.axes], [line.get_label() for line in fig.axes[0].get_lines()]
+    (['prediction shift', 'hit ratio after'], ['svd', 'pop'])
     """
     from receval.studies.attacks import summarize_attack_experiment
 
@@ -118,7 +132,22 @@ def attack_curves(frame: pd.DataFrame, measures: Sequence[str] = ("prediction_sh
 def plot_attack_experiment(
     frame: pd.DataFrame, path: str | Path, measures: Sequence[str] = ("prediction_shift", "hit_ratio_after")
 ) -> Path:
-    """Write :func:`attack_curves` to ``path`` (format from its extension, PNG by default); returns the path."""
+    """Write :func:`attack_curves` to ``path`` (format from its extension, PNG by default); returns the path.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding the figure.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> frame = pd.DataFrame({"attack": "average", "intent": "push", "size": [0.05, 0.1], "algorithm": "svd",
+    ...                       "shift_kind": "rating", "target": 7, "prediction_shift": [0.2, 0.5],
+    ...                       "hit_ratio_after": [0.1, 0.3]})
+    >>> plot_attack_experiment(frame, Path(tempfile.mkdtemp()) / "attack.png").read_bytes()[:4]
+    b'\\x89PNG'
+    """
     return _write(attack_curves(frame, measures), path)
 
 
@@ -127,13 +156,46 @@ def plot_coherence_split(result: CoherenceSplitResult, path: str | Path) -> Path
     """Write the relative-RMSE curves of a coherence split (:func:`~receval.report.figures.coherence_curves`).
 
     ``result`` is :func:`receval.studies.partitions.coherence_split_experiment`'s outcome.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding the figure.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.studies.partitions import CoherenceSplitResult
+    >>> table = pd.DataFrame({"recommender": "svd", "p": [0.2, 0.5], "All-Diff": [1.0, 2.0], "All-Easy": [-1.0, -2.0],
+    ...                       "Diff-Diff": [0.5, 1.0], "Easy-Easy": [-0.5, -1.0], "Avg": [0.0, 0.1],
+    ...                       "rating_ratio": [0.3, 0.6]}).set_index(["recommender", "p"])
+    >>> result = CoherenceSplitResult(table, pd.DataFrame({"rmse": [0.9]}), gamma="wstd", folds=5, avg="users")
+    >>> plot_coherence_split(result, Path(tempfile.mkdtemp()) / "coherence.png").name
+    'coherence.png'
     """
     fig = F.coherence_curves(result.table.reset_index(), gamma=result.gamma, folds=result.folds, avg=result.avg)
     return _write(fig, path)
 
 
 def write_coherence_split(result: CoherenceSplitResult, out_dir: str | Path) -> list[Path]:
-    """Write ``table.csv`` (relative RMSE per recommender and p), ``rmse.csv`` and ``figure.png``; returns the paths."""
+    """Write ``table.csv`` (relative RMSE per recommender and p), ``rmse.csv`` and ``figure.png``; returns the paths.
+
+    Returns
+    -------
+    list of pathlib.Path
+        ``table.csv``, ``rmse.csv`` and ``figure.png`` in ``out_dir``, published together.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.studies.partitions import CoherenceSplitResult
+    >>> table = pd.DataFrame({"recommender": "svd", "p": [0.2, 0.5], "All-Diff": [1.0, 2.0], "All-Easy": [-1.0, -2.0],
+    ...                       "Diff-Diff": [0.5, 1.0], "Easy-Easy": [-0.5, -1.0], "Avg": [0.0, 0.1],
+    ...                       "rating_ratio": [0.3, 0.6]}).set_index(["recommender", "p"])
+    >>> result = CoherenceSplitResult(table, pd.DataFrame({"rmse": [0.9]}), gamma="wstd", folds=5, avg="users")
+    >>> [p.name for p in write_coherence_split(result, Path(tempfile.mkdtemp()) / "split") if p.exists()]
+    ['table.csv', 'rmse.csv', 'figure.png']
+    """
     out = Path(out_dir)
     paths = [out / "table.csv", out / "rmse.csv", out / "figure.png"]
     with publish(out) as publication:  # the tables and their figure appear together
@@ -156,6 +218,18 @@ def plot_metaeval(
     curves), :func:`~receval.studies.metaeval.discriminative_power` and
     :func:`~receval.studies.metaeval.incompleteness`; ``None`` or an empty table is
     skipped. Returns the paths written.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The figures written, in the order above, only for the tables given.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> curves = pd.DataFrame({"mode": "adjacent", "metric": "ndcg@10", "level": [0, 1], "value": [0.8, 0.4]})
+    >>> [p.name for p in plot_metaeval(curves, None, pd.DataFrame(), Path(tempfile.mkdtemp()))]
+    ['swap_curves.png']
     """
     out = Path(out_dir)
     with publish(out) as publication:
@@ -187,6 +261,21 @@ def write_metaeval(study: MetaevalStudy, out_dir: str | Path) -> list[Path]:
 
     Returns the paths written (``swap_correlation.csv``, ``swap_curves.csv``,
     ``discriminative_power.csv``, ``incompleteness.csv`` and :func:`plot_metaeval`'s).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The four CSV files, then the figures of the non-empty tables, published together.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.studies.metaeval import MetaevalStudy
+    >>> curves = pd.DataFrame({"mode": "adjacent", "metric": "ndcg@10", "level": [0, 1], "value": [0.8, 0.4]})
+    >>> swap, none = pd.DataFrame({"metric": ["ndcg@10"], "tau": [1.0]}), pd.DataFrame()
+    >>> study = MetaevalStudy(swap, curves, none, none, pd.DataFrame({"ndcg@10": [0.5]}, index=["pop"]), 3, 4, 2)
+    >>> [p.name for p in write_metaeval(study, Path(tempfile.mkdtemp()))]  # no power or robustness: no figure of them
+    ['swap_correlation.csv', 'swap_curves.csv', 'discriminative_power.csv', 'incompleteness.csv', 'swap_curves.png']
     """
     out = Path(out_dir)
     paths = []
