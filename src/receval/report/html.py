@@ -205,6 +205,14 @@ def significance_marks(
 
     ``per_user`` has columns ``system``, ``user``, ``metric``, ``value``.
 
+    Returns
+    -------
+    dict of str to float
+        Each other system with its adjusted p-value against ``best``; empty when ``best`` is absent, fewer than two
+        systems have values, or there are no values.
+
+    Examples
+    --------
     >>> pu = pd.DataFrame({"system": ["a"] * 5 + ["b"] * 5, "user": list(range(5)) * 2, "metric": "m",
     ...                    "value": [0.9, 0.8, 0.85, 0.95, 0.9, 0.1, 0.2, 0.15, 0.1, 0.2]})
     >>> significance_marks(pu, "m", "a")["b"] < 0.05
@@ -353,6 +361,13 @@ def latex_table(
 ) -> str:
     """A booktabs table (systems as rows): best value per column in bold, ``\\dag`` for significant differences.
 
+    Returns
+    -------
+    str
+        The ``table`` environment, one line per row, ending in a newline.
+
+    Examples
+    --------
     >>> print(latex_table(pd.DataFrame({"ndcg@10": [0.2, 0.3]}, index=["pop", "knn_50"])).splitlines()[7])
     knn\\_50 & \\textbf{0.3000} \\\\
     """
@@ -458,6 +473,19 @@ def build_report(
     says what is missing instead. ``figures_dir`` also saves every figure as PNG and SVG;
     ``latex_dir`` writes the summary tables as ``<dataset>-<protocol>.tex`` (each name made
     a safe file name, :func:`~receval.outputs.safe_name`). All the files appear together.
+
+    Returns
+    -------
+    pathlib.Path
+        The report written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> page = build_report(folder).read_text(encoding="utf-8")  # not a store: the page says so
+    >>> "Missing or incomplete:" in page and "has no experiment.json" in page
+    True
     """
     t0 = time.perf_counter()
     root = Path(results_dir)
@@ -912,6 +940,13 @@ def report_from_tables(
     ``cyclic``, ...); ``kendall_tau`` (dict) is shown as text. ``titles`` gives a key's
     heading in words (default: the key, spaced). Returns the path written.
 
+    Returns
+    -------
+    pathlib.Path
+        ``out``.
+
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> t = {"one_shot": pd.DataFrame({"ndcg@10": [0.1, 0.3]}, index=["random", "popularity"])}
     >>> p = report_from_tables(t, pathlib.Path(tempfile.mkdtemp()) / "r.html", titles={"one_shot": "One-shot"})
