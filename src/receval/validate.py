@@ -240,6 +240,10 @@ def check_option(name: str, value: Any, option: str | None = None) -> Any:
         return check_number(value, shown)
     if name in ("seed", "sample_seed"):
         return check_seed(value, shown)
+    if name == "cold_start":
+        from receval.vocabulary import cold_start_policy
+
+        return cold_start_policy(value)
     return value
 
 

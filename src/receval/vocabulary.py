@@ -15,6 +15,12 @@ names too.
 :func:`receval.stats.significance.compare_systems` and the reports, each with its name in
 words.
 
+**Cold-start users** (:data:`COLD_START_POLICIES`, default :data:`COLD_START_DEFAULT`): what
+happens to test users without a training rating, the same name and values for
+``receval recommend/evaluate/compare --cold-start``, a configuration's
+``[protocol] cold_start`` and ``recommend(..)``, ``evaluate(..)``,
+``evaluate_model(..)``'s ``cold_start=`` (docs/concepts.md, "Cold-start users: one policy").
+
 **Library conventions** (:data:`CONVENTION_NAMES`): ``--convention NAME``, a
 configuration's ``convention``, ``evaluate(..., convention=NAME)`` and a metric string's
 ``convention=NAME`` (the presets themselves are :mod:`receval.metrics.conventions`).
@@ -43,7 +49,10 @@ from typing import Any, Literal
 from receval.errors import ConfigError
 
 __all__ = [
+    "COLD_START_DEFAULT",
+    "COLD_START_POLICIES",
     "CONVENTION_NAMES",
+    "ColdStart",
     "CORRECTION_NAMES",
     "Correction",
     "NO_SPLIT",
@@ -53,11 +62,22 @@ __all__ = [
     "SplitMethod",
     "TEST_NAMES",
     "TestName",
+    "cold_start_policy",
     "split_method",
 ]
 
 CONVENTION_NAMES: tuple[str, ...] = ("trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot")
 """The libraries whose conventions receval reproduces by name (case-insensitive, ``-`` read as ``_``)."""
+
+ColdStart = Literal["empty", "exclude", "fallback"]
+# what each policy does with a cold user (a test user without a training rating), in words
+COLD_START_POLICIES: dict[ColdStart, str] = {
+    "empty": "scored as an empty list when it has none",
+    "exclude": "left out of the evaluation",
+    "fallback": "given the most-rated training items (Popularity over the training data) when it has no list",
+}
+COLD_START_DEFAULT: ColdStart = "empty"
+"""The policy when none is given: a user without a list scores 0 on every accuracy metric."""
 
 TestName = Literal["ttest", "wilcoxon", "permutation"]
 Correction = Literal["bonferroni", "holm", "bh", "none"]
@@ -165,3 +185,33 @@ def split_method(name: str) -> SplitMethod:
     if found is None:
         raise ConfigError(f"unknown split method {name!r}; use one of {', '.join(SPLIT_METHODS)}")
     return found
+
+
+def cold_start_policy(value: object) -> ColdStart:
+    """``value`` as a cold-start policy of :data:`COLD_START_POLICIES` (any case), or a ConfigError naming them.
+
+    The one check of the policy, wherever it is given (``cold_start=``, ``--cold-start``,
+    a configuration's ``[protocol] cold_start``).
+
+    Returns
+    -------
+    ColdStart
+        The policy's name.
+
+    Examples
+    --------
+    >>> cold_start_policy("Fallback")
+    'fallback'
+    >>> cold_start_policy("popular")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: cold_start='popular' is not a cold-start policy; use one of empty, exclude, fallback
+    """
+    key = value.strip().lower() if isinstance(value, str) else value
+    for name in COLD_START_POLICIES:
+        if key == name:
+            return name
+    raise ConfigError(
+        f"cold_start={value!r} is not a cold-start policy; use one of {', '.join(COLD_START_POLICIES)}",
+        parameters=["cold_start"],
+    )

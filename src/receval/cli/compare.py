@@ -38,6 +38,7 @@ from receval.cli.common import (
     one_of,
     table_reader,
 )
+from receval.cli.evaluate import COLD_START_HELP, cold_start_line
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.data import _source
 from receval.errors import ConfigError
@@ -103,6 +104,7 @@ def compare_command(
     rank: RankColumn = None,
     timestamp: TimestampColumn = None,
     no_header: NoHeader = False,
+    cold_start: Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)] = "empty",
 ) -> None:
     """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
     from receval.studies.compare import compare_runs
@@ -111,9 +113,10 @@ def compare_command(
     named = _named(runs)
     test_kind = one_of(test, _TESTS, "--test")
     correction_kind = one_of(correction, _CORRECTIONS, "--correction")
-    from receval.evaluation import check_convention
+    from receval.evaluation import check_cold_start, check_convention
 
     preset = check_convention(convention)
+    policy = check_cold_start(cold_start, train)
     if report is not None:
         from receval.outputs import check_output_file
 
@@ -139,6 +142,7 @@ def compare_command(
         convention=preset,
         threshold=threshold,
         train=train_frame,
+        cold_start=policy,
     )
     if report is not None:
         from receval.report.compare import compare_report
@@ -148,10 +152,14 @@ def compare_command(
         body = {
             "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
             "tests": [{k: _plain(v) for k, v in row.items()} for row in result.tests.to_dict("records")],
+            "conventions": {name: result.conventions[name].to_dict() for name in named},
         }
-        typer.echo(json.dumps(body))
+        typer.echo(json.dumps(body, default=_plain))
         return
     without = {name: result.conventions[name].users_without_list or 0 for name in named}
+    if fmt == "table":
+        for name in named:
+            typer.echo(f"{name}: {cold_start_line(result.conventions[name])}")
     if fmt == "table" and any(without.values()):
         listed = ", ".join(f"{name} {n}" for name, n in without.items())
         typer.echo(f"truth users without a list (scored as empty lists): {listed}")

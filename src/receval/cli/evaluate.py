@@ -48,9 +48,9 @@ from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
-    from receval.evaluation import EvaluationResult
+    from receval.evaluation import Conventions, EvaluationResult
 
-__all__ = ["CONVENTION_HELP", "RANKS_HELP", "TIES_HELP", "register"]
+__all__ = ["COLD_START_HELP", "CONVENTION_HELP", "RANKS_HELP", "TIES_HELP", "cold_start_line", "register"]
 
 # the names are receval.metrics.conventions.CONVENTION_NAMES, checked by receval.evaluation.check_convention;
 # not imported here, so that --help loads no metric module
@@ -61,6 +61,11 @@ CONVENTION_HELP = (
 TIES_HELP = (
     "Order of items of equal score: input (as the rows come), id (item id ascending) or trec_eval (item id "
     "descending, as trec_eval sorts); default: the convention's, else input."
+)
+COLD_START_HELP = (
+    "Test users without a training rating (cold): empty (no list: scored as an empty list; the default), exclude "
+    "(left out of the evaluation) or fallback (the most-rated training items as their list); exclude and fallback "
+    "need --train. Counted in the output; see docs/concepts.md, 'Cold-start users: one policy'."
 )
 RANKS_HELP = (
     "How a rank column is read: order (the ranks only order each list) or positions (rank r is position r, "
@@ -130,13 +135,15 @@ def evaluate_command(
     convention: Annotated[str | None, typer.Option("--convention", help=CONVENTION_HELP)] = None,
     ties: Annotated[str | None, typer.Option("--ties", help=TIES_HELP)] = None,
     ranks: Annotated[str, typer.Option("--ranks", help=RANKS_HELP)] = "order",
+    cold_start: Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)] = "empty",
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.align import check_ranks, check_ties
     from receval.data.tables import read_aspects
-    from receval.evaluation import check_convention
+    from receval.evaluation import check_cold_start, check_convention
 
     convention = check_convention(convention)  # before any file is read
+    policy = check_cold_start(cold_start, train)
     if ties is not None:
         check_ties(ties)
     check_ranks(ranks)
@@ -205,6 +212,7 @@ def evaluate_command(
             ties=ties,  # type: ignore[arg-type]
             convention=convention,
             ranks=ranks,  # type: ignore[arg-type]
+            cold_start=policy,
         )
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
@@ -229,9 +237,26 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
             f"negative threshold: {conv.negative_threshold:g}  empty users: {conv.empty_users}  "
             f"ties: {conv.tie_break}" + (f"  convention: {conv.convention}" if conv.convention else "")
         )
+        typer.echo(cold_start_line(conv))
         if conv.users_without_list:
             typer.echo(f"truth users without a list (scored as empty lists): {conv.users_without_list}")
     print_table(_summary_table(result), fmt)
+
+
+def cold_start_line(conv: Conventions) -> str:
+    """The cold users of an evaluation and what ``--cold-start`` did with them, in words.
+
+    >>> from receval.evaluation import Conventions
+    >>> cold_start_line(Conventions(4.0, 4.0, users_evaluated=9, users_cold=3, users_cold_without_list=3))
+    'cold users (no training rating): 3 of 9, 3 without a list scored as empty lists (--cold-start empty)'
+    """
+    from receval.cold_start import describe
+
+    if conv.users_cold is None:
+        return "cold users (no training rating): not counted without --train"
+    text = describe(conv.cold_start, users_cold=conv.users_cold, users_cold_without_list=conv.users_cold_without_list,
+                    users_evaluated=conv.users_evaluated)  # fmt: skip
+    return f"{text} (--cold-start {conv.cold_start})"
 
 
 def _plain(value: object) -> object:

@@ -11,6 +11,11 @@ partial result.
 Test rows whose user or item is not in the training file cannot be predicted by a
 model trained on it: by default that is an error; ``--unknown global-mean`` predicts
 the training mean for them instead and ``--unknown drop`` leaves them out.
+
+``receval recommend --test`` treats the test users absent from the training file
+(cold users) by ``--cold-start`` (:mod:`receval.cold_start`): no list (``empty``, the
+default, and ``exclude``, which ``receval evaluate --cold-start exclude`` then leaves out)
+or the most-rated training items (``fallback``).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data, load_pair, one_of
+from receval.cli.evaluate import COLD_START_HELP
 from receval.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -82,13 +88,15 @@ def recommend_command(
         typer.Option("--users", help="Make lists only for these users: a file of user ids, one per line."),
     ] = None,
     no_header: NoHeader = False,
+    cold_start: Annotated[str, typer.Option("--cold-start", help="With --test: " + COLD_START_HELP)] = "empty",
 ) -> None:
     """Train on --train and write top-k lists (user, item, score, rank) for its users, or those of --test/--users.
 
     Without ``--test``/``--users`` every training user gets a list. With ``--test``, the
-    users of that file do (those absent from the training file cannot be scored: they
-    are counted and left out); with ``--users``, the ids listed (each must be a
-    training user).
+    users of that file do; those absent from the training file (cold users, which the
+    model cannot score) are counted and get no list, or with ``--cold-start fallback`` the
+    most-rated training items (score: the item's training ratings); with ``--users``,
+    the ids listed (each must be a training user).
     """
     import numpy as np
 
@@ -96,8 +104,10 @@ def recommend_command(
     from receval.outputs import check_output_file
     from receval.recommenders import recommend
     from receval.validate import check_command_options
+    from receval.vocabulary import cold_start_policy
 
     check_command_options(seed=seed, k=k)
+    policy = cold_start_policy(cold_start)
     check_output_file(out, "--out")
     if test is not None and users_file is not None:
         raise ConfigError("give --test or --users, not both")
@@ -106,10 +116,11 @@ def recommend_command(
     else:
         data = load_data(train, format, scale=scale, no_header=no_header)
     model = _train_model(data, algorithm, param, seed)
-    users, unknown = np.unique(data.users), 0
+    users, cold_ids = np.unique(data.users), None
     if test is not None:
-        index = data.user_index(np.unique(truth.user_ids[truth.users]), strict=False)
-        users, unknown = np.unique(index[index >= 0]), int((index < 0).sum())
+        test_ids = np.unique(truth.user_ids[truth.users])
+        index = data.user_index(test_ids, strict=False)
+        users, cold_ids = np.unique(index[index >= 0]), test_ids[index < 0]
     elif users_file is not None:
         users = _listed_users(users_file, data)
     items, scores = recommend(model, users, k, exclude=None if include_train else data, seed=seed or 0)
@@ -121,9 +132,35 @@ def recommend_command(
         "score": scores[valid],
         "rank": ranks + 1,
     }
+    listed = len(users)
+    if cold_ids is not None and len(cold_ids) and policy == "fallback":
+        from receval.cold_start import fallback_items
+
+        counts = np.bincount(data.items, minlength=data.n_items)
+        fallback = fallback_items(counts, data.item_ids, k)
+        columns = {
+            "user": np.concatenate([columns["user"], np.repeat(cold_ids, len(fallback))]),
+            "item": np.concatenate([columns["item"], np.tile(data.item_ids[fallback], len(cold_ids))]),
+            "score": np.concatenate([columns["score"], np.tile(counts[fallback].astype(np.float64), len(cold_ids))]),
+            "rank": np.concatenate([columns["rank"], np.tile(np.arange(1, len(fallback) + 1), len(cold_ids))]),
+        }
+        listed += len(cold_ids)
     write_table(columns, out)
-    absent = f" ({unknown} test users are not in the training file: no list)" if unknown else ""
-    typer.echo(f"wrote {len(rows)} recommendations for {len(users)} users to {out}{absent}")
+    typer.echo(
+        f"wrote {len(columns['rank'])} recommendations for {listed} users to {out}{_cold_note(cold_ids, policy)}"
+    )
+
+
+def _cold_note(cold_ids: np.ndarray | None, policy: str) -> str:
+    """What became of the test users absent from the training file (none without --test)."""
+    if cold_ids is None:
+        return ""
+    head = f" ({len(cold_ids)} test users are not in the training file (cold): "
+    if policy == "fallback":
+        return head + "given the most-rated training items, --cold-start fallback)"
+    if policy == "exclude":
+        return head + "no list; receval evaluate --train TRAIN --cold-start exclude leaves them out)"
+    return head + "no list, scored as empty lists, --cold-start empty)"
 
 
 def _listed_users(path: Path, data: Interactions) -> np.ndarray:

@@ -104,6 +104,8 @@ def run_command(
     if len(summary):
         title = f"{report.config.name}: mean ± std over seeds" + _convention_words(report.config.convention)
         print_table(_summary_table(summary, title), console=console)
+    for line in _cold_start_lines(report.store):
+        console.print(escape(line), highlight=False)
     console.print(
         f"{report.ok} ok, {report.failed} failed, {report.skipped} skipped (already done) of {report.n_tasks} tasks "
         f"in {time.perf_counter() - t0:.1f}s; results in {escape(report.store.root)}"
@@ -181,6 +183,8 @@ def results_command(
             doc["summary"] = json.loads(render(summary, "json"))
         else:
             print_table(summary, fmt, tables)
+        for line in _cold_start_lines(store):
+            console.print(escape(line), highlight=False)
     if failed:
         for _, row in tasks[tasks["status"] != "ok"].iterrows():
             line = f"  {escape(row['task_id'])}  {escape(row['label'])}: {escape(row['error'])}"
@@ -196,6 +200,39 @@ def results_command(
     if fmt == "json":
         typer.echo(json.dumps(doc, ensure_ascii=False))
     return 0
+
+
+def _cold_start_lines(store: Any) -> list[str]:
+    """The cold users of the one-shot tasks and what ``[protocol] cold_start`` did, one line per distinct count.
+
+    Read from the store's ``cold_start`` table (none for protocols without one).
+    """
+    from receval.cold_start import describe
+
+    if "cold_start" not in store.table_names():
+        return []
+    table = store.read("cold_start")
+    keys = ["cold_start", "users_evaluated", "users_cold", "users_cold_without_list"]
+    lines = []
+    for values, group in table.groupby(keys, dropna=False, sort=False):
+        row = dict(zip(keys, values, strict=True))
+        text = describe(
+            row["cold_start"],
+            users_cold=None if _missing(row["users_cold"]) else int(row["users_cold"]),
+            users_cold_without_list=None if _missing(row["users_cold_without_list"])
+            else int(row["users_cold_without_list"]),
+            users_evaluated=int(row["users_evaluated"]),
+        )  # fmt: skip
+        tasks = f"{len(group)} task{'s' if len(group) != 1 else ''}"
+        lines.append(f"{text} ([protocol] cold_start = {row['cold_start']!r}; {tasks})")
+    return lines
+
+
+def _missing(value: Any) -> bool:
+    """Whether a cell is missing (pandas' NA or NaN)."""
+    import pandas as pd
+
+    return bool(pd.isna(value))
 
 
 def _convention_words(convention: str | None) -> str:

@@ -28,6 +28,11 @@ Conventions (also written into ``EvaluationResult.conventions``, a :class:`Conve
   metrics (fallout, anti_precision, fp, tn) need one of them given explicitly.
 - ``empty_users``: users with no positive (fallout: no negative) item are left out
   of the mean (``"skip"``, NaN in ``per_user``) or scored 0 (``"zero"``).
+- Cold users (truth users without a training rating; told apart only with ``train``)
+  follow ``cold_start`` (:mod:`receval.cold_start`): ``"empty"`` (the default: scored
+  as empty lists when they have none), ``"exclude"`` (left out) or ``"fallback"`` (the
+  most-rated training items as their list when they have none); ``conventions.users_cold``
+  and ``users_cold_without_list`` count them.
 
 Examples
 --------
@@ -60,13 +65,22 @@ from receval.metrics.conventions import CONVENTION_NAMES, convention_name, prese
 from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold
+from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
-__all__ = ["Conventions", "EvaluationResult", "check_convention", "evaluate", "evaluate_model", "to_rankings"]
+__all__ = [
+    "Conventions",
+    "EvaluationResult",
+    "check_cold_start",
+    "check_convention",
+    "evaluate",
+    "evaluate_model",
+    "to_rankings",
+]
 _log = logging.getLogger(__name__)
 
 Table = Any
@@ -98,7 +112,16 @@ class Conventions:
     users_dropped_not_in_truth : int
         Users of the recommendations absent from the truth.
     users_without_list : int or None
-        Evaluated users with no recommendation (None without recommendations).
+        Evaluated users with no recommendation (None without recommendations), after the
+        cold-start policy (a fallback list is a list).
+    cold_start : {"empty", "exclude", "fallback"}
+        The cold-start policy applied (:mod:`receval.cold_start`).
+    users_cold : int or None
+        Truth users without a training rating (None without training data); with
+        ``exclude`` they are not among ``users_evaluated``.
+    users_cold_without_list : int or None
+        Of those, the users the recommendations gave no list (``empty``: scored as empty
+        lists; ``fallback``: given the fallback list).
     estimators : mapping
         ``{metric string: {"estimator": ..., "propensity": ...}}`` of per-user metrics.
     metrics : mapping
@@ -126,6 +149,9 @@ class Conventions:
     users_scored: Mapping[str, int] = field(default_factory=dict)
     users_dropped_not_in_truth: int = 0
     users_without_list: int | None = None
+    cold_start: ColdStart = COLD_START_DEFAULT
+    users_cold: int | None = None
+    users_cold_without_list: int | None = None
     estimators: Mapping[str, Any] = field(default_factory=dict)
     metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     not_applicable: tuple[str, ...] | None = None
@@ -237,6 +263,7 @@ def evaluate(
     ties: Ties | None = None,
     convention: str | None = None,
     ranks: Ranks = "order",
+    cold_start: ColdStart = COLD_START_DEFAULT,
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -309,6 +336,18 @@ def evaluate(
         How a ``rank`` column is read: ``"order"`` (the ranks only order each list) or
         ``"positions"`` (rank r is position r, a missing rank an empty position: RecTools'
         reading; a rank given twice in a list is then an error).
+    cold_start
+        Truth users without a rating in ``train`` (cold users): ``"empty"`` (scored as
+        empty lists when they have none), ``"exclude"`` (left out of the evaluation) or
+        ``"fallback"`` (the most-rated training items as the list of those without one,
+        as long as the largest cutoff, or the longest list given when no metric has one);
+        ``"exclude"`` and ``"fallback"`` need ``train``. See :mod:`receval.cold_start` and
+        docs/concepts.md, "Cold-start users: one policy".
+
+    Returns
+    -------
+    EvaluationResult
+        The summary, the per-user values and the conventions of the evaluation.
 
     Examples
     --------
@@ -328,10 +367,12 @@ def evaluate(
     if empty_users not in ("skip", "zero"):
         raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
     ties = check_ties(("input" if preset is None else preset_ties(preset)) if ties is None else ties)
+    policy = check_cold_start(cold_start, train)
     aligned = align(
         recommendations, truth, width=_needed_width(specs), train=train, aspects=aspects, predictions=predictions,
         users=users, unknown_users=unknown_users, columns=columns, ties=ties, ranks=ranks,
     )  # fmt: skip
+    aligned, users_cold, cold_without_list = _apply_cold_start(aligned, policy, _needed_width(specs))
     thr, neg_thr = _thresholds(specs, threshold, negative_threshold, aligned)
     _check_needs(specs, aligned)
     data = MetricInput(
@@ -363,6 +404,9 @@ def evaluate(
         users_scored=scored,
         users_dropped_not_in_truth=aligned.users_dropped,
         users_without_list=aligned.users_without_list,
+        cold_start=policy,
+        users_cold=users_cold,
+        users_cold_without_list=cold_without_list,
         estimators={label: estimator_of(spec) for label, spec in specs if spec.kind != "system"},
         # what each metric string (aliases as typed) resolved to: the canonical metric and every parameter
         metrics={label: _resolved(spec) for label, spec in specs},
@@ -372,6 +416,92 @@ def evaluate(
     if barrier is not None:
         result.overfitting = _check_barrier(result, specs, barrier)
     return result
+
+
+def check_cold_start(cold_start: object, train: object) -> ColdStart:
+    """The cold-start policy ``cold_start`` (:func:`receval.vocabulary.cold_start_policy`), checked against ``train``.
+
+    ``exclude`` and ``fallback`` need the training data: without it no user can be told cold.
+
+    Returns
+    -------
+    ColdStart
+        The policy's name.
+
+    Examples
+    --------
+    >>> check_cold_start("Exclude", train=[("u", "i")])
+    'exclude'
+    >>> check_cold_start("fallback", train=None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: cold_start='fallback' needs the training data ...: pass train=
+    """
+    policy = cold_start_policy(cold_start)
+    if policy != "empty" and train is None:
+        raise ConfigError(
+            f"cold_start={policy!r} needs the training data to tell cold users (truth users without a training "
+            "rating): pass train=",
+            parameters=["cold_start", "train"],
+        )
+    return policy
+
+
+def _apply_cold_start(
+    aligned: Aligned, policy: ColdStart, needed: int | None
+) -> tuple[Aligned, int | None, int | None]:
+    """The aligned data after the cold-start policy, the number of cold users and of those without a list.
+
+    Cold: an evaluated user with no row in the training data (None, None without it).
+    """
+    if aligned.train_rows is None:
+        return aligned, None, None
+    cold = np.diff(aligned.train_rows.indptr) == 0
+    users_cold = int(cold.sum())
+    if aligned.users_without_list is None:  # rating predictions only: there are no lists
+        return (_keep_users(aligned, ~cold) if policy == "exclude" and users_cold else aligned), users_cold, None
+    without = (aligned.rankings < 0).all(axis=1)
+    cold_without_list = int((cold & without).sum())
+    if policy == "exclude" and users_cold:
+        aligned = _keep_users(aligned, ~cold)
+    elif policy == "fallback" and cold_without_list:
+        width = needed or aligned.rankings.shape[1]
+        if not width:
+            raise ConfigError(
+                "cold_start='fallback' cannot tell how long the fallback list is: no user has a list and no metric "
+                "has a cutoff; give a metric with @k",
+                parameters=["cold_start"],
+            )
+        assert aligned.train_all is not None  # train_rows is its rows
+        from receval.cold_start import fallback_items
+
+        items = fallback_items(aligned.train_all.getnnz(axis=0), aligned.item_ids, width)
+        rankings = np.full((len(aligned.users), width), -1, dtype=aligned.rankings.dtype)
+        rankings[:, : aligned.rankings.shape[1]] = aligned.rankings
+        rankings[cold & without, : len(items)] = items
+        aligned = replace(aligned, rankings=rankings,
+                          users_without_list=int(np.count_nonzero((rankings < 0).all(axis=1))))  # fmt: skip
+    return aligned, users_cold, cold_without_list
+
+
+def _keep_users(aligned: Aligned, keep: np.ndarray) -> Aligned:
+    """``aligned`` on the users where ``keep`` holds (every per-user table; the catalogue is unchanged)."""
+    predictions = aligned.predictions
+    if predictions is not None:
+        rows, ratings, values = predictions
+        kept = keep[rows]
+        predictions = ((np.cumsum(keep) - 1)[rows[kept]], ratings[kept], values[kept])
+    rankings = aligned.rankings[keep]
+    return replace(
+        aligned,
+        users=aligned.users[keep],
+        rankings=rankings,
+        truth_rows=aligned.truth_rows[keep],
+        train_rows=None if aligned.train_rows is None else aligned.train_rows[keep],
+        predictions=predictions,
+        users_without_list=None if aligned.users_without_list is None
+        else int(np.count_nonzero((rankings < 0).all(axis=1))),
+    )  # fmt: skip
 
 
 def check_convention(convention: str | None) -> str | None:
@@ -428,6 +558,7 @@ def evaluate_model(
     propensities: PropensityModel | Mapping[str, PropensityModel] | pd.DataFrame | None = None,
     mar_sample: Interactions | pd.DataFrame | None = None,
     convention: str | None = None,
+    cold_start: ColdStart = COLD_START_DEFAULT,
 ) -> EvaluationResult:
     """Fit a model on ``train``, rank and predict for the test users, evaluate: the one-shot protocol.
 
@@ -444,6 +575,11 @@ def evaluate_model(
       (:func:`receval.recommenders.recommend`, ties broken by ``seed``), the user's
       training items excluded when ``exclude_train``. Skipped when only error metrics
       are asked.
+    - **Cold users** (test users without a training rating) follow ``cold_start``, as
+      ``receval recommend --cold-start`` and ``receval evaluate --cold-start`` treat
+      them: ``"empty"`` (the default: no list, scored as an empty list), ``"exclude"``
+      (left out of the evaluation) or ``"fallback"`` (the most-rated training items);
+      the model makes no list for them (:mod:`receval.cold_start`).
     - **Error metrics** (RMSE, MAE) use ``predict`` on the evaluated test pairs; a
       model without ``predict`` (a pure ranker) gets NaN for them (summary and
       per-user), and ``conventions.not_applicable`` names them.
@@ -475,6 +611,7 @@ def evaluate_model(
 
     given = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
     preset = check_convention(convention)
+    policy = cold_start_policy(cold_start)
     specs = _parse_metrics(given, preset)
     for label, obj in (("train", train), ("test", test)):
         if not isinstance(obj, Interactions):
@@ -501,7 +638,8 @@ def evaluate_model(
 
     items = None
     if ranking:
-        items, _ = recommend(model, eval_users, int(k), exclude=train if exclude_train else None, seed=seed)
+        items, _ = recommend(model, eval_users, int(k), exclude=train if exclude_train else None, seed=seed,
+                             cold_start=policy, train=train)  # fmt: skip
     predictions = None
     if errors and not skipped:
         import pandas as pd
@@ -529,11 +667,16 @@ def evaluate_model(
             propensities=propensities,
             mar_sample=mar_sample,
             convention=preset,
+            cold_start=policy,
         )
     else:  # only error metrics, for a model that cannot predict
         thr = test.scale.default_threshold() if threshold is None else float(threshold)
         neg = thr if negative_threshold is None else float(negative_threshold)
-        conventions = Conventions(thr, neg, empty_users, users_evaluated=len(eval_users), convention=preset)
+        cold = np.bincount(train.users, minlength=train.n_users)[eval_users] == 0
+        if policy == "exclude":
+            eval_users = eval_users[~cold]
+        conventions = Conventions(thr, neg, empty_users, users_evaluated=len(eval_users), convention=preset,
+                                  cold_start=policy, users_cold=int(cold.sum()))  # fmt: skip
         result = EvaluationResult({"user": truth.user_ids[eval_users]}, {}, conventions)
     for label in skipped:
         result.per_user[label] = np.nan
@@ -541,6 +684,11 @@ def evaluate_model(
     result.summary = {label: result.summary.get(label, float("nan")) for label in order}
     result.per_user = result.per_user[["user", *(label for label in order if label in result.per_user.columns)]]
     result.conventions = replace(result.conventions, not_applicable=tuple(skipped))
+    if items is not None:  # the model made no list for a cold user: those lists are the policy's
+        warm = np.bincount(train.users, minlength=train.n_users)[eval_users] > 0
+        result.conventions = replace(result.conventions, users_cold_without_list=int((~warm).sum()))
+        if policy == "exclude":  # one row per row of per_user: the warm users
+            items = items[warm]
     result.rankings = items
     result.predictions = predictions
     return result

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from receval.errors import ConfigError
-from receval.vocabulary import NO_SPLIT
+from receval.vocabulary import COLD_START_DEFAULT, NO_SPLIT
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -65,7 +65,8 @@ class TaskOutput:
 
     ``aggregates``: metric name -> value (one row each in ``aggregates.parquet``).
     ``per_user``: long table ``user_index``, ``user``, ``metric``, ``value``.
-    ``tables``: further named long tables (``trajectories``, ``slices``, ...), each
+    ``tables``: further named long tables (``trajectories``, ``slices``, one-shot's
+    ``cold_start``: the policy and the counts of :class:`receval.evaluation.Conventions`), each
     stored as ``<name>.parquet`` with the task id added.
     """
 
@@ -247,7 +248,12 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
 
 @register_protocol(
     "one-shot",
-    options={"k": (int, 10), "exclude_train": (bool, True), "threshold": (float, None)},
+    options={
+        "k": (int, 10),
+        "exclude_train": (bool, True),
+        "threshold": (float, None),
+        "cold_start": (str, COLD_START_DEFAULT),
+    },
     description="train on the split's training part, rank k items per test user, evaluate on the test part",
 )
 def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
@@ -255,7 +261,9 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
 
     :func:`receval.evaluation.evaluate_model` applies the protocol's rules; error metrics
     (RMSE, MAE) are NaN for models without ``predict`` (pure rankers). The model takes
-    the task's seed unless the grid fixes one.
+    the task's seed unless the grid fixes one. ``cold_start`` (``empty``, ``exclude`` or
+    ``fallback``) treats test users without a training rating as ``receval evaluate
+    --cold-start`` does (:mod:`receval.cold_start`).
     """
     from receval.evaluation import evaluate, evaluate_model
 
@@ -271,11 +279,12 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
         seed=task.seed,
         exclude_train=bool(opts["exclude_train"]),
         seed_model=False,  # make_model has seeded it
+        cold_start=opts["cold_start"],
     )
     skipped = result.conventions.not_applicable or ()  # the metrics evaluate_model could not compute
     not_applicable = set(skipped)
     metrics = [m for m in task.metrics if m not in not_applicable]
-    users = np.unique(test.users)
+    users = test.user_index(result.per_user["user"].to_numpy())  # the rows of result.rankings
 
     def wide(truth: Interactions) -> pd.DataFrame:
         """The per-user values of the same lists and predictions on a slice of the test data."""
@@ -284,16 +293,25 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
             keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
             preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
         per_user = evaluate(
-            result.rankings, truth, metrics, train=train, threshold=threshold, users=users, predictions=preds
-        ).per_user
+            result.rankings, truth, metrics, train=train, threshold=threshold, users=users, predictions=preds,
+            cold_start=opts["cold_start"],
+        ).per_user  # fmt: skip
         index = truth.user_index(per_user["user"].to_numpy())
         return per_user.drop(columns="user").set_index(pd.Index(index, name="user_index"))
 
     per_user = result.per_user.drop(columns=sorted(not_applicable))
-    index = test.user_index(per_user["user"].to_numpy())
     out = TaskOutput(
         aggregates={m: float(result.summary[m]) for m in task.metrics},  # NaN: the metric does not apply
-        per_user=long_per_user(per_user.drop(columns="user"), index, dataset.data.user_ids),
+        per_user=long_per_user(per_user.drop(columns="user"), users, dataset.data.user_ids),
+    )
+    conv = result.conventions  # the cold users and what the policy did, for every task
+    out.tables["cold_start"] = pd.DataFrame(
+        {
+            "cold_start": [conv.cold_start],
+            "users_evaluated": [conv.users_evaluated],
+            "users_cold": pd.array([conv.users_cold], dtype="Int64"),
+            "users_cold_without_list": pd.array([conv.users_cold_without_list], dtype="Int64"),
+        }
     )
     if task.slices:
         from receval.studies.slicing import evaluate_slices

@@ -32,6 +32,7 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError, NotFittedError
 from receval.progress import Progress, progress_to
 from receval.validate import check_memory
+from receval.vocabulary import ColdStart, cold_start_policy
 
 __all__ = ["recommend", "exclusion_matrix"]
 
@@ -179,6 +180,8 @@ def recommend(
     seed: int = 0,
     batch_size: int | None = None,
     progress: Progress | None = None,
+    cold_start: ColdStart | None = None,
+    train: Interactions | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ranked top-``k`` item indices and scores for each user.
 
@@ -204,6 +207,17 @@ def recommend(
         ``progress(users_done, n_users, "recommend users")`` after each batch (default: the
         active callback of :func:`receval.progress.reporting`; the command line draws it with
         the time remaining).
+    cold_start
+        ``None`` (the default): the model ranks items for every user, with or without
+        history. A policy of :data:`receval.vocabulary.COLD_START_POLICIES` treats the
+        users without a rating in ``train`` (cold users) as ``receval recommend
+        --cold-start`` does: ``"empty"`` and ``"exclude"`` give them no list (a row of
+        -1; :func:`receval.evaluate` then scores or leaves them out), ``"fallback"`` the
+        most-rated training items (:func:`receval.cold_start.fallback_items`; scores: the
+        items' training ratings).
+    train
+        The training data that tells cold users (default: ``exclude`` when it is an
+        :class:`~receval.Interactions`), in the model's id space.
 
     Returns
     -------
@@ -222,7 +236,15 @@ def recommend(
     [[2, 3, -1], [2, 0, 3], [1, 0, -1]]
     >>> scores[1].tolist()
     [1.0, 1.0, 0.0]
+    >>> data = Interactions.from_arrays([0, 0, 1, 2, 2], [0, 1, 1, 2, 3], [5, 5, 5, 5, 1])
+    >>> train = data.subset(data.users != 2)  # user 2 has no training rating: cold
+    >>> model = MostPopular(threshold=4).fit(train)
+    >>> recommend(model, [1, 2], k=2, exclude=train, cold_start="fallback")[0].tolist()
+    [[0, 3], [1, 0]]
     """
+    if cold_start is not None:
+        return _recommend_cold(model, users, k, cold_start_policy(cold_start), exclude, train, seed, batch_size,
+                               progress)  # fmt: skip
     users = np.asarray(users, dtype=np.int64).ravel()
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise ConfigError(f"k must be a positive integer, got {k!r}")
@@ -273,3 +295,42 @@ def recommend(
         out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop])
         notify(stop, len(users), "recommend users")
     return out_items, out_scores
+
+
+def _recommend_cold(
+    model: Any,
+    users: np.ndarray | list[int],
+    k: int,
+    policy: ColdStart,
+    exclude: Interactions | sp.spmatrix | None,
+    train: Interactions | None,
+    seed: int,
+    batch_size: int | None,
+    progress: Progress | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`recommend` with a cold-start policy: the model's lists for warm users, the policy's for cold ones."""
+    history = train if train is not None else exclude if isinstance(exclude, Interactions) else None
+    if history is None:
+        raise ConfigError(
+            f"cold_start={policy!r} needs the training data to tell cold users: pass train= (or exclude=train)",
+            parameters=["cold_start", "train"],
+        )
+    users = np.asarray(users, dtype=np.int64).ravel()
+    rated = np.bincount(history.users, minlength=history.n_users)
+    cold = np.ones(len(users), dtype=bool)
+    known = (users >= 0) & (users < len(rated))
+    cold[known] = rated[users[known]] == 0
+    warm_items, warm_scores = recommend(model, users[~cold], k, exclude=exclude, seed=seed, batch_size=batch_size,
+                                        progress=progress)  # fmt: skip
+    width = warm_items.shape[1] if len(warm_items) else int(k)
+    items = np.full((len(users), width), -1, dtype=np.int64)
+    scores = np.full((len(users), width), np.nan)
+    items[~cold], scores[~cold] = warm_items, warm_scores
+    if policy == "fallback" and cold.any():
+        from receval.cold_start import fallback_items
+
+        counts = np.bincount(history.items, minlength=history.n_items)
+        listed = fallback_items(counts, history.item_ids, width)
+        items[np.ix_(cold, np.arange(len(listed)))] = listed
+        scores[np.ix_(cold, np.arange(len(listed)))] = counts[listed].astype(np.float64)
+    return items, scores

@@ -4,7 +4,8 @@
 :class:`~receval.studies.compare.RunComparison`:
 
 - a header: the truth file (and training data), the runs and their files, the threshold,
-  the baseline, the users evaluated and, per run, the users without a list; the test,
+  the baseline, the users evaluated, the cold users (no training rating) and what the
+  cold-start policy did with them and, per run, the users without a list; the test,
   the correction, α and the bootstrap set-up;
 - the metric table (runs as rows), the best value of each column in bold, ``†`` exactly
   where the tests table's adjusted p-value is below α for the run against the best run
@@ -188,7 +189,11 @@ def _header(
         rows.append(("threshold λ", f"relevant: rating ≥ {first.threshold:g}"))
         if getattr(first, "convention", None):
             rows.append(("convention", str(first.convention)))
-        rows.append(("users evaluated", f"{first.users_evaluated:,} (truth users with at least one rating)"))
+        evaluated = "truth users with at least one rating" + (
+            ", the cold ones left out" if first.cold_start == "exclude" and first.users_cold else ""
+        )
+        rows.append(("users evaluated", f"{first.users_evaluated:,} ({evaluated})"))
+        rows.append(("cold users", _cold_users(per_run)))
         without = {n: c.users_without_list for n, c in per_run.items()}
         rows.append(
             (
@@ -215,6 +220,24 @@ def _header(
     rep.heading("What was compared")
     body = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
     rep.raw(f'<table id="comparison-setup" class="facts">{body}</table>')
+
+
+def _cold_users(per_run: Mapping[str, Any]) -> str:
+    """The cold users and what the cold-start policy did with them: once, or per run when the runs differ."""
+    from receval.cold_start import describe
+
+    texts = {}
+    for name, c in per_run.items():
+        if c.users_cold is None:
+            texts[name] = "not counted: give the training data (--train) to tell them"
+        else:
+            texts[name] = describe(c.cold_start, users_cold=c.users_cold,
+                                   users_cold_without_list=c.users_cold_without_list,
+                                   users_evaluated=c.users_evaluated).split(": ", 1)[1]  # fmt: skip
+    policy = f" (cold-start policy: {next(iter(per_run.values())).cold_start})"
+    if len(set(texts.values())) == 1:
+        return next(iter(texts.values())) + policy
+    return "; ".join(f"{name}: {text}" for name, text in texts.items()) + policy
 
 
 def _empty_users(conventions: Any, tested: set[str]) -> str:
