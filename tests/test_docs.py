@@ -132,7 +132,7 @@ DOCUMENTED = [
     "evaluation/sharded.py", "evaluation/sharded_files.py", "stats/coherence.py", "data/prepare.py",
     "studies/attacks.py", "studies/metaeval.py", "studies/debiasing.py",
     "experiment/executors.py",
-    "report/figures.py", "report/style.py", "report/studies.py", "report/html.py",
+    "report/figures.py", "report/style.py", "report/studies.py", "report/html.py", "report/debias.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -31,7 +31,21 @@ __all__ = ["plot_estimates", "plot_tau", "write_outputs"]
 
 
 def plot_estimates(estimates: pd.DataFrame, metric: str, path: str | Path) -> Path:
-    """Estimate (y) against the MAR value (x) per system, one series per estimator."""
+    """Estimate (y) against the MAR value (x) per system, one series per estimator.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding the figure (one panel; its format from the extension).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> est = pd.DataFrame({"system": ["a", "b"], "metric": "recall@10", "estimator": "naive",
+    ...                     "estimate": [0.2, 0.1], "truth": [0.14, 0.11]})
+    >>> plot_estimates(est, "recall@10", Path(tempfile.mkdtemp()) / "estimates.png").read_bytes()[:4]
+    b'\\x89PNG'
+    """
     rows = estimates[estimates["metric"] == metric]
     fig, axes = figure(width=5.0, height=4.0)
     ax = axes[0, 0]
@@ -53,7 +67,20 @@ def plot_estimates(estimates: pd.DataFrame, metric: str, path: str | Path) -> Pa
 
 
 def plot_tau(kendall: pd.DataFrame, path: str | Path) -> Path:
-    """Kendall τ of each estimator's system ranking against the MAR ranking, grouped by metric."""
+    """Kendall τ of each estimator's system ranking against the MAR ranking, grouped by metric.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding the figure (one bar per metric and estimator).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> tau = pd.DataFrame({"metric": "recall@10", "estimator": ["naive", "ips"], "kendall_tau": [0.2, 1.0]})
+    >>> plot_tau(tau, Path(tempfile.mkdtemp()) / "tau.png").name
+    'tau.png'
+    """
     metrics = list(dict.fromkeys(kendall["metric"]))
     estimators = list(dict.fromkeys(kendall["estimator"]))
     fig, axes = figure(width=max(4.0, 0.5 * len(metrics) * len(estimators) ** 0.5 + 3), height=3.4)
@@ -75,7 +102,25 @@ def plot_tau(kendall: pd.DataFrame, path: str | Path) -> Path:
 
 
 def write_outputs(study, folder: str | Path, *, metric: str = "recall@10") -> list[Path]:
-    """Tables ``estimates``, ``kendall``, ``recall_fallout`` (CSV), ``tau.png`` and ``estimates.png`` (``metric``)."""
+    """Tables ``estimates``, ``kendall``, ``recall_fallout`` (CSV), ``tau.png`` and ``estimates.png`` (``metric``).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The three CSV files and ``tau.png``, then ``estimates.png`` when ``study.estimates`` has ``metric``.
+
+    Examples
+    --------
+    >>> import tempfile, types
+    >>> est = pd.DataFrame({"system": ["a", "b"], "metric": "recall@10", "estimator": "naive",
+    ...                     "estimate": [0.2, 0.1], "truth": [0.14, 0.11]})
+    >>> tau = pd.DataFrame({"metric": ["recall@10"], "estimator": ["naive"], "kendall_tau": [1.0]})
+    >>> study = types.SimpleNamespace(estimates=est, kendall=tau, recall_fallout=pd.DataFrame({"system": ["a"]}))
+    >>> [p.name for p in write_outputs(study, Path(tempfile.mkdtemp()))]
+    ['estimates.csv', 'kendall.csv', 'recall_fallout.csv', 'tau.png', 'estimates.png']
+    >>> [p.name for p in write_outputs(study, Path(tempfile.mkdtemp()), metric="ndcg@10")]  # no estimates of it
+    ['estimates.csv', 'kendall.csv', 'recall_fallout.csv', 'tau.png']
+    """
     out = Path(folder)
     paths = [out / "estimates.csv", out / "kendall.csv", out / "recall_fallout.csv", out / "tau.png"]
     with publish(out) as publication:
