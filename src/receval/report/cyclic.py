@@ -46,7 +46,20 @@ def _table(traj: Any):
 def plot_curves(
     trajectories: Mapping[str, Any], path: str | Path, metrics: tuple[str, ...] = ("recall_norm", "fallout_norm")
 ) -> Path:
-    """One panel per metric (default the normalised Recall and Fallout), one line per algorithm."""
+    """One panel per metric (default the normalised Recall and Fallout), one line per algorithm.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding the PNG.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pd.DataFrame({"round": [1, 2], "recall_norm": [0.1, 0.2], "fallout_norm": [0.2, 0.1]})
+    >>> plot_curves({"a": t, "b": t * 0.5}, Path(tempfile.mkdtemp()) / "curves.png").read_bytes()[:4]
+    b'\\x89PNG'
+    """
     plt, fig, axes = _figure(len(metrics))
     for ax, metric in zip(axes[0], metrics, strict=True):
         for name, traj in trajectories.items():
@@ -65,7 +78,20 @@ def plot_curves(
 def plot_ranks(
     trajectories: Mapping[str, Any], path: str | Path, metrics: tuple[str, ...] = ("recall", "fallout")
 ) -> Path:
-    """Each algorithm's quality rank (1 = best) under each metric over the rounds."""
+    """Each algorithm's quality rank (1 = best) under each metric over the rounds.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``, now holding the PNG.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> t = pd.DataFrame({"round": [1, 2], "recall": [0.1, 0.2], "fallout": [0.2, 0.3]})
+    >>> plot_ranks({"a": t, "b": t * 0.5}, Path(tempfile.mkdtemp()) / "ranks.png").name
+    'ranks.png'
+    """
     plt, fig, axes = _figure(len(metrics))
     for ax, metric in zip(axes[0], metrics, strict=True):
         ranks = ranks_over_time(trajectories, metric)
@@ -84,7 +110,25 @@ def plot_ranks(
 
 def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
     """Write ``trajectories.parquet``/``.csv``, ``final.csv``, ``tau.csv``, ``ranks.csv``,
-    ``curves.png`` and ``ranks.png`` for trajectories of several algorithms to ``out``."""
+    ``curves.png`` and ``ranks.png`` for trajectories of several algorithms to ``out``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``, now holding the seven files (published together).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> a = pd.DataFrame({"round": [1, 2], "recall_norm": [0.1, 0.2], "fallout_norm": [0.2, 0.1], "recall": [0.1, 0.2],
+    ...                   "fallout": [0.2, 0.3], "precision": [0.3, 0.2], "anti_precision": [0.1, 0.2]})
+    >>> b = a.assign(recall=[0.05, 0.1], fallout=[0.3, 0.4])  # worse than a by both
+    >>> out = write_outputs(Path(tempfile.mkdtemp()) / "simulation", {"a": a, "b": b})
+    >>> sorted(p.name for p in out.iterdir())
+    ['curves.png', 'final.csv', 'ranks.csv', 'ranks.png', 'tau.csv', 'trajectories.csv', 'trajectories.parquet']
+    >>> pd.read_csv(out / "tau.csv")["recall_fallout"].tolist()  # Recall and Fallout rank a first in every round
+    [1.0, 1.0]
+    """
     out = Path(out)
     tables = pd.concat([_table(run).assign(algorithm=name) for name, run in runs.items()], ignore_index=True)
     final = pd.DataFrame({name: _table(run).iloc[-1] for name, run in runs.items()}).T.rename_axis("algorithm")
