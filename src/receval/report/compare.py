@@ -61,6 +61,13 @@ _SMALLEST = float(np.finfo(np.float64).tiny)  # a p-value of 0 is one below the 
 def format_pvalue(p: float) -> str:
     """A p-value as a reader takes it in: three decimals from 0.001, else ``m × 10⁻ᵉ`` (never ``0.0000``).
 
+    Returns
+    -------
+    str
+        ``"0.500"``, ``"9.9 × 10⁻⁴"``, ``"< 2.2 × 10⁻³⁰⁸"`` for 0, ``"–"`` for NaN.
+
+    Examples
+    --------
     >>> format_pvalue(0.5), format_pvalue(0.00099), format_pvalue(float("nan"))
     ('0.500', '9.9 × 10⁻⁴', '–')
     """
@@ -98,6 +105,24 @@ def compare_marks(result: RunComparison) -> tuple[dict[str, dict[str, float]], s
     Without a baseline each run is marked against the best run of the column (its row
     of the tests table, in either order); with one, against the baseline. The p-values
     are the table's ``pvalue_adj``: a mark is there exactly when that number is below :data:`ALPHA`.
+
+    Returns
+    -------
+    tuple of (dict, str)
+        The marks ``{metric: {run: adjusted p}}`` (every run compared, marked or not; a metric with no tests or no
+        best run is left out) and what they were compared against, in words.
+
+    Examples
+    --------
+    >>> from receval.studies.compare import compare_runs
+    >>> truth = pd.DataFrame({"user": [1, 1, 2, 2, 3, 4], "item": [10, 11, 10, 12, 11, 13]})
+    >>> runs = {"a": pd.DataFrame({"user": [1, 2, 3, 4], "item": [10, 10, 11, 13], "rank": 1}),  # hits 1, 1, 1, 1
+    ...         "b": pd.DataFrame({"user": [1, 2, 3, 4], "item": [11, 11, 12, 10], "rank": 1})}  # hits 1, 0, 0, 0
+    >>> marks, against = compare_marks(compare_runs(runs, truth, ["precision@1"]))  # paired t: t = 3 on 3 df
+    >>> {m: {run: round(p, 4) for run, p in ps.items()} for m, ps in marks.items()}, against
+    ({'precision@1': {'b': 0.0577}}, 'the best run of the column')
+    >>> compare_marks(compare_runs(runs, truth, ["precision@1"], baseline="b"))[1]
+    'the baseline b'
     """
     baseline = result.conventions.get("comparison", {}).get("baseline")
     tests = result.tests
@@ -131,6 +156,22 @@ def compare_report(
 
     ``truth``, ``train`` and ``runs`` (``{run: file}``) name the inputs on the page; the
     threshold, users, test, correction, confidence and seed come from ``result.conventions``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``out``, now holding the page.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.studies.compare import compare_runs
+    >>> truth = pd.DataFrame({"user": [1, 1, 2, 2], "item": [10, 11, 10, 12]})
+    >>> runs = {"a": pd.DataFrame({"user": [1, 2], "item": [10, 10], "rank": 1}),
+    ...         "b": pd.DataFrame({"user": [1, 2], "item": [11, 11], "rank": 1})}
+    >>> out = compare_report(compare_runs(runs, truth, ["precision@1"]), Path(tempfile.mkdtemp()) / "compare.html")
+    >>> out.name, "Paired tests" in out.read_text(encoding="utf-8")
+    ('compare.html', True)
     """
     out, alpha = Path(out), ALPHA
     comparison = result.conventions.get("comparison", {})
