@@ -80,6 +80,13 @@ def paired_ttest(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarra
     Equals ``scipy.stats.ttest_rel(a, b)``. Constant differences (zero variance) leave the
     test undefined: ``statistic`` and ``pvalue`` are NaN.
 
+    Returns
+    -------
+    PairedResult
+        ``statistic`` (t), the two-sided ``pvalue``, ``mean_diff`` (mean of ``a - b``) and ``n`` (pairs).
+
+    Examples
+    --------
     >>> round(paired_ttest([1.0, 2.0, 3.0, 4.0], [0.5, 1.0, 2.5, 4.0]).pvalue, 4)
     0.0917
     """
@@ -117,6 +124,14 @@ def wilcoxon_test(
     approximation with the tie correction (no continuity correction). Equals
     ``scipy.stats.wilcoxon(a, b, method=...)`` for ``"exact"`` (no ties) and ``"asymptotic"``.
 
+    Returns
+    -------
+    PairedResult
+        ``statistic`` (``min(R+, R-)``), the two-sided ``pvalue``, ``mean_diff`` (mean of ``a - b``) and ``n`` (all
+        pairs, zero differences included).
+
+    Examples
+    --------
     >>> round(wilcoxon_test([1.1, 2.2, 3.3, 4.4, 5.6], [1.0, 2.0, 3.0, 4.0, 5.0]).pvalue, 4)
     0.0625
     """
@@ -163,6 +178,13 @@ def permutation_test(
     pattern is enumerated (exact test, as ``scipy.stats.permutation_test`` does);
     otherwise ``n_resamples`` random patterns are drawn and ``p = (1 + hits) / (1 + n_resamples)``.
 
+    Returns
+    -------
+    PairedResult
+        ``statistic`` (the mean difference), the two-sided ``pvalue``, ``mean_diff`` and ``n`` (pairs).
+
+    Examples
+    --------
     >>> permutation_test([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]).pvalue
     0.25
     """
@@ -200,6 +222,14 @@ def bootstrap_ci(
     ``statistic`` receives a 2-d array (one resample per row) and returns one value per
     row. For a paired comparison pass the differences ``a - b``.
 
+    Returns
+    -------
+    tuple of (float, float)
+        The interval's lower and upper bounds, the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2`` percentiles of
+        the resampled statistic.
+
+    Examples
+    --------
     >>> lo, hi = bootstrap_ci(np.arange(100.0))
     >>> lo < 49.5 < hi
     True
@@ -225,6 +255,13 @@ def bootstrap_ci(
 def cohens_d_paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> float:
     """Paired Cohen's d (d_z): mean of the differences over their sample standard deviation.
 
+    Returns
+    -------
+    float
+        ``mean(a - b) / sd(a - b)`` (sample standard deviation); NaN when the differences are constant.
+
+    Examples
+    --------
     >>> round(cohens_d_paired([2.0, 3.0, 5.0], [1.0, 1.0, 2.0]), 4)
     2.0
     """
@@ -243,6 +280,13 @@ def correct_pvalues(
     ``bh`` (Benjamini–Hochberg, false discovery rate): step-up ``min_{j>=i} m p_(j) / j``.
     Equal to ``statsmodels.stats.multitest.multipletests(p, method=...)[1]``.
 
+    Returns
+    -------
+    numpy.ndarray
+        The adjusted p-values, in the order of ``pvalues``.
+
+    Examples
+    --------
     >>> correct_pvalues([0.01, 0.02, 0.03, 0.5], method="bh").round(3).tolist()
     [0.04, 0.04, 0.04, 0.5]
     """
@@ -296,10 +340,14 @@ def compare_systems(
     Compares every system with ``baseline`` (or every pair when ``baseline`` is None), in
     the order the systems first appear in ``per_user``.
 
-    Returns one row per pair: ``a``, ``b``, ``n``, ``mean_a``, ``mean_b``, ``diff``,
-    ``ci_low``/``ci_high`` (bootstrap CI of the mean difference), ``effect_size``
-    (paired Cohen's d), ``statistic``, ``pvalue``, ``pvalue_adj``.
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pair: ``a``, ``b``, ``n``, ``mean_a``, ``mean_b``, ``diff``, ``ci_low``/``ci_high`` (bootstrap CI of
+        the mean difference), ``effect_size`` (paired Cohen's d), ``statistic``, ``pvalue``, ``pvalue_adj``.
 
+    Examples
+    --------
     >>> df = pd.DataFrame({"system": ["x"] * 4 + ["y"] * 4, "user": [1, 2, 3, 4] * 2,
     ...                    "value": [0.5, 0.6, 0.7, 0.8, 0.1, 0.3, 0.2, 0.4]})
     >>> compare_systems(df)[["a", "b", "n", "diff"]].round(3).to_dict("records")
@@ -361,6 +409,13 @@ def rank_agreement(
     :mod:`receval.stats.agreement`, which does the same for cyclic trajectories).
     Systems with a NaN under either metric are left out.
 
+    Returns
+    -------
+    dict
+        ``kendall_tau`` (τ-b), ``spearman_rho`` and ``n_systems`` (those without a NaN).
+
+    Examples
+    --------
     >>> rank_agreement([0.3, 0.2, 0.1], [0.01, 0.02, 0.03], higher_is_better=(True, False))
     {'kendall_tau': 1.0, 'spearman_rho': 1.0, 'n_systems': 3}
     """
@@ -397,6 +452,13 @@ def system_agreement(
     For an experiment's store: ``aggregates.parquet`` merged with ``tasks.parquet`` and
     ``system="label"`` (or ``"recommender"``) — restrict it to one data set first.
 
+    Returns
+    -------
+    dict
+        :func:`rank_agreement`'s ``kendall_tau``, ``spearman_rho`` and ``n_systems``.
+
+    Examples
+    --------
     >>> t = pd.DataFrame({"system": ["a", "a", "b", "b"], "metric": ["p", "f"] * 2, "value": [0.5, 0.1, 0.4, 0.2]})
     >>> system_agreement(t, "p", "f", higher_is_better=(True, False))["kendall_tau"]
     1.0
