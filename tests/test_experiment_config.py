@@ -58,7 +58,8 @@ def test_seed_list_and_defaults(tmp_path) -> None:
     cfg = load_config(path)
     assert cfg.seeds == (7, 11) and cfg.name == "t"
     assert cfg.protocol.options == {"k": [5, 10]}
-    assert expand(cfg)[0].options == {"k": 5, "exclude_train": True, "threshold": None}  # the data decides
+    options = expand(cfg)[0].options
+    assert options == {"k": 5, "exclude_train": True, "threshold": None, "cold_start": "empty"}  # the data decides
 
 
 @pytest.mark.parametrize(
