@@ -133,7 +133,9 @@ DOCUMENTED = [
     "studies/attacks.py", "studies/metaeval.py", "studies/debiasing.py",
     "experiment/executors.py",
     "report/figures.py", "report/style.py", "report/studies.py", "report/html.py", "report/debias.py",
-    "report/cyclic.py", "report/compare.py", "stats/significance.py",
+    "report/cyclic.py", "report/compare.py", "stats/significance.py", "metrics/ranking.py", "metrics/registry.py",
+    "metrics/error.py",
+    "metrics/trec.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

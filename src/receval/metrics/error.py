@@ -35,7 +35,25 @@ __all__ = ["errors_of"]
 
 
 def errors_of(data: MetricInput, round: bool = False, rating_step: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """(user rows, prediction errors r̂ − r) of the predictions in ``data``."""
+    """(user rows, prediction errors r̂ − r) of the predictions in ``data``.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        The user row of each prediction and its error ``prediction - rating`` (predictions first rounded to the
+        nearest multiple of ``rating_step`` when ``round``).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> preds = (np.array([0, 1, 1]), np.array([4.0, 2.0, 3.0]), np.array([3.75, 2.25, 3.0]))
+    >>> data = MetricInput(np.zeros((2, 0), dtype=int), sp.csr_matrix((2, 1)), predictions=preds)
+    >>> rows, errors = errors_of(data)
+    >>> rows.tolist(), errors.tolist()
+    ([0, 1, 1], [-0.25, 0.25, 0.0])
+    >>> errors_of(data, round=True)[1].tolist()  # 3.75 and 2.25 round to 4 and 2
+    [0.0, 0.0, 0.0]
+    """
     if data.predictions is None:
         raise MetricError(
             "error metrics (rmse, mae) need rating predictions: pass predictions with a 'prediction' column"

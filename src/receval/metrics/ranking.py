@@ -386,6 +386,13 @@ def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain, *, graded: bool
 
     ``graded=True`` is trec_eval's rule: every judged rating above 0 gains, whatever the threshold.
 
+    Returns
+    -------
+    numpy.ndarray
+        One float gain per rating, the shape of ``ratings``.
+
+    Examples
+    --------
     >>> dcg_gains(np.array([5.0, 2.0, np.nan]), 3, "exponential").tolist()
     [31.0, 0.0, 0.0]
     >>> dcg_gains(np.array([5.0, 2.0, 0.0]), 3, "linear", graded=True).tolist()
@@ -413,6 +420,13 @@ def rank_discount(width: int, discount: str = "log2") -> np.ndarray:
     """The discount of ranks 1..width: ``log2`` 1/log2(r + 1); ``clipped`` 1/max(log2 r, 1) (LensKit's
     LogRankWeight, the original nDCG paper: ranks 1 and 2 both count fully).
 
+    Returns
+    -------
+    numpy.ndarray
+        ``width`` floats, the discount of rank 1 first.
+
+    Examples
+    --------
     >>> rank_discount(3).round(4).tolist(), rank_discount(3, "clipped").round(4).tolist()
     ([1.0, 0.6309, 0.5], [1.0, 1.0, 0.6309])
     """
@@ -435,6 +449,13 @@ def ideal_dcg(
 ) -> np.ndarray:
     """DCG@k of each user's truth ratings sorted in decreasing gain.
 
+    Returns
+    -------
+    numpy.ndarray
+        One float per user (truth row): the largest DCG@k a list can reach, 0 for a user with no gain.
+
+    Examples
+    --------
     >>> ideal_dcg(sp.csr_matrix(np.array([[1.0, 3.0, 2.0]])), 2, 1, "linear").round(6).tolist()
     [4.26186]
     """
@@ -594,6 +615,13 @@ for _name, _description, _needs, _direction in _COUNTS:
 def pr_curve(data: MetricInput, cutoffs: list[int] | np.ndarray, *, agg: str = "macro") -> dict[str, np.ndarray]:
     """Precision and recall at each cutoff (a precision/recall curve over list lengths N).
 
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``precision`` and ``recall``, one value per cutoff (aggregated over users as ``agg`` says).
+
+    Examples
+    --------
     >>> truth = sp.csr_matrix(np.array([[5.0, 0, 4]]))
     >>> curve = pr_curve(MetricInput(np.array([[1, 0, 2]]), truth, threshold=4), [1, 2, 3])
     >>> curve["precision"].round(3).tolist(), curve["recall"].tolist()

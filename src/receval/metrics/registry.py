@@ -106,6 +106,13 @@ def register_measure(
 ) -> Measure:
     """Declare the facts of a quantity that is not a metric string (a simulator column, say).
 
+    Returns
+    -------
+    Measure
+        The declared measure (declaring the same name again replaces it).
+
+    Examples
+    --------
     >>> register_measure("example_share", direction="higher", bounds=(0, 1)).direction
     'higher'
     >>> del _MEASURES["example_share"]
@@ -120,7 +127,18 @@ def register_measure(
 
 
 def measure(name: str) -> Measure | None:
-    """The declared :class:`Measure` called ``name``, if any."""
+    """The declared :class:`Measure` called ``name``, if any.
+
+    Returns
+    -------
+    Measure or None
+        The measure (names are matched case-insensitively, spaces stripped); None when no measure has the name.
+
+    Examples
+    --------
+    >>> measure("Recall_norm").direction, measure("n_users")
+    ('higher', None)
+    """
     return _MEASURES.get(name.strip().lower())
 
 
@@ -132,6 +150,13 @@ def metric_direction(metric: str | Metric) -> Direction:
     (``gini_train``) and for text that is neither a metric string, a metric name nor a
     declared measure (a table column such as ``n_users``).
 
+    Returns
+    -------
+    {"higher", "lower"} or None
+        The better direction, or None as above.
+
+    Examples
+    --------
     >>> metric_direction("ndcg@10"), metric_direction("fallout@10"), metric_direction("anti_precision@5")
     ('higher', 'lower', 'lower')
     >>> metric_direction("novelty@10"), metric_direction("novelty@10(form=self_information)")

@@ -304,6 +304,13 @@ def interpolated_precision(
 ) -> np.ndarray:
     """trec_eval's interpolated precision at one recall level, per user (before the empty-user policy).
 
+    Returns
+    -------
+    numpy.ndarray
+        One float per user: the highest precision at any rank whose recall reaches ``recall`` (0 when none does).
+
+    Examples
+    --------
     >>> import scipy.sparse as sp
     >>> truth = sp.csr_matrix(np.array([[1.0, 0, 1, 1]]))  # R = 3: relevant at ranks 1 and 3, item 3 not listed
     >>> data = MetricInput(np.array([[0, 1, 2, -1]]), truth)
@@ -508,6 +515,13 @@ def unjudged(data: MetricInput, k: int | None, negative_grades: str = "unjudged"
 def tail_items(popularity: np.ndarray, tail_ratio: float) -> np.ndarray:
     """Boolean per item: long-tail as RecBole's TailPercentage reads it from training counts.
 
+    Returns
+    -------
+    numpy.ndarray
+        One bool per item, True for the long-tail items (never an item without training ratings).
+
+    Examples
+    --------
     >>> tail_items(np.array([5.0, 0, 1, 2, 1]), 0.5).tolist()  # ⌊0.5·4⌋ = 2 least rated of the 4 rated items
     [False, False, True, False, True]
     >>> tail_items(np.array([5.0, 0, 1, 2, 1]), 2).tolist()  # at most 2 ratings
