@@ -136,6 +136,7 @@ DOCUMENTED = [
     "report/cyclic.py", "report/compare.py", "stats/significance.py", "metrics/ranking.py", "metrics/registry.py",
     "metrics/error.py",
     "metrics/trec.py",
+    "validate.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

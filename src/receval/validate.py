@@ -89,6 +89,13 @@ def _is_real(value: Any) -> bool:
 def check_seed(value: Any, option: str = "seed") -> int:
     """``value`` as an int seed from 0 to :data:`SEED_MAX` (ConfigError otherwise).
 
+    Returns
+    -------
+    int
+        The seed.
+
+    Examples
+    --------
     >>> check_seed(99999999999999999999)
     Traceback (most recent call last):
     ...
@@ -102,6 +109,13 @@ def check_seed(value: Any, option: str = "seed") -> int:
 def check_count(value: Any, option: str, minimum: int = 1) -> int:
     """``value`` as an int of at least ``minimum`` (list lengths, rounds, folds, resamples).
 
+    Returns
+    -------
+    int
+        ``value`` as an int.
+
+    Examples
+    --------
     >>> check_count(3, "k"), check_count(0, "bootstrap", minimum=0)
     (3, 0)
     >>> check_count(2.5, "k")
@@ -117,6 +131,13 @@ def check_count(value: Any, option: str, minimum: int = 1) -> int:
 def check_fraction(value: Any, option: str) -> float:
     """``value`` as a float strictly between 0 and 1 (test shares, attack sizes of a population).
 
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Examples
+    --------
     >>> check_fraction(0.2, "test_fraction")
     0.2
     >>> check_fraction(1.5, "split.test_fraction")
@@ -132,6 +153,13 @@ def check_fraction(value: Any, option: str) -> float:
 def check_number(value: Any, option: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
     """``value`` as a finite float within ``[minimum, maximum]`` (either side open when None).
 
+    Returns
+    -------
+    float
+        ``value`` as a float.
+
+    Examples
+    --------
     >>> check_number(0.9, "rmse", minimum=0)
     0.9
     >>> check_number(-1, "rmse", minimum=0)
@@ -156,6 +184,13 @@ def check_threshold(value: Any, low: float, high: float, option: str = "threshol
     a threshold under ``low`` (a scale inferred from held-out data, whose lowest
     grade may be missing: every rating is then positive).
 
+    Returns
+    -------
+    float
+        The threshold as a float.
+
+    Examples
+    --------
     >>> check_threshold(4, 1, 5), check_threshold(0.5, 2, 5, below=True)
     (4.0, 0.5)
     >>> check_threshold(-math.inf, 2, 5, below=True)  # doctest: +ELLIPSIS
@@ -179,6 +214,13 @@ def check_folds(folds: Any, per_user_counts: np.ndarray, option: str = "folds") 
     beyond the fewest ratings changes the training share of those users and the
     results; receval refuses it (filter the users, or lower the folds).
 
+    Returns
+    -------
+    int
+        The number of folds.
+
+    Examples
+    --------
     >>> check_folds(5, np.array([10, 12, 7]))
     5
     >>> check_folds(200, np.array([10, 12, 7]))  # doctest: +ELLIPSIS
@@ -222,6 +264,13 @@ def check_option(name: str, value: Any, option: str | None = None) -> Any:
 
     Names without a rule pass unchanged; ``option`` is the name shown (default ``name``).
 
+    Returns
+    -------
+    Any
+        ``value`` as its rule returns it (an int, a float), or unchanged when ``name`` has no rule.
+
+    Examples
+    --------
     >>> check_option("rounds", 5), check_option("order", "random")
     (5, 'random')
     >>> check_option("rounds", 0, "protocol.rounds")
@@ -252,6 +301,13 @@ def check_command_options(**values: Any) -> None:
 
     ``None`` (an option not given) passes.
 
+    Returns
+    -------
+    None
+        Every keyword passes; the first that does not raises :class:`~receval.errors.ConfigError`.
+
+    Examples
+    --------
     >>> check_command_options(seed=3, k=10, threshold=None)
     >>> check_command_options(test_fraction=1.5)
     Traceback (most recent call last):
@@ -264,7 +320,19 @@ def check_command_options(**values: Any) -> None:
 
 
 def available_memory() -> int:
-    """Bytes of memory available to a new allocation (``MemAvailable``; physical memory without it)."""
+    """Bytes of memory available to a new allocation (``MemAvailable``; physical memory without it).
+
+    Returns
+    -------
+    int
+        ``MemAvailable`` of ``/proc/meminfo`` in bytes where there is one, else the physical memory, else ``2**62``
+        (no limit known).
+
+    Examples
+    --------
+    >>> available_memory() > 0
+    True
+    """
     try:
         with open("/proc/meminfo", encoding="ascii") as fh:
             for line in fh:
@@ -281,6 +349,14 @@ def available_memory() -> int:
 def check_memory(n_bytes: float, what: str, fix: str, *, limit: int | None = None) -> None:
     """Refuse, before allocating, ``n_bytes`` for ``what`` when more than the available memory.
 
+    Returns
+    -------
+    None
+        The allocation fits (``limit``, default :func:`available_memory`); else :class:`~receval.errors.ConfigError`
+        says how much is needed, how much is available, and ``fix``.
+
+    Examples
+    --------
     >>> check_memory(8e6, "a 1,000 x 1,000 similarity matrix", "filter the items", limit=10**9)
     >>> check_memory(7.2e9, "a 30k x 30k matrix", "filter the items", limit=4 * 10**9)
     Traceback (most recent call last):
@@ -303,6 +379,13 @@ def _size(n_bytes: float) -> str:
 def options_of(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """Every entry of ``values`` checked by :func:`check_option` (shown as ``prefix`` + name).
 
+    Returns
+    -------
+    dict of str to Any
+        The entries, each value as :func:`check_option` returns it, in the order given.
+
+    Examples
+    --------
     >>> options_of({"k": 10, "rounds": 3}, "protocol.")
     {'k': 10, 'rounds': 3}
     """
