@@ -137,6 +137,8 @@ DOCUMENTED = [
     "metrics/error.py",
     "metrics/trec.py",
     "validate.py",
+    "split.py",
+    "vocabulary.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -219,6 +219,13 @@ def _need_timestamps(data: Interactions, what: str) -> None:
 def holdout(data: Interactions, test_fraction: float = 0.2, seed: Seed = 0) -> tuple[Interactions, Interactions]:
     """Random holdout: a fraction of all (user, item) pairs, drawn uniformly, is the test set.
 
+    Returns
+    -------
+    tuple of (Interactions, Interactions)
+        ``(train, test)`` over ``data``'s id space; every rating of a pair goes to the same part.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> train, test = holdout(generate(20, 30, 100, reratings=2, seed=1), 0.25, seed=0)
     >>> len(train), len(test)  # 75 and 25 pairs, two ratings each
@@ -240,6 +247,13 @@ def per_user_holdout(
     pairs, so at least ``min_train`` pairs stay in training (users with too few pairs
     stay entirely in training).
 
+    Returns
+    -------
+    tuple of (Interactions, Interactions)
+        ``(train, test)`` over ``data``'s id space; every rating of a pair goes to the same part.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> data = generate(10, 40, 200, seed=2)
     >>> train, test = per_user_holdout(data, 0.2, seed=0)
@@ -270,6 +284,13 @@ def temporal(
     same time at the cut are ordered at random with ``seed``. Raises
     :class:`~receval.errors.DataError` when the data has no timestamps.
 
+    Returns
+    -------
+    tuple of (Interactions, Interactions)
+        ``(train, test)`` over ``data``'s id space; every rating of a pair goes to the same part.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> train, test = temporal(generate(30, 30, 300, seed=3), 0.2)
     >>> bool(train.timestamps.max() <= test.timestamps.min()), len(test)
@@ -299,6 +320,13 @@ def leave_one_out(
     ``mode="last"`` takes the pair rated last (first-rating time; ties at random with
     ``seed``) and needs timestamps; users with a single pair stay in training.
 
+    Returns
+    -------
+    tuple of (Interactions, Interactions)
+        ``(train, test)`` over ``data``'s id space, ``test`` holding one pair per user with at least two.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> import numpy as np
     >>> train, test = leave_one_out(generate(15, 20, 100, seed=4), "random", seed=0)
@@ -325,6 +353,13 @@ def kfold_per_user(data: Interactions, k: int = 5, seed: Seed = 0) -> list[tuple
     and entirely in training in the others; they are not dropped. Fold ``j`` is
     ``(train_j, test_j)`` with ``train_j`` = all pairs not in fold ``j``.
 
+    Returns
+    -------
+    list of (Interactions, Interactions)
+        The ``k`` folds ``(train_j, test_j)`` in order, over ``data``'s id space.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> folds = kfold_per_user(generate(10, 30, 120, seed=5), k=3, seed=0)
     >>> [(len(tr), len(te)) for tr, te in folds]
@@ -359,6 +394,13 @@ def train_validation_test(
     validation share of the remainder is ``validation_fraction / (1 - test_fraction)``,
     so both fractions are of all pairs.
 
+    Returns
+    -------
+    tuple of (Interactions, Interactions, Interactions)
+        ``(train, validation, test)`` over ``data``'s id space.
+
+    Examples
+    --------
     >>> from receval.data.synthetic import generate
     >>> parts = train_validation_test(generate(20, 30, 200, seed=6), 0.1, 0.2, seed=0)
     >>> [len(p) for p in parts]
