@@ -348,3 +348,20 @@ def test_ranx_preset_equals_ranx() -> None:
         },
         seed=5,
     )
+
+
+def test_diversity_of_an_empty_list_as_recpack_scores_it() -> None:
+    """RecPack's IntraListDiversityK gives a user without recommendations 0 (recpack/metrics/diversity.py)."""
+    import numpy as np
+    import pandas as pd
+
+    from receval import evaluate
+
+    truth = pd.DataFrame({"user": ["a", "a", "b"], "item": ["x", "y", "x"], "rating": [1, 1, 1]})
+    recs = pd.DataFrame({"user": ["a", "a"], "item": ["x", "y"], "score": [0.9, 0.8]})
+    aspects = pd.DataFrame({"item": ["x", "y"], "aspect": ["p", "q"]})
+    got = evaluate(recs, truth, ["diversity@2", "diversity@2(empty_list=zero)", "diversity@2(convention=recpack)"],
+                   aspects=aspects, empty_users="zero").per_user.set_index("user")  # fmt: skip
+    assert got.loc["a"].tolist() == [1.0, 1.0, 1.0]  # x and y share no aspect: Jaccard distance 1
+    assert np.isnan(got.loc["b", "diversity@2"])
+    assert got.loc["b", "diversity@2(empty_list=zero)"] == got.loc["b", "diversity@2(convention=recpack)"] == 0.0

@@ -277,14 +277,20 @@ def matthew_effect(data: MetricInput, k: int | None, items: str = "catalogue", d
 @register_metric(
     "diversity",
     direction="higher",
-    defaults={"similarity": "aspect_jaccard", "single_item": None},
+    defaults={"similarity": "aspect_jaccard", "single_item": None, "empty_list": "skip"},
+    choices={"empty_list": ("skip", "zero")},
     description="Intra-list diversity: 1 − mean pairwise similarity",
 )
 def diversity(
-    data: MetricInput, k: int, similarity: str = "aspect_jaccard", single_item: float | None = None
+    data: MetricInput,
+    k: int,
+    similarity: str = "aspect_jaccard",
+    single_item: float | None = None,
+    empty_list: str = "skip",
 ) -> np.ndarray:
     """1 − Σ_{i<j} s(i, j) / (½|R|(|R|−1)) per user (NaN for lists shorter than 2; a one-item list
-    ``single_item`` when given)."""
+    ``single_item`` when given; an empty list 0 with ``empty_list="zero"``, as RecPack's
+    ``IntraListDiversityK`` scores it)."""
     top = _top(data, k)
     n, width = top.shape
     first, second = np.triu_indices(width, 1)
@@ -299,6 +305,8 @@ def diversity(
     values = np.where(pairs > 0, 1.0 - mean, np.nan)
     if single_item is not None:
         values[length == 1] = float(single_item)
+    if empty_list == "zero":
+        values[length == 0] = 0.0
     return values
 
 

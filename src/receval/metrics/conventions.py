@@ -273,9 +273,11 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
             diversity=_p(
                 "IntraListDiversityK",
                 _RP + "diversity.py",
-                "Jaccard distance; 0 for one item (and for an empty list, not scored here)",
+                "Jaccard distance; 0 for one item and for an empty list",
                 single_item=0,
+                empty_list="zero",
             ),
+            tp=_p("HitK", _RP + "hit.py", "the number of hits in the top K, the mean over users", agg="macro"),
         ),
         "elliot": _library(
             "elliot",
