@@ -139,6 +139,10 @@ DOCUMENTED = [
     "validate.py",
     "split.py",
     "vocabulary.py",
+    "data/formats.py",
+    "data/tables.py",
+    "data/loaders.py",
+    "errors.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -206,6 +206,13 @@ def describe_os_error(err: OSError) -> str:
     The path is the error's ``filename`` (a writer that knows it adds it with
     :func:`naming_path`: a failed write names no file).
 
+    Returns
+    -------
+    str
+        ``"<path>: <what happened>[; <how to fix it>]"`` (no path prefix when the error names none).
+
+    Examples
+    --------
     >>> describe_os_error(OSError(errno.ENOSPC, "No space left on device", "out/recs.tsv"))
     'out/recs.tsv: no space left on the device; free some space or write elsewhere'
     >>> describe_os_error(OSError(errno.ENOSPC, "Error writing bytes to file. Detail: [errno 28] No space left"))
@@ -226,6 +233,15 @@ def describe_os_error(err: OSError) -> str:
 def naming_path(path: str | Path) -> Iterator[None]:
     """Give an :class:`OSError` raised inside without a path (a full disk, a write) the path ``path``.
 
+    Returns
+    -------
+    Yields
+    ------
+    None
+        Inside the block, an OSError with no ``filename`` gets ``path`` (raised again, the same error).
+
+    Examples
+    --------
     >>> try:
     ...     with naming_path("out/recs.tsv"):
     ...         raise OSError(errno.ENOSPC, "No space left on device")

@@ -127,6 +127,13 @@ def check_format(format: str, option: str | None = None, path: str | Path | None
 
     ``option`` is the command-line setting that gave the name (``--truth-format``), named in the error.
 
+    Returns
+    -------
+    str
+        The canonical name, a key of :data:`FORMATS`.
+
+    Examples
+    --------
     >>> check_format(" MovieLens_1M "), check_format("tab"), check_format("ml-100k")
     ('movielens-1m', 'tsv', 'movielens-100k')
     >>> check_format("excel")
@@ -147,6 +154,13 @@ def check_format(format: str, option: str | None = None, path: str | Path | None
 def ratings_file(path: Path, fmt: str) -> Path:
     """The ratings file of a data set format: ``path`` itself when a file, else found in the folder (or one below).
 
+    Returns
+    -------
+    pathlib.Path
+        The ratings file; a DataError names the file the format expects when there is none.
+
+    Examples
+    --------
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "u.data").write_text("1\\t2\\t3\\t4\\n")
@@ -171,7 +185,21 @@ def ratings_file(path: Path, fmt: str) -> Path:
 
 
 def head_lines(path: Path, size: int = 1 << 16) -> list[str]:
-    """The non-blank lines of the first ``size`` bytes (decompressed), the last one dropped when cut short."""
+    """The non-blank lines of the first ``size`` bytes (decompressed), the last one dropped when cut short.
+
+    Returns
+    -------
+    list of str
+        The lines without their line ends, blank ones left out.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "r.tsv"
+    >>> _ = p.write_text("a\\n\\nb\\ncut")
+    >>> head_lines(p), head_lines(p, size=6)  # the first 6 bytes end inside the line 'cut'
+    (['a', 'b', 'cut'], ['a', 'b'])
+    """
     from receval.data import _source
 
     with _source.open_binary(path) as fh:
@@ -190,6 +218,13 @@ def detect(path: Path, label: str = "table", option: str = "format=") -> tuple[s
     names the file, and ``option`` the setting to pass, in the error raised when
     nothing fits.
 
+    Returns
+    -------
+    tuple of (str, bool or None)
+        The format (a key of :data:`FORMATS`) and whether the file has a header line (None: not decided yet).
+
+    Examples
+    --------
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
     >>> _ = (folder / "u1.base").write_text("1\\t6\\t5\\t887431973\\n2\\t9\\t3\\t887431974\\n")
@@ -234,6 +269,13 @@ def detect(path: Path, label: str = "table", option: str = "format=") -> tuple[s
 def has_header(path: Path, sep: str, columns: Mapping[str, str] | None = None) -> bool:
     """Whether the first line names columns: it holds a known name, or text where the body has numbers.
 
+    Returns
+    -------
+    bool
+        True when the first line is a header.
+
+    Examples
+    --------
     >>> import tempfile
     >>> p = Path(tempfile.mkdtemp()) / "r.csv"
     >>> _ = p.write_text("7,x,4\\n8,y,5\\n")

@@ -149,6 +149,15 @@ def load(
         For an unknown format, a missing file or column, a malformed line (wrong
         number of fields, non-numeric or off-scale rating), an empty or header-only
         file: the message names the file, the line and the column.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "ratings.csv"
+    >>> _ = p.write_text("user,item,rating\\n1,10,4\\n1,11,2\\n2,10,5\\n")
+    >>> data = load(p)
+    >>> data.n_users, data.n_items, len(data)
+    (2, 2, 3)
     """
     path = Path(path)
     if format is None:
@@ -212,6 +221,13 @@ def _detected(path: Path) -> str:
 def parse_scale(scale: RatingScale | Sequence[float] | str | None) -> RatingScale | None:
     """A :class:`RatingScale` from ``(low, high[, step])`` or ``"low..high[:step]"`` (None stays None).
 
+    Returns
+    -------
+    RatingScale or None
+        The scale (a RatingScale given stays as it is), or None for ``None``; a DataError for a scale it cannot read.
+
+    Examples
+    --------
     >>> parse_scale("0.5..5:0.5")
     RatingScale(low=0.5, high=5.0, step=0.5)
     >>> parse_scale((1, 4))
@@ -243,10 +259,23 @@ def parse_scale(scale: RatingScale | Sequence[float] | str | None) -> RatingScal
 def load_user_features(path: str | Path, format: str) -> pd.DataFrame:
     """User demographics shipped with MovieLens 100K (``u.user``) and 1M (``users.dat``).
 
-    Returns a DataFrame with columns ``user``, ``age``, ``gender``, ``occupation``,
-    ``zip``. In 100K ``age`` is in years and ``occupation`` a name; in 1M both are
-    the codes its README lists (age brackets 1, 18, 25, 35, 45, 50, 56; occupations
-    0–20). Other formats ship no user features (:class:`DataError`).
+    In 100K ``age`` is in years and ``occupation`` a name; in 1M both are the codes
+    its README lists (age brackets 1, 18, 25, 35, 45, 50, 56; occupations 0–20).
+    Other formats ship no user features (:class:`DataError`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per user, columns ``user``, ``age``, ``gender``, ``occupation``, ``zip``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "u.data").write_text("1\\t10\\t4\\t881250949\\n")
+    >>> _ = (folder / "u.user").write_text("1|24|M|technician|85711\\n2|53|F|other|94043\\n")
+    >>> load_user_features(folder, "movielens-100k").iloc[0].to_dict()
+    {'user': 1, 'age': 24, 'gender': 'M', 'occupation': 'technician', 'zip': '85711'}
     """
     import pandas as pd
 

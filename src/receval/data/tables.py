@@ -183,6 +183,17 @@ def read_table(
     DataError
         One line naming the file (and line, column) for an unknown format or kind, a
         missing file or column, an empty or header-only file, a malformed line.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "train.csv"
+    >>> _ = p.write_text("user,item,rating\\n1,10,4\\n1,11,2\\n2,10,5\\n")
+    >>> table = read_table(p, "train")
+    >>> table.to_dict("list")
+    {'user': ['1', '1', '2'], 'item': ['10', '11', '10'], 'rating': [4.0, 2.0, 5.0]}
+    >>> str(table["user"].dtype)
+    'category'
     """
     located = read_located(
         path, kind, required, format=format, columns=columns, header=header, positional=positional,
@@ -213,6 +224,13 @@ def read_located(
 ) -> Located:
     """:func:`read_table` as an Arrow table with the file's line of each row (for messages about rows found later).
 
+    Returns
+    -------
+    Located
+        ``table`` (the Arrow table) and ``line_of(row)``, the file line of a row.
+
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "r.csv"
     >>> _ = p.write_text("user,item,rating\\n\\n7,x,4\\n")
@@ -340,6 +358,13 @@ def read_aspects(path: str | Path, item_ids: np.ndarray | None = None, **options
     are dropped (unrated items carry no signal); none matching is an error.
     ``options`` go to :func:`read_table`.
 
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (item, aspect), columns ``item`` and ``aspect``.
+
+    Examples
+    --------
     >>> import tempfile, pathlib
     >>> p = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
     >>> _ = p.write_text("item,aspect\\n1,Drama|Comedy\\n2, \\n9,War\\n")
@@ -786,6 +811,13 @@ def from_nested(nested: Any, value: str = "score", *, source: object | None = No
 def is_time(text: str) -> bool:
     """Whether ``text`` is a number or an ISO 8601 date (what a timestamp column may hold).
 
+    Returns
+    -------
+    bool
+        True for text that reads as a number or as an ISO 8601 date or date-time.
+
+    Examples
+    --------
     >>> is_time("887431973"), is_time("2020-01-02 12:00"), is_time("soon"), is_time("")
     (True, True, False, False)
     """
