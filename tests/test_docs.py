@@ -143,6 +143,7 @@ DOCUMENTED = [
     "data/tables.py",
     "data/loaders.py",
     "errors.py",
+    "metrics/debiased.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -208,7 +208,25 @@ def _props(metric: Metric, data: MetricInput) -> Propensities:
 
 # ---------------------------------------------------------------- entry points
 def debiased_per_user(metric: Metric, data: MetricInput) -> np.ndarray:
-    """Per-user values of a metric under its estimator (NaN = not scored)."""
+    """Per-user values of a metric under its estimator (NaN = not scored).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per user row of ``data``; NaN for a user not scored.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from receval.metrics.registry import MetricInput, parse_metric
+    >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")  # w = 2 and 4
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0]])), threshold=4,
+    ...                    propensities={"known": p})
+    >>> debiased_per_user(parse_metric("precision@2(estimator=ips,propensity=known)"), data)  # (2 + 4) / 2
+    array([3.])
+    >>> debiased_per_user(parse_metric("precision@2"), data)  # naive: both items relevant
+    array([1.])
+    """
     est = metric.params.get("estimator", "naive")
     base = base_metric(metric)
     if est == "naive":
@@ -234,7 +252,23 @@ def debiased_per_user(metric: Metric, data: MetricInput) -> np.ndarray:
 
 
 def debiased_value(metric: Metric, data: MetricInput, per_user: np.ndarray | None = None) -> float:
-    """The aggregated value of a metric under its estimator."""
+    """The aggregated value of a metric under its estimator.
+
+    Returns
+    -------
+    float
+        The estimate over the users (NaN when none is scored).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from receval.metrics.registry import MetricInput, parse_metric
+    >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")  # w = 2 and 4
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0]])), threshold=4,
+    ...                    propensities={"known": p})
+    >>> debiased_value(parse_metric("recall@1(estimator=ips,propensity=known)"), data)  # 2 / (2 + 4)
+    0.3333333333333333
+    """
     est = metric.params.get("estimator", "naive")
     base = base_metric(metric)
     if est == "naive":
@@ -269,6 +303,21 @@ def sample_values(metric: Metric, data: MetricInput) -> np.ndarray:
     """The value on each weighted sample (``wtd``/``wtd_h``): their spread is the interval.
 
     For the other estimators, one value (the estimate).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        One value per weighted sample for ``wtd``/``wtd_h``, else the estimate alone.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from receval.metrics.registry import MetricInput, parse_metric
+    >>> p = Propensities(truth=np.array([0.5, 0.25]), population=2.0, model="known")  # w = 2 and 4
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0]])), threshold=4,
+    ...                    propensities={"known": p})
+    >>> sample_values(parse_metric("recall@1(estimator=ips,propensity=known)"), data).round(4).tolist()
+    [0.3333]
     """
     est = metric.params.get("estimator", "naive")
     if est not in ("wtd", "wtd_h"):
@@ -325,6 +374,20 @@ def ht_parts(
 
     ``w`` holds the weight of each stored truth rating (CSR order); ``params`` the base
     metric's parameters (thresholds, gain, denominator).
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        Per-user numerator and denominator (float64); the estimate of a user is their ratio.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from receval.metrics.registry import MetricInput
+    >>> data = MetricInput(np.array([[0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0]])), threshold=4)
+    >>> num, den = ht_parts("recall", data, 1, {}, np.array([2.0, 4.0]))  # the hit weighs 2 of the 2 + 4 positives
+    >>> num.tolist(), den.tolist()
+    ([2.0], [6.0])
     """
     thr = data.threshold if params.get("threshold") is None else float(params["threshold"])
     truth = data.truth
