@@ -144,6 +144,7 @@ DOCUMENTED = [
     "data/loaders.py",
     "errors.py",
     "metrics/debiased.py",
+    "recommenders/als.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -41,7 +41,23 @@ __all__ = ["HKV", "implicit_topk"]
 
 
 def implicit_topk(model, users: np.ndarray, k: int, exclude: sp.csr_matrix | None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k through an implicit model's ``recommend``; padding as :func:`~receval.recommenders.recommend`."""
+    """Top-k through an implicit model's ``recommend``; padding as :func:`~receval.recommenders.recommend`.
+
+    Returns
+    -------
+    tuple of (numpy.ndarray, numpy.ndarray)
+        Item indices (int64, ``-1`` for an empty slot) and scores (float64, NaN there), both ``len(users) x k``.
+
+    Examples
+    --------
+    >>> class Model:  # what implicit's recommend returns: N slots, filtered ones at the lowest float32 score
+    ...     def recommend(self, users, liked, N, filter_already_liked_items):
+    ...         low = np.finfo(np.float32).min
+    ...         return np.array([[2, 0], [1, 5]]), np.array([[0.75, 0.5], [0.25, low]], dtype=np.float32)
+    >>> ids, scores = implicit_topk(Model(), np.array([0, 1]), 3, None)
+    >>> ids.tolist(), scores.tolist()
+    ([[2, 0, -1], [1, -1, -1]], [[0.75, 0.5, nan], [0.25, nan, nan]])
+    """
     if exclude is None:
         ids, scores = model.recommend(users, None, N=k, filter_already_liked_items=False)
     else:
