@@ -145,6 +145,7 @@ DOCUMENTED = [
     "errors.py",
     "metrics/debiased.py",
     "recommenders/als.py",
+    "stats/propensity.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

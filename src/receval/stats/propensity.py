@@ -661,6 +661,28 @@ def input_propensities(
     training and test ratings together (``known`` takes ``given`` as its table; a fitted
     model in ``given`` is used as is), then evaluated on every test rating and rating
     prediction (:func:`calibrated_propensities`).
+
+    Returns
+    -------
+    dict of str to Propensities
+        One entry per propensity model the metrics name, with the propensity of each stored truth rating of ``data``
+        (CSR order) and of each rating prediction; empty when no metric is debiased.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from receval.data.interactions import Interactions
+    >>> from receval.metrics import parse_metric
+    >>> from receval.metrics.registry import MetricInput
+    >>> truth = Interactions.from_arrays(users=[1, 2, 2], items=[7, 7, 8], ratings=[5, 4, 5])
+    >>> data = MetricInput(np.array([[0], [1]]), sp.csr_matrix(np.array([[5.0, 0], [4.0, 5.0]])), threshold=4)
+    >>> specs = [("recall@1", parse_metric("recall@1")), ("r", parse_metric("recall@1(estimator=ips)"))]
+    >>> ids = {"eval_user_ids": np.array([1, 2]), "item_ids": np.array([7, 8]), "truth": truth}
+    >>> got = input_propensities(specs, data, **ids)
+    >>> list(got), got["popularity"].truth.tolist()  # items 7, 8: 1 and 0.5; 2 x (1 + 0.5) = 3 ratings
+    (['popularity'], [1.0, 1.0, 0.5])
+    >>> input_propensities(specs[:1], data, **ids)  # no debiased metric
+    {}
     """
     wanted: dict[str, dict[str, object]] = {}
     for label, spec in specs:
