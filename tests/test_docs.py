@@ -146,6 +146,8 @@ DOCUMENTED = [
     "metrics/debiased.py",
     "recommenders/als.py",
     "stats/propensity.py",
+    "metrics/conventions.py",
+    "metrics/beyond.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

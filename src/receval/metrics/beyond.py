@@ -67,6 +67,13 @@ SIMILARITIES: dict[str, SimilarityFn] = {}
 def register_similarity(name: str) -> Callable[[SimilarityFn], SimilarityFn]:
     """Register ``fn(data, a, b) -> s`` giving s(a[j], b[j]) ∈ [0, 1] for item index arrays ``a``, ``b``.
 
+    Returns
+    -------
+    callable
+        A decorator that registers the function under ``name`` in :data:`SIMILARITIES` and returns it unchanged.
+
+    Examples
+    --------
     >>> @register_similarity("same_item_example")
     ... def _same(data, a, b):
     ...     return (a == b).astype(float)
@@ -83,7 +90,20 @@ def register_similarity(name: str) -> Callable[[SimilarityFn], SimilarityFn]:
 
 
 def pairwise_similarity(data: MetricInput, a: np.ndarray, b: np.ndarray, similarity: str) -> np.ndarray:
-    """s(a[j], b[j]) with the named similarity."""
+    """s(a[j], b[j]) with the named similarity.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        One similarity per pair ``(a[j], b[j])``; an unknown name is a MetricError listing the known ones.
+
+    Examples
+    --------
+    >>> aspects = sp.csr_matrix(np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1]]))  # items 0, 1, 2 by aspect
+    >>> data = MetricInput(np.zeros((1, 0), dtype=int), sp.csr_matrix((1, 3)), aspects=aspects)
+    >>> pairwise_similarity(data, np.array([0, 0]), np.array([1, 2]), "aspect_jaccard").tolist()  # 1/2 and 0/3
+    [0.5, 0.0]
+    """
     if similarity not in SIMILARITIES:
         raise MetricError(f"unknown similarity {similarity!r}; known: {', '.join(sorted(SIMILARITIES))}")
     return np.asarray(SIMILARITIES[similarity](data, a, b), dtype=np.float64)
@@ -167,6 +187,13 @@ def _recommended_counts(data: MetricInput, k: int | None) -> np.ndarray:
 def gini_index(popularity: np.ndarray) -> float:
     """Seed 003's Gini of a popularity vector: 1/(n−1) Σ_j (2j − n − 1) p_j, p ascending and summing to 1.
 
+    Returns
+    -------
+    float
+        From 0 (equal popularity) to 1 (one item has it all); NaN for fewer than two items or no popularity.
+
+    Examples
+    --------
     >>> gini_index(np.array([1.0, 1.0, 1.0])), gini_index(np.array([0.0, 0.0, 5.0]))
     (0.0, 1.0)
     """

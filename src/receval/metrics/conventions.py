@@ -313,6 +313,13 @@ TREC_LEVEL_PARAMS: Mapping[str, str] = MappingProxyType({"iprec_at_recall": "rec
 def convention_name(name: str) -> str:
     """The canonical name of a library convention (case-insensitive, ``-`` read as ``_``).
 
+    Returns
+    -------
+    str
+        The convention's canonical name; an unknown name is a MetricError listing the known ones.
+
+    Examples
+    --------
     >>> convention_name("TREC-eval"), convention_name("LensKit")
     ('trec_eval', 'lenskit')
     >>> convention_name("pyterrier")
@@ -330,6 +337,13 @@ def preset_ties(name: str) -> str:
     """The tie rule of a library: ``"trec_eval"`` (score descending, then document id descending) for
     trec_eval, ``"input"`` (the order of the run) for the others.
 
+    Returns
+    -------
+    str
+        ``"trec_eval"`` or ``"input"``.
+
+    Examples
+    --------
     >>> preset_ties("TREC_EVAL"), preset_ties("lenskit")
     ('trec_eval', 'input')
     """
@@ -339,6 +353,13 @@ def preset_ties(name: str) -> str:
 def preset_params(name: str, metric: str) -> Mapping[str, Any]:
     """The parameter values of metric ``metric`` (a canonical name) under library ``name``'s convention.
 
+    Returns
+    -------
+    Mapping of str to Any
+        The parameters the library fixes for the metric (read-only); a MetricError when the library has no such metric.
+
+    Examples
+    --------
     >>> dict(preset_params("lenskit", "recall"))
     {'denominator': 'min'}
     >>> preset_params("trec_eval", "gini")
@@ -360,6 +381,13 @@ def preset_params(name: str, metric: str) -> Mapping[str, Any]:
 def spelling_convention(spelling: str) -> str | None:
     """The library whose own name for a metric ``spelling`` is (``P_k``, ``ndcg_cut_k``), if any.
 
+    Returns
+    -------
+    str or None
+        The library's convention name, or None when no library spells a metric so.
+
+    Examples
+    --------
     >>> spelling_convention("ndcg_cut_k"), spelling_convention("P_k"), spelling_convention("ndcg_burges_k")
     ('trec_eval', 'trec_eval', None)
     """
@@ -375,6 +403,13 @@ def markdown_table() -> str:
     """docs/conventions.md's tables: each library's repository, commit read and tie rule; then metric ×
     library × receval's parameter values, with the library's own name and the source files (linked at that commit).
 
+    Returns
+    -------
+    str
+        The Markdown text of both tables.
+
+    Examples
+    --------
     >>> markdown_table().splitlines()[0]
     '| library | repository | commit read | ties |'
     """
