@@ -21,7 +21,7 @@ Examples
 >>> fallback_items(np.array([3, 0, 5, 3]), np.array(["a", "b", "c", "d"]), 3).tolist()
 [2, 0, 3]
 >>> describe("fallback", users_cold=2, users_cold_without_list=2, users_evaluated=5)
-'cold users (no training rating): 2 of 5, 2 without a list given the most-rated training items'
+'cold users (no training rating): 2 of 5, 2 of them without a list and given the most-rated training items'
 """
 
 from __future__ import annotations
@@ -92,5 +92,5 @@ def describe(
     head += f"{users_cold:,} of {users_evaluated:,}"
     without = users_cold_without_list or 0
     if policy == "fallback":
-        return f"{head}, {without:,} without a list given the most-rated training items"
-    return f"{head}, {without:,} without a list scored as empty lists"
+        return f"{head}, {without:,} of them without a list and given the most-rated training items"
+    return f"{head}, {without:,} of them without a list and scored as empty lists"

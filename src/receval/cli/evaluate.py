@@ -248,7 +248,7 @@ def cold_start_line(conv: Conventions) -> str:
 
     >>> from receval.evaluation import Conventions
     >>> cold_start_line(Conventions(4.0, 4.0, users_evaluated=9, users_cold=3, users_cold_without_list=3))
-    'cold users (no training rating): 3 of 9, 3 without a list scored as empty lists (--cold-start empty)'
+    'cold users (no training rating): 3 of 9, 3 of them without a list and scored as empty lists (--cold-start empty)'
     """
     from receval.cold_start import describe
 
