@@ -58,7 +58,28 @@ def _simulate_metrics() -> tuple[str, ...]:
     description="cyclic (interactive) simulation: one recommendation per user and round, feedback from the test part",
 )
 def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """Simulate ``rounds`` rounds; aggregates at the last round, the trajectory per round."""
+    """Simulate ``rounds`` rounds; aggregates at the last round, the trajectory per round.
+
+    Returns
+    -------
+    TaskOutput
+        ``aggregates``: the configuration's metrics (all of the simulator's without any) at the last round;
+        ``tables["trajectories"]``: one row per round.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.experiment.datasets import prepare_dataset
+    >>> from receval.experiment.grid import expand
+    >>> text = 'name = "g"\\nmetrics = ["recall"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 30, n_items = 20, n_ratings = 300 }\\nthreshold = 4\\n'
+    >>> text += '[recommenders.popularity]\\n'
+    >>> text += '[protocol]\\nname = "cyclic"\\nrounds = 3\\n'
+    >>> cfg = parse_config(text)
+    >>> out = cyclic(expand(cfg)[0], prepare_dataset(cfg.datasets["toy"]))
+    >>> list(out.aggregates), out.tables["trajectories"]["round"].tolist()
+    (['recall'], [1, 2, 3])
+    """
     from receval.simulate import simulate
 
     train, test = split_for(task, dataset.data)
@@ -96,7 +117,27 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
     ),
 )
 def coherence_split(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """The five-model experiment for the task's recommender; relative RMSE per p as aggregates."""
+    """The five-model experiment for the task's recommender; relative RMSE per p as aggregates.
+
+    Returns
+    -------
+    TaskOutput
+        ``aggregates``: ``<model>(p=<p>)`` for the four models, ``Avg``, ``base_error`` and ``rating_ratio``;
+        ``tables``: ``coherence`` and ``coherence_rmse``.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.experiment.datasets import prepare_dataset
+    >>> from receval.experiment.grid import expand
+    >>> text = 'name = "g"\\nmetrics = []\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 30, n_items = 20, n_ratings = 300 }\\n[recommenders.biases]\\n'
+    >>> text += '[protocol]\\nname = "coherence-split"\\nps = [0.5]\\nfolds = 2\\n'
+    >>> cfg = parse_config(text)
+    >>> out = coherence_split(expand(cfg)[0], prepare_dataset(cfg.datasets["toy"]))
+    >>> sorted(out.aggregates)[:3], sorted(out.tables)
+    (['All-Diff(p=0.5)', 'All-Easy(p=0.5)', 'Avg(p=0.5)'], ['coherence', 'coherence_rmse'])
+    """
     from receval.studies.partitions import coherence_split_experiment
 
     data = dataset.data.deduplicate("last") if dataset.data.has_duplicates else dataset.data
@@ -150,6 +191,26 @@ def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     The systems are the ``systems`` algorithms (default parameters) trained on the
     task's training part, ranking ``k`` items for every test user; the truth is the
     test part, the aspects the data set's.
+
+    Returns
+    -------
+    TaskOutput
+        ``aggregates``: the experiments' summary values (``swap_tau[<metric>,<mode>]`` ...); ``tables``: their tables,
+        ``metaeval_<experiment>``.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.experiment.datasets import prepare_dataset
+    >>> from receval.experiment.grid import expand
+    >>> text = 'name = "g"\\nmetrics = ["ndcg@5"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 30, n_items = 20, n_ratings = 300 }\\n[recommenders.popularity]\\n'
+    >>> text += '[protocol]\\nname = "metaeval"\\nsystems = ["random", "popularity"]\\n'
+    >>> text += 'experiments = ["swap"]\\nk = 5\\n'
+    >>> cfg = parse_config(text)
+    >>> out = metaeval(expand(cfg)[0], prepare_dataset(cfg.datasets["toy"]))
+    >>> sorted(out.aggregates), sorted(out.tables)
+    (['swap_tau[ndcg@5,bottom-to-top]', 'swap_tau[ndcg@5,redundant]'], ['metaeval_swap', 'metaeval_swap_curves'])
     """
     import numpy as np
 
