@@ -56,7 +56,26 @@ __all__: list[str] = []
     description="shilling attack on the training part: prediction shift, hit ratio, rank and metric change",
 )
 def attack(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """Attack each target on its own; aggregates are the means over targets."""
+    """Attack each target on its own; aggregates are the means over targets.
+
+    Returns
+    -------
+    TaskOutput
+        ``aggregates``: the means over targets (``prediction_shift``, ``hit_ratio_before``/``_after``, ``n_fake``,
+        each metric's ``_before``/``_after`` ...); ``tables["attack"]``: one row per target.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.experiment.datasets import prepare_dataset
+    >>> from receval.experiment.grid import expand
+    >>> text = 'name = "g"\\nmetrics = ["ndcg@5"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 30, n_items = 20, n_ratings = 300 }\\n[recommenders.popularity]\\n'
+    >>> cfg = parse_config(text + '[protocol]\\nname = "attack"\\nn_targets = 1\\n')
+    >>> out = attack(expand(cfg)[0], prepare_dataset(cfg.datasets["toy"]))
+    >>> {"ndcg@5_before", "ndcg@5_after", "hit_ratio_after"} <= set(out.aggregates), len(out.tables["attack"])
+    (True, 1)
+    """
     from receval.studies.attacks import attack_effect, choose_targets, inject
 
     train, test = split_for(task, dataset.data)

@@ -44,7 +44,27 @@ __all__: list[str] = []
     description="estimates on the familiar (MNAR) test with each estimator against the MAR truth (all test ratings)",
 )
 def debiased(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """One recommender: its estimates per metric and estimator, and the MAR values."""
+    """One recommender: its estimates per metric and estimator, and the MAR values.
+
+    Returns
+    -------
+    TaskOutput
+        ``aggregates``: ``<metric>|<estimator>`` (with the first propensity model; the others in brackets,
+        ``ips[logistic]``) and ``<metric>|mar``; ``tables["debias"]``: the study's rows.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.experiment.datasets import prepare_dataset
+    >>> from receval.experiment.grid import expand
+    >>> text = 'name = "g"\\nmetrics = ["recall@5"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 40, n_items = 30, n_ratings = 600, familiar_fraction = 0.5 }\\n'
+    >>> text += '[recommenders.popularity]\\n[protocol]\\nname = "debiased"\\nestimators = ["naive", "ips"]\\n'
+    >>> cfg = parse_config(text)
+    >>> out = debiased(expand(cfg)[0], prepare_dataset(cfg.datasets["toy"]))
+    >>> sorted(k for k in out.aggregates if "[" not in k), list(out.tables)
+    (['recall@5|ips', 'recall@5|mar', 'recall@5|naive'], ['debias'])
+    """
     from receval.studies.debiasing import cm100k_parts, debiasing_study
 
     opts = task.options
