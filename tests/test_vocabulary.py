@@ -13,6 +13,7 @@ from receval.data.tables import read_table
 from receval.errors import ConfigError
 from receval.experiment import expand, parse_config
 from receval.experiment.protocols import split_for
+from receval.recommenders import list_algorithms
 from receval.split import split_by_name
 from receval.vocabulary import NO_SPLIT, SPLIT_ALIASES, SPLIT_METHODS, split_method
 
@@ -123,3 +124,18 @@ def test_the_convention_names_are_the_presets():
     from receval.vocabulary import CONVENTION_NAMES
 
     assert tuple(LIBRARIES) == CONVENTION_NAMES
+
+
+@pytest.mark.parametrize("name", [a.name for a in list_algorithms()])
+def test_each_algorithm_name_is_one_model_in_a_configuration_and_in_python(name):
+    """``receval recommend -a NAME`` builds ``make(NAME)``; a configuration's ``algorithm = NAME`` builds the same
+    class with the same parameters (the task's seed set, as the runner seeds every model)."""
+    from receval.experiment.protocols import make_model
+    from receval.recommenders import make
+
+    text = _config("holdout").replace('algorithm = "popularity"', f'algorithm = "{name}"')
+    (task,) = expand(parse_config(text, path="t.toml"))
+    model, reference = make_model(task), make(name)
+    assert type(model) is type(reference)
+    differ = {k: v for k, v in model.get_params().items() if reference.get_params().get(k) != v}
+    assert differ in ({}, {"seed": 4}), differ
