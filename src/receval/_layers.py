@@ -12,10 +12,13 @@ and no two modules may import each other, directly or through others.
 What each layer may use:
 
 - ``errors`` — the exception family; ``progress`` — the progress callbacks; ``_jit`` —
-  numba's ``njit`` deferred to a kernel's first call; nothing of receval. ``atomic`` — the atomic
-  writers; ``validate`` — the checks of options and configuration values (seeds,
-  counts, thresholds, memory); ``outputs`` — the checks of output paths before any
-  work; ``vocabulary`` — the names of split methods and library conventions; all only ``errors``.
+  numba's ``njit`` deferred to a kernel's first call; nothing of receval.
+- ``vocabulary`` — the names of receval's choices (split methods, library conventions,
+  paired tests and corrections, cold-start policies); only ``errors``.
+- ``atomic`` — the atomic writers; ``validate`` — the checks of options and
+  configuration values (seeds, counts, thresholds, memory); ``outputs`` — the checks of
+  output paths before any work; ``cold_start`` — the fallback list of users without
+  training data; all only ``errors`` and ``vocabulary``.
 - ``data`` — :class:`~receval.data.interactions.Interactions`, loaders, synthetic data,
   data-set statistics.
 - ``split`` — train/test splits of ``data``.
@@ -44,7 +47,8 @@ __all__ = ["LAYERS", "layer_of"]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_layers", "errors", "progress", "_jit"),
-    ("atomic", "validate", "outputs", "vocabulary"),
+    ("vocabulary",),
+    ("atomic", "validate", "outputs", "cold_start"),
     ("data",),
     ("split",),
     ("recommenders", "metrics"),
