@@ -136,7 +136,7 @@ DOCUMENTED = [
     "report/cyclic.py", "report/compare.py", "stats/significance.py", "metrics/ranking.py", "metrics/registry.py",
     "metrics/error.py", "metrics/trec.py", "validate.py", "split.py", "vocabulary.py", "data/formats.py",
     "data/tables.py", "data/loaders.py", "errors.py", "metrics/debiased.py", "recommenders/als.py",
-    "stats/propensity.py", "metrics/conventions.py", "metrics/beyond.py",
+    "stats/propensity.py", "metrics/conventions.py", "metrics/beyond.py", "evaluation/__init__.py", "cold_start.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

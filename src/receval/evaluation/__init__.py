@@ -510,6 +510,13 @@ def check_convention(convention: str | None) -> str | None:
     The one check of a preset name, wherever it is given (``evaluate(convention=)``,
     ``--convention``, a configuration's ``convention = ...``).
 
+    Returns
+    -------
+    str or None
+        The library's name as :data:`receval.vocabulary.CONVENTION_NAMES` spells it.
+
+    Examples
+    --------
     >>> check_convention("TREC_EVAL"), check_convention(None)
     ('trec_eval', None)
     >>> check_convention("pyterrier")  # doctest: +ELLIPSIS
@@ -590,7 +597,13 @@ def evaluate_model(
       them (``conventions.tie_break``: an item matrix as given).
 
     ``train`` and ``test`` must share one id space (as :mod:`receval.split` makes
-    them). The result also carries the lists (``rankings``) and the predictions.
+    them).
+
+    Returns
+    -------
+    EvaluationResult
+        As :func:`evaluate` gives it (``summary``, ``per_user``, ``conventions``), and also
+        the lists (``rankings``) and the predictions.
 
     Examples
     --------
