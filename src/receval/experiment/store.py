@@ -102,10 +102,13 @@ def data_paths(datasets: Mapping[str, DatasetSpec]) -> dict[str, str]:
 
     Examples
     --------
+    >>> import tempfile
     >>> from receval.experiment.config import DatasetSpec
-    >>> spec = DatasetSpec("ml", path="../data/ml-100k", format="movielens-100k", base="/home/me/exp")
-    >>> data_paths({"ml": spec, "toy": DatasetSpec("toy", generate={"n_users": 50})})
-    {'ml': '/home/me/data/ml-100k'}
+    >>> base = Path(tempfile.mkdtemp()).resolve()
+    >>> spec = DatasetSpec("ml", path="../data/ml-100k", format="movielens-100k", base=str(base / "exp"))
+    >>> paths = data_paths({"ml": spec, "toy": DatasetSpec("toy", generate={"n_users": 50})})
+    >>> paths == {"ml": str(base / "data" / "ml-100k")}  # the configuration's folder, one up, then data/ml-100k
+    True
     """
     return {
         label: str(Path(spec.resolved_path).resolve())
