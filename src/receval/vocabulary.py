@@ -25,6 +25,13 @@ happens to test users without a training rating, the same name and values for
 configuration's ``convention``, ``evaluate(..., convention=NAME)`` and a metric string's
 ``convention=NAME`` (the presets themselves are :mod:`receval.metrics.conventions`).
 
+**Sampled evaluation** (:data:`SAMPLING_SCHEMES`, :data:`SAMPLE_SHAPES`,
+:data:`SAMPLED_CORRECTIONS`): how negatives are drawn, whether a sample belongs to a test
+item or to a user, and the estimate of the full-catalogue metric from sampled ranks; the
+same words in metric strings (``sampling=``, ``correction=``), the command line, a
+configuration and :mod:`receval.evaluation.candidates` / :mod:`receval.stats.sampled`
+(docs/sampled_estimators.md).
+
 Standard library only: ``receval --help`` reads this module.
 
 Examples
@@ -56,6 +63,9 @@ __all__ = [
     "CORRECTION_NAMES",
     "Correction",
     "NO_SPLIT",
+    "SAMPLED_CORRECTIONS",
+    "SAMPLE_SHAPES",
+    "SAMPLING_SCHEMES",
     "SPLIT_ALIASES",
     "SPLIT_METHODS",
     "STATISTIC_NAMES",
@@ -63,6 +73,7 @@ __all__ = [
     "TEST_NAMES",
     "TestName",
     "cold_start_policy",
+    "sampled_word",
     "split_method",
 ]
 
@@ -78,6 +89,14 @@ COLD_START_POLICIES: dict[ColdStart, str] = {
 }
 COLD_START_DEFAULT: ColdStart = "empty"
 """The policy when none is given: a user without a list scores 0 on every accuracy metric."""
+
+SAMPLING_SCHEMES: tuple[str, ...] = ("uniform", "popularity")
+"""How sampled negatives are drawn: uniformly, or in proportion to training popularity ** exponent."""
+SAMPLE_SHAPES: tuple[str, ...] = ("per-item", "per-user")
+"""One sample of negatives per held-out test item (NCF), or one per user shared by its test items (RecBole)."""
+SAMPLED_CORRECTIONS: tuple[str, ...] = ("none", "ls", "bv", "mapping", "mle", "mes")
+"""Estimates of the full-catalogue metric from sampled ranks: uncorrected, Krichene & Rendle's least squares and
+bias-variance, Li et al.'s mapping, Jin et al.'s maximum likelihood and maximum entropy."""
 
 TestName = Literal["ttest", "wilcoxon", "permutation"]
 Correction = Literal["bonferroni", "holm", "bh", "none"]
@@ -215,3 +234,30 @@ def cold_start_policy(value: object) -> ColdStart:
         f"cold_start={value!r} is not a cold-start policy; use one of {', '.join(COLD_START_POLICIES)}",
         parameters=["cold_start"],
     )
+
+
+def sampled_word(option: str, value: object, words: tuple[str, ...]) -> str:
+    """``value`` as one of ``words`` (any case, ``_`` read as ``-``), or a one-line ConfigError naming ``option``.
+
+    The one check of :data:`SAMPLING_SCHEMES`, :data:`SAMPLE_SHAPES` and
+    :data:`SAMPLED_CORRECTIONS`, wherever the word is given.
+
+    Returns
+    -------
+    str
+        The word as it is written in ``words``.
+
+    Examples
+    --------
+    >>> sampled_word("shape", "Per_User", SAMPLE_SHAPES)
+    'per-user'
+    >>> sampled_word("correction", "lsq", SAMPLED_CORRECTIONS)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: correction='lsq' is not known; use one of none, ls, bv, mapping, mle, mes
+    """
+    key = _key(value) if isinstance(value, str) else value
+    for word in words:
+        if key == word:
+            return word
+    raise ConfigError(f"{option}={value!r} is not known; use one of {', '.join(words)}", parameters=[option])
