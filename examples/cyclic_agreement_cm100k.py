@@ -1,6 +1,7 @@
-"""Seed 000's central finding: on MAR data Recall and Fallout agree, on MNAR data they disagree.
+"""The central finding of Cuesta Fernández's thesis (TFG, UAM 2021): on MAR data Recall and Fallout agree, on MNAR data
+they disagree.
 
-Seven non-personalised configurations (random, popularity, average, item bandits and
+Seven non-personalised configurations of receval's choosing (random, popularity, average, item bandits and
 ignore-missing item bandits with ε-greedy and Thompson sampling), 300 rounds, 20% of
 the ratings held out (seeded holdout), one recommendation per user and round,
 sequential updates. Kendall's τ between the systems' quality rankings by Recall and by
@@ -33,7 +34,8 @@ from receval.split import holdout
 from receval.stats.agreement import kendall_agreement, tau_curve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-CONFIGS = (  # the thesis' seven non-personalised configurations (receval simulate's default list)
+# receval simulate's default list; the thesis text available stops after chapter 3, before its own list of configurations
+CONFIGS = (
     "random",
     "popularity",
     "average",

@@ -185,7 +185,7 @@ def _recommended_counts(data: MetricInput, k: int | None) -> np.ndarray:
 
 
 def gini_index(popularity: np.ndarray) -> float:
-    """Seed 003's Gini of a popularity vector: 1/(n−1) Σ_j (2j − n − 1) p_j, p ascending and summing to 1.
+    """The Gini index of a popularity vector: 1/(n−1) Σ_j (2j − n − 1) p_j, p ascending and summing to 1.
 
     Returns
     -------
