@@ -164,7 +164,7 @@ def generated_parts(truth: SyntheticData, *, test_fraction: float = 0.2, seed: i
     return DebiasParts(train=train, mnar_test=test, mar_test=mar_test, known=table, name=truth.data.name or "synthetic")
 
 
-def default_systems(seed: int = 0) -> dict[str, object]:
+def default_systems() -> dict[str, object]:
     """The cyclic study's non-personalised configurations plus user-kNN, item-kNN, MF and HKV.
 
     Returns
