@@ -128,3 +128,9 @@ def test_demographic_groups_on_ml100k(ml100k_dir) -> None:
     age = user_groups("age", data, data, user_features=feats)
     assert sum(int(m.sum()) for m in age.values()) == 943 and "25-34" in age
     assert int(np.count_nonzero(np.vstack(list(item_groups("aspect", data, data).values())).sum(0))) >= 1681
+
+
+def test_age_groups_come_in_age_order() -> None:
+    data = Interactions.from_frame(pd.DataFrame({"user": ["a", "b", "c", "d"], "item": ["x"] * 4, "rating": 4.0}))
+    feats = pd.DataFrame({"user": ["a", "b", "c", "d"], "age": [60, 12, 30, 19]})
+    assert list(user_groups("age", data, data, user_features=feats)) == ["<18", "18-24", "25-34", "56+"]

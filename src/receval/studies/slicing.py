@@ -200,7 +200,9 @@ def user_groups(
             values = pd.cut(pd.to_numeric(values), _AGE_EDGES, right=False, labels=_AGE_LABELS).astype(object)
             values = np.asarray(values)
         labels = [v for v in pd.unique(values) if not pd.isna(v)]
-        return {str(v): np.asarray(values == v, dtype=bool) for v in sorted(labels, key=str)}
+        # age brackets in age order ("<18" first, which sorting the strings would put last)
+        order = [v for v in _AGE_LABELS if v in labels] if name == "age" else sorted(labels, key=str)
+        return {str(v): np.asarray(values == v, dtype=bool) for v in order}
     raise ConfigError(f"unknown user slice {name!r}; valid: {', '.join(SLICERS['user'])}")
 
 
