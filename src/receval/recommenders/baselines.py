@@ -38,6 +38,12 @@ def _feedback(users, items, feedback) -> tuple[np.ndarray, np.ndarray]:
     return items, fb
 
 
+def _item_lookup(model: MostPopular | Average, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+    """A non-personalised model's one score row, looked up at each user's candidates."""
+    _, items = model._check_candidates(users, items)
+    return np.asarray(model._scores(), dtype=np.float64)[items]
+
+
 def check_pairs(model: Recommender, users: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Validated (user, item) index arrays of equal length for ``predict``.
 
@@ -98,6 +104,14 @@ class Random(OnlineRandom):
             out[row] = np.random.default_rng([self.seed, int(u)]).random(self.n_items_)
         return out
 
+    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``score`` at the given items: each user's seeded row drawn one at a time, never all rows at once."""
+        users, items = self._check_candidates(users, items)
+        out = np.empty(items.shape)
+        for row, u in enumerate(users):
+            out[row] = np.random.default_rng([self.seed, int(u)]).random(self.n_items_)[items[row]]
+        return out
+
     def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
         """Random learns nothing."""
         self._check_fitted()
@@ -150,6 +164,10 @@ class MostPopular(OnlinePopularity):
         super().fit(train)
         return self
 
+    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``score`` at the given items: a lookup of their counts."""
+        return _item_lookup(self, users, items)
+
     @property
     def counts_(self) -> np.ndarray:
         """The item counts (the scores), updated in place by feedback."""
@@ -185,6 +203,10 @@ class Average(OnlineAverage):
     def __init__(self, threshold: float = 4.0):
         self.threshold = threshold
 
+    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``score`` at the given items: a lookup of their smoothed positive rates."""
+        return _item_lookup(self, users, items)
+
 
 class GlobalMean(Recommender):
     """Predicts the mean training rating for every pair (scores are all equal).
@@ -208,6 +230,11 @@ class GlobalMean(Recommender):
     def score(self, users: np.ndarray) -> np.ndarray:
         users = self._check_users(users)
         return np.full((len(users), self.n_items_), self.mean_)
+
+    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``score`` at the given items: the mean for every one."""
+        _, items = self._check_candidates(users, items)
+        return np.full(items.shape, self.mean_)
 
 
 def _clip(values: np.ndarray, scale: RatingScale, clip: bool) -> np.ndarray:
@@ -260,3 +287,8 @@ class Biases(Recommender):
     def score(self, users: np.ndarray) -> np.ndarray:
         users = self._check_users(users)
         return self.mean_ + self.user_bias_[users][:, None] + self.item_bias_[None, :]
+
+    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``score`` at the given items: ``μ + b_u + b_i`` looked up, no full row."""
+        users, items = self._check_candidates(users, items)
+        return self.mean_ + self.user_bias_[users][:, None] + self.item_bias_[items]
