@@ -79,6 +79,7 @@ EXAMPLES: dict[str, str] = {
     "demo": "receval demo --seed 1 --users 300 --items 500 --ratings 15000 --rounds 20 --out demo",
     "coherence": "receval coherence --data ~/data/ml-100k --format movielens-100k --gamma wstd --json",
     "barrier": "receval barrier --data rerated.csv --format csv --scale 1..5 --bootstrap 200",
+    "coherence-barrier": "receval coherence-barrier --data rerated.csv --format csv --aspects genres.csv --json",
     "coherence-split": (
         "receval coherence-split --data ~/data/ml-100k --format movielens-100k --p 0.1,0.5,0.9 --models ib,ub,mf "
         "--out split"
