@@ -1,4 +1,4 @@
-"""``receval coherence``, ``receval barrier`` and ``receval coherence-split`` (Said & Bellogín, UMUAI 2018)."""
+"""``receval coherence``, ``barrier``, ``coherence-barrier`` and ``coherence-split`` (Said & Bellogín, UMUAI 2018)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ AspectsOpt = Annotated[
     ),
 ]
 
+
 def _load(data: Path, format: str, aspects: Path | None, scale: str | None):
     inter = load_data(data, format, scale=scale)
     if aspects is not None:
@@ -50,12 +51,19 @@ def coherence_command(
     data: DataOpt,
     format: FormatOpt,
     aspects: AspectsOpt = None,
-    gamma: Annotated[str, typer.Option("--gamma", help="std|wstd|mean|wmean|entropy|kld|size")] = "wstd",
+    gamma: Annotated[
+        str,
+        typer.Option(
+            "--gamma",
+            help="std|wstd|mean|wmean|entropy|kld|size (Table 1, over item attributes) or barrier (Eq. 8: the "
+            "squared deviations of repeated ratings from their pair's mean, over the times they were given).",
+        ),
+    ] = "wstd",
     scale: ScaleOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres)."""
-    from receval.stats.coherence import coherence
+    """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres), or on rating times (Eq. 8)."""
+    from receval.stats.coherence import EQ8, coherence
 
     coh = coherence(_load(data, format, aspects, scale), gamma)
     summary = {k: _finite(v) if isinstance(v, float) else v for k, v in coh.summary().items()}
@@ -65,15 +73,21 @@ def coherence_command(
         out = {"users": {_key(u): float(v) for u, v in series.items()}, **summary, "undefined_users": undefined}
         typer.echo(json.dumps(out))
         return
-    typer.echo(
-        f"coherence ({gamma}) of {summary['n_users']} users; {summary['n_undefined']} without rated items "
-        f"with attributes (left out); {summary['n_unattributed_ratings']} ratings of items without attributes"
-    )
+    if gamma == EQ8:
+        typer.echo(
+            f"coherence ({gamma}, Eq. 8) of {summary['n_users']} users; {summary['n_undefined']} without a "
+            "repeated rating (left out); higher = noisier (it approximates the per-user magic barrier)"
+        )
+    else:
+        typer.echo(
+            f"coherence ({gamma}) of {summary['n_users']} users; {summary['n_undefined']} without rated items "
+            f"with attributes (left out); {summary['n_unattributed_ratings']} ratings of items without attributes"
+        )
     typer.echo(
         f"mean {summary['mean']:.4f}  std {summary['std']:.4f}  min {summary['min']:.4f}  "
         f"median {summary['median']:.4f}  max {summary['max']:.4f}"
     )
-    ordered = series.sort_values(kind="stable")
+    ordered = series.sort_values(kind="stable", ascending=gamma != EQ8)  # Eq. 8 grows with the noise
     typer.echo("least coherent users (difficult):")
     for user, value in ordered.head(10).items():
         typer.echo(f"  {_key(user)}\t{value:.4f}")
@@ -146,6 +160,63 @@ def barrier_command(
         typer.echo(("WARNING overfitting: " if check.flagged else "ok: ") + check.message)
 
 
+def coherence_barrier_command(
+    data: DataOpt,
+    format: FormatOpt,
+    aspects: AspectsOpt = None,
+    keep: Annotated[
+        str,
+        typer.Option(
+            "--keep",
+            help="The rating of a repeated pair that Table 1's functions and the baselines read: first (the "
+            "paper: coherence from the ratings in the system, the barrier adds later opinions), last or mean. "
+            "Eq. 8 reads every repeated rating.",
+        ),
+    ] = "first",
+    ddof: Annotated[
+        int, typer.Option("--ddof", help="Barrier estimator. 0: the paper's 1/m; 1: unbiased 1/(m-1).")
+    ] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the random baseline.")] = 0,
+    scale: ScaleOpt = None,
+    json_out: Annotated[
+        bool,
+        typer.Option("--json", help='Print {"spearman": {gamma: rho}, "pearson": {gamma: r}, ...} as one JSON object.'),
+    ] = False,
+) -> None:
+    """Correlation of each coherence function and the baselines with the per-user magic barrier (Table 2 of Said &
+    Bellogín, UMUAI 2018) on data with repeated ratings."""
+    from receval.stats.coherence import KEEPS, barrier_validation
+    from receval.validate import check_command_options
+
+    if ddof not in (0, 1):
+        raise ConfigError(f"--ddof {ddof}: use 0 (the paper's 1/m) or 1 (unbiased)")
+    check_command_options(seed=seed)
+    kept = one_of(keep, KEEPS, "--keep")
+    table = barrier_validation(_load(data, format, aspects, scale), keep=kept, ddof=1 if ddof == 1 else 0, seed=seed)
+    mb = table.attrs["barrier"]
+    if json_out:
+        out: dict[str, Any] = {
+            col: {str(name): _finite(v) for name, v in table[col].items()}
+            for col in ("spearman", "pearson", "spearman_p", "pearson_p")
+        }
+        out["n_users"] = {str(name): int(n) for name, n in table["n_users"].items()}
+        out["keep"] = kept
+        out["barrier"] = {k: v for k, v in mb.items() if k not in ("system_ci", "confidence", "resample")}
+        typer.echo(json.dumps(out))
+        return
+    typer.echo(
+        f"coherence vs the per-user magic barrier (Said & Bellogín, UMUAI 2018, Table 2): {mb['n_users']} users "
+        f"with a barrier from {mb['n_pairs']} pairs rated {mb['m_min']}..{mb['m_max']} times (ddof={mb['ddof']}); "
+        f"Table 1's functions and the baselines read the {kept} rating of each pair"
+    )
+    shown = table[["spearman", "pearson", "n_users"]].reset_index()
+    typer.echo(shown.to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="n/a"))
+    typer.echo(
+        "Table 1's functions: more coherent users have a lower barrier, so a good one correlates negatively; "
+        "barrier (Eq. 8) grows with the noise and correlates positively; n/a: fewer than 3 users or a constant"
+    )
+
+
 def _per_user_rmse(path: Path) -> pd.Series:
     import numpy as np
 
@@ -171,7 +242,14 @@ def coherence_split_command(
     models: Annotated[str, typer.Option("--models", help="ib,ub,mf or algorithm names.")] = "ib,ub,mf",
     folds: Annotated[int, typer.Option("--folds", help="Per-user k-fold cross-validation.")] = 5,
     gamma: Annotated[str, typer.Option("--gamma")] = "wstd",
-    avg: Annotated[str, typer.Option("--avg", help="users (weighted by test users) or equal.")] = "users",
+    avg: Annotated[
+        str,
+        typer.Option(
+            "--avg",
+            help="The Avg column: users (All-Easy and All-Diff weighted by test users, the paper's text) or equal "
+            "(their plain mean, which reproduces the paper's tables).",
+        ),
+    ] = "users",
     out: Annotated[Path | None, typer.Option("--out", help="Folder for table.csv, rmse.csv, figure.png.")] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     scale: ScaleOpt = None,
@@ -213,12 +291,20 @@ def coherence_split_command(
         return
     typer.echo(result.table6().to_string(index=False))
     typer.echo(f"relative RMSE in % w.r.t. All-All; ▲ best, ▼ worst; coherence {gamma}, {folds}-fold per user")
+    typer.echo(
+        "Avg: the mean of All-Easy and All-Diff weighted by their test users (the paper's text); --avg equal "
+        "gives the plain mean, which reproduces the paper's tables"
+        if averaging == "users"
+        else "Avg: the plain mean of All-Easy and All-Diff, as the paper's tables (--avg users weights them by "
+        "their test users, as its text says)"
+    )
     if written:
         typer.echo(f"wrote {', '.join(map(str, written))}")
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``coherence``, ``barrier`` and ``coherence-split`` to the main app."""
+    """Attach ``coherence``, ``barrier``, ``coherence-barrier`` and ``coherence-split`` to the main app."""
     app.command("coherence")(coherence_command)
     app.command("barrier")(barrier_command)
+    app.command("coherence-barrier")(coherence_barrier_command)
     app.command("coherence-split")(coherence_split_command)

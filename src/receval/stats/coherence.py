@@ -32,6 +32,19 @@ Conventions (each reproduces the paper's worked example, see the tests):
 
 Everything is sparse algebra over all users at once: a users x items rating matrix
 times the items x attributes matrix gives the per-(user, attribute) counts and sums.
+
+``barrier`` is the paper's Eq. 8 (§3.3), the link between coherence and the magic
+barrier: the attribute space is the times at which the user rated, and
+``gamma_{u,t} = sum_i -(mu_hat_ui - r^t_ui)^2`` over the items rated at time ``t``,
+``mu_hat_ui`` being the mean of every rating the user gave item ``i``. Then
+``C_u = sum_t sum_i (mu_hat_ui - r^t_ui)^2`` is the user's sum of squared deviations of
+repeated ratings from their pair means: ``m |X_u| B_hat_u^2`` when each of the user's
+``|X_u|`` pairs is rated ``m`` times (Algorithm 1's per-user barrier, ``ddof=0``), so it
+grows with the barrier (a positive correlation, where Table 1's functions correlate
+negatively). It reads the repeated ratings themselves, never a deduplicated copy, and
+needs no item attributes; grouping the rows by their time does not change the sum, so
+data without timestamps (each row one rating occasion) gives the same value. A user
+without a repeated pair has no estimate (NaN), as in the per-user barrier.
 """
 
 from __future__ import annotations
@@ -42,15 +55,35 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from numba import njit
 
+from receval._jit import njit
 from receval.data.interactions import Interactions
 from receval.errors import DataError
 
-__all__ = ["GAMMAS", "Coherence", "coherence", "coherence_all", "coherence_barrier_correlation"]
+__all__ = [
+    "ALL_GAMMAS",
+    "BASELINES",
+    "EQ8",
+    "GAMMAS",
+    "KEEPS",
+    "Coherence",
+    "barrier_validation",
+    "coherence",
+    "coherence_all",
+    "coherence_barrier_correlation",
+]
 
 GAMMAS: tuple[str, ...] = ("entropy", "kld", "mean", "wmean", "std", "wstd", "size")
+"""The functions of the paper's Table 1, over item attributes."""
+EQ8 = "barrier"
+"""The paper's Eq. 8: coherence over the times of a user's repeated ratings (module docstring)."""
+ALL_GAMMAS: tuple[str, ...] = (*GAMMAS, EQ8)
+"""Every coherence function :func:`coherence` computes."""
+BASELINES: tuple[str, ...] = ("random", "n_ratings", "mean_rating")
+"""The predictors of the per-user barrier the paper's Table 2 compares coherence with."""
 Keep = Literal["first", "last", "mean"]
+KEEPS: tuple[Keep, ...] = ("first", "last", "mean")
+"""How a repeated pair is reduced to one rating for Table 1's functions (:meth:`Interactions.deduplicate`)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +99,10 @@ class Coherence:
     n_attributed : ndarray of int, ``|u_A|`` per user
     n_multi : ndarray of int, attributes with at least two of the user's ratings
     n_unattributed : int, training ratings of items without any attribute
+
+    For ``gamma="barrier"`` (Eq. 8) ``n_attributed`` counts the user's ratings (each
+    has its time), ``n_multi`` the user's pairs rated at least twice, and
+    ``n_unattributed`` is 0.
     """
 
     values: np.ndarray
@@ -247,6 +284,30 @@ def _gamma_values(st: _AspectStats, gamma: str) -> tuple[np.ndarray, np.ndarray]
     return values, defined
 
 
+def _eq8(data: Interactions) -> Coherence:
+    """Eq. 8: per user, the sum over rating times and items of ``(mu_hat_ui - r^t_ui)^2`` (module docstring)."""
+    from receval.stats.barrier import pair_statistics
+
+    if data.n_ratings == 0:
+        raise DataError("coherence needs training ratings; the data set is empty")
+    pairs = pair_statistics(data, ddof=0)  # variance * m = the pair's sum of squared deviations
+    if pairs.empty:
+        raise DataError(
+            f"coherence gamma={EQ8!r} (Eq. 8) sums the deviations of repeated ratings of a (user, item) pair "
+            f"from their mean, and every one of the {pairs.attrs['n_single']} pairs of this data set is rated "
+            "once; give data that keeps re-ratings (e.g. receval.data.synthetic.generate(..., reratings=3)), "
+            "or a gamma over item attributes such as wstd",
+            parameters=["gamma"],
+        )
+    users = pairs["user"].to_numpy()
+    squares = pairs["m"].to_numpy() * pairs["variance"].to_numpy()
+    total = np.bincount(users, weights=squares, minlength=data.n_users)
+    n_multi = np.bincount(users, minlength=data.n_users).astype(np.int64)
+    defined = n_multi > 0
+    n_rated = np.bincount(data.users, minlength=data.n_users).astype(np.int64)
+    return Coherence(np.where(defined, total, np.nan), defined, EQ8, data.user_ids, n_rated, n_multi, 0)
+
+
 def coherence(train: Interactions, gamma: str = "wstd", *, keep: Keep = "last") -> Coherence:
     """User coherence ``C_u^gamma = -sum_a gamma_{u,a}`` for every user, from training data.
 
@@ -256,9 +317,12 @@ def coherence(train: Interactions, gamma: str = "wstd", *, keep: Keep = "last") 
         Training interactions with item attributes (``train.aspects``). Compute it on
         training data only: test ratings must not decide who is "difficult".
     gamma
-        One of ``entropy, kld, mean, wmean, std, wstd, size`` (module docstring).
+        One of ``entropy, kld, mean, wmean, std, wstd, size`` (Table 1, over item
+        attributes) or ``barrier`` (Eq. 8, over the times of repeated ratings; no
+        attributes needed; module docstring).
     keep
-        How repeated ratings of a pair are reduced to one first (``Interactions.deduplicate``).
+        How repeated ratings of a pair are reduced to one before a Table 1 function
+        (``Interactions.deduplicate``); ``barrier`` reads every repeated rating.
 
     Returns
     -------
@@ -281,9 +345,19 @@ def coherence(train: Interactions, gamma: str = "wstd", *, keep: Keep = "last") 
     >>> data = Interactions.from_frame(ratings, item_aspects=genres)
     >>> coherence(data, "std").values.round(2).tolist(), coherence(data, "wstd").values.round(2).tolist()
     ([-1.28, -5.95], [-0.52, -2.15])
+
+    Eq. 8 on repeated ratings: user 1 rated item x at three times (1, 2, 6: mean 3) and
+    item y once; user 2 rated x twice alike.
+
+    >>> again = Interactions.from_arrays([1, 1, 1, 1, 2, 2], ["x", "x", "x", "y", "x", "x"], [1, 2, 6, 4, 5, 5],
+    ...                                  timestamps=[10, 20, 30, 10, 10, 20])
+    >>> coherence(again, "barrier").values.tolist()  # (1-3)^2 + (2-3)^2 + (6-3)^2 = 14
+    [14.0, 0.0]
     """
+    if gamma == EQ8:
+        return _eq8(train)
     if gamma not in GAMMAS:
-        raise DataError(f"unknown coherence function gamma={gamma!r}; choose one of {', '.join(GAMMAS)}")
+        raise DataError(f"unknown coherence function gamma={gamma!r}; choose one of {', '.join(ALL_GAMMAS)}")
     st = _aspect_stats(train, keep)
     return _to_result(st, train, gamma)
 
@@ -314,11 +388,19 @@ def coherence_all(
     >>> {g: float(c.values[0]) for g, c in coherence_all(d, ["std", "mean", "size"]).items()}
     {'std': -1.4142135623730951, 'mean': -7.0, 'size': -3.0}
     """
-    bad = [g for g in gammas if g not in GAMMAS]
+    bad = [g for g in gammas if g not in ALL_GAMMAS]
     if bad:
-        raise DataError(f"unknown coherence function(s) {bad}; choose from {', '.join(GAMMAS)}")
-    st = _aspect_stats(train, keep)
-    return {g: _to_result(st, train, g) for g in gammas}
+        raise DataError(f"unknown coherence function(s) {bad}; choose from {', '.join(ALL_GAMMAS)}")
+    out: dict[str, Coherence] = {}
+    st = None
+    for g in gammas:
+        if g == EQ8:
+            out[g] = _eq8(train)
+            continue
+        if st is None:
+            st = _aspect_stats(train, keep)
+        out[g] = _to_result(st, train, g)
+    return out
 
 
 def coherence_barrier_correlation(
@@ -327,35 +409,49 @@ def coherence_barrier_correlation(
     *,
     gammas: tuple[str, ...] | list[str] = GAMMAS,
     seed: int | np.random.Generator = 0,
-    keep: Keep = "last",
+    keep: Keep = "first",
 ) -> pd.DataFrame:
-    """Spearman and Pearson correlation of each coherence function with the per-user barrier.
+    """Spearman and Pearson correlation of each coherence function with the per-user barrier (Table 2).
 
-    Adds the paper's baselines (Table 2): ``random`` (uniform draws, seeded), ``n_ratings``
-    and ``avg_rating`` of the user in ``train``. More coherent users (higher ``C``) should
-    have a lower barrier, so good coherence functions correlate negatively.
+    Adds the paper's baselines (:data:`BASELINES`): ``random`` (uniform draws, seeded),
+    ``n_ratings`` and ``mean_rating`` of the user in ``train``. More coherent users
+    (higher ``C``) should have a lower barrier, so Table 1's good functions correlate
+    negatively; Eq. 8 (``barrier``) grows with the barrier and correlates positively.
 
     Parameters
     ----------
     train
         Training interactions with item attributes (ids shared with the barrier's data).
+        When it keeps repeated ratings, Table 1's functions and the baselines read one
+        rating per pair (``keep``) and Eq. 8 reads them all.
     barrier
         A :class:`~receval.stats.barrier.MagicBarrier` or a Series of per-user barriers
         keyed by original user id.
+    gammas
+        Coherence functions (:data:`ALL_GAMMAS`); ``barrier`` needs repeated ratings.
+    seed
+        Seed or generator of the ``random`` baseline.
+    keep
+        The rating of a repeated pair that stands for it: ``first`` (default) as in the
+        paper, where coherence comes from the ratings in the system and the barrier
+        adds opinions collected later; ``last`` or ``mean``.
 
     Returns
     -------
-    DataFrame indexed by predictor with columns ``spearman``, ``spearman_p``, ``pearson``,
-    ``pearson_p``, ``n_users`` (users with both values defined).
+    DataFrame indexed by predictor (``gammas``, then :data:`BASELINES`) with columns
+    ``spearman``, ``spearman_p``, ``pearson``, ``pearson_p``, ``n_users`` (users with both
+    values defined; NaN correlations where fewer than 3 or a constant column).
 
     Examples
     --------
     >>> from receval.data.synthetic import generate
     >>> from receval.stats.barrier import magic_barrier
     >>> data = generate(n_users=60, n_items=40, n_ratings=900, n_aspects=4, reratings=2, seed=0)
-    >>> table = coherence_barrier_correlation(data, magic_barrier(data, n_bootstrap=0), gammas=["wstd", "size"])
+    >>> table = coherence_barrier_correlation(data, magic_barrier(data, n_bootstrap=0), gammas=["wstd", "barrier"])
     >>> table.index.tolist(), int(table.loc["wstd", "n_users"])
-    (['wstd', 'size', 'random', 'n_ratings', 'avg_rating'], 60)
+    (['wstd', 'barrier', 'random', 'n_ratings', 'mean_rating'], 60)
+    >>> round(float(table.loc["barrier", "spearman"]), 2)  # Eq. 8 = 2 |X_u| B_u^2 here: |X_u| differs by user
+    0.82
     """
     from scipy import stats
 
@@ -370,12 +466,13 @@ def coherence_barrier_correlation(
     target = np.full(train.n_users, np.nan)
     target[idx] = b.to_numpy()
     predictors: dict[str, np.ndarray] = {g: c.values for g, c in coherence_all(train, gammas, keep=keep).items()}
+    once = train.deduplicate(keep) if train.has_duplicates else train  # same users: deduplicating keeps each pair
     rng = np.random.default_rng(seed)
     predictors["random"] = rng.random(train.n_users)
-    cnt = np.bincount(train.users, minlength=train.n_users).astype(np.float64)
+    cnt = np.bincount(once.users, minlength=train.n_users).astype(np.float64)
     predictors["n_ratings"] = cnt
     with np.errstate(invalid="ignore", divide="ignore"):
-        predictors["avg_rating"] = np.bincount(train.users, weights=train.ratings, minlength=train.n_users) / cnt
+        predictors["mean_rating"] = np.bincount(once.users, weights=once.ratings, minlength=train.n_users) / cnt
     rows = []
     for name, x in predictors.items():
         ok = np.isfinite(x) & np.isfinite(target)
@@ -391,3 +488,53 @@ def coherence_barrier_correlation(
     return pd.DataFrame(
         rows, columns=["predictor", "spearman", "spearman_p", "pearson", "pearson_p", "n_users"]
     ).set_index("predictor")
+
+
+def barrier_validation(
+    data: Interactions,
+    *,
+    gammas: tuple[str, ...] | list[str] = ALL_GAMMAS,
+    keep: Keep = "first",
+    ddof: Literal[0, 1] = 0,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """The paper's validation table on one data set with repeated ratings: coherence and baselines vs the barrier.
+
+    The per-user magic barrier comes from the repeated ratings
+    (:func:`~receval.stats.barrier.magic_barrier`, no bootstrap); the predictors from
+    :func:`coherence_barrier_correlation` on the same data.
+
+    Parameters
+    ----------
+    data
+        Interactions that keep repeated ratings of (user, item) pairs, with item
+        attributes unless ``gammas`` is only ``["barrier"]``.
+    gammas, keep, seed
+        As in :func:`coherence_barrier_correlation`.
+    ddof
+        The barrier's estimator: 0 the paper's ``1/m``, 1 the unbiased ``1/(m-1)``.
+
+    Returns
+    -------
+    DataFrame
+        :func:`coherence_barrier_correlation`'s table; ``attrs["barrier"]`` holds the
+        barrier's :meth:`~receval.stats.barrier.MagicBarrier.summary`, ``attrs["keep"]``
+        the rating that stood for a repeated pair.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(n_users=40, n_items=30, n_ratings=500, n_aspects=3, reratings=2, seed=1)
+    >>> table = barrier_validation(data, gammas=["wstd", "barrier"])
+    >>> table.index.tolist(), table.attrs["barrier"]["n_users"]
+    (['wstd', 'barrier', 'random', 'n_ratings', 'mean_rating'], 40)
+    """
+    from receval.stats.barrier import magic_barrier
+    from receval.validate import check_seed
+
+    seed = check_seed(seed)
+    mb = magic_barrier(data, ddof=ddof, n_bootstrap=0)  # the one-line error for data without repeats
+    table = coherence_barrier_correlation(data, mb, gammas=gammas, seed=seed, keep=keep)
+    table.attrs["barrier"] = mb.summary()
+    table.attrs["keep"] = keep
+    return table
