@@ -11,9 +11,11 @@ and the treatment of unknown feedback fixed by the name) and ``knn-bandit``, plu
 :mod:`receval.recommenders.adapters`.
 
 Presets are parameter sets, not classes: ``make(name, preset="cyclorec")`` starts
-from CycloRec's parameters for ``popularity`` and the item bandits (see
-:data:`PRESETS`; parameters given explicitly always win). ``standard`` (the default)
-is the classes' own defaults.
+from CycloRec's parameters for ``popularity`` and the item bandits, ``preset="thesis"``
+from those plus the variants faithful to the text of the thesis behind CycloRec (see
+:data:`PRESETS`, and :data:`SIMULATION_PRESETS` for the simulation's options;
+parameters given explicitly always win). ``standard`` (the default) is the classes'
+own defaults.
 
 Examples
 --------
@@ -30,8 +32,10 @@ receval.errors.ConfigError: biases (Biases) has no parameter 'damping'; valid: i
 >>> make("popularity", preset="cyclorec").count
 'any'
 >>> make("im-item-bandit-ts", preset="cyclorec")
-ItemBandit(policy='thompson', epsilon=0.1, epsilon_decay=0.0, delta=1.0, alpha0=0.0, beta0=0.0, unknown='ignore', \
-draw_offset=1.0, threshold=None, seed=0)
+ItemBandit(policy='thompson', epsilon=0.1, epsilon_decay=0.0, delta=1.0, delta_decay=0.0, pulls='all', alpha0=0.0, \
+beta0=0.0, unknown='ignore', draw_offset=1.0, threshold=None, seed=0)
+>>> make("knn-bandit", preset="thesis").agreement
+'both'
 """
 
 from __future__ import annotations
@@ -46,7 +50,16 @@ from typing import Any
 from receval.errors import ConfigError
 from receval.validate import check_seed
 
-__all__ = ["make", "parse_params", "list_algorithms", "ALGORITHMS", "FIXED", "PRESETS", "AlgorithmInfo"]
+__all__ = [
+    "make",
+    "parse_params",
+    "list_algorithms",
+    "ALGORITHMS",
+    "FIXED",
+    "PRESETS",
+    "SIMULATION_PRESETS",
+    "AlgorithmInfo",
+]
 
 _ITEM_BANDIT = "receval.recommenders.bandits.item:ItemBandit"
 _POLICY = {"egreedy": "egreedy", "ucb": "ucb", "ts": "thompson"}
@@ -86,6 +99,15 @@ FIXED: dict[str, dict[str, Any]] = {
 # ==============================  ==========================  ============================
 #
 # With prior (0, 0), ε-greedy and UCB take μ̂ = 0 for an arm with no observation.
+#
+# ``thesis`` is ``cyclorec`` (the thesis' own code, CycloRec) plus the variants that
+# follow the text of Cuesta Fernández's BSc thesis (UAM 2021) where receval's defaults
+# depart from it: the kNN bandit counts agreement on positive and negative ratings
+# (§2.2.4, Eq. 2.15–2.17); UCB counts as pulls only the simulation's feedback (Eq. 2.13,
+# with its initialisation round) and decays δ (the text says δ may decrease but gives no
+# schedule: δ/(1 + 10⁻⁴·step) is receval's, halving δ after 10,000 decisions). The
+# simulation options of each preset are in SIMULATION_PRESETS.
+_THESIS_UCB = {"delta_decay": 1e-4, "pulls": "feedback"}
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "standard": {
         "popularity": {"count": "positive"},
@@ -98,6 +120,22 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         **{f"im-item-bandit-{k}": {"alpha0": 0.0, "beta0": 0.0, "draw_offset": 1.0} for k in _POLICY},
     },
 }
+PRESETS["thesis"] = {
+    **PRESETS["cyclorec"],
+    "item-bandit-ucb": PRESETS["cyclorec"]["item-bandit-ucb"] | _THESIS_UCB,
+    "im-item-bandit-ucb": PRESETS["cyclorec"]["im-item-bandit-ucb"] | _THESIS_UCB,
+    "knn-bandit": {"agreement": "both"},
+}
+
+# The cyclic simulation's options by preset (receval.simulate.simulate's refit_every, the
+# Kendall τ variant of the agreement between rankings, the holdout's test fraction).
+# ``thesis``: the offline models updated every round as in the thesis' loop, τ-a (its
+# Eq. 2.10), and 20% of the ratings held out for test as its code does
+# (``test_proportion=0.2``; its prose says 20% for training).
+SIMULATION_PRESETS: dict[str, dict[str, Any]] = {
+    name: {"refit_every": 10, "tau": "b", "test_fraction": 0.2} for name in PRESETS
+}
+SIMULATION_PRESETS["thesis"] |= {"refit_every": 1, "tau": "a"}
 
 _ADAPTERS = {
     "surprise": "receval.recommenders.adapters:SurpriseAdapter",

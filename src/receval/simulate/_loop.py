@@ -3,15 +3,15 @@
 :func:`run_rounds` does the user order, the feedback lookup, the cumulative counts,
 the oracle budgets, the optional log and sequential or batched updates; it calls the
 ``decide``/``update`` kernels of :mod:`receval.recommenders.bandits._kernels` that
-the type of the model state ``st`` selects when the loop is compiled: a 5-tuple of
-arrays is the item policies' state, a 10-tuple the kNN bandit's, a 2-d array a fixed
-score matrix (models refitted between calls). So each family gets its own
+the type of the model state ``st`` selects when the loop is compiled: a tuple of
+equally typed arrays is the item policies' state, a mixed tuple the kNN bandit's, a
+2-d array a fixed score matrix (models refitted between calls). So each family gets its own
 specialised, cached loop, and a command compiles only the families it runs.
 
 numba keys the on-disk cache of :func:`run_rounds` on this file's source alone, and the
 kernels it calls are compiled into it: after changing a kernel, change this file too
-(or clear the cache), or the old kernel keeps running (last kernel change: Thompson
-thresholds by bisection).
+(or clear the cache), or the old kernel keeps running (last kernel change: the kNN
+bandit's agreement in both directions and UCB's δ decay and pull counts).
 """
 
 from __future__ import annotations

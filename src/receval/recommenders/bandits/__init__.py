@@ -5,7 +5,7 @@ The classes (:class:`ItemBandit`, :class:`KNNBandit`, and the kernel state behin
 :class:`~receval.recommenders.baselines.MostPopular` and
 :class:`~receval.recommenders.baselines.Average`) are built by name with
 :func:`receval.recommenders.make`, the package's one registry, where presets
-(``standard``, ``cyclorec``) are parameter sets (:data:`PRESETS`).
+(``standard``, ``cyclorec``, ``thesis``) are parameter sets (:data:`PRESETS`).
 :func:`make_online` is ``make`` restricted to the algorithms the simulator runs: those
 its kernels drive (:data:`ONLINE_ALGORITHMS`) and the offline models it refits every
 ``refit_every`` rounds (:data:`OFFLINE_ALGORITHMS`).
@@ -13,8 +13,10 @@ its kernels drive (:data:`ONLINE_ALGORITHMS`) and the offline models it refits e
 Examples
 --------
 >>> make_online("im-item-bandit-ts", preset="cyclorec")
-ItemBandit(policy='thompson', epsilon=0.1, epsilon_decay=0.0, delta=1.0, alpha0=0.0, beta0=0.0, unknown='ignore', \
-draw_offset=1.0, threshold=None, seed=0)
+ItemBandit(policy='thompson', epsilon=0.1, epsilon_decay=0.0, delta=1.0, delta_decay=0.0, pulls='all', alpha0=0.0, \
+beta0=0.0, unknown='ignore', draw_offset=1.0, threshold=None, seed=0)
+>>> make_online("item-bandit-ucb", preset="thesis").pulls
+'feedback'
 >>> make_online("item-bandit-egreedy", epsilon="0.2").epsilon
 0.2
 >>> make_online("biases")

@@ -51,8 +51,10 @@ def uniform_available(s, cell, mask, u, n_avail):
 # state (a, b, p, m, w, sf, lvl, tau): a (successes + α⁰), b (failures + β⁰), p
 # (parameters, see ItemBandit; p[9] decisions since the Thompson thresholds were drawn,
 # p[10] how many between draws), and keys kept current by item_update. Argmax policies:
-# m, w so that a decision is one tight scan, score = m + c·w with c = δ·√(ln t) for UCB
-# (w = 1/√pulls) and 0 otherwise. Thompson sampling with X_i ~ Beta(a_i + o, b_i + o):
+# m, w so that a decision is one tight scan, score = m + c·w with c = δ_step·√(ln t) for
+# UCB (w[i] = 1/√pulls, δ_step = δ/(1 + p[11]·step)) and 0 otherwise; for UCB,
+# w[n_items + i] holds arm i's observations that are not pulls (the prior, plus the
+# training ratings when ItemBandit.pulls is "feedback"). Thompson sampling with X_i ~ Beta(a_i + o, b_i + o):
 # m = log(1/B) of that law, thresholds τ_0 ≥ ... ≥ τ_{L-1} (tau), survival probabilities
 # sf[i·L + k] = P(X_i > τ_k) and each user's start level lvl[u] (see thompson_decide).
 @njit(cache=True)
@@ -72,7 +74,7 @@ def item_key(st, i):
     n = a[i] + b[i]
     m[i] = a[i] / n if n > 0.0 else 0.0
     if kind == UCB:
-        pulls = n - p[5]
+        pulls = n - w[a.shape[0] + i]
         if pulls <= 0.0:
             m[i] = np.inf
             w[i] = 0.0
@@ -208,7 +210,7 @@ def item_decide(st, s, cell, mask, u, step, n_avail):
     ties = 0
     if policy == THOMPSON:
         return thompson_decide(st, s, cell, mask, u)
-    c = p[4] * np.sqrt(np.log(max(p[8], 1.0))) if int(p[1]) == UCB else 0.0
+    c = p[4] / (1.0 + p[11] * step) * np.sqrt(np.log(max(p[8], 1.0))) if int(p[1]) == UCB else 0.0
     row = cell[u]
     for i in range(row.shape[0]):
         if row[i] & mask:
@@ -242,7 +244,8 @@ def item_update(st, u, i, fb):
 # ------------------------------------------------------------------ kNN bandit
 @njit(cache=True)
 def knn_decide(st, s, cell, mask, u, step, n_avail):
-    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x = st
+    liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x = st[:10]
+    n_rated = st[11]
     n_users = liked.shape[0]
     k = min(int(p[0]), n_users - 1)
     a0 = p[1]
@@ -254,7 +257,7 @@ def knn_decide(st, s, cell, mask, u, step, n_avail):
         if v == u:
             continue
         c = co[u, v]
-        x = s.beta(a0 + c, b0 + n_liked[v] - c)
+        x = s.beta(a0 + c, b0 + n_rated[v] - c)
         if x > nn_x[k - 1]:
             j = k - 1
             while j > 0 and nn_x[j - 1] < x:
@@ -301,16 +304,27 @@ def knn_decide(st, s, cell, mask, u, step, n_avail):
 
 @njit(cache=True)
 def knn_update(st, u, i, fb):
-    liked, liked_list, n_liked, co = st[0], st[1], st[2], st[3]
-    if fb != 1 or liked[u, i]:
+    """A rating joins the agreement counts once: positives always, negatives when p[3] (agreement "both")."""
+    liked, liked_list, n_liked, co, p, disliked, n_rated = st[0], st[1], st[2], st[3], st[4], st[10], st[11]
+    both = p[3] > 0.0
+    if fb < 0 or liked[u, i] or (both and disliked[u, i]):
         return
-    for v in range(liked.shape[0]):
-        if liked[v, i] and v != u:
-            co[u, v] += 1
-            co[v, u] += 1
-    liked[u, i] = 1
-    liked_list[u, n_liked[u]] = i
-    n_liked[u] += 1
+    if fb == 1:
+        for v in range(liked.shape[0]):
+            if liked[v, i] and v != u:
+                co[u, v] += 1
+                co[v, u] += 1
+        liked[u, i] = 1
+        liked_list[u, n_liked[u]] = i
+        n_liked[u] += 1
+        n_rated[u] += 1
+    elif both:
+        for v in range(disliked.shape[0]):
+            if disliked[v, i] and v != u:
+                co[u, v] += 1
+                co[v, u] += 1
+        disliked[u, i] = 1
+        n_rated[u] += 1
 
 
 # ------------------------------------------------------------------ fixed scores
@@ -332,4 +346,3 @@ def score_decide(scores, s, cell, mask, u, step, n_avail):
             if bounded(s, ties) == 0:
                 bi = i
     return bi
-

@@ -20,8 +20,16 @@ its numba kernels, so after a simulation the model holds the learned state.
 
 ``unknown="failure"`` counts feedback absent from the test data as a failure (the
 standard item bandit); ``"ignore"`` leaves the counts alone (the "ignore missing"
-bandit). For UCB, nᵢ counts item i's observations (training ratings and counted
-feedback, without the prior) and t their total over all items.
+bandit).
+
+UCB scores μ̂ᵢ + δ·√(ln t / nᵢ) (Eq. 2.13 of Cuesta Fernández's BSc thesis, UAM 2021).
+What counts as a pull is ``pulls``: ``"all"`` (receval's default) counts item i's
+training ratings and counted feedback in nᵢ (never the prior) and their total in t;
+``"feedback"`` counts only the simulation's counted feedback, the thesis' reading of
+nᵢ(t) as the times arm i was chosen, so every arm is first chosen once — the thesis'
+initialisation round — while μ̂ still uses the training ratings. The thesis says δ
+"may also decrease with time" without a schedule; receval's is the one it uses for ε,
+δ/(1 + ``delta_decay``·step) with step = decisions so far (0: constant δ, the default).
 
 Examples
 --------
@@ -49,6 +57,7 @@ from receval.recommenders.base import Recommender
 __all__ = ["OnlineRandom", "OnlinePopularity", "OnlineAverage", "ItemBandit"]
 
 _POLICIES = {"egreedy": K.ARGMAX, "ucb": K.ARGMAX, "thompson": K.THOMPSON}
+PULLS = ("all", "feedback")
 
 
 class _Thresholded(Protocol):
@@ -89,6 +98,9 @@ class _ItemCounts(Recommender):
     def _unknown_fails(self) -> bool:
         return False
 
+    def _pulls_from_feedback(self) -> bool:
+        return False
+
     def _train_counts(self, train: Interactions, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = train.n_items
         a = np.bincount(train.items[pos], minlength=n).astype(np.float64)
@@ -103,22 +115,24 @@ class _ItemCounts(Recommender):
         a0, b0 = self._priors()
         self.a_ = a + a0
         self.b_ = b + b0
-        self.params_ = self._kernel_params(float((a + b).sum()))
+        from_feedback = self._pulls_from_feedback()
+        self.params_ = self._kernel_params(0.0 if from_feedback else float((a + b).sum()))
         n, levels = train.n_items, 0
+        w = np.zeros(n)
+        if self._kind == K.UCB:  # the weights, then the observations that are not pulls
+            w = np.concatenate([w, self.a_ + self.b_ if from_feedback else np.full(n, a0 + b0)])
         if self._policy == K.THOMPSON:  # thresholds with 2·3^k arms above, k < levels, up to 90% of the arms
             levels = 1 + sum(1 for k in range(1, 64) if 2 * 3**k <= 0.9 * n)
             self.params_[10] = float(n)  # new thresholds every n_items decisions
         users = train.n_users if levels else 0
-        self.keys_ = (np.zeros(n), np.zeros(n), np.zeros(n * levels), np.zeros(users), np.zeros(levels))
+        self.keys_ = (np.zeros(n), w, np.zeros(n * levels), np.zeros(users), np.zeros(levels))
         K.item_keys(self.kernel_state())
         return self
 
     def _kernel_params(self, total: float) -> np.ndarray:
-        a0, b0 = self._priors()
-        p = np.zeros(11)
+        p = np.zeros(12)
         p[0] = self._policy
         p[1] = self._kind
-        p[5] = a0 + b0
         p[7] = 1.0 if self._unknown_fails() else 0.0
         p[8] = total
         return p
@@ -214,8 +228,11 @@ class ItemBandit(_ItemCounts):
     policy : "egreedy", "ucb" or "thompson"
     epsilon, epsilon_decay
         ε-greedy exploration rate ε/(1 + decay·step), step = decisions so far.
-    delta
-        UCB exploration weight δ.
+    delta, delta_decay
+        UCB exploration weight δ/(1 + decay·step) (the thesis gives no schedule; this is ε's).
+    pulls : "all" or "feedback"
+        UCB's nᵢ and t: training ratings and feedback (receval's default) or only the
+        simulation's feedback (the thesis' Eq. 2.13; see the module docs).
     alpha0, beta0
         Prior successes / failures of every arm.
     unknown : "failure" or "ignore"
@@ -234,6 +251,8 @@ class ItemBandit(_ItemCounts):
         epsilon: float = 0.1,
         epsilon_decay: float = 0.0,
         delta: float = 1.0,
+        delta_decay: float = 0.0,
+        pulls: str = "all",
         alpha0: float = 1.0,
         beta0: float = 1.0,
         unknown: str = "failure",
@@ -245,6 +264,8 @@ class ItemBandit(_ItemCounts):
         self.epsilon = epsilon
         self.epsilon_decay = epsilon_decay
         self.delta = delta
+        self.delta_decay = delta_decay
+        self.pulls = pulls
         self.alpha0 = alpha0
         self.beta0 = beta0
         self.unknown = unknown
@@ -258,9 +279,16 @@ class ItemBandit(_ItemCounts):
     def _unknown_fails(self) -> bool:
         return self.unknown == "failure"
 
+    def _pulls_from_feedback(self) -> bool:
+        return self.policy == "ucb" and self.pulls == "feedback"
+
     def fit(self, train: Interactions) -> ItemBandit:
         if self.policy not in _POLICIES:
             raise ConfigError(f"policy={self.policy!r} is not one of {sorted(_POLICIES)}")
+        if self.pulls not in PULLS:
+            raise ConfigError(f"pulls={self.pulls!r} is not one of {', '.join(PULLS)}")
+        if self.delta_decay < 0:
+            raise ConfigError(f"delta_decay={self.delta_decay} must be non-negative")
         if self.unknown not in ("failure", "ignore"):
             raise ConfigError(f"unknown={self.unknown!r} is not one of 'failure', 'ignore'")
         if self.alpha0 < 0 or self.beta0 < 0:
@@ -285,6 +313,7 @@ class ItemBandit(_ItemCounts):
         p[3] = self.epsilon_decay
         p[4] = self.delta
         p[6] = self.draw_offset
+        p[11] = self.delta_decay
         return p
 
     def _scores(self) -> np.ndarray:
@@ -292,8 +321,8 @@ class ItemBandit(_ItemCounts):
             rng = np.random.default_rng(self.seed)
             return rng.beta(self.a_ + self.draw_offset, self.b_ + self.draw_offset)
         mean = self._expected()
-        if self.policy == "ucb":
-            pulls = self.a_ + self.b_ - self.params_[5]
+        if self.policy == "ucb":  # δ as at step 0: outside a simulation there are no decisions to decay it by
+            pulls = self.a_ + self.b_ - self.keys_[1][self.n_items_ :]
             log_t = np.log(max(self.params_[8], 1.0))
             bonus = self.delta * np.sqrt(log_t / np.where(pulls > 0, pulls, 1.0))
             return np.where(pulls > 0, mean + bonus, np.inf)
