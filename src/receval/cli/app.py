@@ -68,6 +68,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.report",
     "receval.cli.attack",
     "receval.cli.debias",
+    "receval.cli.sampled",
 )
 
 # One example per command, shown at the end of its --help (a command's own epilog wins).
@@ -99,6 +100,7 @@ EXAMPLES: dict[str, str] = {
         "--algorithm user-knn"
     ),
     "debias": "receval debias --data ~/data/cm100k --format cm100k --seed 1 --json",
+    "sampled": "receval sampled --data ~/data/ml-100k --format movielens-100k --n 100 --repeats 20 --json",
     "version": "receval version",
 }
 
