@@ -3,7 +3,8 @@
 The one registry of the package: a name means one class in one-shot evaluation,
 the experiment runner and the cyclic simulator. Names: ``random``, ``popularity``,
 ``average``, ``global-mean``, ``biases``, ``user-knn``, ``item-knn``, ``mf``, ``hkv``,
-the online learners ``item-bandit-egreedy``, ``item-bandit-ucb``, ``item-bandit-ts``,
+the strong simple baselines of implicit feedback ``ease`` (EASE^R), ``slim``, ``p3alpha``,
+``rp3beta`` and ``ials``, the online learners ``item-bandit-egreedy``, ``item-bandit-ucb``, ``item-bandit-ts``,
 ``im-item-bandit-egreedy``, ``im-item-bandit-ucb``, ``im-item-bandit-ts`` (item
 bandits: one class, :class:`~receval.recommenders.bandits.ItemBandit`, with the policy
 and the treatment of unknown feedback fixed by the name) and ``knn-bandit``, plus
@@ -74,6 +75,11 @@ ALGORITHMS: dict[str, str] = {
     "item-knn": "receval.recommenders.knn:ItemKNN",
     "mf": "receval.recommenders.mf:BiasedMF",
     "hkv": "receval.recommenders.als:HKV",
+    "ease": "receval.recommenders.linear:EASE",
+    "slim": "receval.recommenders.linear:SLIM",
+    "p3alpha": "receval.recommenders.graph:P3alpha",
+    "rp3beta": "receval.recommenders.graph:RP3beta",
+    "ials": "receval.recommenders.ials:IALS",
     **{f"item-bandit-{k}": _ITEM_BANDIT for k in _POLICY},
     **{f"im-item-bandit-{k}": _ITEM_BANDIT for k in _POLICY},
     "knn-bandit": "receval.recommenders.bandits.knn:KNNBandit",
