@@ -55,6 +55,8 @@ receval.errors.ConfigError: demo.toml, line 2: unknown key 'sedes' at the top le
 from __future__ import annotations
 
 import copy
+import dataclasses
+import difflib
 import re
 import tomllib
 from collections.abc import Mapping
@@ -92,6 +94,7 @@ _TOP = {
     "protocol": dict,
     "recommenders": dict,
     "slices": dict,
+    "tune": dict,
     "quick": dict,
 }
 _DATASET = {
@@ -103,7 +106,25 @@ _DATASET = {
     "generate": dict,
     "threshold": float,
 }
-_RECOMMENDER = {"algorithm": str, "params": dict}
+_RECOMMENDER = {"algorithm": str, "params": dict, "space": dict, "trials": int, "seconds": float}
+_TUNE = {
+    "metric": str,
+    "sampler": str,
+    "trials": int,
+    "seconds": float,
+    "seed": int,
+    "refit": str,
+    "storage": str,
+    "parallel": int,
+    "test_path": str,
+    "validation": dict,
+}
+SAMPLERS = ("tpe", "random", "grid")
+"""Optuna's samplers a ``[tune]`` section may name: TPE (the default), random search, grid search."""
+REFITS = ("train+validation", "train")
+"""What the chosen parameters are refitted on before the one test evaluation (``[tune] refit``)."""
+_SPACE_KINDS = ("int", "float", "choices")
+_SPACE_KEYS = {"int": list, "float": list, "choices": list, "log": bool, "step": float, "when": dict}
 _TOML_TYPES = {
     str: "a string",
     int: "an integer",
@@ -211,12 +232,71 @@ class DatasetSpec:
 
 
 @dataclass(frozen=True)
+class ParamRange:
+    """One dimension of a search space: an int or float range (``log`` scale, ``step``) or ``choices``.
+
+    ``when`` makes it conditional: the parameter is drawn only in trials whose earlier
+    parameters take one of the given values (``{"similarity": ("cosine",)}``), as in
+    Optuna's define-by-run spaces.
+    """
+
+    name: str
+    kind: str
+    low: float | None = None
+    high: float | None = None
+    log: bool = False
+    step: float | None = None
+    choices: tuple[Any, ...] = ()
+    when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def grid(self) -> tuple[Any, ...]:
+        """The values grid search visits: the choices, or the range's steps (ints step 1 by default)."""
+        if self.kind == "choices":
+            return self.choices
+        assert self.low is not None and self.high is not None
+        step = self.step if self.step is not None else 1
+        n = int((self.high - self.low) // step) + 1
+        values = [self.low + i * step for i in range(n)]
+        return tuple(int(v) for v in values) if self.kind == "int" else tuple(float(v) for v in values)
+
+
+@dataclass(frozen=True)
 class RecommenderSpec:
-    """One recommender entry: algorithm name and parameters (lists are grid axes)."""
+    """One recommender entry: algorithm name and parameters (lists are grid axes).
+
+    ``space`` is the search space ``[tune]`` explores (the ``params`` stay fixed), and
+    ``trials``/``seconds`` this recommender's own budget when it differs from ``[tune]``'s.
+    """
 
     label: str
     algorithm: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    space: tuple[ParamRange, ...] = ()
+    trials: int | None = None
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class TuneSpec:
+    """A ``[tune]`` section: the objective, the sampler, the budget, the validation split, the refit and storage."""
+
+    metric: str
+    direction: str
+    sampler: str = "tpe"
+    trials: int | None = None
+    seconds: float | None = None
+    seed: int = 0
+    refit: str = "train+validation"
+    storage: str | None = None
+    parallel: int = 1
+    test_path: str | None = None
+    validation: Mapping[str, Any] = field(default_factory=dict)
+
+    def budget(self, rec: RecommenderSpec) -> tuple[int | None, float | None]:
+        """``(trials, seconds)`` for ``rec``: its own budget where it sets one, else the section's."""
+        if rec.trials is None and rec.seconds is None:
+            return self.trials, self.seconds
+        return rec.trials, rec.seconds
 
 
 @dataclass(frozen=True)
@@ -244,6 +324,8 @@ class ExperimentConfig:
     effective: Mapping[str, Any]
     convention: str | None = None
     """The library preset applied to every metric (``convention = "NAME"``; its canonical name), or None."""
+    tune: TuneSpec | None = None
+    """The ``[tune]`` section: every recommender is tuned on validation data and evaluated once on test."""
 
     @property
     def output_dir(self) -> Path:
@@ -409,6 +491,14 @@ def parse_config(
     recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
     metrics = _metrics(chk, effective.get("metrics", []), proto, preset)
     slices = _slices(chk, effective.get("slices", {}))
+    tune = None
+    if "tune" in effective:
+        tune, recommenders = _tune(chk, effective, split, recommenders, metrics, proto)
+    else:
+        for label in recommenders:
+            for key in ("space", "trials", "seconds"):
+                if key in effective["recommenders"][label]:
+                    raise chk.fail(("recommenders", label, key), f"[recommenders.{label}] {key} needs a [tune] section")
     cfg = ExperimentConfig(
         name=str(name),
         datasets=datasets,
@@ -422,6 +512,7 @@ def parse_config(
         source=path,
         effective=effective,
         convention=preset,
+        tune=tune,
     )
     try:
         proto.validate(cfg)
@@ -479,23 +570,30 @@ def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]
 
 
 def _split(chk: _Checker, table: Mapping[str, Any]) -> dict[str, Any]:
-    chk.type(table, dict, ("split",))
+    return _split_table(chk, table, ("split",), "split")
+
+
+def _split_table(chk: _Checker, table: Mapping[str, Any], where: tuple[str, ...], shown: str) -> dict[str, Any]:
+    """A split method and its options (``[split]``, ``[tune.validation]``)."""
+    chk.type(table, dict, where)
     method = table.get("method", "holdout")
-    chk.type(method, str, ("split", "method"))
+    chk.type(method, str, (*where, "method"))
     try:
         accepted = [] if method == NO_SPLIT else list(split_method(method).options)
     except ConfigError as err:
-        raise chk.fail(("split", "method"), f"{err.message} (or {NO_SPLIT})") from None
+        raise chk.fail((*where, "method"), f"{err.message} (or {NO_SPLIT})") from None
+    if where != ("split",) and (method == NO_SPLIT or split_method(method).folds):
+        raise chk.fail((*where, "method"), f"{shown} carves one validation part: {method!r} does not")
     for key, value in table.items():
         if key != "method":
-            chk.type(value, (str, int, float, bool), ("split", key))
+            chk.type(value, (str, int, float, bool), (*where, key))
             if key not in accepted:
                 valid = ", ".join(["method", *accepted])
-                raise chk.fail(("split", key), f"unknown key {key!r} of split method {method!r}; valid keys: {valid}")
+                raise chk.fail((*where, key), f"unknown key {key!r} of split method {method!r}; valid keys: {valid}")
             if key == "k" and split_method(method).folds:
-                chk.value(check_count, value, "split.k", minimum=2, where=("split", key))
+                chk.value(check_count, value, f"{shown}.k", minimum=2, where=(*where, key))
             else:
-                chk.value(check_option, key, value, f"split.{key}", where=("split", key))
+                chk.value(check_option, key, value, f"{shown}.{key}", where=(*where, key))
     return dict(table, method=method)
 
 
@@ -614,3 +712,196 @@ def _slices(chk: _Checker, table: Mapping[str, Any]) -> dict[str, tuple[str, ...
                 )
         out[dim] = tuple(names)
     return out
+
+
+# ------------------------------------------------------------------ tuning
+def _tune(
+    chk: _Checker,
+    effective: Mapping[str, Any],
+    split: Mapping[str, Any],
+    recommenders: dict[str, RecommenderSpec],
+    metrics: tuple[str, ...],
+    proto: Any,
+) -> tuple[TuneSpec, dict[str, RecommenderSpec]]:
+    """The ``[tune]`` section and every recommender's search space, checked before any trial."""
+    from receval.metrics import parse_metric
+    from receval.metrics.registry import metric_direction
+
+    table = effective["tune"]
+    where = ("tune",)
+    chk.keys(table, _TUNE, where, "in [tune]")
+    if proto.name != "one-shot":
+        raise chk.fail(where, f"[tune] tunes one-shot evaluations; protocol {proto.name!r} is not one-shot")
+    metric = table.get("metric", metrics[0] if metrics else None)
+    if metric is None:
+        raise chk.fail(where, '[tune] needs an objective: metric = "ndcg@10" (or a metrics list to take the first of)')
+    try:
+        metric = str(parse_metric(metric))
+    except ReceValError as err:
+        raise chk.fail((*where, "metric"), f"[tune] metric: {err}") from None
+    direction = metric_direction(metric)
+    if direction is None:
+        raise chk.fail((*where, "metric"), f"[tune] metric {metric!r} describes, it has no better direction to tune")
+    sampler = table.get("sampler", "tpe")
+    if sampler not in SAMPLERS:
+        raise chk.fail((*where, "sampler"), f"unknown sampler {sampler!r}; use one of {', '.join(SAMPLERS)}")
+    trials, seconds = _budget(chk, table, where, "[tune]")
+    refit = table.get("refit", REFITS[0])
+    if refit not in REFITS:
+        raise chk.fail((*where, "refit"), f"refit = {refit!r}: use one of {', '.join(map(repr, REFITS))}")
+    storage = table.get("storage")
+    if storage is not None and "://" not in storage:
+        raise chk.fail(
+            (*where, "storage"),
+            f"storage = {storage!r} is not a database URL; give one (sqlite:///study.db, postgresql://host/db) "
+            "or leave it out for tune.sqlite3 in the output folder",
+        )
+    parallel = chk.value(check_count, table.get("parallel", 1), "tune.parallel", where=(*where, "parallel"))
+    seed = chk.value(check_seed, table.get("seed", 0), "tune.seed", where=(*where, "seed"))
+    validation = _validation_split(chk, table.get("validation"), split, "test_path" in table)
+    out = {}
+    for label, rec in recommenders.items():
+        entry = effective["recommenders"][label]
+        rwhere = ("recommenders", label)
+        own_trials, own_seconds = _budget(chk, entry, rwhere, f"[recommenders.{label}]", required=False)
+        if "space" not in entry:
+            raise chk.fail(rwhere, f"[recommenders.{label}] has no search space to tune: add space = {{ ... }}")
+        chk.type(entry["space"], dict, (*rwhere, "space"))
+        space = _space(chk, rec, entry["space"], sampler, proto)
+        out[label] = dataclasses.replace(rec, space=space, trials=own_trials, seconds=own_seconds)
+        if any(isinstance(v, list) for v in rec.params.values()):
+            raise chk.fail((*rwhere, "params"), f"[recommenders.{label}] params are fixed when tuning: no lists")
+    if trials is None and seconds is None and any(r.trials is None and r.seconds is None for r in out.values()):
+        raise chk.fail(where, "[tune] needs a budget: trials = N and/or seconds = S (the same for every recommender)")
+    spec = TuneSpec(
+        metric=metric,
+        direction=str(direction),
+        sampler=sampler,
+        trials=trials,
+        seconds=seconds,
+        seed=seed,
+        refit=refit,
+        storage=storage,
+        parallel=parallel,
+        test_path=table.get("test_path"),
+        validation=validation,
+    )
+    return spec, out
+
+
+def _budget(
+    chk: _Checker, table: Mapping[str, Any], where: tuple[str, ...], what: str, required: bool = True
+) -> tuple[int | None, float | None]:
+    trials = table.get("trials")
+    seconds = table.get("seconds")
+    if trials is not None:
+        chk.value(check_count, trials, f"{what} trials", where=(*where, "trials"))
+    if seconds is not None:
+        chk.value(check_number, seconds, f"{what} seconds", minimum=0, where=(*where, "seconds"))
+        if seconds <= 0:
+            raise chk.fail((*where, "seconds"), f"{what} seconds = {seconds}: a time budget must be positive")
+    return trials, None if seconds is None else float(seconds)
+
+
+def _validation_split(
+    chk: _Checker, table: Mapping[str, Any] | None, split: Mapping[str, Any], given_test: bool
+) -> dict[str, Any]:
+    """``[tune.validation]``: a split method and its options; by default the kind of the test split."""
+    if table is None:
+        if given_test or split["method"] == NO_SPLIT:
+            return {"method": "holdout", "test_fraction": 0.2}
+        if split_method(split["method"]).folds:
+            raise chk.fail(("split", "method"), "tuning needs one test split, not folds: pick another [split] method")
+        return dict(split)
+    return _split_table(chk, table, ("tune", "validation"), "[tune.validation]")
+
+
+def _space(chk: _Checker, rec: RecommenderSpec, table: Mapping[str, Any], sampler: str, proto: Any) -> tuple:
+    """The recommender's search space; names checked against its class, each end of a range built once."""
+    from receval.recommenders.registry import list_algorithms
+
+    where = ("recommenders", rec.label, "space")
+    if not table:
+        raise chk.fail(where, f"[recommenders.{rec.label}] space is empty: give at least one parameter to tune")
+    try:
+        known = list(list_algorithms([rec.algorithm])[0].params)
+    except ConfigError as err:
+        raise chk.fail(("recommenders", rec.label), err.message) from None
+    ranges: list[ParamRange] = []
+    for name, entry in table.items():
+        pwhere = (*where, name)
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise chk.fail(
+                pwhere, f"{rec.algorithm} has no parameter {name!r} to tune{hint} (its parameters: {', '.join(known)})"
+            )
+        if name in rec.params:
+            raise chk.fail(pwhere, f"{name!r} is both fixed in params and tuned in space: keep one")
+        chk.type(entry, dict, pwhere)
+        chk.keys(entry, _SPACE_KEYS, pwhere, f"in space.{name}")
+        ranges.append(_range(chk, name, entry, pwhere, ranges))
+    if sampler == "grid" and any(r.when for r in ranges):
+        raise chk.fail(where, 'grid search takes no conditional parameters (\'when\'): use sampler = "tpe" or "random"')
+    if sampler == "grid" and any(r.kind == "float" and r.step is None for r in ranges):
+        raise chk.fail(where, "grid search needs a step for every float range (or choices)")
+    for r in ranges:  # the model's own rules for each value at an end of the range
+        for value in (r.low, r.high) if r.kind != "choices" else r.choices:
+            trial = {**rec.params, r.name: int(value) if r.kind == "int" else value}
+            try:
+                proto.factory(rec.algorithm, trial, proto.defaults())
+            except (ConfigError, TypeError, ValueError) as err:
+                text = err.message if isinstance(err, ConfigError) else str(err)
+                raise chk.fail((*where, r.name), f"space.{r.name} = {value!r}: {text}") from None
+    return tuple(ranges)
+
+
+def _range(
+    chk: _Checker, name: str, entry: Mapping[str, Any], where: tuple[str, ...], earlier: list[ParamRange]
+) -> ParamRange:
+    kinds = [k for k in _SPACE_KINDS if k in entry]
+    if len(kinds) != 1:
+        raise chk.fail(
+            where, f"space.{name} needs exactly one of int = [low, high], float = [low, high], choices = [..]"
+        )
+    kind = kinds[0]
+    values = entry[kind]
+    when = {}
+    for key, allowed in entry.get("when", {}).items():
+        parent = next((r for r in earlier if r.name == key), None)
+        allowed = tuple(allowed) if isinstance(allowed, list) else (allowed,)
+        if parent is None or parent.kind != "choices":
+            raise chk.fail(
+                (*where, "when"), f"space.{name} when = {{ {key} = .. }}: {key!r} must be a choices parameter above it"
+            )
+        bad = [v for v in allowed if v not in parent.choices]
+        if bad:
+            raise chk.fail((*where, "when"), f"space.{name} when: {bad[0]!r} is not one of {key}'s choices")
+        when[key] = allowed
+    if kind == "choices":
+        if not values:
+            raise chk.fail((*where, kind), f"space.{name} choices are empty: give at least one value")
+        if "log" in entry or "step" in entry:
+            raise chk.fail(where, f"space.{name}: log and step apply to ranges, not choices")
+        return ParamRange(name, kind, choices=tuple(values), when=when)
+    if len(values) != 2 or any(not isinstance(v, int | float) or isinstance(v, bool) for v in values):
+        raise chk.fail((*where, kind), f"space.{name} {kind} = {values!r}: give [low, high], two numbers")
+    if kind == "int" and any(not isinstance(v, int) for v in values):
+        raise chk.fail((*where, kind), f"space.{name} int = {values!r}: give two integers (or use float = [..])")
+    low, high = values
+    if low >= high:
+        word = "empty" if low == high else "inverted"
+        raise chk.fail(
+            (*where, kind),
+            f"space.{name} {kind} = [{low}, {high}] is {word}: give low < high (a fixed value goes in params)",
+        )
+    log = bool(entry.get("log", False))
+    if log and low <= 0:
+        raise chk.fail((*where, "log"), f"space.{name}: a log-scale range needs low > 0, got {low}")
+    step = entry.get("step")
+    if step is not None:
+        if step <= 0 or (kind == "int" and not isinstance(step, int)):
+            raise chk.fail((*where, "step"), f"space.{name} step = {step!r}: give a positive {kind}")
+        if log:
+            raise chk.fail((*where, "step"), f"space.{name}: Optuna takes a step or a log scale, not both")
+    return ParamRange(name, kind, float(low), float(high), log, None if step is None else float(step), when=when)

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass
 from typing import Any
@@ -145,6 +145,15 @@ class _Executor:
         """One-line description for the progress display."""
         return self.name
 
+    def call(self, fn: Callable[[Any, Any], Any], jobs: Sequence[Any], shared: Any) -> list[Any]:
+        """``[fn(job, shared) for job in jobs]`` on the workers, results in the order of ``jobs``.
+
+        ``shared`` (the data every job reads) travels to each worker once per executor,
+        however many times ``call`` is given the same object: tuning runs its trials in
+        many small rounds. Native thread pools are limited to one thread, as for tasks.
+        """
+        return [_limited(fn, job, shared) for job in jobs]
+
 
 class _InProcess(_Executor):
     name = "local"
@@ -158,6 +167,24 @@ class _InProcess(_Executor):
 
 
 _WORKER_DATA: dict[str, PreparedDataset] = {}
+_WORKER_SHARED: list[Any] = []
+
+
+def _limited(fn: Callable[[Any, Any], Any], job: Any, shared: Any) -> Any:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return fn(job, shared)
+
+
+def _install_shared(shared: Any) -> None:
+    """The initializer of :meth:`_Executor.call`'s local workers: the shared data, kept for every round."""
+    _die_with_parent()
+    _WORKER_SHARED[:] = [shared]
+
+
+def _call_installed(fn: Callable[[Any, Any], Any], job: Any) -> Any:
+    return _limited(fn, job, _WORKER_SHARED[0])
 
 
 def _die_with_parent(interval: float = 0.5) -> None:
@@ -201,6 +228,7 @@ class _Loky(_Executor):
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self.pool: Any = None
+        self._shared: Any = None
         self._pool_block = contextlib.ExitStack()
 
     def run(self, tasks: list[Task], datasets: Mapping[str, PreparedDataset]) -> Iterator[TaskResult]:
@@ -224,8 +252,21 @@ class _Loky(_Executor):
                 if nxt is not None:
                     pending.add(self.pool.submit(_run_installed, nxt))
 
+    def call(self, fn: Callable[[Any, Any], Any], jobs: Sequence[Any], shared: Any) -> list[Any]:
+        from receval.evaluation.sharded import worker_pool
+
+        if self._shared is not shared:  # a new pool for new shared data (tuning sends one object)
+            self.close()
+            self.pool = self._pool_block.enter_context(
+                worker_pool(self.jobs, initializer=_install_shared, initargs=(shared,), timeout=60)
+            )
+            self._shared = shared
+        futures = [self.pool.submit(_call_installed, fn, job) for job in jobs]
+        return [f.result() for f in futures]
+
     def close(self) -> None:
         self.pool = None
+        self._shared = None
         self._pool_block.close()  # stops the workers and waits for them (worker_pool)
 
     def describe(self) -> str:
@@ -241,6 +282,7 @@ class _Dask(_Executor):
         self.processes = processes
         self.client: Any = None
         self.cluster: Any = None
+        self._shared: tuple[Any, Any] | None = None
 
     def start(self) -> None:
         try:
@@ -280,7 +322,14 @@ class _Dask(_Executor):
                 yield fut.result()
                 fut.release()
 
+    def call(self, fn: Callable[[Any, Any], Any], jobs: Sequence[Any], shared: Any) -> list[Any]:
+        if self._shared is None or self._shared[0] is not shared:
+            self._shared = (shared, self.client.scatter(shared, broadcast=True, hash=False))
+        futures = [self.client.submit(_limited, fn, job, self._shared[1], pure=False) for job in jobs]
+        return list(self.client.gather(futures))
+
     def close(self) -> None:
+        self._shared = None
         if self.client is not None:
             self.client.close()
         if self.cluster is not None:
@@ -298,6 +347,7 @@ class _Ray(_Executor):
         self.jobs = jobs
         self.address = address
         self.started_here = False
+        self._shared: tuple[Any, Any] | None = None
 
     def start(self) -> None:
         try:
@@ -326,9 +376,18 @@ class _Ray(_Executor):
             done, pending = ray.wait(pending, num_returns=1)
             yield ray.get(done[0])
 
+    def call(self, fn: Callable[[Any, Any], Any], jobs: Sequence[Any], shared: Any) -> list[Any]:
+        import ray
+
+        if self._shared is None or self._shared[0] is not shared:
+            self._shared = (shared, ray.put(shared))
+        remote = ray.remote(num_cpus=1, max_retries=0)(_limited)
+        return list(ray.get([remote.remote(fn, job, self._shared[1]) for job in jobs]))
+
     def close(self) -> None:
         import ray
 
+        self._shared = None
         if self.started_here:
             ray.shutdown()
             self.started_here = False

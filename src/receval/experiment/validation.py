@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
@@ -43,7 +44,7 @@ from receval.experiment.protocols import PreparedDataset
 from receval.validate import check_folds, check_threshold
 from receval.vocabulary import NO_SPLIT, split_method
 
-__all__ = ["prepare_checked"]
+__all__ = ["check_tune_parts", "prepare_checked", "tune_checker"]
 
 
 def _checker(cfg: ExperimentConfig) -> _Checker:
@@ -101,3 +102,51 @@ def prepare_checked(
             except ConfigError as err:
                 raise chk.fail(where, f"{err.message} (data set {label!r})") from None
     return datasets
+
+
+def tune_checker(cfg: ExperimentConfig) -> _Checker:
+    """The locator of ``cfg``'s keys, for the tuning checks that need data (file and line in their errors)."""
+    return _checker(cfg)
+
+
+def check_tune_parts(
+    cfg: ExperimentConfig, label: str, fit: Interactions, validation: Interactions, threshold: float
+) -> None:
+    """Check that a data set's validation part can score the objective, before any trial runs.
+
+    Refused: a validation part that leaves one of its users without a rating in the
+    fit part (the user would be scored on an empty profile), a validation part without
+    a relevant rating (the objective is the same for every model), an objective that
+    needs item aspects the data has not, or rating predictions a recommender cannot make.
+    """
+    from receval.experiment.protocols import build_model
+    from receval.metrics import parse_metric
+
+    tune = cfg.tune
+    assert tune is not None
+    chk = _checker(cfg)
+    where = ("tune", "validation") if "validation" in cfg.effective.get("tune", {}) else ("tune",)
+    have = np.bincount(fit.users, minlength=fit.n_users) > 0
+    cold = np.unique(validation.users[~have[validation.users]])
+    if len(cold):
+        raise chk.fail(
+            where,
+            f"the validation split {tune.validation['method']!r} leaves {len(cold)} user(s) of data set {label!r} "
+            f'with no training data (user {validation.user_ids[cold[0]]!r}, ...); use method = "per-user" or '
+            '"temporal-per-user" with min_train = 1',
+        )
+    metric = parse_metric(tune.metric)
+    if metric.kind != "error" and not np.any(validation.ratings >= threshold):
+        raise chk.fail(
+            where, f"the validation part of {label!r} has no rating >= the threshold {threshold:g}: nothing to rank"
+        )
+    if metric.definition.needs_aspects and fit.aspects is None:
+        raise chk.fail(("tune", "metric"), f"objective {tune.metric!r} needs item aspects; data set {label!r} has none")
+    if metric.kind == "error":
+        for rec in cfg.recommenders.values():
+            if not callable(getattr(build_model(rec.algorithm, rec.params, {}), "predict", None)):
+                raise chk.fail(
+                    ("tune", "metric"),
+                    f"objective {tune.metric!r} needs rating predictions, which {rec.label!r} does not make; "
+                    "tune a ranking metric (ndcg@10)",
+                )

@@ -1,0 +1,623 @@
+"""Tuning: every recommender tuned on validation data with the same budget, the test set read once.
+
+The protocol of Rendle, Zhang & Koren ("On the Difficulty of Evaluating Baselines",
+2019) and Dacrema, Cremonesi & Jannach ("Are We Really Making Much Progress?", RecSys
+2019), as a configuration's ``[tune]`` section runs it:
+
+1. the data set is split into train and test (the configuration's ``[split]``, or a
+   given test file, ``test_path``); the test part is sealed in a :class:`HeldOut`;
+2. a validation part is carved from train (``[tune.validation]``, by default the same
+   kind of split as the test split), leaving the *fit* part;
+3. each recommender's search space is explored by an Optuna study (TPE by default,
+   random or grid search) within the budget (trials and/or seconds of trial time, the
+   same for every recommender unless one sets its own): each trial fits on the fit
+   part and is scored on the validation part by the objective metric;
+4. the chosen parameters are refitted on train (fit + validation; ``refit = "train"``
+   keeps the fit part) and evaluated once on test with
+   :func:`receval.evaluation.evaluate_model`, beside the untuned defaults fitted the
+   same way.
+
+Only the fit and validation parts are sent to the workers that run the trials
+(through the executors of :mod:`receval.experiment.executors`); :meth:`HeldOut.open`
+is called once, after the last trial.
+
+Seeds: the tune seed seeds the splits, every trial's model and the final fits; the
+sampler is re-seeded before each ask with a hash of (seed, study, index of the
+trial), so a suggestion depends only on the finished trials before it. Trials are
+asked in rounds of ``parallel`` per study and told in order, so local, Dask and Ray
+executors make the same choices. A run killed at any moment resumes from the study
+in its storage (an SQLite file ``tune.sqlite3`` in the output folder unless
+``storage`` names a database): finished trials are kept, a trial that was running is
+marked failed (``interrupted``) and asked again; with ``parallel = 1`` the resumed
+study is the uninterrupted one, trial for trial, for TPE as for random and grid search.
+A time budget (``seconds``) is counted in trial seconds, and is the one part that
+depends on the machine.
+
+Examples
+--------
+>>> import tempfile
+>>> from receval.experiment.config import parse_config
+>>> cfg = parse_config('''
+... metrics = ["ndcg@10"]
+... [datasets.toy]
+... generate = { n_users = 60, n_items = 40, n_ratings = 900, seed = 1 }
+... [split]
+... method = "per-user"
+... [tune]
+... trials = 3
+... [recommenders.biases]
+... space = { item_damping = { float = [0.1, 100], log = true } }
+... ''')
+>>> report = tune_experiment(cfg, out=tempfile.mkdtemp())
+>>> result = report.summary["algorithms"]["toy/biases"]
+>>> result["trials"], sorted(result["best_params"])
+(3, ['item_damping'])
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from receval.data.interactions import Interactions
+from receval.errors import ConfigError
+from receval.experiment.config import ExperimentConfig, ParamRange, RecommenderSpec, TuneSpec, load_config
+from receval.experiment.executors import make_executor
+from receval.experiment.grid import expand
+from receval.experiment.ids import stable_hash
+from receval.experiment.protocols import build_model
+from receval.experiment.validation import check_tune_parts, prepare_checked, tune_checker
+from receval.progress import Progress, progress_to
+from receval.validate import check_count
+
+__all__ = ["HeldOut", "TrialJob", "TuneReport", "run_trial", "tune_experiment"]
+
+_log = logging.getLogger(__name__)
+STUDY_FILE = "tune.sqlite3"
+SUMMARY_FILE = "tune.json"
+TRIALS_TABLE = "tune_trials.parquet"
+TEST_TABLE = "tune_test_per_user.parquet"
+COMPARE_TABLE = "tune_compare.parquet"
+
+
+class HeldOut:
+    """The test part of a split, kept out of reach until the one final evaluation.
+
+    Tuning never sees it: only :meth:`open` gives the interactions, and
+    :func:`tune_experiment` calls it once, after every study has spent its budget.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> sealed = HeldOut(generate(5, 5, 10, seed=0))
+    >>> sealed.open().n_ratings
+    10
+    """
+
+    def __init__(self, test: Interactions) -> None:
+        self._test = test
+
+    def open(self) -> Interactions:
+        """The test interactions, for the final evaluation.
+
+        Returns
+        -------
+        Interactions
+            The test part, over the training part's id space.
+        """
+        return self._test
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What the trials of one data set read: the fit part and the validation part (never the test part)."""
+
+    fit: Interactions
+    validation: Interactions
+
+
+@dataclass(frozen=True)
+class TrialJob:
+    """One trial: the model (algorithm, parameters, seed) and how it is scored on the validation part."""
+
+    dataset: str
+    algorithm: str
+    params: Mapping[str, Any]
+    seed: int
+    metric: str
+    k: int
+    threshold: float
+    exclude_train: bool
+    cold_start: str
+    preset: str = "standard"
+
+
+def run_trial(job: TrialJob, parts: Mapping[str, _Parts]) -> tuple[float | None, float, str | None]:
+    """Fit ``job``'s model on its data set's fit part, score it on the validation part.
+
+    Returns
+    -------
+    tuple
+        ``(value, seconds, error)``: the objective's value (None with the error's text
+        when the model failed) and the trial's time.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> from receval.split import holdout
+    >>> fit, val = holdout(generate(30, 20, 300, seed=0), 0.2, seed=0)
+    >>> job = TrialJob("toy", "popularity", {}, 0, "ndcg@10", 10, 4.0, True, "empty")
+    >>> value, seconds, error = run_trial(job, {"toy": _Parts(fit, val)})
+    >>> 0 <= value <= 1, error
+    (True, None)
+    """
+    from receval.evaluation import evaluate_model
+    from receval.recommenders import clone
+
+    t0 = time.perf_counter()
+    part = parts[job.dataset]
+    try:
+        model = build_model(job.algorithm, job.params, {"preset": job.preset})
+        model = model if "seed" in job.params else clone(model, seed=job.seed)
+        result = evaluate_model(
+            model,
+            part.fit,
+            part.validation,
+            [job.metric],
+            k=job.k,
+            threshold=job.threshold,
+            seed=job.seed,
+            exclude_train=job.exclude_train,
+            seed_model=False,
+            cold_start=job.cold_start,  # type: ignore[arg-type]
+        )
+        value = float(result.summary[job.metric])
+        if not np.isfinite(value):
+            return None, time.perf_counter() - t0, f"the objective {job.metric} is {value}"
+        return value, time.perf_counter() - t0, None
+    except Exception as err:  # a failing trial is recorded in the study, the others go on
+        return None, time.perf_counter() - t0, f"{type(err).__name__}: {err}"
+
+
+@dataclass
+class TuneReport:
+    """What a tuning run produced: the JSON summary, the trials, the test values and the paired tests."""
+
+    root: Path
+    config: ExperimentConfig
+    summary: dict[str, Any]
+    trials: pd.DataFrame
+    test_per_user: pd.DataFrame
+    compare: pd.DataFrame
+    importance: dict[str, dict[str, float]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+# ----------------------------------------------------------------- studies
+def _sampler(tune: TuneSpec, space: Sequence[ParamRange], seed: int) -> Any:
+    import optuna
+
+    if tune.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    if tune.sampler == "grid":
+        return optuna.samplers.GridSampler({r.name: list(r.grid()) for r in space}, seed=seed)
+    return optuna.samplers.TPESampler(seed=seed)
+
+
+def _suggest(trial: Any, space: Sequence[ParamRange]) -> dict[str, Any]:
+    """The trial's parameters, drawn in the order of the space; a conditional one only when its parent matches."""
+    out: dict[str, Any] = {}
+    for r in space:
+        if any(out.get(parent) not in allowed for parent, allowed in r.when.items()):
+            continue
+        if r.kind == "choices":
+            out[r.name] = trial.suggest_categorical(r.name, list(r.choices))
+        elif r.kind == "int":
+            step = 1 if r.step is None else int(r.step)
+            out[r.name] = trial.suggest_int(r.name, int(r.low or 0), int(r.high or 0), step=step, log=r.log)
+        else:
+            out[r.name] = trial.suggest_float(r.name, float(r.low or 0), float(r.high or 0), step=r.step, log=r.log)
+    return out
+
+
+@dataclass
+class _Study:
+    """One (data set, recommender) study and its budget."""
+
+    key: str
+    dataset: str
+    rec: RecommenderSpec
+    study: Any
+    trials: int | None
+    seconds: float | None
+
+    def counted(self) -> list[Any]:
+        """The trials that spent budget: finished or failed by their model, not the interrupted ones."""
+        from optuna.trial import TrialState
+
+        return [
+            t
+            for t in self.study.get_trials(deepcopy=False)
+            if t.state == TrialState.COMPLETE or (t.state == TrialState.FAIL and "error" in t.user_attrs)
+        ]
+
+    def left(self) -> int:
+        """How many trials the budget still allows (0 when spent, or when grid search has seen every point)."""
+        done = self.counted()
+        grid = getattr(self.study.sampler, "is_exhausted", None)
+        if grid is not None and grid(self.study):
+            return 0
+        if self.seconds is not None and sum(t.user_attrs.get("seconds", 0.0) for t in done) >= self.seconds:
+            return 0
+        if self.trials is not None:
+            return max(self.trials - len(done), 0)
+        return 1
+
+
+def _interrupted(study: Any) -> int:
+    """Mark the trials a killed run left running as failed (``interrupted``); they are asked again."""
+    from optuna.trial import TrialState
+
+    storage = study._storage
+    n = 0
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        storage.set_trial_user_attr(t._trial_id, "interrupted", True)
+        storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        n += 1
+    return n
+
+
+def _study_key(cfg: ExperimentConfig) -> str:
+    """The studies' identity: the configuration without its budgets (a larger budget continues the same studies)."""
+    body = {k: v for k, v in cfg.effective.items() if k not in ("output", "quick")}
+    body["tune"] = {k: v for k, v in body.get("tune", {}).items() if k not in ("trials", "seconds")}
+    body["recommenders"] = {
+        label: {k: v for k, v in entry.items() if k not in ("trials", "seconds")}
+        for label, entry in body.get("recommenders", {}).items()
+    }
+    return stable_hash(body, 12)
+
+
+# ----------------------------------------------------------------- data
+def _split_parts(cfg: ExperimentConfig, label: str, data: Interactions, seed: int) -> tuple[Interactions, HeldOut]:
+    """(train, sealed test) of one data set: its ``[split]``, or the given test file over train's id space."""
+    from receval.split import split_by_name
+
+    tune = cfg.tune
+    assert tune is not None
+    if tune.test_path is None:
+        opts = {k: v for k, v in cfg.split.items() if k != "method"}
+        train, test = split_by_name(data, cfg.split["method"], seed=seed, **opts)[0]
+        return train, HeldOut(test)
+    from receval.data import load
+
+    spec = cfg.datasets[label]
+    base = Path(spec.base) if spec.base else Path()
+    path = Path(tune.test_path) if Path(tune.test_path).is_absolute() else base / tune.test_path
+    if not path.exists():
+        raise tune_checker(cfg).fail(("tune", "test_path"), f"test_path {str(path)!r} does not exist")
+    given = load(str(path), spec.format, **dict(spec.options))
+    frames = [data.to_frame(), given.to_frame()]
+    stamp = "timestamp" if all("timestamp" in f for f in frames) else None
+    joint = Interactions.from_frame(
+        pd.concat([f[["user", "item", "rating", *([stamp] if stamp else [])]] for f in frames], ignore_index=True),
+        timestamp=stamp,
+        scale=data.scale,
+    )
+    rows = np.arange(joint.n_ratings)
+    return joint.subset(rows < data.n_ratings), HeldOut(joint.subset(rows >= data.n_ratings))
+
+
+def _carve(cfg: ExperimentConfig, train: Interactions, seed: int) -> _Parts:
+    from receval.split import split_by_name
+
+    tune = cfg.tune
+    assert tune is not None
+    opts = {k: v for k, v in tune.validation.items() if k != "method"}
+    fit, validation = split_by_name(train, tune.validation["method"], seed=seed, **opts)[0]
+    return _Parts(fit, validation)
+
+
+# ----------------------------------------------------------------- the run
+def tune_experiment(
+    config: str | Path | ExperimentConfig,
+    *,
+    out: str | Path | None = None,
+    trials: int | None = None,
+    executor: str = "local",
+    jobs: int = 1,
+    scheduler: str | None = None,
+    processes: bool = True,
+    quick: bool = False,
+    progress: Progress | None = None,
+    on_trial: Callable[[str, int, Mapping[str, Any], float | None, str | None], None] | None = None,
+) -> TuneReport:
+    """Tune every recommender of a configuration on validation data, then evaluate each choice once on test.
+
+    ``trials`` replaces every recommender's budget (``receval tune --trials``).
+    ``on_trial(study, number, params, value, error)`` hears of each finished trial;
+    ``progress(done, total, "tune trials")`` of the count. Resumes the studies of an
+    earlier run of the same configuration in the same storage.
+
+    Returns
+    -------
+    TuneReport
+        ``summary`` is ``{"algorithms": {"<dataset>/<label>": {"best_params", "trials",
+        "validation", "test", "default_test", ...}}, ...}`` for the objective metric;
+        ``trials`` one row per trial; ``test_per_user`` the tuned and default models'
+        per-user test values; ``compare`` the paired tests of tuned against default.
+        The same tables are written to the output folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'metrics = ["ndcg@10"]\\n[datasets.toy]\\ngenerate = { n_users = 40, n_items = 30, n_ratings = 600 }\\n'
+    >>> text += '[split]\\nmethod = "per-user"\\n[tune]\\nsampler = "random"\\ntrials = 2\\n'
+    >>> text += '[recommenders.popularity]\\nspace = { threshold = { float = [1, 5] } }\\n'
+    >>> report = tune_experiment(parse_config(text), out=tempfile.mkdtemp())
+    >>> report.summary["algorithms"]["toy/popularity"]["trials"]
+    2
+    """
+    t0 = time.perf_counter()
+    cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
+    if cfg.tune is None:
+        raise ConfigError(f"{cfg.source}: no [tune] section: add one (objective metric, sampler, budget) to tune")
+    tune = cfg.tune
+    if trials is not None:
+        check_count(trials, "--trials")
+    root = Path(out) if out is not None else cfg.output_dir
+    from receval.outputs import check_output_dir
+
+    check_output_dir(root, "out=" if out is not None else f"{cfg.source}: output")
+    tasks = expand(cfg)
+    prepared = prepare_checked(cfg, tasks)
+    labels = {spec.key: spec.label for spec in cfg.datasets.values()}
+    by_label = {labels[key]: ds.data for key, ds in prepared.items()}
+    seed = tune.seed
+    held: dict[str, HeldOut] = {}
+    trains: dict[str, Interactions] = {}
+    parts: dict[str, _Parts] = {}
+    for label, data in by_label.items():
+        trains[label], held[label] = _split_parts(cfg, label, data, seed)
+        parts[label] = _carve(cfg, trains[label], seed)
+    thresholds = {labels[t.dataset_key]: _threshold(t.options, by_label[labels[t.dataset_key]]) for t in tasks}
+    opts = dict(tasks[0].options)
+    for label, part in parts.items():
+        check_tune_parts(cfg, label, part.fit, part.validation, thresholds[label])
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    root.mkdir(parents=True, exist_ok=True)
+    storage = tune.storage or f"sqlite:///{(root / STUDY_FILE).resolve()}"
+    prefix = _study_key(cfg)
+    studies = []
+    for label in by_label:
+        for rec in cfg.recommenders.values():
+            budget = (trials, None) if trials is not None else tune.budget(rec)
+            key = f"{label}/{rec.label}"
+            study = optuna.create_study(
+                study_name=f"{prefix}:{key}",
+                storage=storage,
+                direction="maximize" if tune.direction == "higher" else "minimize",
+                sampler=_sampler(tune, rec.space, seed),
+                load_if_exists=True,
+            )
+            if _interrupted(study):
+                _log.info("%s: trials left running by an interrupted run are asked again", key)
+            studies.append(_Study(key, label, rec, study, *budget))
+    total = sum(s.trials or 0 for s in studies)
+    notify = progress_to(progress)
+    ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
+    ex.start()
+    try:
+        done = sum(len(s.counted()) for s in studies)
+        notify(min(done, total), total, "tune trials")
+        while True:
+            asked: list[tuple[_Study, Any, dict[str, Any], TrialJob]] = []
+            for st in studies:
+                for _ in range(min(st.left(), tune.parallel)):
+                    index = len(st.counted()) + sum(a[0] is st for a in asked)
+                    st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
+                    trial = st.study.ask()
+                    params = _suggest(trial, st.rec.space)
+                    job = TrialJob(
+                        st.dataset,
+                        st.rec.algorithm,
+                        {**st.rec.params, **params},
+                        seed,
+                        tune.metric,
+                        int(opts["k"]),
+                        thresholds[st.dataset],
+                        bool(opts["exclude_train"]),
+                        str(opts["cold_start"]),
+                        str(opts.get("preset", "standard")),
+                    )
+                    asked.append((st, trial, params, job))
+            if not asked:
+                break
+            for (st, trial, params, _), (value, secs, error) in zip(
+                asked, ex.call(run_trial, [a[3] for a in asked], parts), strict=True
+            ):
+                trial.set_user_attr("seconds", secs)
+                if error is not None:
+                    trial.set_user_attr("error", error)
+                    st.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                else:
+                    st.study.tell(trial, value)
+                done += 1
+                if on_trial is not None:
+                    on_trial(st.key, trial.number, params, value, error)
+                notify(min(done, max(total, done)), max(total, done), "tune trials")
+    finally:
+        ex.close()
+    report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _threshold(options: Mapping[str, Any], data: Interactions) -> float:
+    given = options.get("threshold")
+    return data.scale.default_threshold() if given is None else float(given)
+
+
+def _trial_seed(seed: int, key: str, index: int) -> int:
+    """The sampler's seed for trial ``index`` of study ``key``: the same after a resume, on every machine."""
+    return int(stable_hash([seed, key, index], 8), 16)
+
+
+# ----------------------------------------------------------------- the one test evaluation
+def _finish(
+    cfg: ExperimentConfig,
+    root: Path,
+    studies: list[_Study],
+    trains: Mapping[str, Interactions],
+    parts: Mapping[str, _Parts],
+    held: Mapping[str, HeldOut],
+    thresholds: Mapping[str, float],
+    opts: Mapping[str, Any],
+) -> TuneReport:
+    from receval.evaluation import evaluate_model
+    from receval.stats.significance import compare_systems, correct_pvalues
+
+    tune = cfg.tune
+    assert tune is not None
+    tests = {label: sealed.open() for label, sealed in held.items()}  # the one reading of the test parts
+    algorithms: dict[str, Any] = {}
+    trial_rows: list[dict[str, Any]] = []
+    per_user: list[pd.DataFrame] = []
+    importance: dict[str, dict[str, float]] = {}
+    metrics = list(dict.fromkeys([*cfg.metrics, tune.metric]))
+    for st in studies:
+        complete = [t for t in st.counted() if t.value is not None]
+        trial_rows.extend(_trial_rows(st, tune.direction))
+        if not complete:
+            raise ConfigError(f"{st.key}: every trial failed; the first error: {st.counted()[0].user_attrs['error']}")
+        best = st.study.best_trial
+        refit = trains[st.dataset] if tune.refit == "train+validation" else parts[st.dataset].fit
+        values = {}
+        for system, params in (("tuned", {**st.rec.params, **best.params}), ("default", dict(st.rec.params))):
+            model = build_model(st.rec.algorithm, params, opts)
+            result = evaluate_model(
+                model,
+                refit,
+                tests[st.dataset],
+                metrics,
+                k=int(opts["k"]),
+                threshold=thresholds[st.dataset],
+                seed=tune.seed,
+                exclude_train=bool(opts["exclude_train"]),
+                seed_model="seed" not in params,
+                cold_start=opts["cold_start"],
+            )
+            values[system] = {m: float(result.summary[m]) for m in metrics}
+            frame = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
+            per_user.append(frame.assign(study=st.key, system=system))
+        importance[st.key] = _importance(st, tune.seed)
+        budget = {"trials": st.trials, "seconds": st.seconds}
+        algorithms[st.key] = {
+            "dataset": st.dataset,
+            "recommender": st.rec.label,
+            "algorithm": st.rec.algorithm,
+            "best_params": dict(best.params),
+            "fixed_params": dict(st.rec.params),
+            "trials": len(st.counted()),
+            "failed_trials": len(st.counted()) - len(complete),
+            "trial_seconds": float(sum(t.user_attrs.get("seconds", 0.0) for t in st.counted())),
+            "budget": budget,
+            "validation": float(best.value),
+            "test": values["tuned"][tune.metric],
+            "default_test": values["default"][tune.metric],
+            "test_metrics": values["tuned"],
+            "default_test_metrics": values["default"],
+            "importance": importance[st.key],
+        }
+    tests_long = pd.concat(per_user, ignore_index=True)
+    compare = _paired(tests_long, compare_systems, correct_pvalues)
+    budgets = {json.dumps(a["budget"], sort_keys=True) for a in algorithms.values()}
+    summary = {
+        "objective": tune.metric,
+        "direction": tune.direction,
+        "sampler": tune.sampler,
+        "refit": tune.refit,
+        "seed": tune.seed,
+        "validation_split": dict(tune.validation),
+        "test_split": {"test_path": tune.test_path} if tune.test_path else dict(cfg.split),
+        "equal_budgets": len(budgets) == 1,
+        "algorithms": algorithms,
+    }
+    trials_frame = pd.DataFrame(trial_rows)
+    _write(root, summary, trials_frame, tests_long, compare)
+    return TuneReport(root, cfg, summary, trials_frame, tests_long, compare, importance)
+
+
+def _trial_rows(st: _Study, direction: str) -> list[dict[str, Any]]:
+    """One row per counted trial, with the best validation value so far."""
+    rows = []
+    best = None
+    for i, t in enumerate(st.counted()):
+        if t.value is not None:
+            better = best is None or (t.value > best if direction == "higher" else t.value < best)
+            best = t.value if better else best
+        rows.append(
+            {
+                "study": st.key,
+                "trial": i,
+                "number": t.number,
+                "state": t.state.name,
+                "params": json.dumps(t.params, sort_keys=True),
+                "value": np.nan if t.value is None else float(t.value),
+                "best_so_far": np.nan if best is None else float(best),
+                "seconds": float(t.user_attrs.get("seconds", np.nan)),
+                "error": t.user_attrs.get("error"),
+            }
+        )
+    return rows
+
+
+def _importance(st: _Study, seed: int) -> dict[str, float]:
+    """Optuna's fANOVA importance of each tuned parameter (empty when fewer than two trials vary them)."""
+    import optuna
+
+    try:
+        evaluator = optuna.importance.FanovaImportanceEvaluator(seed=seed)
+        return {k: float(v) for k, v in optuna.importance.get_param_importances(st.study, evaluator=evaluator).items()}
+    except (RuntimeError, ValueError):
+        return {}
+
+
+def _paired(tests: pd.DataFrame, compare_systems: Any, correct_pvalues: Any) -> pd.DataFrame:
+    """Tuned against default per study and metric (paired t-test over test users), Holm within each metric."""
+    frames = []
+    for (study, metric), part in tests.groupby(["study", "metric"], sort=False):
+        res = compare_systems(part.dropna(subset=["value"]), baseline="default", correction="none")
+        frames.append(res.assign(study=study, metric=metric))
+    out = pd.concat(frames, ignore_index=True)
+    out["pvalue_adj"] = np.nan
+    for _, idx in out.groupby("metric", sort=False).groups.items():
+        ok = out.loc[idx, "pvalue"].notna()
+        good = idx[ok.to_numpy()]
+        if len(good):
+            out.loc[good, "pvalue_adj"] = correct_pvalues(out.loc[good, "pvalue"].to_numpy(), method="holm")
+    return out
+
+
+def _write(
+    root: Path, summary: dict[str, Any], trials: pd.DataFrame, tests: pd.DataFrame, compare: pd.DataFrame
+) -> None:
+    """The run's tables and summary, published as one set (the study's storage is Optuna's own)."""
+    from receval.atomic import publish
+
+    with publish(root) as pub:
+        trials.to_parquet(pub.path(root / TRIALS_TABLE), index=False)
+        tests.assign(user=tests["user"].astype(str)).to_parquet(pub.path(root / TEST_TABLE), index=False)
+        compare.to_parquet(pub.path(root / COMPARE_TABLE), index=False)
+        pub.path(root / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True), encoding="utf-8")
