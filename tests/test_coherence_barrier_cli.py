@@ -71,9 +71,11 @@ def test_json_table_against_an_independent_computation(truth, files, capsys):
     assert got["pearson"]["n_ratings"] == pytest.approx(stats.pearsonr(counts, barrier).statistic, abs=1e-12)
     assert got["pearson"]["mean_rating"] == pytest.approx(stats.pearsonr(means, barrier).statistic, abs=1e-12)
     # Eq. 8 from its definition: the user's sum of squared deviations from each pair's mean
-    eq8 = ((frame["rating"] - frame.groupby(["user", "item"])["rating"].transform("mean")) ** 2).groupby(
-        frame["user"]
-    ).sum()
+    eq8 = (
+        ((frame["rating"] - frame.groupby(["user", "item"])["rating"].transform("mean")) ** 2)
+        .groupby(frame["user"])
+        .sum()
+    )
     assert got["spearman"]["barrier"] == pytest.approx(stats.spearmanr(eq8[barrier.index], barrier).statistic, abs=1e-3)
     assert got["pearson"]["barrier"] == pytest.approx(stats.pearsonr(eq8[barrier.index], barrier).statistic, abs=1e-12)
     assert got["barrier"]["n_users"] == 200 and got["barrier"]["m_min"] == got["barrier"]["m_max"] == M
@@ -82,8 +84,9 @@ def test_json_table_against_an_independent_computation(truth, files, capsys):
 
 def test_truth_noisier_users_have_the_higher_barrier_and_wstd_finds_them(truth, files, capsys):
     ratings, genres = files
-    code, out, _ = _run(capsys, "coherence-barrier", "--data", ratings, "--format", "csv", "--aspects", genres,
-                        "--json")  # fmt: skip
+    code, out, err = _run(capsys, "coherence-barrier", "--data", ratings, "--format", "csv", "--aspects", genres,
+                          "--json")  # fmt: skip
+    assert code == 0, err
     got = json.loads(out)
     barrier = _per_user_barrier(truth.data.to_frame())
     noise = pd.Series(truth.user_noise, index=truth.data.user_ids).reindex(barrier.index)
@@ -125,7 +128,7 @@ def test_bad_options_are_one_line(files, capsys, extra, message):
     ratings, genres = files
     code, out, err = _run(capsys, "coherence-barrier", "--data", ratings, "--format", "csv", "--aspects", genres,
                           *extra)  # fmt: skip
-    assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err
+    assert code == 2 and out == "" and message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_data_without_repeated_ratings_is_one_line_with_the_fix(truth, tmp_path, capsys):
