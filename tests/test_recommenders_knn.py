@@ -151,8 +151,8 @@ def test_cold_start_and_bad_input(split):
     no_item = train.subset(train.items != 3)
     fitted = ItemKNN().fit(no_item)
     assert fitted.predict([0], [3])[0] == pytest.approx(float(no_item.ratings.astype(float).mean()))
-    with pytest.raises(ConfigError, match="similarity='jaccard'"):
-        ItemKNN(similarity="jaccard").fit(train)
+    with pytest.raises(ConfigError, match="similarity='jacard'"):
+        ItemKNN(similarity="jacard").fit(train)
     with pytest.raises(ConfigError, match="k must be"):
         UserKNN(k=0).fit(train)
     duplicated = Interactions.from_arrays([0, 0], [1, 1], [3, 4])

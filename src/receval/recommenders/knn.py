@@ -89,13 +89,24 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
-from receval.recommenders.topn import _topk_batch
 from receval.validate import check_memory
 
 __all__ = ["UserKNN", "ItemKNN"]
 
-_SIMILARITIES = ("auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine")
-_KIND_CODES = {"pearson": 0, "cosine": 1, "adjusted-cosine": 1, "vector-cosine": 2}
+_SIMILARITIES = (
+    "auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine", "vector-pearson", "vector-adjusted-cosine",
+    "asymmetric-cosine", "jaccard", "tversky",
+)  # fmt: skip
+# the kernel's formula of each similarity (see _similarity_kernel); 5, the plain dot product, is normalize=False
+_KIND_CODES = {
+    "pearson": 0, "cosine": 1, "adjusted-cosine": 1, "vector-cosine": 2, "vector-pearson": 2,
+    "vector-adjusted-cosine": 2, "asymmetric-cosine": 2, "jaccard": 3, "tversky": 4,
+}  # fmt: skip
+# the similarities that normalize=False turns into the plain dot product of the (weighted, centred) vectors
+_NORMALIZED = ("vector-cosine", "vector-pearson", "vector-adjusted-cosine", "asymmetric-cosine")
+_FEATURE_WEIGHTINGS = ("none", "BM25", "TF-IDF")
+# Okapi BM25's constants, as Dacrema et al.'s okapi_BM_25
+_BM25_K1, _BM25_B = 1.2, 0.75
 _MODES = ("auto", "dense", "sparse")
 # mode="auto" keeps dense similarity matrices while they take at most this many bytes.
 _DENSE_AUTO_BYTES = 2 * 10**9
@@ -108,95 +119,113 @@ def _similarity_kernel(top_k: bool):
     neighbourhoods. The task is a constant of the closure, so numba prunes the other task's branch and the
     dense path never compiles the top-k selection (the costliest part to compile)."""
 
-    @numba.njit(cache=True)
+    @numba.njit(cache=True, parallel=True)
     def similarities(
-        rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, norms, support, shrink, out, k, nb_cols, nb_vals
-    ):  # pragma: no cover
-        """The similarities of each entity ``xi = rows[r]`` to the entities it shares entries with.
+        rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, row_norms, col_norms, support, shrinkage,
+        shrink, alpha, beta, out, k, nb_cols, nb_vals, n_chunks,
+    ):  # pragma: no cover  # fmt: skip
+        """The similarities of each entity ``xi = rows[r]`` to the entities ``xj`` it shares entries with.
 
         Dense rows: written into ``out[r, :]`` (``upper``: only the entries ``xj > xi``, and the diagonal).
         Top-k: only its ``k`` most similar others with positive similarity (ties: the lower index) are kept,
         into ``nb_cols[r]``/``nb_vals[r]`` (padded with -1), so no row of the matrix is ever kept whole.
 
-        A pair's sums (count, Σ ri·rj and, for ``kind`` 0 Pearson and 1 cosine over the co-rated entries,
-        Σ ri, Σ rj, Σ ri², Σ rj²; kind 2 is the cosine of whole vectors, ``norms`` their norms) accumulate in
-        ``acc[xj]`` (one cache line per xj) in the order of y: x-lists are sorted by y, so a pair's common
-        entries add up in the same order from either side and in either mode (the similarity is exactly
-        symmetric, and dense and sparse modes agree). One loop with its arithmetic written out: the same
-        steps as separate functions ran slower."""
+        A pair's sums (count n, dot = Σ ri·rj and, for ``kind`` 0 Pearson and 1 cosine over the co-rated
+        entries, Σ ri, Σ rj, Σ ri², Σ rj²) accumulate in ``acc[xj]`` in the order of y: x-lists are sorted by
+        y, so a pair's common entries add up in the same order from either side and in either mode (the
+        similarity is exactly symmetric when its formula is, and dense and sparse modes agree). The other
+        kinds read per-entity quantities: 2 ``dot / (row_norms[xi] · col_norms[xj] + shrink)``, 3 Jaccard
+        ``dot / (row_norms[xi] + col_norms[xj] − dot + shrink)`` (counts), 4 Tversky ``dot / (dot + alpha
+        (col_norms[xj] − dot) + beta (row_norms[xi] − dot) + shrink)``, 5 the plain dot product.
+
+        Rows run in parallel, each thread with its own accumulators, and a row's result depends on that row
+        alone: the same bits whatever the number of threads. One loop with its arithmetic written out: the
+        same steps as separate functions ran slower."""
         n_x = len(x_ptr) - 1
-        acc = np.zeros((n_x, 6))
-        touched = np.empty(n_x, dtype=np.int64)
-        co_rated = kind != 2
-        cols = np.empty(n_x if top_k else 0, dtype=np.int64)
-        vals = np.empty(n_x if top_k else 0)
-        for r in range(len(rows)):
-            xi = rows[r]
-            n_touched = 0
-            for p in range(x_ptr[xi], x_ptr[xi + 1]):
-                y = x_idx[p]
-                ri = x_val[p]
-                lo = y_ptr[y]
-                hi = y_ptr[y + 1]
-                first = lo
-                if upper:
-                    first = lo + np.searchsorted(y_idx[lo:hi], xi, side="right")
-                for q in range(first, hi):
-                    xj = y_idx[q]
-                    if xj == xi:
-                        continue
-                    rj = y_val[q]
-                    if acc[xj, 0] == 0:
-                        touched[n_touched] = xj
-                        n_touched += 1
-                    acc[xj, 0] += 1
-                    acc[xj, 1] += ri * rj
-                    if co_rated:  # the whole-vector cosine needs only the count and Σ ri·rj
-                        acc[xj, 2] += ri
-                        acc[xj, 3] += rj
-                        acc[xj, 4] += ri * ri
-                        acc[xj, 5] += rj * rj
-            m = 0
-            for t in range(n_touched):
-                xj = touched[t]
-                n = acc[xj, 0]
-                s = 0.0
-                if n >= support:
-                    if kind == 0:
-                        num = n * acc[xj, 1] - acc[xj, 2] * acc[xj, 3]
-                        den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
-                    elif kind == 1:
-                        num = acc[xj, 1]
-                        den = np.sqrt(acc[xj, 4] * acc[xj, 5])
-                    else:
-                        num = acc[xj, 1]
-                        den = norms[xi] * norms[xj]
-                    if den != 0:
-                        s = num / den
-                    if shrink > 0:
-                        s *= n / (n + shrink)
-                for f in range(6):
-                    acc[xj, f] = 0.0
+        n_rows = len(rows)
+        co_rated = kind < 2
+        width = 6 if co_rated else 2  # the whole-vector kinds need only the count and the dot product
+        n_chunks = min(n_rows, n_chunks)
+        for c in numba.prange(n_chunks):
+            acc = np.zeros((n_x, width))
+            touched = np.empty(n_x, dtype=np.int64)
+            cols = np.empty(n_x if top_k else 0, dtype=np.int64)
+            vals = np.empty(n_x if top_k else 0)
+            for r in range(c, n_rows, n_chunks):  # interleaved: rows of similar cost spread over the threads
+                xi = rows[r]
+                n_touched = 0
+                for p in range(x_ptr[xi], x_ptr[xi + 1]):
+                    y = x_idx[p]
+                    ri = x_val[p]
+                    lo = y_ptr[y]
+                    hi = y_ptr[y + 1]
+                    first = lo
+                    if upper:
+                        first = lo + np.searchsorted(y_idx[lo:hi], xi, side="right")
+                    for q in range(first, hi):
+                        xj = y_idx[q]
+                        if xj == xi:
+                            continue
+                        rj = y_val[q]
+                        if acc[xj, 0] == 0:
+                            touched[n_touched] = xj
+                            n_touched += 1
+                        acc[xj, 0] += 1
+                        acc[xj, 1] += ri * rj
+                        if co_rated:
+                            acc[xj, 2] += ri
+                            acc[xj, 3] += rj
+                            acc[xj, 4] += ri * ri
+                            acc[xj, 5] += rj * rj
+                m = 0
+                for t in range(n_touched):
+                    xj = touched[t]
+                    n = acc[xj, 0]
+                    dot = acc[xj, 1]
+                    s = 0.0
+                    if n >= support:
+                        num = dot
+                        if kind == 0:
+                            num = n * dot - acc[xj, 2] * acc[xj, 3]
+                            den = np.sqrt((n * acc[xj, 4] - acc[xj, 2] ** 2) * (n * acc[xj, 5] - acc[xj, 3] ** 2))
+                        elif kind == 1:
+                            den = np.sqrt(acc[xj, 4] * acc[xj, 5])
+                        elif kind == 2:
+                            den = row_norms[xi] * col_norms[xj]
+                        elif kind == 3:
+                            den = row_norms[xi] + col_norms[xj] - dot
+                        elif kind == 4:
+                            den = dot + alpha * (col_norms[xj] - dot) + beta * (row_norms[xi] - dot)
+                        else:
+                            den = 1.0
+                        if kind != 5:
+                            den += shrink
+                        if den != 0:
+                            s = num / den
+                        if shrinkage > 0:
+                            s *= n / (n + shrinkage)
+                    for f in range(width):
+                        acc[xj, f] = 0.0
+                    if not top_k:
+                        out[r, xj] = s
+                    elif s > 0:
+                        cols[m] = xj
+                        vals[m] = s
+                        m += 1
                 if not top_k:
-                    out[r, xj] = s
-                elif s > 0:
-                    cols[m] = xj
-                    vals[m] = s
-                    m += 1
-            if not top_k:
-                out[r, xi] = 1.0
-                continue
-            if m <= k:
-                chosen = np.arange(m)
-            else:  # the k-th largest value; all above it, and the lowest indices among those equal to it
-                kth = -np.partition(-vals[:m], k - 1)[k - 1]
-                above = np.nonzero(vals[:m] > kth)[0]
-                tied = np.nonzero(vals[:m] == kth)[0]
-                tied = tied[np.argsort(cols[tied])][: k - len(above)]
-                chosen = np.concatenate((above, tied))
-            for j in range(len(chosen)):
-                nb_cols[r, j] = cols[chosen[j]]
-                nb_vals[r, j] = vals[chosen[j]]
+                    out[r, xi] = 1.0
+                    continue
+                if m <= k:
+                    chosen = np.arange(m)
+                else:  # the k-th largest value; all above it, and the lowest indices among those equal to it
+                    kth = -np.partition(-vals[:m], k - 1)[k - 1]
+                    above = np.nonzero(vals[:m] > kth)[0]
+                    tied = np.nonzero(vals[:m] == kth)[0]
+                    tied = tied[np.argsort(cols[tied])][: k - len(above)]
+                    chosen = np.concatenate((above, tied))
+                for j in range(len(chosen)):
+                    nb_cols[r, j] = cols[chosen[j]]
+                    nb_vals[r, j] = vals[chosen[j]]
 
     return similarities
 
@@ -273,20 +302,6 @@ def _predict(
     return out
 
 
-def _top_neighbours(sim: np.ndarray, k: int) -> sp.csr_matrix:
-    """Each row's k largest positive off-diagonal similarities of the dense ``sim`` (ties: lower index), sparse."""
-    n = sim.shape[0]
-    kk = min(k, n - 1)
-    if kk <= 0:
-        return sp.csr_matrix((n, n))
-    block = max(1, 4_000_000 // n)
-    parts = [
-        _top_of_block(sim[start : start + block].copy(), np.arange(start, min(start + block, n)), kk)
-        for start in range(0, n, block)
-    ]
-    return _neighbours(parts, n)
-
-
 def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
     """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x (with their pointers).
 
@@ -305,31 +320,117 @@ def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
     return x_order, x_ptr, yx_order, y_ptr
 
 
-def _kernel_lists(kind: str, x, y, r, y_mean, orders: tuple) -> tuple:
-    """The inputs of the similarity kernels for the similarity ``kind`` of the ratings ``r`` at (x, y)."""
+def _feature_weights(weighting: str, x, y, r, n_x: int, n_y: int) -> np.ndarray:
+    """The ratings reweighted as documents x (rows) over terms y, as Dacrema et al.'s ``okapi_BM_25`` and
+    ``TF_IDF`` (Robertson & Zaragoza 2009): ``idf_y = log(n_x / (1 + |x rating y|))``; TF-IDF ``sqrt(r)·idf_y``;
+    BM25 ``r (K1 + 1) / (K1 ((1 − B) + B L_x / mean L) + r) · idf_y`` with ``L_x`` the sum of x's ratings."""
+    if weighting == "none":
+        return r
+    if r.size and r.min() < 0:
+        raise DataError(
+            f"feature_weighting={weighting!r} weighs non-negative ratings, and the smallest is {r.min():g}: "
+            "shift the ratings or use feature_weighting='none'"
+        )
+    idf = np.log(n_x / (1.0 + np.bincount(y, minlength=n_y)))[y]
+    if weighting == "TF-IDF":
+        return np.sqrt(r) * idf
+    length = np.bincount(x, weights=r, minlength=n_x)
+    norm = (1.0 - _BM25_B) + _BM25_B * length / length.mean()
+    with np.errstate(divide="ignore", invalid="ignore"):  # a zero rating of a zero-length row weighs 0
+        weighted = r * (_BM25_K1 + 1.0) / (_BM25_K1 * norm[x] + r) * idf
+    return np.nan_to_num(weighted, nan=0.0)
+
+
+def _entity_norms(kind: str, x, values, n_x: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """(row_norms, col_norms) of the kernel's formula of ``kind`` (empty for the co-rated ones)."""
+    if kind in ("jaccard", "tversky"):  # binary vectors: their counts
+        counts = np.bincount(x, minlength=n_x).astype(np.float64)
+        return counts, counts
+    if kind not in _NORMALIZED:
+        return np.zeros(0), np.zeros(0)
+    squares = np.bincount(x, weights=values * values, minlength=n_x)
+    if kind == "asymmetric-cosine":  # Aiolli (2013): ‖candidate‖^(2α) ‖voter‖^(2(1−α))
+        return squares ** (1.0 - alpha), squares**alpha
+    norms = np.sqrt(squares)
+    return norms, norms
+
+
+def _kernel_lists(kind: str, x, y, r, means: tuple, orders: tuple, normalize: bool, alpha: float) -> tuple:
+    """The inputs of the similarity kernels for the similarity ``kind`` of the (weighted) ratings ``r`` at
+    (x, y); ``means`` = (x entities' means, y entities' means) of ``r``."""
     x_order, x_ptr, yx_order, y_ptr = orders
-    values = r - y_mean if kind == "adjusted-cosine" else r
+    x_mean, y_mean = means
+    if kind in ("adjusted-cosine", "vector-adjusted-cosine"):
+        values = r - y_mean[y]
+    elif kind == "vector-pearson":
+        values = r - x_mean[x]
+    elif kind in ("jaccard", "tversky"):
+        values = np.ones_like(r)
+    else:
+        values = r
     n_x = len(x_ptr) - 1
-    norms = np.sqrt(np.bincount(x, weights=values * values, minlength=n_x)) if kind == "vector-cosine" else np.zeros(0)
-    return (x_ptr, y[x_order], values[x_order], y_ptr, x[yx_order], values[yx_order], _KIND_CODES[kind], norms)
-
-
-def _top_of_block(block: np.ndarray, rows: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(row, column, similarity) of each row's ``k`` largest positive off-diagonal entries
-    (ties: the lower column); ``block[r]`` is the similarity row of entity ``rows[r]`` (overwritten)."""
-    block[np.arange(len(rows)), rows] = -np.inf
-    block[block <= 0] = -np.inf
-    cols, vals = _topk_batch(block, k, np.arange(block.shape[1]), np.zeros(len(rows), dtype=np.int64))
-    keep = cols >= 0
-    return np.broadcast_to(rows[:, None], cols.shape)[keep], cols[keep], vals[keep]
+    row_norms, col_norms = _entity_norms(kind, x, values, n_x, alpha)
+    code = _KIND_CODES[kind] if normalize or kind not in _NORMALIZED else 5
+    return (x_ptr, y[x_order], values[x_order], y_ptr, x[yx_order], values[yx_order], code, row_norms, col_norms)
 
 
 def _neighbours(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) -> sp.csr_matrix:
-    """The sparse n x n neighbourhood matrix of the (row, column, similarity) ``parts``."""
+    """The sparse n x n neighbourhood matrix of the (row, column, similarity) ``parts``, indices sorted."""
     if not parts:
         return sp.csr_matrix((n, n))
     rows, cols, vals = (np.concatenate(p) for p in zip(*parts, strict=True))
-    return sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    out = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    out.sort_indices()
+    return out
+
+
+def _chunks() -> int:
+    """How many groups of rows a parallel kernel splits its rows into (each with its own buffers): a few per
+    thread, so that a slow group does not keep the others waiting. Read outside the kernels: calling
+    ``numba.get_num_threads`` inside one keeps numba from caching it."""
+    return 4 * numba.get_num_threads()
+
+
+@numba.njit(cache=True, parallel=True)
+def _score_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, out):  # pragma: no cover
+    """``out[r] = A[rows[r]] @ B`` for CSR ``A`` and ``B`` (``out`` zeros): each row's terms add up in the
+    order of its A entries, so a row's bits depend on that row alone (rows run in parallel)."""
+    for r in numba.prange(len(rows)):
+        u = rows[r]
+        for p in range(a_ptr[u], a_ptr[u + 1]):
+            j = a_idx[p]
+            w = a_val[p]
+            for q in range(b_ptr[j], b_ptr[j + 1]):
+                out[r, b_idx[q]] += w * b_val[q]
+
+
+@numba.njit(cache=True, parallel=True)
+def _score_candidates(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols, items, out, n_chunks):  # pragma: no cover
+    """``out[r, t] = (A[rows[r]] @ B)[items[r, t]]``, added up as :func:`_score_rows` does (the same bits),
+    in a row buffer per thread reset entry by entry: no full score row is ever kept."""
+    n_rows = len(rows)
+    n_chunks = min(n_rows, n_chunks)
+    for c in numba.prange(n_chunks):
+        buffer = np.zeros(n_cols)
+        for r in range(c, n_rows, n_chunks):
+            u = rows[r]
+            for p in range(a_ptr[u], a_ptr[u + 1]):
+                j = a_idx[p]
+                w = a_val[p]
+                for q in range(b_ptr[j], b_ptr[j + 1]):
+                    buffer[b_idx[q]] += w * b_val[q]
+            for t in range(items.shape[1]):
+                out[r, t] = buffer[items[r, t]]
+            for p in range(a_ptr[u], a_ptr[u + 1]):
+                j = a_idx[p]
+                for q in range(b_ptr[j], b_ptr[j + 1]):
+                    buffer[b_idx[q]] = 0.0
+
+
+Similarity = Literal[
+    "auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine", "vector-pearson", "vector-adjusted-cosine",
+    "asymmetric-cosine", "jaccard", "tversky",
+]  # fmt: skip
 
 
 class _KNN(Recommender):
@@ -338,7 +439,7 @@ class _KNN(Recommender):
     def __init__(
         self,
         k: int = 50,
-        similarity: Literal["auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine"] = "auto",
+        similarity: Similarity = "auto",
         min_k: int = 1,
         min_support: int = 1,
         shrinkage: float = 0.0,
@@ -346,6 +447,12 @@ class _KNN(Recommender):
         clip: bool = True,
         mode: Literal["auto", "dense", "sparse"] = "auto",
         means: bool = True,
+        shrink: float = 0.0,
+        normalize: bool = True,
+        feature_weighting: Literal["none", "BM25", "TF-IDF"] = "none",
+        asymmetric_alpha: float = 0.5,
+        tversky_alpha: float = 1.0,
+        tversky_beta: float = 1.0,
     ):
         self.k = k
         self.similarity = similarity
@@ -356,22 +463,49 @@ class _KNN(Recommender):
         self.clip = clip
         self.mode = mode
         self.means = means
+        self.shrink = shrink
+        self.normalize = normalize
+        self.feature_weighting = feature_weighting
+        self.asymmetric_alpha = asymmetric_alpha
+        self.tversky_alpha = tversky_alpha
+        self.tversky_beta = tversky_beta
 
     def _validate(self) -> None:
         if self.similarity not in _SIMILARITIES:
             raise ConfigError(f"similarity={self.similarity!r} is not one of {list(_SIMILARITIES)}")
         if self.mode not in _MODES:
             raise ConfigError(f"mode={self.mode!r} is not one of {list(_MODES)}")
+        if self.feature_weighting not in _FEATURE_WEIGHTINGS:
+            raise ConfigError(f"feature_weighting={self.feature_weighting!r} is not one of {list(_FEATURE_WEIGHTINGS)}")
         for name in ("k", "min_k", "min_support"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (name != "min_k"):
                 raise ConfigError(f"{name} must be an integer >= {int(name != 'min_k')}, got {value!r}")
-        if not self.shrinkage >= 0:
-            raise ConfigError(f"shrinkage must be >= 0, got {self.shrinkage!r}")
-        if not isinstance(self.means, (bool, np.bool_)):
-            raise ConfigError(f"means must be True (KNNWithMeans) or False (KNNBasic), got {self.means!r}")
+        for name in ("shrinkage", "shrink", "tversky_alpha", "tversky_beta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)) or not value >= 0:
+                raise ConfigError(f"{name} must be a number >= 0, got {value!r}")
+        alpha = self.asymmetric_alpha
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.number)) or not 0 <= alpha <= 1:
+            raise ConfigError(f"asymmetric_alpha must be a number in [0, 1], got {alpha!r}")
+        for name in ("means", "normalize"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise ConfigError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if not self.normalize and self.similarity not in ("auto", *_NORMALIZED):
+            raise ConfigError(
+                f"normalize=False (the plain dot product) applies to the similarities {list(_NORMALIZED)} "
+                f"(and the ranking one of 'auto'), not to similarity={self.similarity!r}: drop normalize or "
+                "choose one of those"
+            )
 
     def fit(self, train: Interactions) -> _KNN:
+        """Learn the similarity inputs; the similarity matrix (dense mode) and the neighbourhoods are made on
+        first use (``predict``, ``score``), so each task computes only what it reads.
+
+        Returns
+        -------
+        self
+        """
         self._validate()
         self._start_fit(train)
         n_x, n_y = (self.n_users_, self.n_items_) if self.user_based else (self.n_items_, self.n_users_)
@@ -399,49 +533,63 @@ class _KNN(Recommender):
         with np.errstate(invalid="ignore", divide="ignore"):
             self.means_ = np.nan_to_num(np.bincount(x, weights=r, minlength=n_x) / x_count)
             y_means = np.nan_to_num(np.bincount(y, weights=r, minlength=n_y) / y_count)
-        predict_lists = _kernel_lists(predict_kind, x, y, r, y_means[y], orders)
+        weighted = _feature_weights(str(self.feature_weighting), x, y, r, n_x, n_y)
+        means = (self.means_, y_means)
+        if weighted is not r:  # the centred similarities centre the weighted ratings (Dacrema et al.'s order)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = tuple(
+                    np.nan_to_num(np.bincount(e, weights=weighted, minlength=n) / count)
+                    for e, n, count in ((x, n_x, x_count), (y, n_y, y_count))
+                )
+        alpha = float(self.asymmetric_alpha)
+        predict_lists = _kernel_lists(predict_kind, x, y, weighted, means, orders, True, alpha)
         rank_lists = predict_lists
-        if rank_kind != predict_kind:
-            rank_lists = _kernel_lists(rank_kind, x, y, r, y_means[y], orders)
+        if rank_kind != predict_kind or not self.normalize:
+            rank_lists = _kernel_lists(rank_kind, x, y, weighted, means, orders, bool(self.normalize), alpha)
         del orders
-        self.similarity_: np.ndarray | None = None
-        if mode == "dense":
-            self.similarity_ = self._dense(predict_lists, n_x)
-        # score's neighbourhoods and rating weights are made on first use (predict needs neither); kept for them
-        # the lists of the ranking similarity unless it is similarity_ itself, and for sparse predict its own
-        self._predict_lists = None if mode == "dense" else predict_lists
-        self._rank_lists = None if mode == "dense" and rank_lists is predict_lists else rank_lists
+        # the similarity matrix (dense mode) and the neighbourhoods are made on first use from these lists
+        self._predict_lists: tuple | None = predict_lists
+        self._rank_lists: tuple | None = rank_lists
+        self._similarity: np.ndarray | None = None
         self._neighbours: sp.csr_matrix | None = None
         self._weights_csr: sp.csr_matrix | None = None
-        # Y-major lists in training-row order give surprise's neighbour tie order (predict).
+        # Y-major lists in training-row order give surprise's neighbour tie order (predict); score weighs the
+        # (feature-weighted) ratings in the same order
         y_order = np.argsort(y, kind="stable")
         self._y_ptr, self._y_idx, self._y_val = np.concatenate([[0], np.cumsum(y_count)]), x[y_order], r[y_order]
+        self._score_val = self._y_val if weighted is r else weighted[y_order]
         self._known_x, self._known_y = x_count > 0, y_count > 0
         self.global_mean_ = float(r.mean())
         self.scale_ = train.scale
         return self
 
     @property
+    def similarity_(self) -> np.ndarray | None:
+        """The dense n_x x n_x similarity matrix ``predict`` uses (dense mode; made on first use), else None."""
+        self._check_fitted()
+        if self.mode_ != "dense":
+            return None
+        if self._similarity is None:
+            self._similarity = self._dense(cast(tuple, self._predict_lists), len(self._known_x))
+            self._predict_lists = None  # no longer needed
+        return self._similarity
+
+    @property
     def neighbours_(self) -> sp.csr_matrix:
         """Each entity's ``k`` most similar others with positive similarity, sparse (made on first use)."""
         self._check_fitted()
         if self._neighbours is None:
-            n_x = len(self._known_x)
-            if self.similarity_ is None:
-                self._neighbours = self._sparse_neighbours(cast(tuple, self._rank_lists), n_x)
-            else:
-                ranking = self.similarity_ if self._rank_lists is None else self._dense(self._rank_lists, n_x)
-                self._neighbours = _top_neighbours(ranking, int(self.k))
+            self._neighbours = self._sparse_neighbours(cast(tuple, self._rank_lists), len(self._known_x))
             self._rank_lists = None  # no longer needed
         return self._neighbours
 
     @property
     def _weights(self) -> sp.csr_matrix:
-        """The users x items ratings (minus the x entity's mean when ``centered``) that ``score`` weighs (sorted
-        CSR, made on first use from the y-major lists)."""
+        """The users x items ratings (minus the x entity's mean when ``centered``; feature-weighted with
+        ``feature_weighting``) that ``score`` weighs (sorted CSR, made on first use from the y-major lists)."""
         self._check_fitted()
         if self._weights_csr is None:
-            values = self._y_val - self.means_[self._y_idx] if self.centered else self._y_val
+            values = self._score_val - self.means_[self._y_idx] if self.centered else self._score_val
             lists, shape = (values, self._y_idx, self._y_ptr), (self.n_users_, self.n_items_)
             if self.user_based:  # item-major lists
                 weights = sp.csc_matrix(lists, shape=shape).tocsr()
@@ -451,33 +599,29 @@ class _KNN(Recommender):
             self._weights_csr = weights
         return self._weights_csr
 
+    def _kernel(self, kernel, lists: tuple, rows: np.ndarray, upper: bool, out: np.ndarray, k: int, cols, vals) -> None:
+        """``kernel`` (a :func:`_similarity_kernel`) on the entities ``rows`` with ``lists`` (of one similarity
+        kind: its x-lists, y-lists, kind code and norms, in the kernel's order) and the model's parameters."""
+        x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms = lists
+        support, shrinkage, shrink = int(self.min_support), float(self.shrinkage), float(self.shrink)
+        alpha, beta = float(self.tversky_alpha), float(self.tversky_beta)
+        kernel(rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms, support,
+               shrinkage, shrink, alpha, beta, out, k, cols, vals, _chunks())  # fmt: skip
+
     def _rows(self, lists: tuple, rows: np.ndarray, upper: bool, out: np.ndarray) -> None:
         """Write the similarity rows of the entities ``rows`` (of the kind of ``lists``) into ``out``."""
         none = np.zeros((0, 0), dtype=np.int64)
         self._kernel(_similarity_rows, lists, rows, upper, out, 0, none, none.astype(np.float64))
 
-    def _kernel(
-        self,
-        kernel,
-        lists: tuple,
-        rows: np.ndarray,
-        upper: bool,
-        out: np.ndarray,
-        k: int,
-        cols: np.ndarray,
-        vals: np.ndarray,
-    ) -> None:
-        """``kernel`` (a :func:`_similarity_kernel`) on the entities ``rows`` with ``lists`` (of one similarity
-        kind: its x-lists, y-lists, kind code and norms, in the kernel's order) and the model's parameters."""
-        x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, norms = lists
-        support, shrink = int(self.min_support), float(self.shrinkage)
-        kernel(rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, norms, support, shrink, out, k, cols, vals)
-
     def _dense(self, lists: tuple, n_x: int) -> np.ndarray:
-        """The dense n_x x n_x similarity matrix (upper triangle computed, then mirrored)."""
+        """The dense n_x x n_x similarity matrix (upper triangle computed then mirrored when the formula is
+        symmetric, else every row)."""
+        code, row_norms, col_norms = lists[6:]
+        symmetric = np.array_equal(row_norms, col_norms) and (code != 4 or self.tversky_alpha == self.tversky_beta)
         sim = np.zeros((n_x, n_x))
-        self._rows(lists, np.arange(n_x), True, sim)
-        _mirror_upper(sim)
+        self._rows(lists, np.arange(n_x), symmetric, sim)
+        if symmetric:
+            _mirror_upper(sim)
         return sim
 
     def _sparse_neighbours(self, lists: tuple, n_x: int) -> sp.csr_matrix:
@@ -493,14 +637,21 @@ class _KNN(Recommender):
         return _neighbours([(rows[keep], cols[keep], vals[keep])], n_x)
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
-        """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``KNNBasic`` with ``means=False``)."""
+        """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``KNNBasic`` with ``means=False``).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64, one prediction per pair (clipped to the rating scale when ``clip``).
+        """
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
         xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)
-        if self.similarity_ is not None:  # dense mode, the pairs by entity (its similarity row stays in cache)
+        similarity = self.similarity_
+        if similarity is not None:  # dense mode, the pairs by entity (its similarity row stays in cache)
             order = np.argsort(xs, kind="stable")
             est = np.empty(len(xs))
-            est[order] = self._predict(xs[order], ys[order], self.similarity_, xs[order])
+            est[order] = self._predict(xs[order], ys[order], similarity, xs[order])
         else:  # sparse mode: the similarity rows of the pairs' entities, by blocks
             est = np.empty(len(xs))
             unique, inverse = np.unique(xs, return_inverse=True)
@@ -537,14 +688,51 @@ class _KNN(Recommender):
             self.global_mean_,
         )
 
-    def score(self, users: np.ndarray) -> np.ndarray:
-        """Top-N scores: similarity-weighted sums over the fixed k-neighbourhoods (``vector-cosine`` by default)."""
-        users = self._check_users(users)
+    def _score_operands(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(A, B) with ``score(users) = A[users] @ B``: the neighbourhoods and the rating weights."""
         if self.user_based:
-            out = self.neighbours_[users] @ self._weights
-        else:
-            out = self._weights[users] @ self.neighbours_
-        return out.toarray()
+            return self.neighbours_, self._weights
+        return self._weights, self.neighbours_
+
+    def score(self, users: np.ndarray) -> np.ndarray:
+        """Top-N scores: similarity-weighted sums over the fixed k-neighbourhoods (``vector-cosine`` by default).
+
+        Returns
+        -------
+        numpy.ndarray
+            float64, (len(users), n_items), a fresh array.
+        """
+        users = self._check_users(users)
+        a, b = self._score_operands()
+        out = np.zeros((len(users), b.shape[1]))
+        _score_rows(users, a.indptr, a.indices, a.data, b.indptr, b.indices, b.data, out)
+        return out
+
+    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
+        """``score`` at ``items[r]`` of user ``users[r]`` only (the same bits), no full score row kept.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64, shaped like ``items``.
+
+        Examples
+        --------
+        >>> from receval import Interactions
+        >>> train = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 2, 1], [5, 3, 4, 2, 4])
+        >>> model = ItemKNN(k=2).fit(train)
+        >>> candidates = np.array([[2, 0], [1, 1]])
+        >>> model.score_items([2, 0], candidates).round(3).tolist()
+        [[0.0, 1.874], [2.343, 2.343]]
+        >>> bool(np.array_equal(model.score_items([2, 0], candidates), model.score([2, 0])[[[0], [1]], candidates]))
+        True
+        """
+        users, items = self._check_candidates(users, items)
+        a, b = self._score_operands()
+        out = np.empty(items.shape)
+        operands = (a.indptr, a.indices, a.data, b.indptr, b.indices, b.data)
+        _score_candidates(users, *operands, b.shape[1], items, out, _chunks())
+        return out
 
 
 class UserKNN(_KNN):

@@ -125,19 +125,31 @@ def _replace_root(hs, hk, hi, size, v, key, item):  # pragma: no cover
     hs[pos], hk[pos], hi[pos] = v, key, item
 
 
-@numba.njit(cache=True)
-def _topk_kernel(scores, k, perm, offsets, out_items, out_scores):  # pragma: no cover
-    """Per row, a size-k heap whose root is the worst kept item; then sorted best first."""
+@numba.njit(cache=True, parallel=True)
+def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores):  # pragma: no cover
+    """Per row, a size-k heap whose root is the worst kept item; then sorted best first.
+
+    Row ``r`` never takes the items ``ex_idx[ex_ptr[r]:ex_ptr[r + 1]]`` (sorted, distinct), so the scores are
+    read, never written. Rows are independent (one per thread at a time): the result does not depend on the
+    number of threads. A score below the kept root is rejected before its tie key (a modulo) is computed:
+    once the heap is full, that is almost every item."""
     n = scores.shape[1]
-    for r in range(scores.shape[0]):
+    for r in numba.prange(scores.shape[0]):
         hs = np.empty(k)
         hk = np.empty(k, dtype=np.int64)
         hi = np.empty(k, dtype=np.int64)
         size = 0
         off = offsets[r]
+        e = ex_ptr[r]
+        e_end = ex_ptr[r + 1]
         for i in range(n):
+            if e < e_end and ex_idx[e] == i:  # excluded for this user
+                e += 1
+                continue
             v = scores[r, i]
             if not v > -np.inf:  # -inf or NaN: not recommendable
+                continue
+            if size == k and v < hs[0]:
                 continue
             key = (perm[i] + off) % n
             if size < k:
@@ -163,11 +175,19 @@ def _topk_kernel(scores, k, perm, offsets, out_items, out_scores):  # pragma: no
             out_scores[r, j] = np.nan
 
 
-def _topk_batch(scores: np.ndarray, k: int, perm: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k of each row of ``scores`` (-inf or NaN = not recommendable), ties by key."""
+def _topk_batch(
+    scores: np.ndarray, k: int, perm: np.ndarray, offsets: np.ndarray, exclude: sp.csr_matrix | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of each row of ``scores`` (-inf or NaN = not recommendable), ties by key; ``exclude`` (a sorted
+    CSR with a row per score row, or None) marks the items a row never takes. ``scores`` is not modified."""
     items = np.empty((scores.shape[0], k), dtype=np.int64)
     values = np.empty((scores.shape[0], k))
-    _topk_kernel(np.ascontiguousarray(scores, dtype=np.float64), k, perm, offsets, items, values)
+    if exclude is None:
+        ex_ptr, ex_idx = np.zeros(scores.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    else:
+        ex_ptr, ex_idx = exclude.indptr.astype(np.int64), exclude.indices.astype(np.int64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    _topk_kernel(scores, k, perm.astype(np.int64, copy=False), offsets, ex_ptr, ex_idx, items, values)
     return items, values
 
 
@@ -272,8 +292,8 @@ def recommend(
     elif batch_size < 1:
         raise ConfigError(f"batch_size must be positive, got {batch_size}")
     batch_size = min(batch_size, max(len(users), 1))
-    check_memory(  # the model's score rows and their float64 copy
-        2.0 * 8 * batch_size * n_items,
+    check_memory(  # the model's score rows (a float64 copy only when the model returns another type or layout)
+        8.0 * batch_size * n_items,
         f"scoring {batch_size:,} users x {n_items:,} items at once",
         "pass a smaller batch_size or filter the items (min_item_ratings)",
     )
@@ -285,14 +305,13 @@ def recommend(
     for start in range(0, len(users), batch_size):
         stop = min(start + batch_size, len(users))
         batch = users[start:stop]
-        s = np.array(model.score(batch), dtype=np.float64)
+        # read, never written (NaN and the excluded items are skipped by the kernel): the model's own array,
+        # which may be its state (a popularity row), is safe without a copy
+        s = np.asarray(model.score(batch))
         if s.shape != (len(batch), n_items):
             raise DataError(f"{type(model).__name__}.score returned shape {s.shape}, expected {(len(batch), n_items)}")
-        s[np.isnan(s)] = -np.inf
-        if excl is not None:
-            sub = excl[batch]
-            s[np.repeat(np.arange(len(batch)), np.diff(sub.indptr)), sub.indices] = -np.inf
-        out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop])
+        sub = None if excl is None else excl[batch]
+        out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop], sub)
         notify(stop, len(users), "recommend users")
     return out_items, out_scores
 
