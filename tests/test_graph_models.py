@@ -1,0 +1,111 @@
+"""P3α (Cooper et al. 2014) and RP3β (Paudel et al. 2016) against an independent dense numpy computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import receval.recommenders.graph as graph
+from receval import Interactions
+from receval.recommenders.graph import P3alpha, RP3beta
+
+
+def _data(seed: int, n_users: int = 40, n_items: int = 25, density: float = 0.25) -> Interactions:
+    rng = np.random.default_rng(seed)
+    users, items = np.nonzero(rng.random((n_users, n_items)) < density)
+    return Interactions.from_arrays(users, items, rng.integers(1, 6, len(users)))
+
+
+def _reference(x: np.ndarray, top_k: int, alpha: float, beta: float, normalize: bool) -> np.ndarray:
+    """The walk written out with dense matrices: P_iu = x_ui/deg(i), P_uj = x_uj/deg(u), both to the power α;
+    W = P_iu P_uj, column j times deg(j)^-β, no diagonal, each row's top_k (ties: lower index), rows to sum 1."""
+    item_deg, user_deg = x.sum(axis=0), x.sum(axis=1)
+    p_iu = np.divide(x.T, item_deg[:, None], out=np.zeros_like(x.T), where=item_deg[:, None] > 0) ** alpha
+    p_uj = np.divide(x, user_deg[:, None], out=np.zeros_like(x), where=user_deg[:, None] > 0) ** alpha
+    w = p_iu @ p_uj
+    w *= np.power(item_deg, -beta, out=np.zeros_like(item_deg), where=item_deg > 0)[None, :]
+    np.fill_diagonal(w, 0.0)
+    out = np.zeros_like(w)
+    for i, row in enumerate(w):
+        order = np.lexsort((np.arange(len(row)), -row))  # by weight descending, then index
+        chosen = [j for j in order[:top_k] if row[j] > 0]
+        out[i, chosen] = row[chosen]
+    if normalize:
+        sums = out.sum(axis=1, keepdims=True)
+        out = np.divide(out, sums, out=np.zeros_like(out), where=sums > 0)
+    return out
+
+
+def _assert_equal_up_to_near_ties(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Equal to 1e-9, except that an item tied at a row's cut (weights equal but for rounding, 1e-12) may stand in
+    for another: the two computations add the same terms in different orders."""
+    differ = np.abs(actual - expected) > 1e-9
+    for i in np.unique(np.nonzero(differ)[0]):
+        swapped = np.concatenate([actual[i][differ[i]], expected[i][differ[i]]])
+        swapped = swapped[swapped > 0]
+        cut = min(actual[i][actual[i] > 0].min(), expected[i][expected[i] > 0].min())
+        assert np.allclose(swapped, cut, rtol=0, atol=1e-12), (i, swapped, cut)
+        assert (actual[i] > 0).sum() == (expected[i] > 0).sum()
+
+
+def _binary(data: Interactions, threshold: float | None) -> np.ndarray:
+    x = np.zeros((data.n_users, data.n_items))
+    keep = np.ones(data.n_ratings, bool) if threshold is None else data.ratings >= threshold
+    x[data.users[keep], data.items[keep]] = 1.0
+    return x
+
+
+@pytest.mark.parametrize(
+    ("seed", "top_k", "alpha", "beta", "normalize", "threshold"),
+    [
+        (0, 100, 1.0, 0.6, True, None),
+        (1, 5, 1.0, 0.6, False, 4.0),  # top-5 of binary data: many ties at the cut
+        (2, 3, 0.5, 0.0, True, 3.0),
+        (3, 10, 1.7, 1.2, False, None),
+        (4, 1, 1.0, 0.3, True, None),
+    ],
+)
+def test_rp3beta_equals_the_dense_computation(seed, top_k, alpha, beta, normalize, threshold):
+    data = _data(seed)
+    model = RP3beta(topK=top_k, alpha=alpha, beta=beta, normalize_similarity=normalize, threshold=threshold).fit(data)
+    x = _binary(data, threshold)
+    expected = _reference(x, top_k, alpha, beta, normalize)
+    _assert_equal_up_to_near_ties(model.weights_.toarray(), expected)
+    assert np.all(np.diff(model.weights_.indptr) <= top_k)
+    np.testing.assert_allclose(model.score(np.arange(data.n_users)), x @ model.weights_.toarray(), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize(("top_k", "alpha", "normalize"), [(100, 1.0, False), (4, 0.8, True)])
+def test_p3alpha_equals_the_dense_computation_without_penalty(top_k, alpha, normalize):
+    data = _data(5)
+    model = P3alpha(topK=top_k, alpha=alpha, normalize_similarity=normalize, threshold=None).fit(data)
+    expected = _reference(_binary(data, None), top_k, alpha, 0.0, normalize)
+    _assert_equal_up_to_near_ties(model.weights_.toarray(), expected)
+    same = RP3beta(topK=top_k, alpha=alpha, beta=0.0, normalize_similarity=normalize, threshold=None).fit(data)
+    assert (model.weights_ != same.weights_).nnz == 0
+
+
+def test_blocks_of_rows_give_the_same_weights(monkeypatch):
+    data = _data(6, n_items=30)
+    whole = RP3beta(topK=7, threshold=None).fit(data).weights_
+    monkeypatch.setattr(graph, "_BLOCK_CELLS", 2 * data.n_items + 1)  # two rows per block
+    blocks = RP3beta(topK=7, threshold=None).fit(data).weights_
+    assert (whole != blocks).nnz == 0
+
+
+def test_defaults_follow_dacrema_et_al():
+    assert P3alpha().get_params() == {"topK": 100, "alpha": 1.0, "normalize_similarity": False, "threshold": 4.0}
+    assert RP3beta().get_params() == {
+        "topK": 100,
+        "alpha": 1.0,
+        "beta": 0.6,
+        "normalize_similarity": True,
+        "threshold": 4.0,
+    }
+
+
+def test_items_without_interactions_get_no_weights():
+    data = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 1, 2, 0], [5, 5, 5, 1, 4])  # item 2: one rating below 4
+    w = RP3beta(threshold=4).fit(data).weights_.toarray()
+    assert w[0, 1] > 0 and w[1, 0] > 0
+    assert not w[2].any() and not w[:, 2].any()
