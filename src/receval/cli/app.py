@@ -69,6 +69,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.attack",
     "receval.cli.debias",
     "receval.cli.sampled",
+    "receval.cli.tune",
 )
 
 # One example per command, shown at the end of its --help (a command's own epilog wins).
@@ -102,6 +103,7 @@ EXAMPLES: dict[str, str] = {
     "debias": "receval debias --data ~/data/cm100k --format cm100k --seed 1 --json",
     "sampled": "receval sampled --data ~/data/ml-100k --format movielens-100k --n 100 --repeats 20 --json",
     "version": "receval version",
+    "tune": "receval tune examples/tune_ml100k.toml --out results/tune-ml100k --trials 20 --json",
 }
 
 for _name in COMMAND_MODULES:

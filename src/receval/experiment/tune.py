@@ -378,6 +378,7 @@ def tune_experiment(
     from receval.outputs import check_output_dir
 
     check_output_dir(root, "out=" if out is not None else f"{cfg.source}: output")
+    ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)  # its options checked now
     tasks = expand(cfg)
     prepared = prepare_checked(cfg, tasks)
     labels = {spec.key: spec.label for spec in cfg.datasets.values()}
@@ -416,7 +417,6 @@ def tune_experiment(
             studies.append(_Study(key, label, rec, study, *budget))
     total = sum(s.trials or 0 for s in studies)
     notify = progress_to(progress)
-    ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
     ex.start()
     try:
         done = sum(len(s.counted()) for s in studies)

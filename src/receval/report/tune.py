@@ -1,0 +1,162 @@
+"""The tuning as evidence: best-so-far curves, chosen parameters, importance, the gap and the defaults.
+
+:func:`results_table` is the table a reader compares systems by: per data set and
+recommender the untuned default and the tuned model on test for every metric, the
+budget spent, the chosen parameters, the validation value, the validation-vs-test gap
+and the paired test of tuned against default (Holm-corrected within each metric, as
+:mod:`receval.stats.significance` computes it). :func:`best_so_far_figure` draws the
+best validation value against the trial count per recommender; :func:`write_tune_report`
+writes both, the parameter importances and the protocol's settings as one HTML page.
+
+Examples
+--------
+>>> summary = {"objective": "ndcg@10", "direction": "higher", "equal_budgets": True, "algorithms": {
+...     "toy/pop": {"dataset": "toy", "recommender": "pop", "best_params": {"threshold": 3.5}, "trials": 2,
+...                 "budget": {"trials": 2, "seconds": None}, "validation": 0.3, "test": 0.25,
+...                 "default_test": 0.2, "test_metrics": {"ndcg@10": 0.25}, "default_test_metrics": {"ndcg@10": 0.2},
+...                 "trial_seconds": 0.5, "importance": {}}}}
+>>> compare = pd.DataFrame({"study": ["toy/pop"], "metric": ["ndcg@10"], "pvalue": [0.01], "pvalue_adj": [0.01]})
+>>> results_table(summary, compare)[["recommender", "ndcg@10 default", "ndcg@10 tuned", "gap"]].to_dict("records")
+[{'recommender': 'pop', 'ndcg@10 default': 0.2, 'ndcg@10 tuned': 0.25, 'gap': 0.04999999999999999}]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from receval.atomic import publish, write_text
+from receval.report.html import Report, _frame_html
+from receval.report.style import figure, series_style
+
+__all__ = ["best_so_far_figure", "results_table", "write_tune_report"]
+
+
+def results_table(summary: Mapping[str, Any], compare: pd.DataFrame) -> pd.DataFrame:
+    """Default beside tuned on test for every metric, with the budget, the chosen parameters and the paired tests.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per data set and recommender: ``<metric> default``, ``<metric> tuned`` and
+        ``<metric> p (Holm)`` for every metric, ``trials``, ``trial seconds``,
+        ``chosen parameters`` (JSON), ``validation`` (the best trial's objective) and
+        ``gap`` (validation minus test, for the objective).
+
+    Examples
+    --------
+    >>> s = {"objective": "recall@10", "algorithms": {"d/knn": {"dataset": "d", "recommender": "knn",
+    ...      "best_params": {"k": 5}, "trials": 1, "validation": 0.5, "test": 0.4, "trial_seconds": 1.0,
+    ...      "test_metrics": {"recall@10": 0.4}, "default_test_metrics": {"recall@10": 0.3}}}}
+    >>> results_table(s, pd.DataFrame(columns=["study", "metric", "pvalue_adj"]))["chosen parameters"].tolist()
+    ['{"k": 5}']
+    """
+    rows = []
+    for key, res in summary["algorithms"].items():
+        row: dict[str, Any] = {"dataset": res["dataset"], "recommender": res["recommender"]}
+        for metric, tuned in res["test_metrics"].items():
+            row[f"{metric} default"] = res["default_test_metrics"][metric]
+            row[f"{metric} tuned"] = tuned
+            match = compare[(compare["study"] == key) & (compare["metric"] == metric)]
+            row[f"{metric} p (Holm)"] = float(match["pvalue_adj"].iloc[0]) if len(match) else float("nan")
+        row |= {
+            "trials": res["trials"],
+            "trial seconds": res["trial_seconds"],
+            "chosen parameters": json.dumps(res["best_params"], sort_keys=True),
+            "validation": res["validation"],
+            "gap": res["validation"] - res["test"],
+        }
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def best_so_far_figure(trials: pd.DataFrame, objective: str) -> Any:
+    """The best validation value after each trial, one line per study (data set / recommender).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel; the x axis counts the trials that spent budget.
+
+    Examples
+    --------
+    >>> t = pd.DataFrame({"study": ["d/a", "d/a", "d/b"], "trial": [0, 1, 0], "best_so_far": [0.1, 0.2, 0.15]})
+    >>> fig = best_so_far_figure(t, "ndcg@10")
+    >>> [line.get_label() for line in fig.axes[0].lines]
+    ['d/a', 'd/b']
+    """
+    fig, axes = figure(width=6.0, height=3.6)
+    ax = axes[0, 0]
+    for i, (study, part) in enumerate(trials.groupby("study", sort=False)):
+        style = series_style(i)
+        ax.plot(part["trial"] + 1, part["best_so_far"], color=style["color"], marker=style["marker"],
+                markersize=3, label=str(study))  # fmt: skip
+    ax.set_xlabel("trials")
+    ax.set_ylabel(f"best validation {objective}")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return fig
+
+
+def write_tune_report(
+    summary: Mapping[str, Any], trials: pd.DataFrame, compare: pd.DataFrame, path: str | Path
+) -> Path:
+    """One HTML page: the protocol's settings, the results table, the best-so-far curves and the importances.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> s = {"objective": "recall@10", "direction": "higher", "equal_budgets": True, "algorithms": {"d/knn": {
+    ...      "dataset": "d", "recommender": "knn", "best_params": {"k": 5}, "trials": 1, "validation": 0.5,
+    ...      "test": 0.4, "trial_seconds": 1.0, "budget": {"trials": 1, "seconds": None}, "importance": {},
+    ...      "test_metrics": {"recall@10": 0.4}, "default_test_metrics": {"recall@10": 0.3}}}}
+    >>> t = pd.DataFrame({"study": ["d/knn"], "trial": [0], "best_so_far": [0.5]})
+    >>> page = write_tune_report(s, t, pd.DataFrame(columns=["study", "metric", "pvalue_adj"]),
+    ...                          Path(tempfile.mkdtemp()) / "tune.html")
+    >>> "Default and tuned on test" in page.read_text(encoding="utf-8")
+    True
+    """
+    out = Path(path)
+    objective = summary["objective"]
+    rep = Report(title=f"Tuning on validation data, {objective}")
+    rep.heading("Protocol")
+    budgets = {key: res["budget"] for key, res in summary["algorithms"].items()}
+    verb = "maximising" if summary.get("direction") == "higher" else "minimising"
+    rep.text(
+        f"Each recommender was tuned on a validation part carved from the training split "
+        f"({json.dumps(summary.get('validation_split', {}), sort_keys=True)}) by Optuna's {summary.get('sampler')} "
+        f"sampler, {verb} {objective}; "
+        f"the chosen parameters were refitted on {summary.get('refit')} and evaluated once on the test split "
+        f"({json.dumps(summary.get('test_split', {}), sort_keys=True)}), beside the untuned defaults fitted the same "
+        f"way (seed {summary.get('seed')})."
+    )
+    if summary.get("equal_budgets", True):
+        rep.text(f"Every recommender had the same budget: {json.dumps(next(iter(budgets.values()), {}))}.")
+    else:
+        rep.notice("the budgets differ between recommenders: " + json.dumps(budgets, sort_keys=True))
+        rep.text("The budgets are not equal: " + json.dumps(budgets, sort_keys=True))
+    rep.heading("Default and tuned on test")
+    rep.raw(_frame_html(results_table(summary, compare), "tune-results"))
+    rep.text("p (Holm): paired t-test of tuned against default over the test users, Holm-corrected within each metric.")
+    rep.heading("Best validation value so far")
+    rep.figure(
+        "best-so-far", f"best validation {objective} after each trial", lambda: best_so_far_figure(trials, objective)
+    )
+    rep.heading("Parameter importance (Optuna's fANOVA)")
+    imp = [
+        {"study": key, "parameter": p, "importance": v}
+        for key, res in summary["algorithms"].items()
+        for p, v in res.get("importance", {}).items()
+    ]
+    rep.raw(_frame_html(pd.DataFrame(imp, columns=["study", "parameter", "importance"]), "tune-importance"))
+    with publish(out.parent) as pub:
+        write_text(pub.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
+    return out
