@@ -61,7 +61,10 @@ def run_command(
         None, "--convention", help=CONVENTION_HELP + " Replaces the config's 'convention'."
     ),
 ) -> int:
-    """Run an experiment grid, or resume it: finished tasks in the output directory are skipped."""
+    """Run an experiment grid, or resume it: finished tasks in the output directory are skipped.
+
+    A configuration with a ``[tune]`` section is tuned as ``receval tune`` does.
+    """
     if convention is not None:  # before anything is read or written
         from receval.evaluation import check_convention
 
@@ -70,6 +73,12 @@ def run_command(
         from receval.outputs import check_output_dir
 
         check_output_dir(out, "--out")
+    from receval.experiment.config import load_config
+
+    if load_config(config, quick=quick, convention=convention).tune is not None:  # [tune]: receval tune runs it
+        from receval.cli.tune import tune_command
+
+        return tune_command(config, out, None, executor, jobs, scheduler, quick, False)
     from receval.experiment.runner import run_experiment, summarise
 
     console = _console()  # the progress bar: receval's own on stderr (a terminal only), see receval.cli.feedback

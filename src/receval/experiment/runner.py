@@ -143,6 +143,11 @@ def run_experiment(
         cfg = config
     else:
         cfg = load_config(config, quick=quick, convention=convention)
+    if cfg.tune is not None:
+        raise ConfigError(
+            f"{cfg.source}: the configuration has a [tune] section: run it with receval tune (or receval run), "
+            "or receval.experiment.tune.tune_experiment"
+        )
     tasks = expand(cfg)
     root = Path(out) if out is not None else cfg.output_dir
     from receval.outputs import check_output_dir
