@@ -542,10 +542,11 @@ class _KNN(Recommender):
                     for e, n, count in ((x, n_x, x_count), (y, n_y, y_count))
                 )
         alpha = float(self.asymmetric_alpha)
-        predict_lists = _kernel_lists(predict_kind, x, y, weighted, means, orders, True, alpha)
+        normalize = bool(self.normalize)  # a named similarity serves both tasks; auto's Pearson is co-rated
+        predict_lists = _kernel_lists(predict_kind, x, y, weighted, means, orders, normalize, alpha)
         rank_lists = predict_lists
-        if rank_kind != predict_kind or not self.normalize:
-            rank_lists = _kernel_lists(rank_kind, x, y, weighted, means, orders, bool(self.normalize), alpha)
+        if rank_kind != predict_kind:
+            rank_lists = _kernel_lists(rank_kind, x, y, weighted, means, orders, normalize, alpha)
         del orders
         # the similarity matrix (dense mode) and the neighbourhoods are made on first use from these lists
         self._predict_lists: tuple | None = predict_lists
