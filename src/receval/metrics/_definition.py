@@ -25,8 +25,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from receval.errors import MetricError
+from receval.errors import MetricError, ReceValError
 from receval.metrics.conventions import CONVENTION_PARAM, LIBRARIES, convention_name, preset_params
+from receval.vocabulary import SAMPLE_SHAPES, SAMPLED_CORRECTIONS, SAMPLING_SCHEMES, sampled_word
 
 if TYPE_CHECKING:
     from receval.metrics._input import MetricInput
@@ -67,6 +68,30 @@ DEBIAS_SUPPORTS: Mapping[str, Mapping[str, tuple[Any, ...]]] = MappingProxyType(
         "ndcg": {"graded": (False,), "discount": ("log2",), "ideal": ("truth",), "empty_list": ("zero",)},
     }
 )
+# sampled evaluation (ndcg@10(sampled=100,correction=bv)): the metric of each held-out item ranked against N
+# sampled negatives instead of the whole catalogue, computed by receval.evaluation.sampled from a model's scores.
+# SAMPLED_PARAM carries N; these are the other parameters every sampled metric has, with their defaults
+# (exponent: popularity ** exponent; gamma: the bias-variance estimator's trade-off, None = the estimator's own)
+SAMPLED_PARAM = "sampled"
+SAMPLED_DEFAULTS: Mapping[str, Any] = MappingProxyType(
+    {
+        "sampling": SAMPLING_SCHEMES[0],
+        "exponent": 1.0,
+        "shape": SAMPLE_SHAPES[0],
+        "correction": SAMPLED_CORRECTIONS[0],
+        "gamma": None,
+    }
+)
+# the metrics with a sampled form -> the name receval.stats.sampled.rank_metric computes it by (with one relevant
+# item per ranked list, hit rate is recall)
+SAMPLED_METRICS: Mapping[str, str] = MappingProxyType(
+    {"recall": "recall", "hit_rate": "recall", "precision": "precision", "ndcg": "ndcg", "mrr": "mrr",
+     "map": "ap", "auc": "auc"}
+)  # fmt: skip
+# the issue's spelling candidates=sampled: sampled negatives, NCF's (and RecBole's uni100) 100 of them
+_CANDIDATES = {"all": None, "sampled": 100}
+# the only other parameter a sampled metric reads: which test ratings are held-out positives
+_SAMPLED_KEEPS = frozenset({"threshold"})
 # their entry points, registered by receval.metrics.debiased where they are defined; the package
 # receval.metrics imports it (registry.BUILTIN_MODULES) before any of its modules can be used
 _ESTIMATION: dict[str, Callable[..., Any]] = {}
@@ -202,7 +227,8 @@ class Metric:
 
     def __str__(self) -> str:
         out = self.name if self.k is None else f"{self.name}@{self.k}"
-        changed = {key: v for key, v in self.params.items() if self.definition.defaults.get(key, _MISSING) != v}
+        defaults = {**SAMPLED_DEFAULTS, **self.definition.defaults}
+        changed = {key: v for key, v in self.params.items() if defaults.get(key, _MISSING) != v}
         if changed:
             out += "(" + ",".join(f"{key}={_format_value(v)}" for key, v in sorted(changed.items())) + ")"
         return out
@@ -216,10 +242,24 @@ class Metric:
         """
         return self.kind != "system" and not DEBIAS_PARAMS.isdisjoint(self.params)
 
+    @property
+    def sampled(self) -> int | None:
+        """The number of sampled negatives of a sampled metric (:mod:`receval.evaluation.sampled`), else None.
+
+        >>> Metric.of("ndcg", 10, sampled=100).sampled, Metric.of("ndcg", 10).sampled
+        (100, None)
+        """
+        return self.params.get(SAMPLED_PARAM)
+
     def per_user(self, data: MetricInput) -> np.ndarray:
         """Per-user values (NaN = not scored); ``kind="system"`` metrics have none."""
         if self.kind == "system":
             raise MetricError(f"metric {self}: a system-level metric has no per-user values")
+        if self.sampled is not None:
+            raise MetricError(
+                f"metric {self}: a sampled metric ranks each held-out item against sampled negatives, which "
+                "recommendation lists do not hold; evaluate a model (evaluate_model) or candidate scores"
+            )
         if self.debiased:
             return _ESTIMATION["per_user"](self, data)
         params = {key: v for key, v in self.params.items() if key != "agg"}
@@ -400,6 +440,9 @@ def check_k(definition: MetricDefinition, k: int | None, label: str) -> None:
 
 def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], label: str) -> Mapping[str, Any]:
     """The definition's defaults overridden by ``params`` (unknown names and aggregations refused)."""
+    params = _sampled_params(definition, params, label)
+    if SAMPLED_PARAM in params:
+        return MappingProxyType({**definition.defaults, **SAMPLED_DEFAULTS, **params})
     debias = DEBIAS_PARAMS if definition.kind != "system" else frozenset()
     unknown = sorted(set(params) - set(definition.defaults) - debias)
     if unknown:
@@ -423,6 +466,74 @@ def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], labe
                     f"{' or '.join(_format_value(v) for v in supported)}, not {_format_value(merged.get(key))}"
                 )
     return MappingProxyType(merged)
+
+
+def _sampled_params(definition: MetricDefinition, params: Mapping[str, Any], label: str) -> Mapping[str, Any]:
+    """``params`` with the sampled parameters checked (and ``candidates=`` read as ``sampled=``), or unchanged.
+
+    >>> p = _sampled_params(get_definition("ndcg"), {"candidates": "sampled", "correction": "BV"}, "ndcg@10")
+    >>> dict(p)
+    {'correction': 'bv', 'sampled': 100}
+    """
+    words = set(SAMPLED_DEFAULTS) | {SAMPLED_PARAM, "candidates"}
+    asked = {key: params[key] for key in params if key in words and key not in definition.defaults}
+    if not asked:
+        return params
+    if definition.name not in SAMPLED_METRICS:
+        raise MetricError(
+            f"metric {label!r} has no sampled form ({', '.join(sorted(asked))}); sampled metrics: "
+            f"{', '.join(SAMPLED_METRICS)}"
+        )
+    out = {key: value for key, value in params.items() if key != "candidates"}
+    if "candidates" in asked:
+        size = _CANDIDATES.get(str(asked["candidates"]).lower(), _MISSING)
+        if size is _MISSING:
+            raise MetricError(f"metric {label!r}: candidates must be all or sampled, got {asked['candidates']!r}")
+        if size is None:
+            if len(asked) > 1:
+                given = ", ".join(sorted(set(asked) - {"candidates"}))
+                raise MetricError(f"metric {label!r}: candidates=all ranks the whole catalogue, without {given}; "
+                                  "write candidates=sampled")  # fmt: skip
+            return out
+        out.setdefault(SAMPLED_PARAM, size)
+    n = out.get(SAMPLED_PARAM)
+    if n is None:
+        raise MetricError(
+            f"metric {label!r}: {', '.join(f'{key}=' for key in sorted(asked))} belong to a sampled metric; add "
+            f"sampled=N, e.g. {definition.name}@10(sampled=100,...)"
+        )
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise MetricError(f"metric {label!r}: sampled is the number of sampled negatives, an integer >= 1, got {n!r}")
+    out[SAMPLED_PARAM] = int(n)
+    others = sorted(set(out) - words - _SAMPLED_KEEPS)
+    if others:
+        raise MetricError(
+            f"metric {label!r}: a sampled metric has one relevant item per ranked list and no {', '.join(others)}; "
+            f"it takes {', '.join(sorted(words - {'candidates'}))} and threshold"
+        )
+    try:
+        for key, vocabulary in (("sampling", SAMPLING_SCHEMES), ("shape", SAMPLE_SHAPES),
+                                ("correction", SAMPLED_CORRECTIONS)):  # fmt: skip
+            if key in out:  # metric strings read the word none as None
+                out[key] = sampled_word(key, "none" if out[key] is None else out[key], vocabulary)
+    except ReceValError as exc:
+        raise MetricError(f"metric {label!r}: {exc}") from None
+    for key in ("exponent", "gamma"):
+        value = out.get(key)
+        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        if key in out and not (number and np.isfinite(float(value))):  # type: ignore[arg-type]
+            raise MetricError(f"metric {label!r}: {key} must be a finite number, got {value!r}")
+    if "exponent" in out and out.get("sampling") != "popularity":
+        raise MetricError(f"metric {label!r}: exponent weights popularity sampling; add sampling=popularity")
+    if "gamma" in out:
+        if out.get("correction") != "bv":
+            raise MetricError(f"metric {label!r}: gamma is the bias-variance trade-off; add correction=bv")
+        if not 0 <= out["gamma"] <= 1:
+            raise MetricError(f"metric {label!r}: gamma weighs variance against bias, in [0, 1]; got {out['gamma']!r}")
+        out["gamma"] = float(out["gamma"])
+    if "exponent" in out:
+        out["exponent"] = float(out["exponent"])
+    return out
 
 
 # parameters whose default is None but whose value, when given, is a number
@@ -461,7 +572,9 @@ def resolve_metric(definition: MetricDefinition, k: int | None, params: Mapping[
     own = CONVENTION_PARAM in definition.defaults
     if own and name is not None and str(name).strip().lower().replace("-", "_") not in LIBRARIES:
         given[CONVENTION_PARAM], name = name, None
-    convention = None if name is None else convention_name(name)
+    # a sampled metric has one definition (one relevant item per list): no library preset applies to it
+    sampled = SAMPLED_PARAM in given or given.get("candidates") == "sampled"
+    convention = None if name is None or sampled else convention_name(name)
     try:
         preset = {} if convention is None else dict(preset_params(convention, definition.name))
     except MetricError as exc:

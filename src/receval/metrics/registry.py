@@ -212,6 +212,7 @@ FIELD_SPELLINGS: tuple[tuple[str, str, dict[str, object], str], ...] = (
     ("recip_rank", "mrr", {}, "trec_eval recip_rank"),
     ("hits", "tp", {"convention": "ranx"}, "ranx hits@k: mean number of positives in the top k"),
     ("success", "hit_rate", {}, "trec_eval success_k, ir-measures Success@k"),
+    ("hr", "hit_rate", {}, "NCF's HR@k (hit ratio), as the sampled-metric papers write it"),
     ("rprec", "r_precision", {}, "trec_eval Rprec, ir-measures Rprec"),
     ("gauc", "auc", {"convention": "recbole"}, "RecBole GAUC: auc weighted by positives, unrated items negatives"),
     ("calibrated_recall", "recall", {"convention": "recpack", "denominator": "min"}, "RecPack CalibratedRecallK"),
