@@ -29,6 +29,9 @@ __all__ = [
     "LAYOUTS",
     "ROLES",
     "SUFFIXES",
+    "YELP_BUSINESSES",
+    "YELP_REVIEWS",
+    "YELP_SCALE",
     "Layout",
     "check_format",
     "detect",
@@ -52,6 +55,8 @@ FORMATS: dict[str, str] = {
     "movielens-25m": "MovieLens 25M folder: ratings.csv and movies.csv",
     "movielens-latest": "MovieLens latest or latest-small folder: ratings.csv and movies.csv",
     "cm100k": "CM100k folder: ratings.txt (release) or data.txt (authors' copy); Known -> 'familiar'",
+    "yelp": "Yelp Open Dataset folder: yelp_academic_dataset_review.json (JSON lines: user_id, business_id, "
+    "stars 1-5, date) and yelp_academic_dataset_business.json (business_id, categories -> item aspects)",
 }
 """Format name -> what PATH must be. Every command and every reader accepts each of them."""
 
@@ -108,6 +113,13 @@ LAYOUTS: dict[str, Layout] = {
                      (1, 4, 1)),
 }  # fmt: skip
 """The published layouts of the data set formats (a folder, or one of its ratings files)."""
+
+YELP_REVIEWS = "yelp_academic_dataset_review.json"
+"""The Yelp Open Dataset's reviews (JSON lines): ``user_id``, ``business_id``, ``stars``, ``date`` are read."""
+YELP_BUSINESSES = "yelp_academic_dataset_business.json"
+"""The Yelp Open Dataset's businesses (JSON lines): ``business_id`` and ``categories`` (comma-separated)."""
+YELP_SCALE = (1.0, 5.0, 1.0)
+"""Yelp's star ratings: 1 to 5 in whole stars."""
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 

@@ -170,6 +170,18 @@ DATASETS: dict[str, KnownDataset] = {
             "the authors' data.txt from github.com/ir-uam/SIGIR2018 (datasets/cm100k); the original release "
             "(ratings.txt, items.txt) is distributed by the authors' group and loads the same way by hand",
         ),
+        KnownDataset(
+            "yelp",
+            "yelp",
+            None,
+            None,
+            None,
+            "",
+            "Yelp Open Dataset: reviews (1-5 stars) of businesses, business categories as item aspects",
+            "from https://www.yelp.com/dataset (accept its terms of use there): "
+            "unpack the JSON archive and give its folder with --format yelp; Said & Bellogín (UMUAI 2018) used "
+            "an earlier release (45,981 users, 11,537 businesses, 229,907 ratings)",
+        ),
     )
 }
 """Registry name -> :class:`KnownDataset`."""
