@@ -590,6 +590,7 @@ _YELP_FIELDS = {"user_id": "user", "business_id": "item", "stars": "rating", "da
 def _load_yelp(path: Path, scale: RatingScale | None, ids_as_str: bool | None) -> Interactions:
     """The Yelp Open Dataset: reviews as ratings (ids as written), business categories as item aspects."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     reviews = path / YELP_REVIEWS if path.is_dir() else path
     if not reviews.is_file():
@@ -611,11 +612,11 @@ def _load_yelp(path: Path, scale: RatingScale | None, ids_as_str: bool | None) -
     if repeated.size:
         raise DataError(f"business_id {known[order][repeated[0]]!r} is listed twice; keep one line per business",
                         path=businesses, line=_json_lines_number(businesses, int(order[repeated[0] + 1])))  # fmt: skip
-    rated = _arrow.text(table["business_id"])
-    unknown = ~np.isin(rated, known)
+    unknown = ~np.asarray(pc.is_in(table["business_id"], value_set=categories["business_id"]))  # Arrow's hash set
     if unknown.any():
         row = int(np.flatnonzero(unknown)[0])
-        raise DataError(f"business_id {rated[row]!r} is not in {YELP_BUSINESSES} ({int(unknown.sum())} reviews of "
+        rated = table["business_id"][row].as_py()
+        raise DataError(f"business_id {rated!r} is not in {YELP_BUSINESSES} ({int(unknown.sum())} reviews of "
                         "unknown businesses); use the review and business files of the same Yelp release",
                         path=reviews, line=line_of(row), column="business_id")  # fmt: skip
     data = _interactions(located, "yelp", scale or RatingScale(*YELP_SCALE), True if ids_as_str is None else ids_as_str,
