@@ -34,7 +34,7 @@ from receval.split import holdout
 from receval.stats.agreement import kendall_agreement, tau_curve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-# receval simulate's default list; the thesis text available stops after chapter 3, before its own list of configurations
+# receval simulate's default list (the thesis text available stops after chapter 3, before its own list)
 CONFIGS = (
     "random",
     "popularity",

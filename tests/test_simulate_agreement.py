@@ -139,8 +139,8 @@ def test_cli_bad_input(ratings_csv, capsys, extra, message):
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_recall_fallout_agree_on_mar_and_disagree_on_mnar(cm100k_dir):
-    """The thesis (Cuesta Fernández, TFG UAM 2021): on CM100k (MAR) Recall and Fallout rank the 7 non-personalised configurations
-    alike; on Familiar CM100k (MNAR) nearly oppositely. 30 rounds here to stay fast (τ = +0.62
+    """The thesis (Cuesta Fernández, TFG UAM 2021): on CM100k (MAR) Recall and Fallout rank the 7 non-personalised
+    configurations alike; on Familiar CM100k (MNAR) nearly oppositely. 30 rounds here to stay fast (τ = +0.62
     and −0.81 with seed 0); the 300-round run of the issue is examples/cyclic_agreement_cm100k.py."""
     from receval.data import load
     from receval.simulate import simulate_many
