@@ -62,7 +62,10 @@ def coherence_command(
     scale: ScaleOpt = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres), or on rating times (Eq. 8)."""
+    """Per-user coherence C_u = -sum_a gamma(u_a) on the items' attributes (e.g. genres).
+
+    With --gamma barrier: on the times of repeated ratings (Eq. 8), approximating the per-user magic barrier.
+    """
     from receval.stats.coherence import EQ8, coherence
 
     coh = coherence(_load(data, format, aspects, scale), gamma)
