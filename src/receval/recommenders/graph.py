@@ -194,16 +194,8 @@ class RP3beta(_Walk):
 class P3alpha(_Walk):
     """P3α (Cooper et al. 2014): a 3-step random walk, probabilities to the power α; see the module docstring.
 
-    Parameters
-    ----------
-    topK
-        Neighbours kept per item.
-    alpha
-        Power of each step's transition probability.
-    normalize_similarity
-        Scale each item's kept weights to sum 1.
-    threshold
-        Training ratings at or above it are the interactions; None: every rating.
+    The parameters are :class:`RP3beta`'s but ``beta`` (P3α is RP3β with β = 0), and ``normalize_similarity``
+    is false by default (as Dacrema et al.'s).
 
     Examples
     --------
