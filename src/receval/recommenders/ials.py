@@ -14,8 +14,8 @@ show that these are the parameters to tune before comparing against it. ``seed``
 implicit's ``random_state``: the same seed gives the same factors (and lists) on every
 run, with one thread or several (each user's and item's solve is independent).
 
-``score(users)`` is ``user_factors @ item_factors.T`` for those users (float64);
-``score_items(users, items)`` the dot products of the given pairs only.
+``score(users)`` is ``user_factors @ item_factors.T`` for those users (float64) and
+``score_items(users, items)`` the dot products of the given pairs only, both HKV's.
 
 Examples
 --------
@@ -34,12 +34,9 @@ import scipy.sparse as sp
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
 from receval.recommenders.als import HKV
-from receval.recommenders.linear import _check_threshold, candidate_rows, interaction_matrix
+from receval.recommenders.linear import _check_threshold, interaction_matrix
 
 __all__ = ["IALS"]
-
-# Factor cells gathered at once by score_items: at most this many (32 MB of float32).
-_GATHER_CELLS = 8_000_000
 
 
 class IALS(HKV):
@@ -111,28 +108,3 @@ class IALS(HKV):
         [[1.0], [0.0]]
         """
         return sp.csr_matrix(interaction_matrix(train, self.threshold), dtype=np.float32)
-
-    def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
-        """Scores of the given items only: row ``r`` scores ``items[r]`` for ``users[r]``.
-
-        Returns
-        -------
-        numpy.ndarray
-            ``len(users) x items.shape[1]`` float64, equal to ``score(users)`` at those items.
-
-        Examples
-        --------
-        >>> from receval import Interactions
-        >>> model = IALS(factors=2, iterations=2, threshold=None).fit(Interactions.from_arrays([0, 1], [0, 1], [1, 1]))
-        >>> bool(np.allclose(model.score_items([1], [[1, 0]]), model.score([1])[:, [1, 0]]))
-        True
-        """
-        users, items = candidate_rows(self, users, items)
-        user_factors, item_factors = np.asarray(self.user_factors_), np.asarray(self.item_factors_)
-        out = np.empty(items.shape)
-        rows = max(1, _GATHER_CELLS // max(1, items.shape[1] * item_factors.shape[1]))
-        for start in range(0, len(users), rows):
-            stop = start + rows
-            gathered = item_factors[items[start:stop]]  # rows x m x factors
-            out[start:stop] = np.einsum("rf,rmf->rm", user_factors[users[start:stop]], gathered)
-        return out

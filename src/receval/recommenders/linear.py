@@ -61,7 +61,7 @@ from receval.errors import ConfigError
 from receval.recommenders.base import Recommender
 from receval.validate import check_memory
 
-__all__ = ["EASE", "SLIM", "ItemItemModel", "candidate_rows", "interaction_matrix"]
+__all__ = ["EASE", "SLIM", "ItemItemModel", "interaction_matrix"]
 
 
 def interaction_matrix(train: Interactions, threshold: float | None) -> sp.csr_matrix:
@@ -97,35 +97,6 @@ def _check_threshold(threshold: object) -> None:
 def _check_top_k(value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ConfigError(f"topK must be a positive integer (neighbours kept per item), got {value!r}")
-
-
-def candidate_rows(model: Recommender, users: np.ndarray, items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Validated ``score_items`` arguments: user indices and a matrix of item indices, one row per user.
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-        The users (int64, ``n``) and the items (int64, ``n x m``), checked against ``model``'s fitted id space.
-
-    Examples
-    --------
-    >>> from receval import Interactions
-    >>> model = EASE(threshold=None).fit(Interactions.from_arrays([0, 1], [0, 1], [1, 1]))
-    >>> [a.tolist() for a in candidate_rows(model, [1], [[0, 1]])]
-    [[1], [[0, 1]]]
-    >>> candidate_rows(model, [0, 1], [0, 1])
-    Traceback (most recent call last):
-    ...
-    receval.errors.ConfigError: score_items needs one row of items per user: got 2 users and items of shape (2,)
-    """
-    users = model._check_users(users)
-    items = np.asarray(items, dtype=np.int64)
-    if items.ndim != 2 or items.shape[0] != len(users):
-        raise ConfigError(
-            f"score_items needs one row of items per user: got {len(users)} users and items of shape {items.shape}"
-        )
-    model._check_items(items.ravel())
-    return users, items
 
 
 @njit(cache=True)
@@ -217,7 +188,7 @@ class ItemItemModel(Recommender):
         >>> model.score_items([1], [[0, 1]]).round(3).tolist()
         [[0.333, 0.0]]
         """
-        users, items = candidate_rows(self, users, items)
+        users, items = self._check_candidates(users, items)
         out = np.zeros(items.shape)
         x = self.user_items_
         w = self.weights_
