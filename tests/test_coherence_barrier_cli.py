@@ -179,3 +179,18 @@ def test_protocol_from_a_toml_config_into_the_store(truth, tmp_path):
     c = coherence(data, "barrier").values[users["index"].to_numpy()]
     rho = stats.spearmanr(c, users["barrier"]).statistic
     assert wide["spearman[barrier]"].iloc[0] == pytest.approx(rho, abs=1e-12)  # the same computation: no tie noise
+
+
+@pytest.mark.parametrize(("avg", "said"), [("users", "--avg equal gives the plain mean"), ("equal", "the plain mean")])
+def test_coherence_split_says_which_avg_reproduces_the_paper_tables(tmp_path, capsys, avg, said):
+    small = generate_with_truth(n_users=60, n_items=80, n_ratings=1500, n_aspects=5, seed=2).data
+    small.to_frame().to_csv(tmp_path / "r.csv", index=False)
+    a = small.aspects.tocoo()
+    pd.DataFrame({"item": small.item_ids[a.row], "aspect": small.aspect_names[a.col]}).to_csv(
+        tmp_path / "g.csv", index=False
+    )
+    code, out, err = _run(capsys, "coherence-split", "--data", tmp_path / "r.csv", "--format", "csv", "--aspects",
+                          tmp_path / "g.csv", "--models", "ib", "--folds", "2", "--p", "0.5", "--avg", avg)  # fmt: skip
+    assert code == 0, err
+    note = out.splitlines()[-1]
+    assert note.startswith("Avg: ") and said in note and "paper's tables" in note
