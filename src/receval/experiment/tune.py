@@ -56,6 +56,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -208,8 +209,25 @@ def _sampler(tune: TuneSpec, space: Sequence[ParamRange], seed: int) -> Any:
     if tune.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     if tune.sampler == "grid":
-        return optuna.samplers.GridSampler({r.name: list(r.grid()) for r in space}, seed=seed)
+        return _grid_class()({r.name: list(r.grid()) for r in space}, seed=seed)
     return optuna.samplers.TPESampler(seed=seed)
+
+
+@functools.cache
+def _grid_class() -> type:
+    import optuna
+
+    class Grid(optuna.samplers.GridSampler):
+        """Optuna's grid search, its end checked by the caller (``is_exhausted``) before each ask.
+
+        Optuna's own ``after_trial`` stops ``Study.optimize``, which trials asked and told
+        one round at a time do not run in.
+        """
+
+        def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+            return None
+
+    return Grid
 
 
 def _suggest(trial: Any, space: Sequence[ParamRange]) -> dict[str, Any]:
@@ -262,8 +280,12 @@ class _Study:
         return 1
 
 
-def _interrupted(study: Any) -> int:
-    """Mark the trials a killed run left running as failed (``interrupted``); they are asked again."""
+def _interrupted(study: Any, grid: bool) -> int:
+    """Mark the trials a killed run left running as failed (``interrupted``); they are asked again.
+
+    TPE and random search ask them again by re-seeding; grid search counts a failed
+    point as visited, so its point is queued for the next trial.
+    """
     from optuna.trial import TrialState
 
     storage = study._storage
@@ -271,6 +293,8 @@ def _interrupted(study: Any) -> int:
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         storage.set_trial_user_attr(t._trial_id, "interrupted", True)
         storage.set_trial_state_values(t._trial_id, TrialState.FAIL)
+        if grid:
+            study.enqueue_trial(t.params)
         n += 1
     return n
 
@@ -368,6 +392,10 @@ def tune_experiment(
     2
     """
     t0 = time.perf_counter()
+    try:
+        import optuna
+    except ImportError as err:
+        raise ConfigError(f"tuning needs Optuna: pip install 'receval[tune]' ({err})") from None
     cfg = config if isinstance(config, ExperimentConfig) else load_config(config, quick=quick)
     if cfg.tune is None:
         raise ConfigError(f"{cfg.source}: no [tune] section: add one (objective metric, sampler, budget) to tune")
@@ -394,8 +422,6 @@ def tune_experiment(
     opts = dict(tasks[0].options)
     for label, part in parts.items():
         check_tune_parts(cfg, label, part.fit, part.validation, thresholds[label])
-    import optuna
-
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     root.mkdir(parents=True, exist_ok=True)
     storage = tune.storage or f"sqlite:///{(root / STUDY_FILE).resolve()}"
@@ -412,7 +438,7 @@ def tune_experiment(
                 sampler=_sampler(tune, rec.space, seed),
                 load_if_exists=True,
             )
-            if _interrupted(study):
+            if _interrupted(study, tune.sampler == "grid"):
                 _log.info("%s: trials left running by an interrupted run are asked again", key)
             studies.append(_Study(key, label, rec, study, *budget))
     total = sum(s.trials or 0 for s in studies)
@@ -426,7 +452,8 @@ def tune_experiment(
             for st in studies:
                 for _ in range(min(st.left(), tune.parallel)):
                     index = len(st.counted()) + sum(a[0] is st for a in asked)
-                    st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
+                    if tune.sampler != "grid":  # grid search takes its points in its seed's order, by trial number
+                        st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
                     trial = st.study.ask()
                     params = _suggest(trial, st.rec.space)
                     job = TrialJob(
