@@ -2,12 +2,18 @@
 
 ``receval simulate --data PATH --format FORMAT [--familiar-only] [--preset P]
 [--test-fraction F] [--threshold λ] [--algorithms LIST] [--param NAME:key=value ...]
-[--rounds N] [--seed S] [--out DIR] [--json]``
+[--rounds N] [--seed S] [--tau a|b] [--out DIR] [--json]``
 
 The data are split by a seeded random holdout (:func:`receval.split.holdout`); every
-algorithm runs with the same split and seed. ``--json`` prints ``{"final": {algorithm:
-{metric: value}}, "kendall_tau": {"recall_fallout": x, "precision_anti_precision": y}}``
-at the last round (τ between quality rankings: +1 the metrics agree). With ``--out``:
+algorithm runs with the same split and seed. An entry ``NAME@TAG`` of ``--algorithms``
+is one more configuration of the algorithm NAME (``--param NAME@TAG:key=value`` sets
+its parameters); when an algorithm runs in several configurations, the best of each
+per metric and the algorithms' ranking are printed too
+(:func:`receval.studies.cyclic_selection.best_per_algorithm`). ``--json`` prints
+``{"final": {algorithm: {metric: value}}, "kendall_tau": {"recall_fallout": x,
+"precision_anti_precision": y}, "settings": {"preset": ..., "tau": "a" or "b", ...}}``
+at the last round (τ between quality rankings: +1 the metrics agree), plus
+``"best_per_algorithm"`` with several configurations of one algorithm. With ``--out``:
 ``trajectories.parquet`` and ``.csv`` (one row per algorithm and round), ``final.csv``,
 ``tau.csv`` (τ per round), ``ranks.csv``, ``curves.png`` (normalised Recall and
 Fallout) and ``ranks.png`` (each algorithm's rank by Recall and by Fallout).
@@ -18,6 +24,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -67,11 +74,22 @@ def simulate_command(
     data: Path = typer.Option(..., "--data", help="The data set's folder (multi-file formats) or file."),
     fmt: str | None = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
     familiar_only: bool = typer.Option(False, "--familiar-only", help="Only rows flagged familiar (CM100k)."),
-    preset: str = typer.Option("standard", "--preset", help="standard (textbook) or cyclorec (CycloRec's semantics)."),
-    test_fraction: float = typer.Option(0.2, "--test-fraction", help="Share of ratings held out as feedback."),
+    preset: str = typer.Option(
+        "standard",
+        "--preset",
+        help="standard (textbook), cyclorec (CycloRec's semantics) or thesis (CycloRec plus "
+        "the variants faithful to the thesis' text: the kNN bandit's agreement on positive and negative ratings, "
+        "UCB's pulls from feedback only and decaying δ, τ-a, offline models refitted every round, 20% test; "
+        "docs/guides/thesis.md lists every value).",
+    ),
+    test_fraction: float | None = typer.Option(
+        None, "--test-fraction", help="Share of ratings held out as feedback (default the preset's: 0.2)."
+    ),
     threshold: float | None = typer.Option(
-        None, "--threshold", help="λ: ratings ≥ λ are positive, the others negative (default 1 on the usual scales, "
-        "which leaves no negatives: give e.g. 4 on 1-5)."
+        None,
+        "--threshold",
+        help="λ: ratings ≥ λ are positive, the others negative (default 1 on the usual scales, "
+        "which leaves no negatives: give e.g. 4 on 1-5).",
     ),
     algorithms: str = typer.Option(",".join(DEFAULT_ALGORITHMS), "--algorithms", help="Comma-separated names."),
     param: list[str] = typer.Option([], "--param", help="NAME:key=value, e.g. item-bandit-egreedy:epsilon=0.1."),
@@ -79,7 +97,14 @@ def simulate_command(
     seed: int = typer.Option(0, "--seed", help="Seed of the split and of every run."),
     order: str = typer.Option("random", "--order", help="random or uniform-with-replacement."),
     updates: str = typer.Option("sequential", "--updates", help="sequential or batched."),
-    refit_every: int = typer.Option(10, "--refit-every", help="Rounds between refits of user-knn/item-knn/hkv."),
+    refit_every: int | None = typer.Option(
+        None,
+        "--refit-every",
+        help="Rounds between refits of user-knn/item-knn/hkv (default the preset's: 10, thesis 1).",
+    ),
+    tau: str | None = typer.Option(
+        None, "--tau", help="Kendall's τ variant: a (the thesis' Eq. 2.10) or b (scipy's; default, thesis: a)."
+    ),
     out: Path | None = typer.Option(None, "--out", help="Folder for trajectories, tables and PNG figures."),
     as_json: bool = typer.Option(False, "--json", help="Print the final metrics and Kendall's τ as JSON."),
     output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
@@ -87,12 +112,25 @@ def simulate_command(
     """Recommend, read feedback, learn, repeat: Precision/Recall/AntiPrecision/Fallout per round."""
     import pandas as pd
 
+    from receval.recommenders.registry import SIMULATION_PRESETS
     from receval.simulate import simulate_many
     from receval.split import holdout
-    from receval.stats.agreement import kendall_agreement
+    from receval.stats.agreement import TAU_VARIANTS, kendall_agreement
+    from receval.studies.cyclic_selection import best_of_runs
     from receval.validate import check_command_options
 
     check_command_options(seed=seed, rounds=rounds, test_fraction=test_fraction, refit_every=refit_every)
+    if preset not in SIMULATION_PRESETS:
+        raise ConfigError(f"--preset {preset!r} is not one of {', '.join(SIMULATION_PRESETS)}")
+    if tau is not None and tau not in TAU_VARIANTS:
+        raise ConfigError(f"--tau {tau!r} is not one of {', '.join(TAU_VARIANTS)} (Kendall's τ-a or τ-b)")
+    defaults = SIMULATION_PRESETS[preset]
+    settings = {
+        "preset": preset,
+        "tau": tau or defaults["tau"],
+        "test_fraction": defaults["test_fraction"] if test_fraction is None else test_fraction,
+        "refit_every": defaults["refit_every"] if refit_every is None else refit_every,
+    }
     if out is not None:
         from receval.outputs import check_output_dir
 
@@ -104,30 +142,49 @@ def simulate_command(
     params = parse_algorithm_params(param)
     ratings = load_data(data, fmt, familiar_only=familiar_only)  # prepared as a configuration's filters are
     lam = ratings.scale.default_threshold() if threshold is None else threshold
-    train, test = holdout(ratings, test_fraction, seed=seed)
+    train, test = holdout(ratings, settings["test_fraction"], seed=seed)
     runs = simulate_many(
         names, train, test, params=params, preset=preset, rounds=rounds, threshold=lam, seed=seed, order=order,
-        updates=updates, refit_every=refit_every,
+        updates=updates, refit_every=settings["refit_every"],
     )  # fmt: skip
     final = pd.DataFrame({name: run.final() for name, run in runs.items()}).T
-    taus = kendall_agreement(runs)
+    taus = kendall_agreement(runs, tau=settings["tau"])
+    selection = best_of_runs(runs, rounds, tau=settings["tau"])
     if out is not None:
         from receval.report.cyclic import write_outputs
 
-        write_outputs(out, runs)
+        write_outputs(out, runs, tau=settings["tau"])
     if fmt_out == "json":
-        payload = {
+        payload: dict[str, Any] = {
             "final": {n: {m: _clean(v) for m, v in row.items()} for n, row in final.to_dict("index").items()},
             "kendall_tau": {k: _clean(v) for k, v in taus.items()},
+            "settings": settings,
         }
+        if selection is not None:
+            payload["best_per_algorithm"] = {
+                "round": selection.t,
+                "table": [{k: _clean(v) for k, v in row.items()} for row in selection.table.to_dict("records")],
+                "kendall_tau": {k: _clean(v) for k, v in selection.tau.items()},
+            }
         typer.echo(json.dumps(payload))
         return
     from receval.cli.output import Table, print_table
 
-    title = f"after {rounds} rounds (λ = {lam:g}, preset {preset})"
-    print_table(Table.from_frame(final, title=title, index_label="algorithm"), fmt_out)
-    typer.echo(
-        ("# " if fmt_out == "tsv" else "")
-        + f"Kendall τ (quality rankings, +1 = agree): Recall/Fallout {taus['recall_fallout']:.3f}, "
-        f"Precision/AntiPrecision {taus['precision_anti_precision']:.3f}"
+    title = (
+        f"after {rounds} rounds (λ = {lam:g}, preset {preset}, test fraction {settings['test_fraction']:g}, "
+        f"refit every {settings['refit_every']})"
     )
+    print_table(Table.from_frame(final, title=title, index_label="algorithm"), fmt_out)
+    comment = "# " if fmt_out == "tsv" else ""
+    typer.echo(
+        comment + f"Kendall τ-{settings['tau']} (quality rankings, +1 = agree): Recall/Fallout "
+        f"{taus['recall_fallout']:.3f}, Precision/AntiPrecision {taus['precision_anti_precision']:.3f}"
+    )
+    if selection is not None:
+        shown = selection.table.drop(columns=["dataset"]).set_index("algorithm")
+        title = f"best configuration of each algorithm at round {selection.t} by Recall and by Fallout"
+        print_table(Table.from_frame(shown, title=title, index_label="algorithm"), fmt_out)
+        typer.echo(
+            comment + f"Kendall τ-{settings['tau']} between the algorithms' rankings by Recall and by Fallout: "
+            f"{selection.tau['']:.3f}"
+        )

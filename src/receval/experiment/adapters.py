@@ -4,6 +4,11 @@ Importing this module registers them in :data:`receval.experiment.protocols.PROT
 
 - ``cyclic``: :func:`receval.simulate.simulate` on the task's split; the aggregates
   are the metrics at the last round, the whole trajectory goes to ``trajectories``.
+  ``preset`` (``standard``, ``cyclorec`` or ``thesis``) sets the models' parameters and
+  the defaults of ``refit_every`` and ``tau`` (Kendall's τ variant, ``a`` or ``b``, that
+  ``receval results --best-per-algorithm`` uses) from
+  :data:`receval.recommenders.registry.SIMULATION_PRESETS`; the split is the
+  configuration's ``[split]`` (the thesis' code holds out 20% for test).
 - ``coherence-split``: :func:`receval.studies.partitions.coherence_split_experiment`
   for one recommender (it runs its own per-user k-fold); the aggregates are the five
   models' relative RMSE per ``p`` (``All-Easy(p=0.1)`` ...), the tables
@@ -18,12 +23,14 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from receval.experiment.ids import Task
 from receval.experiment.protocols import (
     PreparedDataset,
     TaskOutput,
+    build_model,
     make_model,
     register_protocol,
     split_for,
@@ -39,6 +46,24 @@ def _simulate_metrics() -> tuple[str, ...]:
     return METRICS
 
 
+def _cyclic_model(algorithm: str, params: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
+    """:func:`~receval.experiment.protocols.build_model`, after the preset and τ options are checked.
+
+    The configuration's validation builds every recommender before any work, so a
+    wrong ``preset`` or ``tau`` is refused there too.
+    """
+    from receval.errors import ConfigError
+    from receval.recommenders.registry import SIMULATION_PRESETS
+    from receval.stats.agreement import TAU_VARIANTS
+
+    preset, tau = options.get("preset", "standard"), options.get("tau")
+    if preset not in SIMULATION_PRESETS:
+        raise ConfigError(f"protocol.preset {preset!r} is not one of {', '.join(SIMULATION_PRESETS)}")
+    if tau is not None and tau not in TAU_VARIANTS:
+        raise ConfigError(f"protocol.tau {tau!r} is not one of {', '.join(TAU_VARIANTS)} (Kendall's τ-a or τ-b)")
+    return build_model(algorithm, params, options)
+
+
 @register_protocol(
     "cyclic",
     options={
@@ -51,10 +76,12 @@ def _simulate_metrics() -> tuple[str, ...]:
         "exclude_train": (bool, True),
         "unknown": (str, "model"),
         "preset": (str, "standard"),
-        "refit_every": (int, 10),
+        "refit_every": (int, None),
+        "tau": (str, None),
     },
     needs_metrics=False,
     metric_names=_simulate_metrics,
+    factory=_cyclic_model,
     description="cyclic (interactive) simulation: one recommendation per user and round, feedback from the test part",
 )
 def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
@@ -85,13 +112,14 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
     train, test = split_for(task, dataset.data)
     opts = dict(task.options) | {"threshold": task_threshold(task, dataset.data)}
     unknown = opts.pop("unknown")
+    opts.pop("tau")  # an option of the selection across configurations, not of one run
     traj = simulate(
         make_model(task),
         train,
         test,
         unknown=None if unknown == "model" else unknown,
         seed=task.seed,
-        **{k: v for k, v in opts.items() if k != "preset"},
+        **opts,
     )
     final = traj.final()
     wanted = task.metrics or tuple(final)

@@ -26,6 +26,7 @@ import pandas as pd
 
 from receval.atomic import atomic_write, publish, write_frame
 from receval.stats.agreement import ranks_over_time, tau_curve
+from receval.studies.cyclic_selection import best_of_runs
 
 __all__ = ["plot_curves", "plot_ranks", "write_outputs"]
 
@@ -108,14 +109,21 @@ def plot_ranks(
     return out
 
 
-def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
+def write_outputs(out: str | Path, runs: Mapping[str, Any], tau: str = "b") -> Path:
     """Write ``trajectories.parquet``/``.csv``, ``final.csv``, ``tau.csv``, ``ranks.csv``,
     ``curves.png`` and ``ranks.png`` for trajectories of several algorithms to ``out``.
+
+    ``tau`` is the Kendall τ variant of ``tau.csv`` (``"b"`` or the thesis' ``"a"``).
+    When a label ``NAME@TAG`` makes several configurations of one algorithm NAME,
+    ``best_per_algorithm.csv`` holds each algorithm's best configuration at the last
+    round by Recall and by Fallout, their ranks and τ between the rankings
+    (:func:`receval.studies.cyclic_selection.best_of_runs`).
 
     Returns
     -------
     pathlib.Path
-        ``out``, now holding the seven files (published together).
+        ``out``, now holding the seven files (eight with several configurations of one
+        algorithm), published together.
 
     Examples
     --------
@@ -132,8 +140,9 @@ def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
     out = Path(out)
     tables = pd.concat([_table(run).assign(algorithm=name) for name, run in runs.items()], ignore_index=True)
     final = pd.DataFrame({name: _table(run).iloc[-1] for name, run in runs.items()}).T.rename_axis("algorithm")
-    curve = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
-    curve["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision")["tau"]
+    curve = tau_curve(runs, "recall", "fallout", tau).rename(columns={"tau": "recall_fallout"})
+    curve["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision", tau)["tau"]
+    selection = best_of_runs(runs, tau=tau)
     ranks = pd.concat(
         {m: ranks_over_time(runs, m) for m in ("recall", "fallout", "precision", "anti_precision")}, axis=1
     )
@@ -144,6 +153,9 @@ def write_outputs(out: str | Path, runs: Mapping[str, Any]) -> Path:
         write_frame(publication.path(out / "final.csv"), final, index=True)
         write_frame(publication.path(out / "tau.csv"), curve)
         write_frame(publication.path(out / "ranks.csv"), ranks, index=True)
+        if selection is not None:
+            best = selection.table.drop(columns="dataset").assign(kendall_tau=selection.tau[""])
+            write_frame(publication.path(out / "best_per_algorithm.csv"), best)
         plot_curves(runs, publication.path(out / "curves.png"))
         plot_ranks(runs, publication.path(out / "ranks.png"))
     return out

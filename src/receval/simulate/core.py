@@ -66,6 +66,7 @@ from receval.recommenders.bandits import make_online
 from receval.recommenders.bandits._rng import generator
 from receval.recommenders.bandits.item import _ItemCounts
 from receval.recommenders.bandits.knn import KNNBandit
+from receval.recommenders.registry import SIMULATION_PRESETS
 from receval.simulate._loop import COLUMNS, run_rounds
 from receval.validate import check_memory
 
@@ -169,7 +170,7 @@ def simulate(
     exclude_train: bool = True,
     unknown: str | None = None,
     preset: str = "standard",
-    refit_every: int = 10,
+    refit_every: int | None = None,
     seed: int = 0,
     record_log: bool = False,
     progress: Progress | None = None,
@@ -202,9 +203,10 @@ def simulate(
         picks one of them uniformly at random with replacement (a step that picks a
         user who has run out of items meanwhile is skipped).
     updates
-        ``"sequential"`` (default, the thesis' semantics): each feedback updates the
-        model before the next decision; ``"batched"``: the round's feedback is applied
-        after the round, in the order it was received.
+        ``"sequential"`` (default): each feedback updates the model before the next
+        decision; ``"batched"``: the round's feedback is applied after the round, in the
+        order it was received. The order is receval's choice: the thesis says the system
+        recommends and learns at once, and the part of it we have does not fix this order.
     allow_repeats
         Whether an item may be recommended again to the same user (default no).
     exclude_train
@@ -213,10 +215,13 @@ def simulate(
         ``"failure"`` or ``"ignore"``: overrides an item bandit's handling of unknown
         feedback (default: the model's own, set by its name and preset).
     preset
-        ``"standard"`` or ``"cyclorec"`` for models built by name.
+        ``"standard"``, ``"cyclorec"`` or ``"thesis"``: the parameters of models built by
+        name (:data:`receval.recommenders.registry.PRESETS`) and the default of
+        ``refit_every`` (:data:`~receval.recommenders.registry.SIMULATION_PRESETS`).
     refit_every
         Rounds between refits of models other than the built-in online ones (warm, through
-        the model's ``refit`` method, when it has one).
+        the model's ``refit`` method, when it has one); default the preset's: 10, or 1 for
+        ``"thesis"``, whose loop updates every model every round.
     seed
         Seeds every random choice of the run (same seed ⇒ identical trajectory).
     record_log
@@ -249,6 +254,10 @@ def simulate(
         raise ConfigError(f"rounds={rounds!r} must be a positive integer")
     if not isinstance(n_per_round, int | np.integer) or n_per_round < 1:
         raise ConfigError(f"n_per_round={n_per_round!r} must be a positive integer")
+    if preset not in SIMULATION_PRESETS:
+        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(SIMULATION_PRESETS)}")
+    if refit_every is None:
+        refit_every = int(SIMULATION_PRESETS[preset]["refit_every"])
     if not isinstance(refit_every, int | np.integer) or refit_every < 1:
         raise ConfigError(f"refit_every={refit_every!r} must be a positive integer")
     if order not in _ORDERS:
@@ -366,8 +375,24 @@ def _rounds(
     t = t0
     while t < t1:
         reached = run_rounds(
-            state, s, cell, mask, label, avail, given, pos_u, neg_u, counters, out,
-            t, t + 1, n_per_round, order_mode, batched, log, record,
+            state,
+            s,
+            cell,
+            mask,
+            label,
+            avail,
+            given,
+            pos_u,
+            neg_u,
+            counters,
+            out,
+            t,
+            t + 1,
+            n_per_round,
+            order_mode,
+            batched,
+            log,
+            record,
         )
         if reached == t:
             return t
@@ -430,8 +455,9 @@ def simulate_many(
 ) -> dict[str, Trajectory]:
     """:func:`simulate` for several named algorithms with the same options and seed.
 
-    ``params`` maps an algorithm name to its parameters (strings are converted); a
-    ``refit_every`` entry there overrides the option for that algorithm.
+    An entry ``NAME@TAG`` of ``algorithms`` is one more configuration of the algorithm
+    NAME, under that label. ``params`` maps a name (or label) to its parameters
+    (strings are converted); a ``refit_every`` entry there overrides the option for it.
 
     Returns
     -------
@@ -446,6 +472,10 @@ def simulate_many(
     ...                      rounds=2, threshold=4, params={"popularity": {"count": "any"}})
     >>> sorted(runs), runs["popularity"].model.count
     (['popularity', 'random'], 'any')
+    >>> runs = simulate_many(["popularity", "popularity@any"], data.subset([0, 1]), data.subset([2, 3, 4, 5]),
+    ...                      rounds=2, threshold=4, params={"popularity@any": {"count": "any"}})
+    >>> [(label, run.model.count) for label, run in runs.items()]
+    [('popularity', 'positive'), ('popularity@any', 'any')]
     """
     params = params or {}
     unknown_names = set(params) - set(algorithms)
@@ -457,7 +487,7 @@ def simulate_many(
         opts = dict(options)
         if "refit_every" in kwargs:
             opts["refit_every"] = int(kwargs.pop("refit_every"))
-        model = make_online(name, preset=preset, **kwargs)
+        model = make_online(name.partition("@")[0], preset=preset, **kwargs)
         given = progress_to(opts.pop("progress", None))  # reported under the name asked for, not the class's
 
         def renamed(done: int, total: int, what: str, name: str = name, given: Progress = given) -> None:

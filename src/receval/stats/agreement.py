@@ -3,9 +3,18 @@
 At a round t, the systems (algorithms) are ranked by quality under each metric, in
 the direction the metric registry declares (:func:`receval.metrics.registry.metric_direction`):
 Recall and Precision higher is better, Fallout and AntiPrecision lower is better (a
-false-positive metric measures failure). Kendall's τ (scipy's τ-b, which handles ties)
-between two such quality rankings is +1 when the metrics order the systems identically
-from best to worst — they *agree* — and −1 when the orders are exactly opposite.
+false-positive metric measures failure). Kendall's τ between two such quality rankings
+is +1 when the metrics order the systems identically from best to worst — they *agree*
+— and −1 when the orders are exactly opposite.
+
+Two variants (``tau=``), which differ only when a ranking has ties:
+
+- ``"b"`` (receval's default, scipy's :func:`scipy.stats.kendalltau`): the concordant
+  minus discordant pairs over the geometric mean of the pairs untied in each ranking,
+  so that two identical rankings with ties still score 1;
+- ``"a"`` (Eq. 2.10 of Cuesta Fernández's BSc thesis, UAM 2021, and Kendall 1938):
+  Σ_{i<j} sgn(x_i − x_j)·sgn(y_i − y_j) over all N(N − 1)/2 pairs, so a tied pair
+  counts 0 and ties pull τ towards 0.
 
 Sign convention: papers that correlate the raw metric values (e.g. Mena-Maldonado et
 al. 2020) report the opposite sign: a positive correlation between raw Recall and
@@ -41,11 +50,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from receval.errors import MetricError
+from receval.errors import ConfigError, MetricError
 from receval.metrics.registry import metric_direction
 from receval.stats.significance import _kendall_tau
 
 __all__ = [
+    "TAU_VARIANTS",
+    "kendall_tau_a",
+    "tau_between",
     "higher_is_better",
     "metric_values",
     "quality_ranks",
@@ -54,6 +66,62 @@ __all__ = [
     "tau_curve",
     "ranks_over_time",
 ]
+
+
+TAU_VARIANTS = ("a", "b")
+
+
+def kendall_tau_a(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's τ-a: Σ_{i<j} sgn(x_i − x_j)·sgn(y_i − y_j) / (N(N − 1)/2).
+
+    The thesis' Eq. 2.10 (Cuesta Fernández, UAM 2021; Kendall, Biometrika 1938). Pairs
+    where either value is not finite are left out first; N counts the rest.
+
+    Returns
+    -------
+    float
+        In [−1, 1]; NaN with fewer than two systems. A tie in either ranking adds 0, so
+        a ranking that is all ties gives 0 (τ-b is then undefined).
+
+    Examples
+    --------
+    One tie in y: of the three pairs two are concordant and the tied one adds 0, so
+    τ-a = 2/3 while τ-b = 2/√(3·2) ≈ 0.816.
+
+    >>> round(kendall_tau_a(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 2.0])), 4)
+    0.6667
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    n = len(x)
+    if n < 2:
+        return float("nan")
+    sx = np.sign(x[:, None] - x[None, :])
+    sy = np.sign(y[:, None] - y[None, :])
+    return float(np.triu(sx * sy, 1).sum() / (n * (n - 1) / 2))
+
+
+def tau_between(x: np.ndarray, y: np.ndarray, tau: str = "b") -> float:
+    """Kendall's τ between two score vectors (same systems, same order; larger = better).
+
+    ``tau`` is ``"b"`` (scipy's τ-b: NaN when a side is all ties) or ``"a"``
+    (:func:`kendall_tau_a`); pairs with a non-finite value are left out.
+
+    Returns
+    -------
+    float
+        In [−1, 1], or NaN with fewer than two systems.
+
+    Examples
+    --------
+    >>> x, y = np.array([3.0, 2.0, 1.0]), np.array([-0.1, -0.1, -0.2])
+    >>> round(tau_between(x, y, "a"), 4), round(tau_between(x, y, "b"), 4)
+    (0.6667, 0.8165)
+    """
+    if tau not in TAU_VARIANTS:
+        raise ConfigError(f"tau={tau!r} is not one of {', '.join(TAU_VARIANTS)} (Kendall's τ-a or τ-b)")
+    return kendall_tau_a(x, y) if tau == "a" else _kendall_tau(x, y)
 
 
 def higher_is_better(metric: str) -> bool:
@@ -157,10 +225,13 @@ def quality_ranks(trajectories: Mapping[str, Any], metric: str, t: int | None = 
     return dict(zip(values.index, ranks.astype(float).tolist(), strict=True))
 
 
-def kendall_tau(trajectories: Mapping[str, Any], metric_a: str, metric_b: str, t: int | None = None) -> float:
-    """Kendall's τ-b between the quality rankings under two metrics at round ``t``.
+def kendall_tau(
+    trajectories: Mapping[str, Any], metric_a: str, metric_b: str, t: int | None = None, tau: str = "b"
+) -> float:
+    """Kendall's τ (``tau``: ``"b"`` scipy's τ-b, ``"a"`` the thesis' τ-a) between the
+    quality rankings under two metrics at round ``t``.
 
-    NaN when fewer than two systems have both values or one ranking is all ties.
+    NaN when fewer than two systems have both values, or (τ-b) one ranking is all ties.
 
     Returns
     -------
@@ -177,18 +248,31 @@ def kendall_tau(trajectories: Mapping[str, Any], metric_a: str, metric_b: str, t
     ...         "c": pd.DataFrame({"round": [1], "recall": [0.05], "fallout": [0.01]})}  # c stopped after round 1
     >>> round(kendall_tau(runs, "recall", "fallout"), 4)
     -0.3333
+
+    With a tie (a and b share the lowest Fallout) the variants differ: two of the three
+    pairs are concordant and the tied one counts 0, so τ-a = 2/3 and τ-b = 2/√(3·2).
+
+    >>> tied = {"a": pd.DataFrame({"round": [1], "recall": [0.3], "fallout": [0.1]}),
+    ...         "b": pd.DataFrame({"round": [1], "recall": [0.2], "fallout": [0.1]}),
+    ...         "c": pd.DataFrame({"round": [1], "recall": [0.1], "fallout": [0.2]})}
+    >>> round(kendall_tau(tied, "recall", "fallout", tau="a"), 4), round(kendall_tau(tied, "recall", "fallout"), 4)
+    (0.6667, 0.8165)
     """
     a = _quality(metric_values(trajectories, metric_a, t), metric_a)
     b = _quality(metric_values(trajectories, metric_b, t), metric_b)
-    return _kendall_tau(a, b)
+    return tau_between(a, b, tau)
 
 
-def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = None) -> dict[str, float]:
+def kendall_agreement(
+    final: pd.DataFrame | Mapping[str, Any], t: int | None = None, tau: str = "b"
+) -> dict[str, float]:
     """τ(Recall, Fallout) and τ(Precision, AntiPrecision) quality agreement.
 
     ``final`` is either a table with one row per system and metric columns (e.g. each
     system's :meth:`~receval.simulate.Trajectory.final`) or a mapping of system names
     to trajectories (then at round ``t``, default the last).
+
+    ``tau`` is the variant, ``"b"`` or ``"a"`` (see :func:`kendall_tau`).
 
     Returns
     -------
@@ -207,12 +291,13 @@ def kendall_agreement(final: pd.DataFrame | Mapping[str, Any], t: int | None = N
         for col in ("recall", "fallout", "precision", "anti_precision"):
             if col not in final.columns:
                 raise MetricError(f"the table of final values has no {col!r} column")
-        return {k: _kendall_tau(_quality(final[a], a), _quality(final[b], b)) for k, (a, b) in pairs.items()}
-    return {k: kendall_tau(final, a, b, t) for k, (a, b) in pairs.items()}
+        return {k: tau_between(_quality(final[a], a), _quality(final[b], b), tau) for k, (a, b) in pairs.items()}
+    return {k: kendall_tau(final, a, b, t, tau) for k, (a, b) in pairs.items()}
 
 
-def tau_curve(trajectories: Mapping[str, Any], metric_a: str, metric_b: str) -> pd.DataFrame:
-    """τ between the two quality rankings at every round (columns ``round``, ``tau``).
+def tau_curve(trajectories: Mapping[str, Any], metric_a: str, metric_b: str, tau: str = "b") -> pd.DataFrame:
+    """τ (variant ``tau``, see :func:`kendall_tau`) between the two quality rankings at every
+    round (columns ``round``, ``tau``).
 
     Returns
     -------
@@ -229,7 +314,7 @@ def tau_curve(trajectories: Mapping[str, Any], metric_a: str, metric_b: str) -> 
     """
     a = _quality(_aligned(trajectories, metric_a).to_numpy(), metric_a)
     b = _quality(_aligned(trajectories, metric_b).to_numpy(), metric_b)
-    taus = [_kendall_tau(a[r], b[r]) for r in range(len(a))]
+    taus = [tau_between(a[r], b[r], tau) for r in range(len(a))]
     return pd.DataFrame({"round": np.arange(1, len(a) + 1), "tau": taus})
 
 
