@@ -222,7 +222,7 @@ def load(
 def _detected(path: Path) -> str:
     """The format of a file told by :func:`~receval.data.formats.detect`; a folder needs its format named."""
     if path.is_dir():
-        raise DataError(f"a folder: name its format with format= (one of {', '.join(LAYOUTS)})", path=path,
+        raise DataError(f"a folder: name its format with format= (one of {', '.join([*LAYOUTS, 'yelp'])})", path=path,
                         parameters=["format"])  # fmt: skip
     if not path.exists():
         raise DataError("no such file", path=path)
