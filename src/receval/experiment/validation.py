@@ -105,7 +105,21 @@ def prepare_checked(
 
 
 def tune_checker(cfg: ExperimentConfig) -> _Checker:
-    """The locator of ``cfg``'s keys, for the tuning checks that need data (file and line in their errors)."""
+    """The locator of ``cfg``'s keys, for the tuning checks that need data (file and line in their errors).
+
+    Returns
+    -------
+    _Checker
+        Its ``fail(where, message)`` gives a ConfigError naming the file and the key's line.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'metrics = ["ndcg@10"]\\n[datasets.toy]\\ngenerate = { n_users = 9 }\\n'
+    >>> cfg = parse_config(text + '[recommenders.random]\\n')
+    >>> tune_checker(cfg).fail(("datasets",), "bad").message
+    'bad'
+    """
     return _checker(cfg)
 
 
@@ -118,6 +132,24 @@ def check_tune_parts(
     fit part (the user would be scored on an empty profile), a validation part without
     a relevant rating (the objective is the same for every model), an objective that
     needs item aspects the data has not, or rating predictions a recommender cannot make.
+
+    Returns
+    -------
+    None
+        The parts pass; otherwise a ConfigError with the file and the line of ``[tune]``.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> from receval.data.synthetic import generate
+    >>> from receval.split import holdout
+    >>> text = 'metrics = ["ndcg@10"]\\n[datasets.toy]\\ngenerate = { n_users = 9 }\\n[tune]\\ntrials = 2\\n'
+    >>> cfg = parse_config(text + '[recommenders.popularity]\\nspace = { threshold = { float = [1, 5] } }\\n')
+    >>> fit, validation = holdout(generate(30, 20, 300, seed=0), 0.9, seed=0)
+    >>> check_tune_parts(cfg, "toy", fit, validation, 4.0)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: <config>: the validation split 'holdout' leaves ... user(s) of data set 'toy' ...
     """
     from receval.experiment.protocols import build_model
     from receval.metrics import parse_metric
