@@ -486,9 +486,7 @@ def _mapped_hits(name: str, k: int | None, n_sampled: int, n_items: int) -> np.n
     return values
 
 
-def rank_distribution(
-    counts: np.ndarray | Any, *, n_sampled: int, n_items: int, method: str = "mle"
-) -> np.ndarray:
+def rank_distribution(counts: np.ndarray | Any, *, n_sampled: int, n_items: int, method: str = "mle") -> np.ndarray:
     """Jin et al.'s estimate of the distribution of full ranks from the counts of sampled ranks.
 
     The sampled ranks are a mixture, ``P(r~) = Σ_r π_r P(r~ | r)`` with ``P(r~ | r)`` the
