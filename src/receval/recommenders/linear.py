@@ -57,7 +57,7 @@ from scipy.linalg import lapack
 
 from receval._jit import njit
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
 from receval.validate import check_memory
 
@@ -80,8 +80,19 @@ def interaction_matrix(train: Interactions, threshold: float | None) -> sp.csr_m
     [[1.0, 0.0], [0.0, 1.0]]
     >>> interaction_matrix(train, None).toarray().tolist()
     [[1.0, 1.0], [0.0, 1.0]]
+    >>> interaction_matrix(Interactions.from_arrays([0], [0], [1]), 4)
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: threshold 4 is outside the rating scale 1..1; pick a threshold on the scale, or \
+threshold=none to count every rating
     """
-    values = np.ones(train.n_ratings) if threshold is None else train.positive_mask(threshold).astype(np.float64)
+    if threshold is None:
+        values = np.ones(train.n_ratings)
+    else:
+        try:
+            values = train.positive_mask(threshold).astype(np.float64)
+        except DataError as err:  # implicit data (one rating value) needs the other choice: say it
+            raise DataError(f"{err.message}, or threshold=none to count every rating") from None
     matrix = train.to_csr(values)
     matrix.eliminate_zeros()
     return matrix
