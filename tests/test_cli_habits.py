@@ -84,7 +84,7 @@ def test_shell_completion():
         env={**ENV, "_RECEVAL_COMPLETE": "complete_bash", "COMP_WORDS": "receval coherence-", "COMP_CWORD": "1"}
     )
     assert res.returncode == 0, res.stderr
-    assert res.stdout.split() == ["coherence-split"]
+    assert res.stdout.split() == ["coherence-barrier", "coherence-split"]
     script = _as_console_script("--show-completion", "bash", env=ENV)
     assert script.returncode == 0, script.stderr
     assert "_RECEVAL_COMPLETE=complete_bash" in script.stdout and "complete " in script.stdout

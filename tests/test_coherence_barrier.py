@@ -55,7 +55,7 @@ def test_correlation_table_weighted_std_ahead_of_random(truth):
         "size",
         "random",
         "n_ratings",
-        "avg_rating",
+        "mean_rating",
     ]
     assert (table["n_users"] == 300).all()
     # more coherent users (higher C) have a lower barrier: negative, and far beyond random

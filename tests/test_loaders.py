@@ -96,7 +96,7 @@ def genres_of(data: Interactions, item_id: object) -> set[str]:
 def test_format_names_are_the_agreed_ones():
     assert list(FORMATS) == [
         "csv", "tsv", "parquet", "trec", "ranx-json", "recbole", "movielens-100k", "movielens-1m", "movielens-10m",
-        "movielens-20m", "movielens-25m", "movielens-latest", "cm100k",
+        "movielens-20m", "movielens-25m", "movielens-latest", "cm100k", "yelp",
     ]  # fmt: skip
     assert check_format(" MovieLens_1M ") == "movielens-1m"
 
