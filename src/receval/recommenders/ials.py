@@ -40,7 +40,7 @@ __all__ = ["IALS"]
 
 
 class IALS(HKV):
-    """iALS (Hu, Koren & Volinsky 2008) on binary interactions, through ``implicit``; see the module docstring.
+    """iALS (Hu, Koren & Volinsky 2008) on binary interactions, through implicit; see the module docstring.
 
     Parameters
     ----------
