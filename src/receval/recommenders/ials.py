@@ -1,4 +1,4 @@
-"""iALS: implicit-feedback ALS on the binary interactions, the strong baseline of Rendle et al. (2021/2022).
+"""iALS: implicit-feedback ALS on the binary interactions, the strong baseline of Rendle et al. (RecSys 2022).
 
 Hu, Koren & Volinsky's weighted matrix factorisation ("Collaborative Filtering for
 Implicit Feedback Datasets", ICDM 2008) through ``implicit``'s
