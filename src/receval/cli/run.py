@@ -137,6 +137,12 @@ def results_command(
     test: str = typer.Option("ttest", "--test", help="ttest, wilcoxon or permutation."),
     correction: str = typer.Option("holm", "--correction", help="bonferroni, holm, bh or none."),
     slices: bool = typer.Option(False, "--slices", help="With --compare: test within every slice group."),
+    best: bool = typer.Option(
+        False,
+        "--best-per-algorithm",
+        help="A cyclic experiment: per data set, each algorithm's best configuration at round 500 (or the last) by "
+        "Recall and by Fallout, the algorithms' ranks and Kendall's τ between the two rankings.",
+    ),
     output: str = typer.Option("table", "--output", help=OUTPUT_HELP + " Other than table: the rest on stderr."),
 ) -> int:
     """List and summarise an experiment's results; optionally compare configurations with paired tests."""
@@ -206,6 +212,22 @@ def results_command(
             doc["compare"] = json.loads(render(table, "json"))
         else:
             print_table(table, fmt, tables)
+    if best:
+        from receval.report.cyclic import store_best_per_algorithm
+
+        selection = store_best_per_algorithm(store)
+        title = (
+            f"best configuration of each algorithm at round {selection.t} (a shorter run: its last round; "
+            f"Kendall τ-{selection.variant})"
+        )
+        table = Table.from_frame(selection.table, title=title, index=False, float_format="{:.4g}")
+        if fmt == "json":
+            doc["best_per_algorithm"] = json.loads(render(table, "json")) | {"kendall_tau": selection.tau}
+        else:
+            print_table(table, fmt, tables)
+            for dataset, value in selection.tau.items():
+                line = f"{dataset}: τ-{selection.variant}(Recall ranking, Fallout ranking) = {value:.3f}"
+                console.print(escape(line), highlight=False)
     if fmt == "json":
         typer.echo(json.dumps(doc, ensure_ascii=False))
     return 0

@@ -25,10 +25,11 @@ from typing import Any
 import pandas as pd
 
 from receval.atomic import atomic_write, publish, write_frame
+from receval.errors import DataError
 from receval.stats.agreement import ranks_over_time, tau_curve
-from receval.studies.cyclic_selection import best_of_runs
+from receval.studies.cyclic_selection import DEFAULT_ROUND, Selection, best_of_runs, best_per_algorithm
 
-__all__ = ["plot_curves", "plot_ranks", "write_outputs"]
+__all__ = ["plot_curves", "plot_ranks", "write_outputs", "store_best_per_algorithm"]
 
 
 def _figure(ncols: int):
@@ -159,3 +160,48 @@ def write_outputs(out: str | Path, runs: Mapping[str, Any], tau: str = "b") -> P
         plot_curves(runs, publication.path(out / "curves.png"))
         plot_ranks(runs, publication.path(out / "ranks.png"))
     return out
+
+
+def store_best_per_algorithm(store: Any, t: int | None = DEFAULT_ROUND, tau: str | None = None) -> Selection:
+    """:func:`~receval.studies.cyclic_selection.best_per_algorithm` of a cyclic experiment's results.
+
+    ``store`` is a :class:`~receval.experiment.store.ResultStore`; a configuration is a
+    finished task's label without its seed and fold (values averaged over seeds), its
+    algorithm the registered name (``item-bandit-egreedy``). ``tau`` None: the
+    configuration's ``[protocol] tau``, else its preset's
+    (:data:`receval.recommenders.registry.SIMULATION_PRESETS`).
+
+    Returns
+    -------
+    Selection
+        Per data set, the best configuration of each algorithm at round ``t`` by Recall
+        and by Fallout, the algorithms' ranks and τ between the two rankings.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.experiment import parse_config, run_experiment
+    >>> text = 'name = "g"\\nmetrics = ["recall", "fallout"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 30, n_items = 20, n_ratings = 300 }\\nthreshold = 4\\n'
+    >>> text += '[recommenders.pop]\\nalgorithm = "popularity"\\n[recommenders.eg]\\nalgorithm = "item-bandit-egreedy"\\n'
+    >>> text += 'params = { epsilon = [0.1, 0.3] }\\n[protocol]\\nname = "cyclic"\\nrounds = 3\\npreset = "thesis"\\n'
+    >>> report = run_experiment(parse_config(text), out=tempfile.mkdtemp(), processes=False)
+    >>> sel = store_best_per_algorithm(report.store)
+    >>> sel.variant, sel.table["algorithm"].tolist()  # the thesis preset's τ-a
+    ('a', ['item-bandit-egreedy', 'popularity'])
+    """
+    from receval.experiment.runner import _configs  # the label without seed and fold, as the summary groups
+    from receval.recommenders.registry import SIMULATION_PRESETS
+
+    if "trajectories" not in store.table_names():
+        raise DataError(
+            f"{str(store.root)!r} holds no trajectories table: the best configuration per algorithm needs the results "
+            'of a cyclic experiment ([protocol] name = "cyclic")'
+        )
+    if tau is None:
+        protocol = (store.meta() or {}).get("config", {}).get("protocol", {})
+        tau = protocol.get("tau") or SIMULATION_PRESETS.get(protocol.get("preset", "standard"), {}).get("tau", "b")
+    tasks = store.read("tasks")
+    tasks = tasks[tasks["status"] == "ok"].assign(configuration=lambda f: _configs(f).str.split("/", n=1).str[-1])
+    traj = store.read("trajectories").merge(tasks[["task_id", "dataset", "algorithm", "configuration"]], on="task_id")
+    return best_per_algorithm(traj.drop(columns="task_id"), t, tau=str(tau))
