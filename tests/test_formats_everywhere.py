@@ -1,7 +1,7 @@
 """Every format name and alias is accepted by every reader and command, and the same file gives the same table.
 
 One small data set is written in each format (csv, tsv, parquet, TREC qrels, ranx JSON,
-RecBole, MovieLens 100K/1M/10M/latest, CM100k); each name and alias of that format is
+RecBole, MovieLens 100K/1M/10M/latest, CM100k, Yelp's JSON lines); each name and alias of that format is
 passed to :func:`receval.data.load`, :func:`receval.data.tables.read_table` and the
 commands that read ratings (``data stats``, ``split``, ``recommend``, ``predict``,
 ``simulate``) or truth tables (``evaluate``, ``compare``), and every one must read the
@@ -21,7 +21,7 @@ import pytest
 import receval
 from receval.cli import main
 from receval.data import load
-from receval.data.formats import ALIASES, FORMATS, detect
+from receval.data.formats import ALIASES, FORMATS, YELP_BUSINESSES, YELP_REVIEWS, detect
 from receval.data.registry import format_aliases
 from receval.data.tables import KINDS, read_table
 from receval.errors import DataError
@@ -57,6 +57,16 @@ def write(folder: Path, fmt: str) -> Path:
         users, items, ratings = zip(*ROWS, strict=True)
         pq.write_table(pa.table({"user": users, "item": items, "rating": [float(r) for r in ratings]}), path)
         return path
+    if fmt == "yelp":  # ids are JSON text, stars numbers; each rated business listed once in the business file
+        yelp = folder / "yelp"
+        yelp.mkdir()
+        reviews = [{"review_id": f"r{n}", "user_id": str(u), "business_id": str(i), "stars": r, "text": "ok",
+                    "date": f"2018-01-{n + 1:02d} 12:00:00"} for n, (u, i, r) in enumerate(ROWS)]  # fmt: skip
+        (yelp / YELP_REVIEWS).write_text("".join(json.dumps(r) + "\n" for r in reviews))
+        businesses = sorted({str(i) for _, i, _ in ROWS})
+        (yelp / YELP_BUSINESSES).write_text("".join(json.dumps({"business_id": b, "categories": "Food"}) + "\n"
+                                                    for b in businesses))  # fmt: skip
+        return yelp
     name, text = files[fmt]
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)

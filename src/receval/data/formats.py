@@ -30,6 +30,7 @@ __all__ = [
     "ROLES",
     "SUFFIXES",
     "YELP_BUSINESSES",
+    "YELP_FIELDS",
     "YELP_REVIEWS",
     "YELP_SCALE",
     "Layout",
@@ -118,6 +119,8 @@ YELP_REVIEWS = "yelp_academic_dataset_review.json"
 """The Yelp Open Dataset's reviews (JSON lines): ``user_id``, ``business_id``, ``stars``, ``date`` are read."""
 YELP_BUSINESSES = "yelp_academic_dataset_business.json"
 """The Yelp Open Dataset's businesses (JSON lines): ``business_id`` and ``categories`` (comma-separated)."""
+YELP_FIELDS: dict[str, str] = {"user_id": "user", "business_id": "item", "stars": "rating", "date": "timestamp"}
+"""The review fields read, and the receval column each becomes (messages name the field as Yelp writes it)."""
 YELP_SCALE = (1.0, 5.0, 1.0)
 """Yelp's star ratings: 1 to 5 in whole stars."""
 

@@ -52,8 +52,7 @@ from receval.data import _arrow, _source
 from receval.data.formats import (
     FORMATS,
     LAYOUTS,
-    YELP_BUSINESSES,
-    YELP_REVIEWS,
+    YELP_FIELDS,
     YELP_SCALE,
     check_format,
     detect,
@@ -584,136 +583,15 @@ def _ml_csv_genres(movies: Path) -> list[tuple[int, str]]:
 
 
 # ---------------------------------------------------------------------------- Yelp
-_YELP_FIELDS = {"user_id": "user", "business_id": "item", "stars": "rating", "date": "timestamp"}
-
-
 def _load_yelp(path: Path, scale: RatingScale | None, ids_as_str: bool | None) -> Interactions:
     """The Yelp Open Dataset: reviews as ratings (ids as written), business categories as item aspects."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    reviews = path / YELP_REVIEWS if path.is_dir() else path
-    if not reviews.is_file():
-        what = f"no {YELP_REVIEWS} in this folder" if path.is_dir() else "no such file or folder"
-        raise DataError(f"{what}; format yelp expects the folder of the Yelp Open Dataset's JSON files "
-                        f"({YELP_REVIEWS} and {YELP_BUSINESSES})", path=path)  # fmt: skip
-    businesses = reviews.parent / YELP_BUSINESSES
-    if not businesses.is_file():
-        raise DataError(f"{YELP_BUSINESSES} is missing beside {reviews.name}: format yelp reads the business "
-                        "categories as item aspects; put the release's business file in the folder",
-                        path=businesses)  # fmt: skip
-    fields = {"user_id": pa.string(), "business_id": pa.string(), "stars": pa.float64(), "date": pa.string()}
-    table, line_of = _json_lines(reviews, fields)
-    located = _yelp_located(table, reviews, line_of)
-    categories, _ = _json_lines(businesses, {"business_id": pa.string(), "categories": pa.string()})
-    known = _arrow.text(categories["business_id"])
-    order = np.argsort(known, kind="stable")
-    repeated = np.flatnonzero(known[order][1:] == known[order][:-1])
-    if repeated.size:
-        raise DataError(f"business_id {known[order][repeated[0]]!r} is listed twice; keep one line per business",
-                        path=businesses, line=_json_lines_number(businesses, int(order[repeated[0] + 1])))  # fmt: skip
-    unknown = ~np.asarray(pc.is_in(table["business_id"], value_set=categories["business_id"]))  # Arrow's hash set
-    if unknown.any():
-        row = int(np.flatnonzero(unknown)[0])
-        rated = table["business_id"][row].as_py()
-        raise DataError(f"business_id {rated!r} is not in {YELP_BUSINESSES} ({int(unknown.sum())} reviews of "
-                        "unknown businesses); use the review and business files of the same Yelp release",
-                        path=reviews, line=line_of(row), column="business_id")  # fmt: skip
+    located = _read(path, "yelp")  # the table reader's Yelp, as --truth-format yelp reads it
     data = _interactions(located, "yelp", scale or RatingScale(*YELP_SCALE), True if ids_as_str is None else ids_as_str,
-                         columns={v: k for k, v in _YELP_FIELDS.items()})  # fmt: skip
-    return data.with_aspects(_yelp_aspects(categories, data.item_ids)) if _has_categories(categories) else data
-
-
-def _json_lines(path: Path, fields: dict[str, Any]) -> tuple[Any, Any]:
-    """The ``fields`` of a JSON-lines file as an Arrow table (other fields ignored) and ``line_of(row)``.
-
-    Arrow's reader is fast but names no line; when it fails, or a field is missing, a scan
-    with :mod:`json` finds the first bad line and names it.
-    """
-    import pyarrow as pa
-    import pyarrow.json as pa_json
-
-    options = pa_json.ParseOptions(explicit_schema=pa.schema(list(fields.items())), unexpected_field_behavior="ignore")
-    try:
-        with _source.arrow_input(path) as source:
-            table = pa_json.read_json(source, parse_options=options)
-    except pa.ArrowInvalid as err:
-        _first_bad_line(path, fields)
-        raise DataError(f"cannot read it as JSON lines ({err}); each line must be one JSON object", path=path) from None
-    if table.num_rows == 0:
-        raise DataError("has no JSON lines; the file needs one object per line", path=path, line=1)
-    for name in fields:
-        column = table[name]
-        if column.null_count and not (name == "categories"):  # a business may have no categories
-            row = int(np.flatnonzero(np.asarray(column.is_null()))[0])
-            raise DataError(f"{name} is missing", path=path, line=_json_lines_number(path, row), column=name)
-    return table, lambda row: _json_lines_number(path, row)
-
-
-def _first_bad_line(path: Path, fields: dict[str, Any]) -> None:
-    """Raise a DataError at the first line that is not a JSON object with the ``fields`` of the right kind."""
-    import json
-
-    import pyarrow as pa
-
-    with _source.open_binary(path) as fh:
-        for number, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw)
-            except ValueError as err:  # JSONDecodeError, UnicodeDecodeError
-                raise DataError(f"not a JSON object: {getattr(err, 'msg', err)}", path=path, line=number) from None
-            if not isinstance(record, dict):
-                raise DataError(f"a JSON {type(record).__name__}, not an object", path=path, line=number)
-            for name, kind in fields.items():
-                value = record.get(name)
-                if value is None:
-                    if name == "categories":
-                        continue
-                    raise DataError(f"{name} is missing", path=path, line=number, column=name)
-                number_wanted = pa.types.is_floating(kind)
-                if number_wanted and (isinstance(value, bool) or not isinstance(value, int | float)):
-                    raise DataError(f"{name} {value!r} is not a number", path=path, line=number, column=name)
-                if not number_wanted and not isinstance(value, str):
-                    raise DataError(f"{name} {value!r} is not text", path=path, line=number, column=name)
-
-
-def _json_lines_number(path: Path, row: int) -> int | None:
-    """The line (1-based) of the ``row``-th JSON object of a file (blank lines hold none)."""
-    with _source.open_binary(path) as fh:
-        seen = -1
-        for number, raw in enumerate(fh, start=1):
-            if raw.strip():
-                seen += 1
-                if seen == row:
-                    return number
-    return None
-
-
-def _yelp_located(table: Any, path: Path, line_of: Any) -> Located:
-    """The reviews with receval's column names, ids dictionary-encoded, dates as Unix seconds where Arrow reads them."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    from receval.data.tables import Located
-
-    date = table["date"]
-    try:  # the Open Dataset's "2016-03-09 00:44:42"; anything else goes through the general date reader
-        stamps = pc.cast(pc.strptime(date, format="%Y-%m-%d %H:%M:%S", unit="s"), pa.int64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        stamps = date
-    columns = {
-        "user": pc.dictionary_encode(table["user_id"]).combine_chunks(),
-        "item": pc.dictionary_encode(table["business_id"]).combine_chunks(),
-        "rating": table["stars"],
-        "timestamp": stamps,
-    }
-    return Located(pa.table(columns), path, line_of, ())
-
-
-def _has_categories(businesses: Any) -> bool:
-    return businesses["categories"].null_count < businesses.num_rows
+                         columns={role: field for field, role in YELP_FIELDS.items()})  # fmt: skip
+    businesses = located.businesses
+    if businesses is None or businesses["categories"].null_count == businesses.num_rows:
+        return data
+    return data.with_aspects(_yelp_aspects(businesses, data.item_ids))
 
 
 def _yelp_aspects(businesses: Any, item_ids: np.ndarray) -> pd.DataFrame:

@@ -11,7 +11,9 @@ and aliases everywhere (:func:`~receval.data.formats.check_format`): ``csv``/``t
 ``qid Q0 docid rank score tag`` or qrels ``qid 0 docid grade``), ``ranx-json``
 (``{user: {item: score}}``), ``recbole`` (``name:type`` headers), and the data set
 formats (``movielens-100k``'s ``u.data``/``u1.base``, MovieLens 1M/10M ``ratings.dat``,
-20M/25M/latest ``ratings.csv``, CM100k ``ratings.txt``: the folder or the file).
+20M/25M/latest ``ratings.csv``, CM100k ``ratings.txt``: the folder or the file; ``yelp``,
+the Yelp Open Dataset's review and business JSON lines, read by :mod:`receval.data._jsonl`
+as :func:`receval.data.load` reads them: the folder or the review file).
 ``kind=`` says what the table holds (:data:`KINDS`); it sets the columns of a file
 without a header, and nothing else decides what is read.
 
@@ -68,7 +70,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from receval.data import _arrow, _source, vocab
+from receval.data import _arrow, _jsonl, _source, vocab
 from receval.data.formats import KNOWN_COLUMNS as _KNOWN
 from receval.data.formats import LAYOUTS, ROLES, check_format, detect, has_header, head_lines, named, ratings_file
 from receval.errors import DataError
@@ -105,6 +107,8 @@ class Located(NamedTuple):
     """The line (1-based, as an editor counts) of a data row (0-based); None for Parquet and JSON."""
     token_seq: tuple[str, ...]
     """A RecBole file's ``token_seq`` columns (space-separated values in one field)."""
+    businesses: pa.Table | None = None
+    """Yelp: the business file's ``business_id`` and ``categories`` (the loader's item aspects); None otherwise."""
 
 
 def read_table(
@@ -242,13 +246,13 @@ def read_located(
         raise DataError(f"unknown table kind {kind!r}; use one of: {', '.join(KINDS)}")
     label = kind if label is None else label
     path = Path(path)
-    if not path.exists():
-        raise DataError(f"{label} file not found", path=path)
     fmt = check_format(format, option, path) if format is not None else None
+    if not path.exists() and fmt != "yelp":  # yelp's own message names the folder and files it expects
+        raise DataError(f"{label} file not found", path=path)
     layout = LAYOUTS.get(fmt) if fmt is not None else None
     if layout is not None and path.is_dir():
         path = ratings_file(path, fmt)  # type: ignore[arg-type]
-    if path.is_dir():
+    if path.is_dir() and fmt != "yelp":
         raise DataError(f"the {label} path is a folder; give the file, or {option} naming a data set format",
                         path=path, parameters=named(option))  # fmt: skip
     value = "score" if kind == "recommendations" else "rating"
@@ -259,6 +263,7 @@ def read_located(
         header = detected_header if header is None else header
         layout = LAYOUTS.get(fmt)
     reader = _Reader(path, label, names, text_ids, columns)
+    businesses = None
     if layout is not None:
         table = reader.delimited(layout.sep, layout.names is None, layout.names)
         missing = [c for c in layout.header if c not in table.column_names]
@@ -276,6 +281,9 @@ def read_located(
         table = reader.trec()
     elif fmt == "ranx-json":
         table = reader.json(value)
+    elif fmt == "yelp":
+        table, businesses = reader.yelp()
+        path = reader.path  # the review file, which messages about a row name
     else:
         table = reader.recbole()
     import pyarrow as pa
@@ -304,7 +312,7 @@ def read_located(
     _check_values(table, path, reader.line_of)
     if unique and all(c in table.column_names for c in unique):
         _check_unique(table, list(unique), path, label, reader.line_of)
-    return Located(table, path, reader.line_of, tuple(reader.token_seq or ()))
+    return Located(table, path, reader.line_of, tuple(reader.token_seq or ()), businesses)
 
 
 def _separator(sep: str, path: Path) -> str:
@@ -414,8 +422,11 @@ class _Reader:
         self.whitespace = False
         self.comments = False  # lines starting with '#' are not records (TREC files)
         self.token_seq: list[str] | None = None  # a RecBole file's token_seq columns
+        self.json_lines: Callable[[int], int | None] | None = None  # a JSON-lines file's line of a row
 
     def line_of(self, row: int) -> int | None:
+        if self.json_lines is not None:
+            return self.json_lines(row)
         if self.sep is None:
             return None
         skip = 1 if self.header else 0
@@ -599,6 +610,12 @@ class _Reader:
         import pyarrow as pa
 
         return pa.Table.from_pandas(from_nested(nested, value, source=self.path), preserve_index=False)
+
+    def yelp(self) -> tuple[pa.Table, pa.Table]:
+        """The Yelp Open Dataset's reviews and its businesses' categories (:func:`receval.data._jsonl.read_yelp`)."""
+        yelp = _jsonl.read_yelp(self.path)
+        self.path, self.json_lines = yelp.path, yelp.line_of
+        return yelp.reviews, yelp.businesses
 
     def recbole(self) -> pa.Table:
         """RecBole atomic file: tab-separated, ``name:type`` header; ``token_seq`` fields stay text."""
