@@ -52,7 +52,7 @@ import logging
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -60,9 +60,9 @@ import numpy as np
 from receval.data.align import Aligned, Ranks, Ties, align, check_ties, to_rankings
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError, MetricError, ReceValError
-from receval.metrics import apply_convention
+from receval.evaluation._result import Conventions, EvaluationResult, _labelled, _parse_metrics, _resolved
 from receval.metrics.conventions import CONVENTION_NAMES, convention_name, preset_ties
-from receval.metrics.registry import Metric, MetricInput, parse_metric, parse_metric_list
+from receval.metrics.registry import Metric, MetricInput, parse_metric_list
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
@@ -85,162 +85,6 @@ _log = logging.getLogger(__name__)
 
 Table = Any
 """A table :func:`evaluate` reads: a path (str or ``pathlib.Path``), a DataFrame, a ``pyarrow.Table``, a dict ..."""
-
-
-@dataclass(frozen=True)
-class Conventions:
-    """How an evaluation scored: what :attr:`EvaluationResult.conventions` holds.
-
-    Attributes
-    ----------
-    threshold, negative_threshold : float
-        λ (positive: rating ≥ λ; the default is the truth scale's
-        :meth:`~receval.data.interactions.RatingScale.default_threshold`) and the
-        negative threshold (negative: rating below it).
-    empty_users : {"skip", "zero"}
-    tie_break : str
-        How the lists were ordered, in words: the rule in force (descending score or
-        ascending rank, and the tie rule of ``ties=``; or an item matrix as given).
-    convention : str or None
-        The library preset the evaluation applied (``convention=``), None without one.
-    aggregation : mapping
-        ``{metric string: aggregation}`` (macro, micro, global, sum, ...).
-    users_evaluated : int
-        Truth users with at least one rating.
-    users_scored : mapping
-        ``{metric string: users with a value}`` (per-user metrics).
-    users_dropped_not_in_truth : int
-        Users of the recommendations absent from the truth.
-    users_without_list : int or None
-        Evaluated users with no recommendation (None without recommendations), after the
-        cold-start policy (a fallback list is a list).
-    cold_start : {"empty", "exclude", "fallback"}
-        The cold-start policy applied (:mod:`receval.cold_start`).
-    users_cold : int or None
-        Truth users without a training rating (None without training data); with
-        ``exclude`` they are not among ``users_evaluated``.
-    users_cold_without_list : int or None
-        Of those, the users the recommendations gave no list (``empty``: scored as empty
-        lists; ``fallback``: given the fallback list).
-    estimators : mapping
-        ``{metric string: {"estimator": ..., "propensity": ...}}`` of per-user metrics.
-    metrics : mapping
-        ``{metric string: {"metric": canonical string, parameter: value, ...}}``, with
-        ``"preset"``: the library whose convention the metric follows, when one does.
-    not_applicable : tuple of str or None
-        From :func:`evaluate_model`: error metrics of a model that cannot predict (NaN).
-    shards, executor : int and str, or None
-        From sharded evaluation: the number of user shards and where they ran.
-
-    Examples
-    --------
-    >>> c = Conventions(threshold=4.0, negative_threshold=4.0, users_evaluated=2)
-    >>> c.threshold, c.to_dict()["users_evaluated"], "shards" in c.to_dict(), c.to_dict()["convention"]
-    (4.0, 2, False, None)
-    """
-
-    threshold: float
-    negative_threshold: float
-    empty_users: Literal["skip", "zero"] = "skip"
-    tie_break: str = "as given (an item matrix is ranked already)"
-    convention: str | None = None
-    aggregation: Mapping[str, str] = field(default_factory=dict)
-    users_evaluated: int = 0
-    users_scored: Mapping[str, int] = field(default_factory=dict)
-    users_dropped_not_in_truth: int = 0
-    users_without_list: int | None = None
-    cold_start: ColdStart = COLD_START_DEFAULT
-    users_cold: int | None = None
-    users_cold_without_list: int | None = None
-    estimators: Mapping[str, Any] = field(default_factory=dict)
-    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    not_applicable: tuple[str, ...] | None = None
-    shards: int | None = None
-    executor: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values for JSON: every field, the last three only when set."""
-        out: dict[str, Any] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if name in _OPTIONAL and value is None:
-                continue
-            if isinstance(value, tuple | Mapping):
-                value = list(value) if isinstance(value, tuple) else dict(value)
-            out[name] = value
-        return out
-
-
-_OPTIONAL = ("not_applicable", "shards", "executor")
-
-
-class EvaluationResult:
-    """What :func:`evaluate` returns.
-
-    Attributes
-    ----------
-    per_user : DataFrame
-        Column ``user`` (original ids) and one column per per-user metric, named by
-        the metric string as given (NaN = the user is not scored by that metric);
-        built on first access (a command that prints only the summary never imports
-        pandas).
-    summary : dict
-        ``{metric string: aggregated value}`` in the order given.
-    conventions : Conventions
-        Thresholds, empty-user policy, tie-break, aggregation of each metric, the
-        number of users scored by each metric and of users dropped
-        (``conventions.to_dict()`` for JSON).
-    overfitting : OverfittingCheck or None
-        With ``barrier=`` and an RMSE metric: the comparison of the users' RMSE with
-        their magic barrier (``flagged`` when below: the model fits rating noise).
-    rankings : ndarray or None
-        From :func:`evaluate_model`: the top-k item indices (padded with -1) of the
-        evaluated users, one row per row of ``per_user`` (``None`` without list metrics).
-    predictions : DataFrame or None
-        From :func:`evaluate_model` with a rating predictor and error metrics: the
-        predictions ``user, item, prediction`` on the evaluated test pairs (original ids).
-    """
-
-    def __init__(
-        self,
-        per_user: pd.DataFrame | Mapping[str, np.ndarray],
-        summary: dict[str, float],
-        conventions: Conventions,
-        overfitting: OverfittingCheck | None = None,
-        rankings: np.ndarray | None = None,
-        predictions: pd.DataFrame | None = None,
-    ) -> None:
-        self._per_user = per_user
-        self.summary = summary
-        self.conventions = conventions
-        self.overfitting = overfitting
-        self.rankings = rankings
-        self.predictions = predictions
-
-    @property
-    def per_user(self) -> pd.DataFrame:
-        """The per-user table (a DataFrame, built from the columns on first access)."""
-        if isinstance(self._per_user, Mapping):
-            import pandas as pd
-
-            self._per_user = pd.DataFrame(self._per_user)
-        return self._per_user
-
-    @per_user.setter
-    def per_user(self, table: pd.DataFrame) -> None:
-        self._per_user = table
-
-    def to_frame(self) -> pd.DataFrame:
-        """The summary as a one-column DataFrame indexed by metric string."""
-        import pandas as pd
-
-        return pd.DataFrame({"value": self.summary}).rename_axis("metric")
-
-    def __repr__(self) -> str:
-        users = self._per_user["user"] if isinstance(self._per_user, Mapping) else self._per_user
-        lines = [f"<EvaluationResult: {len(users)} users>"]
-        lines += [f"  {name}: {value:.6g}" for name, value in self.summary.items()]
-        return "\n".join(lines)
 
 
 def evaluate(
@@ -364,6 +208,13 @@ def evaluate(
     """
     preset = check_convention(convention)
     specs = _parse_metrics(metrics, preset)
+    sampled = next((label for label, spec in specs if spec.sampled is not None), None)
+    if sampled is not None:
+        raise MetricError(
+            f"metric {sampled!r} ranks each held-out item against sampled negatives, which recommendation lists do "
+            "not hold: evaluate a model with evaluate_model (receval run), or its candidate scores with "
+            "receval.evaluation.sampled.evaluate_sampled"
+        )
     if empty_users not in ("skip", "zero"):
         raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
     ties = check_ties(("input" if preset is None else preset_ties(preset)) if ties is None else ties)
@@ -535,16 +386,6 @@ def check_convention(convention: str | None) -> str | None:
         ) from None
 
 
-def _resolved(spec: Metric) -> dict[str, Any]:
-    """What a metric string resolved to: the canonical string, every parameter (JSON-able) and the preset."""
-    params = {key: value if value is None or isinstance(value, bool | int | float | str) else str(value)
-              for key, value in spec.params.items()}  # fmt: skip
-    out = {"metric": str(spec), **params}
-    if spec.convention is not None:
-        out["preset"] = spec.convention
-    return out
-
-
 def evaluate_model(
     model: Any,
     train: Interactions,
@@ -596,6 +437,13 @@ def evaluate_model(
       model, ties in the seeded order above, so a preset's tie rule does not apply to
       them (``conventions.tie_break``: an item matrix as given).
 
+    - **Sampled metrics** (``ndcg@10(sampled=100,correction=bv)``) rank each held-out
+      positive against sampled negatives (:mod:`receval.evaluation.sampled`): the
+      candidates are drawn once per design with ``seed``, before the model is fitted, and
+      shared by every metric of that design; the model scores only them
+      (``score_items``); ``conventions.sampled`` records each metric's design. Their
+      per-user values are NaN for a user without a positive test item.
+
     ``train`` and ``test`` must share one id space (as :mod:`receval.split` makes
     them).
 
@@ -634,6 +482,13 @@ def evaluate_model(
             f"train ({train.n_users} users x {train.n_items} items) and test ({test.n_users} x {test.n_items}) "
             "must share one id space: split one Interactions with receval.split"
         )
+    plan = None
+    if any(spec.sampled is not None for _, spec in specs):  # checked and drawn before the model is fitted
+        from receval.evaluation.sampled import plan_sampled
+
+        plan = plan_sampled([(label, spec) for label, spec in specs if spec.sampled is not None], train, test,
+                            seed=seed, threshold=threshold, users=users, cold_start=policy)  # fmt: skip
+    rest = [(label, spec) for label, spec in specs if spec.sampled is None]
     if not fitted:
         t0 = time.perf_counter()
         model = clone(model, seed=seed if seed_model else None).fit(train)
@@ -644,10 +499,11 @@ def evaluate_model(
         wanted[np.asarray(users, dtype=np.int64)] = True
         truth = test.subset(wanted[test.users])
     eval_users = np.unique(truth.users)
-    errors = [label for label, spec in specs if spec.kind == "error"]
-    ranking = [label for label, spec in specs if spec.kind != "error"]
+    errors = [label for label, spec in rest if spec.kind == "error"]
+    ranking = [label for label, spec in rest if spec.kind != "error"]
     skipped = errors if errors and not hasattr(model, "predict") else []
-    asked = [m for m, (label, _) in zip(given, _labelled(given), strict=True) if label not in skipped]
+    own = {label for label, _ in rest} - set(skipped)
+    asked = [m for m, (label, _) in zip(given, _labelled(given), strict=True) if label in own]
 
     items = None
     if ranking:
@@ -682,7 +538,7 @@ def evaluate_model(
             convention=preset,
             cold_start=policy,
         )
-    else:  # only error metrics, for a model that cannot predict
+    elif rest:  # only error metrics, for a model that cannot predict
         thr = test.scale.default_threshold() if threshold is None else float(threshold)
         neg = thr if negative_threshold is None else float(negative_threshold)
         cold = np.bincount(train.users, minlength=train.n_users)[eval_users] == 0
@@ -691,6 +547,8 @@ def evaluate_model(
         conventions = Conventions(thr, neg, empty_users, users_evaluated=len(eval_users), convention=preset,
                                   cold_start=policy, users_cold=int(cold.sum()))  # fmt: skip
         result = EvaluationResult({"user": truth.user_ids[eval_users]}, {}, conventions)
+    if plan is not None:
+        result = plan.run(model) if not rest else _with_sampled(result, plan.run(model))
     for label in skipped:
         result.per_user[label] = np.nan
     order = [label for label, _ in specs]
@@ -707,6 +565,22 @@ def evaluate_model(
     return result
 
 
+def _with_sampled(result: EvaluationResult, sampled: EvaluationResult) -> EvaluationResult:
+    """``result`` with the sampled metrics' summary, per-user columns (NaN for a user without a positive) and
+    conventions added."""
+    c, extra = result.conventions, sampled.conventions
+    result.per_user = result.per_user.merge(sampled.per_user, on="user", how="left")
+    result.summary = {**result.summary, **sampled.summary}
+    result.conventions = replace(
+        c,
+        aggregation={**c.aggregation, **extra.aggregation},
+        users_scored={**c.users_scored, **extra.users_scored},
+        metrics={**c.metrics, **extra.metrics},
+        sampled=extra.sampled,
+    )
+    return result
+
+
 def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> OverfittingCheck:
     label = next((label for label, spec in specs if spec.name == "rmse"), None)
     if label is None:
@@ -718,31 +592,6 @@ def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> Ov
     if check.flagged:
         warnings.warn(check.message, RuntimeWarning, stacklevel=3)
     return check
-
-
-def _labelled(metrics: Sequence[str | Metric], convention: str | None = None) -> list[tuple[str, Metric]]:
-    """(label, parsed metric) of each metric: the string as given, or the Metric's canonical string.
-
-    ``convention``: a library's preset applied to every metric that names none of its own.
-    """
-    out = []
-    for m in metrics:
-        spec = parse_metric(m) if convention is None else apply_convention(m, convention)
-        out.append((m.strip() if isinstance(m, str) else str(parse_metric(m)), spec))
-    return out
-
-
-def _parse_metrics(metrics: Sequence[str | Metric] | str, convention: str | None = None) -> list[tuple[str, Metric]]:
-    if isinstance(metrics, str):
-        metrics = parse_metric_list(metrics)
-    if not metrics:
-        raise MetricError("no metrics asked; give e.g. metrics=['ndcg@10', 'recall@10']")
-    out, seen = [], set()
-    for label, spec in _labelled(metrics, convention):
-        if label not in seen:
-            seen.add(label)
-            out.append((label, spec))
-    return out
 
 
 def _thresholds(

@@ -525,6 +525,8 @@ def _sampled_params(definition: MetricDefinition, params: Mapping[str, Any], lab
             raise MetricError(f"metric {label!r}: {key} must be a finite number, got {value!r}")
     if "exponent" in out and out.get("sampling") != "popularity":
         raise MetricError(f"metric {label!r}: exponent weights popularity sampling; add sampling=popularity")
+    if out.get("exponent", 0) < 0:
+        raise MetricError(f"metric {label!r}: exponent must be >= 0 (popularity ** exponent), got {out['exponent']!r}")
     if "gamma" in out:
         if out.get("correction") != "bv":
             raise MetricError(f"metric {label!r}: gamma is the bias-variance trade-off; add correction=bv")

@@ -1,0 +1,228 @@
+"""What an evaluation returns — :class:`EvaluationResult` and its :class:`Conventions` — and how metric lists are read.
+
+Defined apart from :mod:`receval.evaluation` (which re-exports them) so that the evaluation
+modules it calls, :mod:`receval.evaluation.sampled` among them, build the same results
+without importing the package that imports them.
+
+Examples
+--------
+>>> [label for label, _ in _parse_metrics("ndcg@10, mrr(sampled=99)")]
+['ndcg@10', 'mrr(sampled=99)']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from receval.errors import MetricError
+from receval.metrics import apply_convention
+from receval.metrics.registry import Metric, parse_metric, parse_metric_list
+from receval.vocabulary import COLD_START_DEFAULT, ColdStart
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from receval.stats.barrier import OverfittingCheck
+
+__all__ = ["Conventions", "EvaluationResult"]
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """How an evaluation scored: what :attr:`EvaluationResult.conventions` holds.
+
+    Attributes
+    ----------
+    threshold, negative_threshold : float
+        λ (positive: rating ≥ λ; the default is the truth scale's
+        :meth:`~receval.data.interactions.RatingScale.default_threshold`) and the
+        negative threshold (negative: rating below it).
+    empty_users : {"skip", "zero"}
+    tie_break : str
+        How the lists were ordered, in words: the rule in force (descending score or
+        ascending rank, and the tie rule of ``ties=``; or an item matrix as given).
+    convention : str or None
+        The library preset the evaluation applied (``convention=``), None without one.
+    aggregation : mapping
+        ``{metric string: aggregation}`` (macro, micro, global, sum, ...).
+    users_evaluated : int
+        Truth users with at least one rating.
+    users_scored : mapping
+        ``{metric string: users with a value}`` (per-user metrics).
+    users_dropped_not_in_truth : int
+        Users of the recommendations absent from the truth.
+    users_without_list : int or None
+        Evaluated users with no recommendation (None without recommendations), after the
+        cold-start policy (a fallback list is a list).
+    cold_start : {"empty", "exclude", "fallback"}
+        The cold-start policy applied (:mod:`receval.cold_start`).
+    users_cold : int or None
+        Truth users without a training rating (None without training data); with
+        ``exclude`` they are not among ``users_evaluated``.
+    users_cold_without_list : int or None
+        Of those, the users the recommendations gave no list (``empty``: scored as empty
+        lists; ``fallback``: given the fallback list).
+    estimators : mapping
+        ``{metric string: {"estimator": ..., "propensity": ...}}`` of per-user metrics.
+    metrics : mapping
+        ``{metric string: {"metric": canonical string, parameter: value, ...}}``, with
+        ``"preset"``: the library whose convention the metric follows, when one does.
+    not_applicable : tuple of str or None
+        From :func:`evaluate_model`: error metrics of a model that cannot predict (NaN).
+    shards, executor : int and str, or None
+        From sharded evaluation: the number of user shards and where they ran.
+    sampled : mapping or None
+        From sampled metrics (``ndcg@10(sampled=100)``, :mod:`receval.evaluation.sampled`):
+        ``{metric string: its candidates' design}``: ``sampling``, ``n``, ``exponent``,
+        ``shape``, ``seed``, ``exclude`` (what the negatives never are), ``n_items`` (the full
+        list the corrections estimate for) and ``rows`` (the held-out positives ranked).
+
+    Examples
+    --------
+    >>> c = Conventions(threshold=4.0, negative_threshold=4.0, users_evaluated=2)
+    >>> c.threshold, c.to_dict()["users_evaluated"], "shards" in c.to_dict(), c.to_dict()["convention"]
+    (4.0, 2, False, None)
+    """
+
+    threshold: float
+    negative_threshold: float
+    empty_users: Literal["skip", "zero"] = "skip"
+    tie_break: str = "as given (an item matrix is ranked already)"
+    convention: str | None = None
+    aggregation: Mapping[str, str] = field(default_factory=dict)
+    users_evaluated: int = 0
+    users_scored: Mapping[str, int] = field(default_factory=dict)
+    users_dropped_not_in_truth: int = 0
+    users_without_list: int | None = None
+    cold_start: ColdStart = COLD_START_DEFAULT
+    users_cold: int | None = None
+    users_cold_without_list: int | None = None
+    estimators: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    not_applicable: tuple[str, ...] | None = None
+    shards: int | None = None
+    executor: str | None = None
+    sampled: Mapping[str, Mapping[str, Any]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for JSON: every field, the last four only when set."""
+        out: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name in _OPTIONAL and value is None:
+                continue
+            if isinstance(value, tuple | Mapping):
+                value = list(value) if isinstance(value, tuple) else dict(value)
+            out[name] = value
+        return out
+
+
+_OPTIONAL = ("not_applicable", "shards", "executor", "sampled")
+
+
+class EvaluationResult:
+    """What :func:`evaluate` returns.
+
+    Attributes
+    ----------
+    per_user : DataFrame
+        Column ``user`` (original ids) and one column per per-user metric, named by
+        the metric string as given (NaN = the user is not scored by that metric);
+        built on first access (a command that prints only the summary never imports
+        pandas).
+    summary : dict
+        ``{metric string: aggregated value}`` in the order given.
+    conventions : Conventions
+        Thresholds, empty-user policy, tie-break, aggregation of each metric, the
+        number of users scored by each metric and of users dropped
+        (``conventions.to_dict()`` for JSON).
+    overfitting : OverfittingCheck or None
+        With ``barrier=`` and an RMSE metric: the comparison of the users' RMSE with
+        their magic barrier (``flagged`` when below: the model fits rating noise).
+    rankings : ndarray or None
+        From :func:`evaluate_model`: the top-k item indices (padded with -1) of the
+        evaluated users, one row per row of ``per_user`` (``None`` without list metrics).
+    predictions : DataFrame or None
+        From :func:`evaluate_model` with a rating predictor and error metrics: the
+        predictions ``user, item, prediction`` on the evaluated test pairs (original ids).
+    """
+
+    def __init__(
+        self,
+        per_user: pd.DataFrame | Mapping[str, np.ndarray],
+        summary: dict[str, float],
+        conventions: Conventions,
+        overfitting: OverfittingCheck | None = None,
+        rankings: np.ndarray | None = None,
+        predictions: pd.DataFrame | None = None,
+    ) -> None:
+        self._per_user = per_user
+        self.summary = summary
+        self.conventions = conventions
+        self.overfitting = overfitting
+        self.rankings = rankings
+        self.predictions = predictions
+
+    @property
+    def per_user(self) -> pd.DataFrame:
+        """The per-user table (a DataFrame, built from the columns on first access)."""
+        if isinstance(self._per_user, Mapping):
+            import pandas as pd
+
+            self._per_user = pd.DataFrame(self._per_user)
+        return self._per_user
+
+    @per_user.setter
+    def per_user(self, table: pd.DataFrame) -> None:
+        self._per_user = table
+
+    def to_frame(self) -> pd.DataFrame:
+        """The summary as a one-column DataFrame indexed by metric string."""
+        import pandas as pd
+
+        return pd.DataFrame({"value": self.summary}).rename_axis("metric")
+
+    def __repr__(self) -> str:
+        users = self._per_user["user"] if isinstance(self._per_user, Mapping) else self._per_user
+        lines = [f"<EvaluationResult: {len(users)} users>"]
+        lines += [f"  {name}: {value:.6g}" for name, value in self.summary.items()]
+        return "\n".join(lines)
+
+
+def _resolved(spec: Metric) -> dict[str, Any]:
+    """What a metric string resolved to: the canonical string, every parameter (JSON-able) and the preset."""
+    params = {key: value if value is None or isinstance(value, bool | int | float | str) else str(value)
+              for key, value in spec.params.items()}  # fmt: skip
+    out = {"metric": str(spec), **params}
+    if spec.convention is not None:
+        out["preset"] = spec.convention
+    return out
+
+
+def _labelled(metrics: Sequence[str | Metric], convention: str | None = None) -> list[tuple[str, Metric]]:
+    """(label, parsed metric) of each metric: the string as given, or the Metric's canonical string.
+
+    ``convention``: a library's preset applied to every metric that names none of its own.
+    """
+    out = []
+    for m in metrics:
+        spec = parse_metric(m) if convention is None else apply_convention(m, convention)
+        out.append((m.strip() if isinstance(m, str) else str(parse_metric(m)), spec))
+    return out
+
+
+def _parse_metrics(metrics: Sequence[str | Metric] | str, convention: str | None = None) -> list[tuple[str, Metric]]:
+    if isinstance(metrics, str):
+        metrics = parse_metric_list(metrics)
+    if not metrics:
+        raise MetricError("no metrics asked; give e.g. metrics=['ndcg@10', 'recall@10']")
+    out, seen = [], set()
+    for label, spec in _labelled(metrics, convention):
+        if label not in seen:
+            seen.add(label)
+            out.append((label, spec))
+    return out
