@@ -236,3 +236,33 @@ def test_bad_options_are_one_line_errors():
     negative = Interactions.from_arrays([0, 0, 1], [0, 1, 1], [-2.0, 3.0, 1.0])
     with pytest.raises(DataError, match="feature_weighting='TF-IDF' weighs non-negative ratings, and the smallest"):
         ItemKNN(feature_weighting="TF-IDF").fit(negative)
+
+
+class _DenseOnly:
+    """The model's dense score rows only: recommend's generic path."""
+
+    def __init__(self, model) -> None:
+        self.model, self.n_users_, self.n_items_ = model, model.n_users_, model.n_items_
+
+    def score(self, users):
+        return self.model.score(users)
+
+
+@pytest.mark.parametrize(
+    ("cls", "centered", "k", "seed"),
+    [(ItemKNN, False, 10, 0), (ItemKNN, True, 25, 3), (UserKNN, False, 31, 1), (UserKNN, True, 5, 2)],
+)
+def test_sparse_scores_give_the_lists_of_the_dense_rows(cls, centered, k, seed):
+    """Few neighbours (k=2): most items score 0, so the lists end in zeros taken in tie order; centred
+    weights give negative scores too, which rank below the zeros."""
+    train = _data(seed=8)
+    model = cls(k=2, centered=centered).fit(train)
+    users = np.arange(train.n_users)
+    assert np.array_equal(model.score_sparse(users).toarray(), model.score(users))
+    for exclude in (train, None):
+        got = recommend(model, users, k, exclude=exclude, seed=seed, batch_size=7)
+        expected = recommend(_DenseOnly(model), users, k, exclude=exclude, seed=seed)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+    if centered:  # the case is met: negative scores exist
+        assert (model.score(users) < 0).any()

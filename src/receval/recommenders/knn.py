@@ -19,6 +19,29 @@ Both models compute a similarity matrix between "x" entities (users for
     give similarity 1 to two entities sharing a single rating, so for top-N ranking
     they favour rarely rated items unless ``shrinkage`` damps them; this one does not.
 
+``vector-pearson``, ``vector-adjusted-cosine``
+    The whole-vector cosine of ratings centred by the mean of the compared entity itself (Pearson) or of the
+    *other* entity (adjusted cosine), as Dacrema et al.'s ``pearson`` and ``adjusted``.
+``asymmetric-cosine``
+    Aiolli (RecSys 2013): ``a·b / (‖b‖^(2α) ‖a‖^(2(1−α)))`` for entity ``a`` voting for ``b`` (α =
+    ``asymmetric_alpha``; 0.5 is ``vector-cosine``).
+``jaccard``, ``tversky``
+    On the binary vectors (rated or not), ``A`` the voter's set and ``B`` the candidate's: Jaccard
+    ``|A∩B| / (|A| + |B| − |A∩B|)``; Tversky (1977) ``|A∩B| / (|A∩B| + α|B∖A| + β|A∖B|)`` (α, β =
+    ``tversky_alpha``, ``tversky_beta``).
+
+The options Dacrema, Cremonesi & Jannach (RecSys 2019, "Are We Really Making Much Progress?") tune for
+their ItemKNN/UserKNN baselines (their ``Compute_Similarity_Python``): ``shrink`` adds a term to every
+denominator above (``a·b / (‖a‖‖b‖ + shrink)``); ``normalize=False`` drops the norms of the whole-vector
+cosines (the plain dot product; their code then divides by ``shrink``, a constant factor that changes no
+neighbourhood or ranking); ``feature_weighting`` ``"BM25"`` (K1 = 1.2, B = 0.75) or ``"TF-IDF"`` reweighs
+the ratings first, the compared entities as documents and the others as terms (their ``okapi_BM_25`` and
+``TF_IDF``), for the similarity and for the ratings ``score`` sums (``predict`` keeps the ratings). Their
+names: ``cosine`` is ``vector-cosine``, ``pearson`` ``vector-pearson``, ``adjusted``
+``vector-adjusted-cosine``, ``asymmetric`` ``asymmetric-cosine``, ``topK`` ``k``. Their neighbourhoods are
+the candidate's (each item's ``topK`` most similar items score it); receval's are the voter's (below), as
+implicit's and RankSys's. ``shrinkage`` (``n / (n + λ)``, below) is another, independent damping.
+
 ``auto`` (the default)
     ``pearson`` for rating prediction (``predict``) and ``vector-cosine`` for top-N
     ranking (``score``, :func:`~receval.recommenders.recommend`): each task gets the
@@ -27,8 +50,9 @@ Both models compute a similarity matrix between "x" entities (users for
     with ``vector-cosine`` 0.320 (Popularity: 0.222); Pearson remains the similarity
     whose predictions equal scikit-surprise's ``KNNWithMeans``. Naming a similarity
     uses it for both tasks. ``similarity_`` is the matrix ``predict`` uses (dense
-    mode), and ``neighbours_`` the top-N neighbourhoods ``score`` uses (made on its first use, so a
-    model fitted only to predict ratings never selects them).
+    mode), and ``neighbours_`` the top-N neighbourhoods ``score`` uses; each is made on its first use, so a
+    model fitted only to predict ratings never selects neighbourhoods, and one fitted to rank never builds
+    the dense matrix.
 
 A pair with fewer than ``min_support`` common entries has similarity 0; with
 ``shrinkage`` λ > 0 similarities are multiplied by ``n / (n + λ)`` (n = common entries).
@@ -61,10 +85,15 @@ fit). ``"sparse"`` keeps only each entity's top-``k`` neighbours (``neighbours_`
 CSR), selected entity by entity among the entities it shares ratings with, and for
 ``predict`` computes the similarity rows of the queried entities on demand (256 MB
 of rows at a time); ``similarity_`` is then None. Both modes give identical neighbourhoods, scores and predictions (the
-similarity of a pair is accumulated in the same order either way). ``"auto"``
+similarity of a pair is accumulated in the same order either way; the neighbourhoods are selected row by
+row in both). ``"auto"``
 (default) is dense while the dense matrices take at most 2 GB (about 11,000 entities
 with ``similarity="auto"``), sparse above; so MovieLens-25M's 59,000 items fit in a
 few GB.
+
+Speed: the similarity rows, the scores and :func:`~receval.recommenders.recommend`'s top-k selection run
+on all cores (numba ``prange``; ``NUMBA_NUM_THREADS`` caps them), a row at a time per thread with its own
+buffers, so the results are the same bits whatever the number of threads.
 
 Examples
 --------
@@ -303,10 +332,11 @@ def _predict(
 
 
 def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
-    """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x (with their pointers).
+    """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x, with their pointers
+    and their (int32) index lists ``y[x_order]``, ``x[yx_order]``.
 
     Raises :class:`DataError` when an (x, y) pair repeats (seen in the sorted keys, no other pass)."""
-    keys = x * n_y + y
+    keys = x.astype(np.int64) * n_y + y
     x_order = np.argsort(keys)
     repeated = int(np.count_nonzero(np.diff(keys[x_order]) == 0))
     if repeated:
@@ -314,10 +344,11 @@ def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
             f"{repeated} repeated (user, item) ratings; call .deduplicate('last' or 'mean') "
             "to choose one value per pair before building a matrix"
         )
-    yx_order = np.argsort(y * n_x + x)
+    del keys
+    yx_order = np.argsort(y.astype(np.int64) * n_x + x)
     x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
     y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
-    return x_order, x_ptr, yx_order, y_ptr
+    return x_order, x_ptr, y[x_order].astype(np.int32), yx_order, y_ptr, x[yx_order].astype(np.int32)
 
 
 def _feature_weights(weighting: str, x, y, r, n_x: int, n_y: int) -> np.ndarray:
@@ -355,10 +386,11 @@ def _entity_norms(kind: str, x, values, n_x: int, alpha: float) -> tuple[np.ndar
     return norms, norms
 
 
-def _kernel_lists(kind: str, x, y, r, means: tuple, orders: tuple, normalize: bool, alpha: float) -> tuple:
+def _kernel_lists(kind: str, x, y, r, means: tuple, orders: tuple, normalize: bool, alpha: float, shared=None) -> tuple:
     """The inputs of the similarity kernels for the similarity ``kind`` of the (weighted) ratings ``r`` at
-    (x, y); ``means`` = (x entities' means, y entities' means) of ``r``."""
-    x_order, x_ptr, yx_order, y_ptr = orders
+    (x, y); ``means`` = (x entities' means, y entities' means) of ``r``. ``shared``: lists made for another
+    kind, whose value lists are reused when this kind reads the same values (no second copy)."""
+    x_order, x_ptr, x_idx, yx_order, y_ptr, y_idx = orders
     x_mean, y_mean = means
     if kind in ("adjusted-cosine", "vector-adjusted-cosine"):
         values = r - y_mean[y]
@@ -371,7 +403,11 @@ def _kernel_lists(kind: str, x, y, r, means: tuple, orders: tuple, normalize: bo
     n_x = len(x_ptr) - 1
     row_norms, col_norms = _entity_norms(kind, x, values, n_x, alpha)
     code = _KIND_CODES[kind] if normalize or kind not in _NORMALIZED else 5
-    return (x_ptr, y[x_order], values[x_order], y_ptr, x[yx_order], values[yx_order], code, row_norms, col_norms)
+    if shared is not None and values is r and shared[-1] is r:
+        x_val, y_val = shared[2], shared[5]
+    else:
+        x_val, y_val = values[x_order], values[yx_order]
+    return (x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms, values)
 
 
 def _neighbours(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) -> sp.csr_matrix:
@@ -431,6 +467,58 @@ Similarity = Literal[
     "auto", "pearson", "cosine", "adjusted-cosine", "vector-cosine", "vector-pearson", "vector-adjusted-cosine",
     "asymmetric-cosine", "jaccard", "tversky",
 ]  # fmt: skip
+
+
+@numba.njit(cache=True, parallel=True)
+def _score_sparse_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols, n_chunks):  # pragma: no cover
+    """``A[rows] @ B`` as CSR lists (indptr, indices, data): the entries a row's terms reach, each added up
+    as :func:`_score_rows` does (the same bits), in first-reached order. One pass into room for every term
+    of a row (an upper bound read off the pointers), then the rows packed."""
+    n_rows = len(rows)
+    bound = np.zeros(n_rows + 1, dtype=np.int64)
+    for r in range(n_rows):
+        u = rows[r]
+        total = 0
+        for p in range(a_ptr[u], a_ptr[u + 1]):
+            total += b_ptr[a_idx[p] + 1] - b_ptr[a_idx[p]]
+        bound[r + 1] = bound[r] + total
+    idx = np.empty(bound[n_rows], dtype=np.int32)
+    val = np.empty(bound[n_rows])
+    counts = np.zeros(n_rows, dtype=np.int64)
+    n_chunks = min(n_rows, n_chunks)
+    for c in numba.prange(n_chunks):
+        buffer = np.zeros(n_cols)
+        seen = np.zeros(n_cols, dtype=np.bool_)
+        for r in range(c, n_rows, n_chunks):
+            u = rows[r]
+            base = bound[r]
+            m = 0
+            for p in range(a_ptr[u], a_ptr[u + 1]):
+                j = a_idx[p]
+                w = a_val[p]
+                for q in range(b_ptr[j], b_ptr[j + 1]):
+                    i = b_idx[q]
+                    if not seen[i]:
+                        seen[i] = True
+                        idx[base + m] = i
+                        m += 1
+                    buffer[i] += w * b_val[q]
+            for t in range(m):
+                i = idx[base + t]
+                val[base + t] = buffer[i]
+                buffer[i] = 0.0
+                seen[i] = False
+            counts[r] = m
+    ptr = np.zeros(n_rows + 1, dtype=np.int64)
+    for r in range(n_rows):
+        ptr[r + 1] = ptr[r] + counts[r]
+    out_idx = np.empty(ptr[n_rows], dtype=np.int32)
+    out_val = np.empty(ptr[n_rows])
+    for r in numba.prange(n_rows):
+        for t in range(counts[r]):
+            out_idx[ptr[r] + t] = idx[bound[r] + t]
+            out_val[ptr[r] + t] = val[bound[r] + t]
+    return ptr, out_idx, out_val
 
 
 class _KNN(Recommender):
@@ -509,7 +597,7 @@ class _KNN(Recommender):
         self._validate()
         self._start_fit(train)
         n_x, n_y = (self.n_users_, self.n_items_) if self.user_based else (self.n_items_, self.n_users_)
-        users, items = train.users.astype(np.int64), train.items.astype(np.int64)
+        users, items = train.users.astype(np.int32, copy=False), train.items.astype(np.int32, copy=False)
         x, y = (users, items) if self.user_based else (items, users)
         orders = _list_orders(x, y, n_x, n_y)  # raises DataError on repeated pairs
         predict_kind, rank_kind = ("pearson", "vector-cosine") if self.similarity == "auto" else (self.similarity,) * 2
@@ -545,20 +633,18 @@ class _KNN(Recommender):
         normalize = bool(self.normalize)  # a named similarity serves both tasks; auto's Pearson is co-rated
         predict_lists = _kernel_lists(predict_kind, x, y, weighted, means, orders, normalize, alpha)
         rank_lists = predict_lists
-        if rank_kind != predict_kind:
-            rank_lists = _kernel_lists(rank_kind, x, y, weighted, means, orders, normalize, alpha)
+        if rank_kind != predict_kind:  # auto: Pearson and vector-cosine read the same ratings, kept once
+            rank_lists = _kernel_lists(rank_kind, x, y, weighted, means, orders, normalize, alpha, predict_lists)
         del orders
         # the similarity matrix (dense mode) and the neighbourhoods are made on first use from these lists
-        self._predict_lists: tuple | None = predict_lists
-        self._rank_lists: tuple | None = rank_lists
+        self._predict_lists: tuple | None = predict_lists[:-1]
+        self._rank_lists: tuple | None = rank_lists[:-1]
         self._similarity: np.ndarray | None = None
         self._neighbours: sp.csr_matrix | None = None
         self._weights_csr: sp.csr_matrix | None = None
-        # Y-major lists in training-row order give surprise's neighbour tie order (predict); score weighs the
-        # (feature-weighted) ratings in the same order
-        y_order = np.argsort(y, kind="stable")
-        self._y_ptr, self._y_idx, self._y_val = np.concatenate([[0], np.cumsum(y_count)]), x[y_order], r[y_order]
-        self._score_val = self._y_val if weighted is r else weighted[y_order]
+        self._y_major: tuple | None = None
+        # the training arrays themselves (no copies), for the y-major lists predict and score make on first use
+        self._xyr = (x, y, train.ratings, None if weighted is r else weighted)
         self._known_x, self._known_y = x_count > 0, y_count > 0
         self.global_mean_ = float(r.mean())
         self.scale_ = train.scale
@@ -585,13 +671,26 @@ class _KNN(Recommender):
         return self._neighbours
 
     @property
+    def _y_lists(self) -> tuple:
+        """(pointers, x indices, ratings, score weights) of each y entity, in training-row order: the order
+        of surprise's neighbour ties (predict); ``score`` weighs the (feature-weighted) ratings (made once)."""
+        if self._y_major is None:
+            x, y, ratings, weighted = self._xyr
+            y_order = np.argsort(y, kind="stable")
+            y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=len(self._known_y)))])
+            values = ratings[y_order].astype(np.float64)
+            self._y_major = (y_ptr, x[y_order], values, values if weighted is None else weighted[y_order])
+        return self._y_major
+
+    @property
     def _weights(self) -> sp.csr_matrix:
         """The users x items ratings (minus the x entity's mean when ``centered``; feature-weighted with
         ``feature_weighting``) that ``score`` weighs (sorted CSR, made on first use from the y-major lists)."""
         self._check_fitted()
         if self._weights_csr is None:
-            values = self._score_val - self.means_[self._y_idx] if self.centered else self._score_val
-            lists, shape = (values, self._y_idx, self._y_ptr), (self.n_users_, self.n_items_)
+            y_ptr, y_idx, _, weights = self._y_lists
+            values = weights - self.means_[y_idx] if self.centered else weights
+            lists, shape = (values, y_idx, y_ptr), (self.n_users_, self.n_items_)
             if self.user_based:  # item-major lists
                 weights = sp.csc_matrix(lists, shape=shape).tocsr()
             else:  # copied: sorting the indices in place must leave predict's lists in training-row order
@@ -672,14 +771,15 @@ class _KNN(Recommender):
         return np.clip(est, self.scale_.low, self.scale_.high) if self.clip else est
 
     def _predict(self, xs: np.ndarray, ys: np.ndarray, sim: np.ndarray, sim_row: np.ndarray) -> np.ndarray:
+        y_ptr, y_idx, y_val, _ = self._y_lists
         return _predict(
             xs,
             ys,
             sim,
             sim_row,
-            self._y_ptr,
-            self._y_idx,
-            self._y_val,
+            y_ptr,
+            y_idx,
+            y_val,
             self.means_,
             bool(self.means),
             self._known_x,
@@ -708,6 +808,29 @@ class _KNN(Recommender):
         out = np.zeros((len(users), b.shape[1]))
         _score_rows(users, a.indptr, a.indices, a.data, b.indptr, b.indices, b.data, out)
         return out
+
+    def score_sparse(self, users: np.ndarray) -> sp.csr_matrix:
+        """``score(users)`` as a CSR matrix of the entries the neighbourhoods reach (the others score 0), the
+        same bits: :func:`~receval.recommenders.recommend` selects from these instead of full rows.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix
+            float64, (len(users), n_items).
+
+        Examples
+        --------
+        >>> from receval import Interactions
+        >>> train = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 2, 1], [5, 3, 4, 2, 4])
+        >>> model = ItemKNN(k=2).fit(train)
+        >>> bool(np.array_equal(model.score_sparse([2, 0]).toarray(), model.score([2, 0])))
+        True
+        """
+        users = self._check_users(users)
+        a, b = self._score_operands()
+        operands = (a.indptr, a.indices, a.data, b.indptr, b.indices, b.data)
+        ptr, idx, val = _score_sparse_rows(users, *operands, b.shape[1], _chunks())
+        return sp.csr_matrix((val, idx, ptr), shape=(len(users), b.shape[1]))
 
     def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """``score`` at ``items[r]`` of user ``users[r]`` only (the same bits), no full score row kept.

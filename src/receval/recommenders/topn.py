@@ -14,6 +14,11 @@ An item whose score is ``NaN`` or ``-inf``, or that the ``exclude`` matrix marks
 the user, is never recommended; when fewer than ``k`` items remain the row is padded
 with ``-1`` (score ``NaN``).
 
+Models whose score rows are mostly zeros (kNN) may expose ``score_sparse(users)``, a
+CSR matrix of the same scores whose unstored entries score 0: :func:`recommend` then
+selects from the stored entries and, in tie order, the zeros, with the same lists as
+the dense rows would give, in time proportional to the stored entries.
+
 Models that can do better than scoring every item (e.g. with an index over item
 vectors) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
 CSR matrix or ``None``; :func:`recommend` uses it and their own tie order (the method
@@ -125,6 +130,38 @@ def _replace_root(hs, hk, hi, size, v, key, item):  # pragma: no cover
     hs[pos], hk[pos], hi[pos] = v, key, item
 
 
+@numba.njit(inline="always")
+def _offer(hs, hk, hi, size, k, v, key, item):  # pragma: no cover
+    """Offer (v, key, item) to the heap ``[:size]`` of at most ``k`` kept items; its new size."""
+    if size < k:
+        pos = size
+        while pos > 0:  # sift up
+            parent = (pos - 1) // 2
+            if _worse(v, key, hs[parent], hk[parent]):
+                hs[pos], hk[pos], hi[pos] = hs[parent], hk[parent], hi[parent]
+                pos = parent
+            else:
+                break
+        hs[pos], hk[pos], hi[pos] = v, key, item
+        return size + 1
+    if _worse(hs[0], hk[0], v, key):
+        _replace_root(hs, hk, hi, size, v, key, item)
+    return size
+
+
+@numba.njit(inline="always")
+def _pop_all(hs, hk, hi, size, k, out_items, out_scores, r):  # pragma: no cover
+    """Write the heap's items best first into row ``r`` (popping the worst repeatedly fills it from the
+    back), padded with -1 / NaN to ``k``."""
+    for last in range(size - 1, -1, -1):
+        out_scores[r, last] = hs[0]
+        out_items[r, last] = hi[0]
+        _replace_root(hs, hk, hi, last, hs[last], hk[last], hi[last])
+    for j in range(size, k):
+        out_items[r, j] = -1
+        out_scores[r, j] = np.nan
+
+
 @numba.njit(cache=True, parallel=True)
 def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores):  # pragma: no cover
     """Per row, a size-k heap whose root is the worst kept item; then sorted best first.
@@ -151,28 +188,51 @@ def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores
                 continue
             if size == k and v < hs[0]:
                 continue
-            key = (perm[i] + off) % n
-            if size < k:
-                pos = size
-                size += 1
-                while pos > 0:  # sift up
-                    parent = (pos - 1) // 2
-                    if _worse(v, key, hs[parent], hk[parent]):
-                        hs[pos], hk[pos], hi[pos] = hs[parent], hk[parent], hi[parent]
-                        pos = parent
-                    else:
-                        break
-                hs[pos], hk[pos], hi[pos] = v, key, i
-            elif _worse(hs[0], hk[0], v, key):
-                _replace_root(hs, hk, hi, size, v, key, i)
-        # pop the worst repeatedly: fills the row from the back
-        for last in range(size - 1, -1, -1):
-            out_scores[r, last] = hs[0]
-            out_items[r, last] = hi[0]
-            _replace_root(hs, hk, hi, last, hs[last], hk[last], hi[last])
-        for j in range(size, k):
-            out_items[r, j] = -1
-            out_scores[r, j] = np.nan
+            size = _offer(hs, hk, hi, size, k, v, (perm[i] + off) % n, i)
+        _pop_all(hs, hk, hi, size, k, out_items, out_scores, r)
+
+
+@numba.njit(cache=True, parallel=True)
+def _topk_sparse_kernel(
+    s_ptr, s_idx, s_val, n, k, perm, order, offsets, ex_ptr, ex_idx, out_items, out_scores, n_chunks
+):  # pragma: no cover
+    """:func:`_topk_kernel` on rows given as their stored entries, every other item scoring 0: the stored
+    entries go through the heap, then the unstored, unexcluded items in tie-key order (item
+    ``order[(t - offset) mod n]`` has key ``t``) until a 0 can no longer enter. The same lists as the dense
+    rows give, in time proportional to the stored entries."""
+    n_rows = len(s_ptr) - 1
+    n_chunks = min(n_rows, n_chunks)
+    for c in numba.prange(n_chunks):
+        blocked = np.zeros(n, dtype=np.bool_)  # excluded or stored, for the current row
+        hs = np.empty(k)
+        hk = np.empty(k, dtype=np.int64)
+        hi = np.empty(k, dtype=np.int64)
+        for r in range(c, n_rows, n_chunks):
+            off = offsets[r]
+            size = 0
+            for e in range(ex_ptr[r], ex_ptr[r + 1]):
+                blocked[ex_idx[e]] = True
+            for p in range(s_ptr[r], s_ptr[r + 1]):
+                i = s_idx[p]
+                v = s_val[p]
+                if blocked[i] or not v > -np.inf:
+                    continue
+                if size == k and v < hs[0]:
+                    continue
+                size = _offer(hs, hk, hi, size, k, v, (perm[i] + off) % n, i)
+            for p in range(s_ptr[r], s_ptr[r + 1]):
+                blocked[s_idx[p]] = True
+            for key in range(n):  # the zeros, best (smallest key) first
+                if size == k and not _worse(hs[0], hk[0], 0.0, key):
+                    break
+                i = order[(key - off) % n]
+                if not blocked[i]:
+                    size = _offer(hs, hk, hi, size, k, 0.0, key, i)
+            for e in range(ex_ptr[r], ex_ptr[r + 1]):
+                blocked[ex_idx[e]] = False
+            for p in range(s_ptr[r], s_ptr[r + 1]):
+                blocked[s_idx[p]] = False
+            _pop_all(hs, hk, hi, size, k, out_items, out_scores, r)
 
 
 def _topk_batch(
@@ -182,12 +242,31 @@ def _topk_batch(
     CSR with a row per score row, or None) marks the items a row never takes. ``scores`` is not modified."""
     items = np.empty((scores.shape[0], k), dtype=np.int64)
     values = np.empty((scores.shape[0], k))
-    if exclude is None:
-        ex_ptr, ex_idx = np.zeros(scores.shape[0] + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    else:
-        ex_ptr, ex_idx = exclude.indptr.astype(np.int64), exclude.indices.astype(np.int64)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
+    ex_ptr, ex_idx = _exclusion_lists(exclude, scores.shape[0])
     _topk_kernel(scores, k, perm.astype(np.int64, copy=False), offsets, ex_ptr, ex_idx, items, values)
+    return items, values
+
+
+def _exclusion_lists(exclude: sp.csr_matrix | None, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """(indptr, indices) of the excluded items of each row; empty rows for None."""
+    if exclude is None:
+        return np.zeros(n_rows + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return exclude.indptr.astype(np.int64), exclude.indices.astype(np.int64)
+
+
+def _topk_sparse_batch(
+    scores: sp.csr_matrix, k: int, perm: np.ndarray, order: np.ndarray, offsets: np.ndarray, exclude
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_topk_batch` of rows given sparse (unstored items score 0); ``order`` inverts ``perm``."""
+    scores = sp.csr_matrix(scores, dtype=np.float64)
+    scores.sum_duplicates()  # an item stored twice is one score (their sum), as in the dense row
+    items = np.empty((scores.shape[0], k), dtype=np.int64)
+    values = np.empty((scores.shape[0], k))
+    ex_ptr, ex_idx = _exclusion_lists(exclude, scores.shape[0])
+    n_chunks = 4 * numba.get_num_threads()
+    _topk_sparse_kernel(scores.indptr.astype(np.int64), scores.indices.astype(np.int64), scores.data,
+                        scores.shape[1], k, perm, order, offsets, ex_ptr, ex_idx, items, values, n_chunks)  # fmt: skip
     return items, values
 
 
@@ -292,12 +371,15 @@ def recommend(
     elif batch_size < 1:
         raise ConfigError(f"batch_size must be positive, got {batch_size}")
     batch_size = min(batch_size, max(len(users), 1))
+    sparse = hasattr(model, "score_sparse")
     check_memory(  # the model's score rows (a float64 copy only when the model returns another type or layout)
-        8.0 * batch_size * n_items,
+        0.0 if sparse else 8.0 * batch_size * n_items,
         f"scoring {batch_size:,} users x {n_items:,} items at once",
         "pass a smaller batch_size or filter the items (min_item_ratings)",
     )
     perm, offsets = _tie_keys(users, n_items, seed)
+    order = np.empty_like(perm)
+    order[perm] = np.arange(n_items)
     out_items = np.full((len(users), k), -1, dtype=np.int64)
     out_scores = np.full((len(users), k), np.nan)
     notify = progress_to(progress)
@@ -305,12 +387,22 @@ def recommend(
     for start in range(0, len(users), batch_size):
         stop = min(start + batch_size, len(users))
         batch = users[start:stop]
+        sub = None if excl is None else excl[batch]
+        if sparse:
+            s = model.score_sparse(batch)
+            if s.shape != (len(batch), n_items):
+                raise DataError(
+                    f"{type(model).__name__}.score_sparse returned shape {s.shape}, expected {(len(batch), n_items)}"
+                )
+            chosen = _topk_sparse_batch(s, k, perm, order, offsets[start:stop], sub)
+            out_items[start:stop], out_scores[start:stop] = chosen
+            notify(stop, len(users), "recommend users")
+            continue
         # read, never written (NaN and the excluded items are skipped by the kernel): the model's own array,
         # which may be its state (a popularity row), is safe without a copy
         s = np.asarray(model.score(batch))
         if s.shape != (len(batch), n_items):
             raise DataError(f"{type(model).__name__}.score returned shape {s.shape}, expected {(len(batch), n_items)}")
-        sub = None if excl is None else excl[batch]
         out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop], sub)
         notify(stop, len(users), "recommend users")
     return out_items, out_scores
