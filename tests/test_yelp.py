@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import gzip
 import json
 import re
 from pathlib import Path
@@ -11,9 +12,10 @@ import pytest
 
 from receval.cli import main
 from receval.data import load
-from receval.data.formats import YELP_BUSINESSES, YELP_REVIEWS, check_format
+from receval.data.formats import YELP_BUSINESSES, YELP_REVIEWS, check_format, detect
 from receval.data.interactions import RatingScale
 from receval.data.registry import fetch
+from receval.data.tables import read_table
 from receval.errors import DataError
 
 REVIEWS = [
@@ -145,3 +147,59 @@ def test_commands_read_it(tmp_path, capsys):
     assert main(["data", "stats", str(tmp_path / "absent"), "--format", "yelp"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such file or folder" in err
+
+
+def _rows(table) -> list[tuple[str, str, float, int]]:
+    columns = [table[c].to_pylist() for c in ("user", "item", "rating", "timestamp")]
+    return list(zip(*columns, strict=True))
+
+
+def test_the_table_reader_reads_what_load_reads(tmp_path):
+    folder = _write(tmp_path / "yelp")
+    expected = [(r["user_id"], r["business_id"], float(r["stars"]), _seconds(r["date"])) for r in REVIEWS]
+    for path in (folder, folder / YELP_REVIEWS):
+        for kind in ("truth", "train"):
+            assert _rows(read_table(path, kind, format="yelp", arrow=True)) == expected
+        data = load(path, "yelp")
+        rows = zip(data.user_ids[data.users], data.item_ids[data.items], data.ratings, data.timestamps, strict=True)
+        assert [(u, i, float(r), int(t)) for u, i, r, t in rows] == expected
+
+
+def test_the_review_file_is_told_by_its_name(tmp_path):
+    folder = _write(tmp_path / "yelp")
+    packed = folder / f"{YELP_REVIEWS}.gz"
+    packed.write_bytes(gzip.compress((folder / YELP_REVIEWS).read_bytes()))
+    for path in (folder / YELP_REVIEWS, packed):
+        assert detect(path) == ("yelp", None)
+        assert load(path).to_frame().equals(load(folder, "yelp").to_frame())
+        assert _rows(read_table(path, "truth", arrow=True)) == _rows(read_table(folder, "truth", format="yelp",
+                                                                                arrow=True))  # fmt: skip
+
+
+def test_evaluate_reads_the_review_file_as_truth(tmp_path, capsys):
+    also = {**REVIEWS[2], "review_id": "r5", "user_id": "7"}  # 7 gives biz_B 5 stars too
+    folder = _write(tmp_path / "yelp", reviews=[*REVIEWS[:3], also])  # one rating a pair, as a truth table holds
+    recs = tmp_path / "recs.tsv"
+    recs.write_text("user\titem\tscore\n007\tbiz_B\t0.9\n7\t-bizA\t0.8\n")
+    for path in (folder, folder / YELP_REVIEWS):
+        assert main(["evaluate", "--truth", str(path), "--truth-format", "yelp", "--recs", str(recs), "--metrics",
+                     "precision@1", "--threshold", "4", "--json"]) == 0  # fmt: skip
+        # 007 ranks biz_B (5 stars) first: relevant; 7 ranks -bizA (2 stars) first: not (007 and 7 are two users)
+        assert json.loads(capsys.readouterr().out)["precision@1"] == pytest.approx(0.5)
+
+
+def test_every_reader_names_a_bad_line_alike(tmp_path, capsys):
+    reviews = [REVIEWS[0], {**REVIEWS[1], "stars": "five"}, *REVIEWS[2:]]
+    folder = _write(tmp_path / "yelp", reviews=reviews)
+    message = _error(folder)
+    assert message == f"{folder / YELP_REVIEWS}, line 2, column stars: stars 'five' is not a number"
+    with pytest.raises(DataError) as err:
+        read_table(folder, "truth", format="yelp")
+    assert str(err.value) == message
+    recs = tmp_path / "recs.tsv"
+    recs.write_text("user\titem\tscore\n007\tbiz_B\t0.9\n")
+    for args in (["data", "stats", str(folder), "--format", "yelp"],
+                 ["evaluate", "--truth", str(folder), "--truth-format", "yelp", "--recs", str(recs), "--metrics",
+                  "mrr"]):  # fmt: skip
+        assert main(args) == 2
+        assert capsys.readouterr().err == f"error: {message}\n"

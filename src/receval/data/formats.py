@@ -227,11 +227,12 @@ def head_lines(path: Path, size: int = 1 << 16) -> list[str]:
 def detect(path: Path, label: str = "table", option: str = "format=") -> tuple[str, bool | None]:
     """(format, header) of a file: from the extension, else from its first lines.
 
-    A TREC line, a RecBole ``name:type`` header, JSON, a tab-separated line of four
-    numbers (MovieLens' ``u.data``/``u1.base``: ``movielens-100k``) or delimited
-    text; ``header`` is None when :func:`has_header` decides it later. ``label``
-    names the file, and ``option`` the setting to pass, in the error raised when
-    nothing fits.
+    Yelp's review file is told by its name (``yelp_academic_dataset_review.json``,
+    compressed or not: JSON lines, not one JSON document). Otherwise: a TREC line, a
+    RecBole ``name:type`` header, JSON, a tab-separated line of four numbers (MovieLens'
+    ``u.data``/``u1.base``: ``movielens-100k``) or delimited text; ``header`` is None
+    when :func:`has_header` decides it later. ``label`` names the file, and ``option``
+    the setting to pass, in the error raised when nothing fits.
 
     Returns
     -------
@@ -248,6 +249,8 @@ def detect(path: Path, label: str = "table", option: str = "format=") -> tuple[s
     """
     from receval.data import _source
 
+    if _source.stem(path) + _source.inner_suffix(path) == YELP_REVIEWS:
+        return "yelp", None
     by_suffix = SUFFIXES.get(_source.inner_suffix(path))  # ratings.csv.gz is csv
     if by_suffix is not None:
         return by_suffix, None

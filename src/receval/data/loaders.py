@@ -113,7 +113,8 @@ def load(
         as ``ml-100k``: :func:`check_format`). By default told from the file's extension,
         then its first lines (:func:`receval.data.formats.detect`; a headerless
         tab-separated file of numbers such as ``u1.base`` is read as such, with the scale
-        inferred: name ``movielens-100k`` for its declared scale and genres).
+        inferred: name ``movielens-100k`` for its declared scale and genres; Yelp's review
+        file is told by its name).
     user, item, rating, timestamp
         Column names of a csv/tsv/parquet file (defaults ``user``, ``item``,
         ``rating``, and ``timestamp`` when such a column exists; LensKit's, RecBole's
