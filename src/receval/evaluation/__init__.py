@@ -59,8 +59,15 @@ import numpy as np
 
 from receval.data.align import Aligned, Ranks, Ties, align, check_ties, to_rankings
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError, MetricError, ReceValError
-from receval.evaluation._result import Conventions, EvaluationResult, _labelled, _parse_metrics, _resolved
+from receval.errors import ConfigError, MetricError, ReceValError
+from receval.evaluation._result import (
+    Conventions,
+    EvaluationResult,
+    _check_split,
+    _labelled,
+    _parse_metrics,
+    _resolved,
+)
 from receval.metrics.conventions import CONVENTION_NAMES, convention_name, preset_ties
 from receval.metrics.registry import Metric, MetricInput, parse_metric_list
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
@@ -474,14 +481,7 @@ def evaluate_model(
     preset = check_convention(convention)
     policy = cold_start_policy(cold_start)
     specs = _parse_metrics(given, preset)
-    for label, obj in (("train", train), ("test", test)):
-        if not isinstance(obj, Interactions):
-            raise DataError(f"evaluate_model: {label} must be a receval.Interactions, got {type(obj).__name__}")
-    if (train.n_users, train.n_items) != (test.n_users, test.n_items):
-        raise DataError(
-            f"train ({train.n_users} users x {train.n_items} items) and test ({test.n_users} x {test.n_items}) "
-            "must share one id space: split one Interactions with receval.split"
-        )
+    _check_split(train, test, "evaluate_model")
     plan = None
     if any(spec.sampled is not None for _, spec in specs):  # checked and drawn before the model is fitted
         from receval.evaluation.sampled import plan_sampled

@@ -1,4 +1,5 @@
-"""What an evaluation returns — :class:`EvaluationResult` and its :class:`Conventions` — and how metric lists are read.
+"""What an evaluation returns — :class:`EvaluationResult` and its :class:`Conventions` — how metric lists are read,
+and the check that a train/test split shares one id space.
 
 Defined apart from :mod:`receval.evaluation` (which re-exports them) so that the evaluation
 modules it calls, :mod:`receval.evaluation.sampled` among them, build the same results
@@ -18,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from receval.errors import MetricError
+from receval.data.interactions import Interactions
+from receval.errors import DataError, MetricError
 from receval.metrics import apply_convention
 from receval.metrics.registry import Metric, parse_metric, parse_metric_list
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart
@@ -226,3 +228,15 @@ def _parse_metrics(metrics: Sequence[str | Metric] | str, convention: str | None
             seen.add(label)
             out.append((label, spec))
     return out
+
+
+def _check_split(train: Interactions, test: Interactions, caller: str) -> None:
+    """``train`` and ``test`` are Interactions over one id space (as :mod:`receval.split` makes them)."""
+    for label, obj in (("train", train), ("test", test)):
+        if not isinstance(obj, Interactions):
+            raise DataError(f"{caller}: {label} must be a receval.Interactions, got {type(obj).__name__}")
+    if (train.n_users, train.n_items) != (test.n_users, test.n_items):
+        raise DataError(
+            f"train ({train.n_users} users x {train.n_items} items) and test ({test.n_users} x {test.n_items}) "
+            "must share one id space: split one Interactions with receval.split"
+        )

@@ -58,7 +58,7 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import DataError, MetricError, ReceValError
-from receval.evaluation._result import Conventions, EvaluationResult, _parse_metrics, _resolved
+from receval.evaluation._result import Conventions, EvaluationResult, _check_split, _parse_metrics, _resolved
 from receval.metrics._definition import SAMPLED_METRICS
 from receval.metrics.registry import Metric
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
@@ -269,7 +269,7 @@ def plan_sampled(
         raise MetricError(f"evaluate_sampled computes sampled metrics (sampled=N); {unsampled[0]!r} is not one: "
                           "evaluate it with evaluate_model")  # fmt: skip
     policy = cold_start_policy(cold_start)
-    _check_space(train, test)
+    _check_split(train, test, "evaluate_sampled")
     for label, spec in specs:
         try:
             check_correction(spec.params["correction"], SAMPLED_METRICS[spec.name], sampling=spec.params["sampling"])
@@ -299,17 +299,6 @@ def plan_sampled(
 def _key(spec: Metric) -> tuple[Any, ...]:
     design = design_of(spec)
     return tuple(design[k] for k in _DESIGN)
-
-
-def _check_space(train: Interactions, test: Interactions) -> None:
-    for label, obj in (("train", train), ("test", test)):
-        if not isinstance(obj, Interactions):
-            raise DataError(f"evaluate_sampled: {label} must be a receval.Interactions, got {type(obj).__name__}")
-    if (train.n_users, train.n_items) != (test.n_users, test.n_items):
-        raise DataError(
-            f"train ({train.n_users} users x {train.n_items} items) and test ({test.n_users} x {test.n_items}) "
-            "must share one id space: split one Interactions with receval.split"
-        )
 
 
 def _check_design(candidates: Candidates, design: Mapping[str, Any], label: str) -> None:
@@ -465,7 +454,7 @@ def read_ncf_candidates(
     from receval.data.ncf import read_ncf
     from receval.evaluation.candidates import Candidates, check_candidates
 
-    _check_space(train, test)
+    _check_split(train, test, "read_ncf_candidates")
     got = read_ncf(rating, negative, train)
     design = {"sampling": "uniform", "n": int(got.negatives.shape[1]), "exponent": 0.0, "seed": None,
               "shape": "per-item", "exclude": "train+test"}  # fmt: skip
@@ -570,7 +559,7 @@ def read_candidates(path: str | Path, train: Interactions, test: Interactions, *
     from receval.evaluation.candidates import Candidates, check_candidates
     from receval.vocabulary import SAMPLING_SCHEMES, sampled_word
 
-    _check_space(train, test)
+    _check_split(train, test, "read_candidates")
     located = read_located(path, "truth", required=("user", "negative"), label="candidate table")
     frame = located.table.to_pandas()
     if located.path.suffix.lower() == ".parquet":  # the design write_candidates stored (pandas keeps attrs there)
