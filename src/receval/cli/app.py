@@ -94,7 +94,7 @@ EXAMPLES: dict[str, str] = {
     "predict": "receval predict --train train.tsv --test test.tsv --algorithm user-knn --out predictions.tsv",
     "algorithms": "receval algorithms",
     "metaeval": "receval metaeval --data ~/data/ml-100k --format movielens-100k --systems random,popularity,mf",
-    "simulate": "receval simulate --data ~/data/cm100k --format cm100k --familiar-only --rounds 100 --out cyclic",
+    "simulate": "receval simulate --data ~/data/cm100k --format cm100k --threshold 3 --preset thesis --out cyclic",
     "report": "receval report results/quickstart --out quickstart.html --latex tables",
     "attack": (
         "receval attack --data ~/data/ml-100k --format movielens-100k --attack average --size 0.05 --target 50 "
