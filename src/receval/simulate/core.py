@@ -205,8 +205,10 @@ def simulate(
     updates
         ``"sequential"`` (default): each feedback updates the model before the next
         decision; ``"batched"``: the round's feedback is applied after the round, in the
-        order it was received. The order is receval's choice: the thesis says the system
-        recommends and learns at once, and the part of it we have does not fix this order.
+        order it was received. The order is receval's choice: the thesis' cyclic process
+        (§2.1.2) stores each recommendation's feedback and lets the utility function change
+        at each of its N cycles (g¹ … g^N), without fixing whether a cycle is one
+        recommendation or one round of all users.
     allow_repeats
         Whether an item may be recommended again to the same user (default no).
     exclude_train
@@ -221,7 +223,8 @@ def simulate(
     refit_every
         Rounds between refits of models other than the built-in online ones (warm, through
         the model's ``refit`` method, when it has one); default the preset's: 10, or 1 for
-        ``"thesis"``, whose loop updates every model every round.
+        ``"thesis"``, whose cyclic process (§2.1.2) updates the utility function at every
+        cycle.
     seed
         Seeds every random choice of the run (same seed ⇒ identical trajectory).
     record_log
