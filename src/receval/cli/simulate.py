@@ -125,12 +125,10 @@ def simulate_command(
     if tau is not None and tau not in TAU_VARIANTS:
         raise ConfigError(f"--tau {tau!r} is not one of {', '.join(TAU_VARIANTS)} (Kendall's τ-a or τ-b)")
     defaults = SIMULATION_PRESETS[preset]
-    settings = {
-        "preset": preset,
-        "tau": tau or defaults["tau"],
-        "test_fraction": defaults["test_fraction"] if test_fraction is None else test_fraction,
-        "refit_every": defaults["refit_every"] if refit_every is None else refit_every,
-    }
+    tau_variant = str(tau or defaults["tau"])
+    fraction = float(defaults["test_fraction"] if test_fraction is None else test_fraction)
+    refit = int(defaults["refit_every"] if refit_every is None else refit_every)
+    settings = {"preset": preset, "tau": tau_variant, "test_fraction": fraction, "refit_every": refit}
     if out is not None:
         from receval.outputs import check_output_dir
 
@@ -142,18 +140,18 @@ def simulate_command(
     params = parse_algorithm_params(param)
     ratings = load_data(data, fmt, familiar_only=familiar_only)  # prepared as a configuration's filters are
     lam = ratings.scale.default_threshold() if threshold is None else threshold
-    train, test = holdout(ratings, settings["test_fraction"], seed=seed)
+    train, test = holdout(ratings, fraction, seed=seed)
     runs = simulate_many(
         names, train, test, params=params, preset=preset, rounds=rounds, threshold=lam, seed=seed, order=order,
-        updates=updates, refit_every=settings["refit_every"],
+        updates=updates, refit_every=refit,
     )  # fmt: skip
     final = pd.DataFrame({name: run.final() for name, run in runs.items()}).T
-    taus = kendall_agreement(runs, tau=settings["tau"])
-    selection = best_of_runs(runs, rounds, tau=settings["tau"])
+    taus = kendall_agreement(runs, tau=tau_variant)
+    selection = best_of_runs(runs, rounds, tau=tau_variant)
     if out is not None:
         from receval.report.cyclic import write_outputs
 
-        write_outputs(out, runs, tau=settings["tau"])
+        write_outputs(out, runs, tau=tau_variant)
     if fmt_out == "json":
         payload: dict[str, Any] = {
             "final": {n: {m: _clean(v) for m, v in row.items()} for n, row in final.to_dict("index").items()},
@@ -170,14 +168,11 @@ def simulate_command(
         return
     from receval.cli.output import Table, print_table
 
-    title = (
-        f"after {rounds} rounds (λ = {lam:g}, preset {preset}, test fraction {settings['test_fraction']:g}, "
-        f"refit every {settings['refit_every']})"
-    )
+    title = f"after {rounds} rounds (λ = {lam:g}, preset {preset}, test fraction {fraction:g}, refit every {refit})"
     print_table(Table.from_frame(final, title=title, index_label="algorithm"), fmt_out)
     comment = "# " if fmt_out == "tsv" else ""
     typer.echo(
-        comment + f"Kendall τ-{settings['tau']} (quality rankings, +1 = agree): Recall/Fallout "
+        comment + f"Kendall τ-{tau_variant} (quality rankings, +1 = agree): Recall/Fallout "
         f"{taus['recall_fallout']:.3f}, Precision/AntiPrecision {taus['precision_anti_precision']:.3f}"
     )
     if selection is not None:
@@ -185,6 +180,6 @@ def simulate_command(
         title = f"best configuration of each algorithm at round {selection.t} by Recall and by Fallout"
         print_table(Table.from_frame(shown, title=title, index_label="algorithm"), fmt_out)
         typer.echo(
-            comment + f"Kendall τ-{settings['tau']} between the algorithms' rankings by Recall and by Fallout: "
+            comment + f"Kendall τ-{tau_variant} between the algorithms' rankings by Recall and by Fallout: "
             f"{selection.tau['']:.3f}"
         )
