@@ -123,8 +123,8 @@ PROTOCOLS: dict[str, Protocol] = {}
 def protocol_names() -> list[str]:
     """Sorted names of every protocol, the built-in ones and those registered since.
 
-    >>> protocol_names()[:3]
-    ['attack', 'coherence-split', 'cyclic']
+    >>> protocol_names()[:4]
+    ['attack', 'coherence-barrier', 'coherence-split', 'cyclic']
     """
     return sorted(PROTOCOLS)
 
