@@ -329,15 +329,40 @@ def _split_parts(cfg: ExperimentConfig, label: str, data: Interactions, seed: in
     if not path.exists():
         raise tune_checker(cfg).fail(("tune", "test_path"), f"test_path {str(path)!r} does not exist")
     given = load(str(path), spec.format, **dict(spec.options))
-    frames = [data.to_frame(), given.to_frame()]
-    stamp = "timestamp" if all("timestamp" in f for f in frames) else None
-    joint = Interactions.from_frame(
-        pd.concat([f[["user", "item", "rating", *([stamp] if stamp else [])]] for f in frames], ignore_index=True),
-        timestamp=stamp,
-        scale=data.scale,
-    )
-    rows = np.arange(joint.n_ratings)
-    return joint.subset(rows < data.n_ratings), HeldOut(joint.subset(rows >= data.n_ratings))
+    return _joined(data, given)
+
+
+def _joined(train: Interactions, test: Interactions) -> tuple[Interactions, HeldOut]:
+    """``train`` and ``test`` over one id space: train's ids first, then the ids only the test file has.
+
+    Train keeps its indices, so its lists and their tie-breaks are those of a model
+    fitted on the training file alone (``receval recommend --train``).
+    """
+    import scipy.sparse as sp
+
+    spaces = {}
+    for what, own, other in (("user", train.user_ids, test.user_ids), ("item", train.item_ids, test.item_ids)):
+        index = pd.Index(own)
+        new = pd.unique(other[index.get_indexer(other) < 0])
+        ids = np.concatenate([own, np.asarray(new, dtype=own.dtype)]) if len(new) else own
+        spaces[what] = (ids, pd.Index(ids).get_indexer(other))
+    (user_ids, test_users), (item_ids, test_items) = spaces["user"], spaces["item"]
+    aspects = train.aspects
+    if aspects is not None and len(item_ids) > aspects.shape[0]:  # items only the test file has: no aspect
+        aspects = sp.vstack([aspects, sp.csr_matrix((len(item_ids) - aspects.shape[0], aspects.shape[1]))]).tocsr()
+
+    def over_joint_space(users: np.ndarray, items: np.ndarray, part: Interactions, extra: dict) -> Interactions:
+        return Interactions(
+            users=users, items=items, ratings=part.ratings, user_ids=user_ids, item_ids=item_ids, scale=train.scale,
+            timestamps=part.timestamps if train.timestamps is not None else None, aspects=aspects,
+            aspect_names=train.aspect_names, extra=extra, name=part.name,
+        )  # fmt: skip
+
+    joint_train = over_joint_space(train.users, train.items, train, dict(train.extra))
+    keys = [k for k in train.extra if k in test.extra]
+    users, items = test_users[test.users].astype(np.int32), test_items[test.items].astype(np.int32)
+    joint_test = over_joint_space(users, items, test, {k: test.extra[k] for k in keys})
+    return joint_train, HeldOut(joint_test)
 
 
 def _carve(cfg: ExperimentConfig, train: Interactions, seed: int) -> _Parts:
