@@ -596,15 +596,22 @@ def _load_yelp(path: Path, scale: RatingScale | None, ids_as_str: bool | None) -
 
 
 def _yelp_aspects(businesses: Any, item_ids: np.ndarray) -> pd.DataFrame:
-    """Item -> category pairs of the rated businesses (Yelp writes ``"Restaurants, Pizza"``)."""
-    import pandas as pd
+    """Item -> category pairs of the rated businesses (Yelp writes ``"Restaurants, Pizza"``), split by Arrow.
 
+    The items are the data's own ids (integers too, with ``ids_as_str=False``), matched by their text.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    at = pc.index_in(businesses["business_id"], value_set=pa.array(item_ids.astype(str), pa.string())).combine_chunks()
+    categories = businesses["categories"].combine_chunks()
+    kept = pc.and_(at.is_valid(), categories.is_valid())  # rated businesses with categories
+    parts = pc.split_pattern(categories.filter(kept), ",")
+    rows = _arrow.numbers(at.filter(kept).take(pc.list_parent_indices(parts)))
     frame = pd.DataFrame(
-        {"item": _arrow.text(businesses["business_id"]), "aspect": _arrow.text(businesses["categories"])}
+        {"item": item_ids[rows], "aspect": _arrow.text(pc.utf8_trim_whitespace(pc.list_flatten(parts)))}
     )
-    frame = frame[frame["item"].isin(item_ids) & frame["aspect"].notna()]
-    frame = frame.assign(aspect=frame["aspect"].str.split(",")).explode("aspect", ignore_index=True)
-    frame["aspect"] = frame["aspect"].str.strip()
     return frame[frame["aspect"] != ""].reset_index(drop=True)
 
 
