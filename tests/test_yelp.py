@@ -77,6 +77,16 @@ def test_business_categories_are_item_aspects(tmp_path):
     assert "Shopping" not in data.aspect_names.tolist()  # only the rated businesses' categories
 
 
+def test_integer_ids_keep_their_categories(tmp_path):
+    reviews = [{**r, "business_id": b} for r, b in zip(REVIEWS, ["10", "10", "11", "10"], strict=True)]
+    businesses = [{**BUSINESSES[0], "business_id": "10"}, {**BUSINESSES[1], "business_id": "11", "categories": "Bars"}]
+    data = load(_write(tmp_path / "yelp", reviews=reviews, businesses=businesses), "yelp", ids_as_str=False)
+    assert data.item_ids.tolist() == [10, 11]
+    matrix = data.aspects.tocsr()
+    aspects = {int(data.item_ids[i]): {str(data.aspect_names[j]) for j in matrix[i].indices} for i in range(2)}
+    assert aspects == {10: {"Restaurants", "Pizza", "Italian"}, 11: {"Bars"}}
+
+
 def test_the_review_file_itself_and_no_categories_at_all(tmp_path):
     folder = _write(tmp_path / "yelp", businesses=[{**b, "categories": None} for b in BUSINESSES])
     data = load(folder / YELP_REVIEWS, "yelp")
