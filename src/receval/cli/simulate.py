@@ -51,6 +51,11 @@ def register(app: typer.Typer) -> None:
 def parse_algorithm_params(pairs: list[str]) -> dict[str, dict[str, str]]:
     """``["item-bandit-egreedy:epsilon=0.2"]`` to ``{"item-bandit-egreedy": {"epsilon": "0.2"}}``.
 
+    Returns
+    -------
+    dict
+        Algorithm name (or ``NAME@TAG`` label) to its parameters, values as strings.
+
     >>> parse_algorithm_params(["knn-bandit:k=5", "knn-bandit:alpha0=2"])
     {'knn-bandit': {'k': '5', 'alpha0': '2'}}
     """

@@ -54,6 +54,16 @@ def make_online(name: str, preset: str = "standard", **params: Any) -> Any:
 
     Only the names of :data:`ONLINE_ALGORITHMS` and :data:`OFFLINE_ALGORITHMS`;
     string parameter values (from the command line) are converted as ``make`` does.
+
+    Returns
+    -------
+    object
+        The unfitted model; an unknown name is a ConfigError listing the known ones.
+
+    Examples
+    --------
+    >>> make_online("knn-bandit", preset="thesis", k="5").k
+    5
     """
     if name not in ONLINE_ALGORITHMS and name not in OFFLINE_ALGORITHMS:
         known = ", ".join([*ONLINE_ALGORITHMS, *OFFLINE_ALGORITHMS])

@@ -75,7 +75,18 @@ def _check_threshold(model: _Thresholded, train: Interactions) -> float:
 
 
 def feedback_codes(feedback: np.ndarray) -> np.ndarray:
-    """Protocol feedback (1, 0, NaN) to the kernels' int8 codes (1, 0, −1)."""
+    """Protocol feedback (1, 0, NaN) to the kernels' int8 codes (1, 0, −1).
+
+    Returns
+    -------
+    numpy.ndarray
+        int8 codes, one per value: 1 positive (> 0.5), 0 negative, −1 unknown (NaN).
+
+    Examples
+    --------
+    >>> feedback_codes([1.0, 0.0, float("nan")]).tolist()
+    [1, 0, -1]
+    """
     fb = np.asarray(feedback, dtype=np.float64).ravel()
     out = np.where(np.isnan(fb), -1, np.where(fb > 0.5, 1, 0)).astype(np.int8)
     return out
