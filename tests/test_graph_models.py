@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import receval.recommenders.graph as graph
 from receval import Interactions
 from receval.recommenders.graph import P3alpha, RP3beta
 
@@ -83,14 +82,6 @@ def test_p3alpha_equals_the_dense_computation_without_penalty(top_k, alpha, norm
     _assert_equal_up_to_near_ties(model.weights_.toarray(), expected)
     same = RP3beta(topK=top_k, alpha=alpha, beta=0.0, normalize_similarity=normalize, threshold=None).fit(data)
     assert (model.weights_ != same.weights_).nnz == 0
-
-
-def test_blocks_of_rows_give_the_same_weights(monkeypatch):
-    data = _data(6, n_items=30)
-    whole = RP3beta(topK=7, threshold=None).fit(data).weights_
-    monkeypatch.setattr(graph, "_BLOCK_CELLS", 2 * data.n_items + 1)  # two rows per block
-    blocks = RP3beta(topK=7, threshold=None).fit(data).weights_
-    assert (whole != blocks).nnz == 0
 
 
 def test_defaults_follow_dacrema_et_al():

@@ -19,15 +19,15 @@ Parameter names and defaults follow Dacrema, Cremonesi & Jannach's implementatio
 (RecSys 2019, github.com/MaurizioFD/RecSys2019_DeepLearning_Evaluation,
 ``GraphBased/P3alphaRecommender.py`` and ``RP3betaRecommender.py``): ``topK=100``,
 ``alpha=1``, ``beta=0.6``, ``normalize_similarity`` False for P3α and True for RP3β, and
-the same computation (their ``Piu · Pui`` in blocks of rows, the diagonal zeroed, the
-top ``topK`` of each row kept). Where they differ: the walk starts from the binary
+the same computation (their ``Piu · Pui`` row by row, the diagonal zeroed, the top
+``topK`` of each row kept). Where they differ: the walk starts from the binary
 matrix for both steps (theirs weighs the user step by the rating unless ``implicit``),
 and ties at the ``topK``-th weight go to the lower item index (theirs to an unspecified
 order of ``argsort``).
 
-Memory: ``W`` is sparse (at most ``topK`` entries per item); it is computed a block of
-rows at a time, each block's dense rows at most 64 MB, so no items x items matrix is
-ever formed.
+Memory: ``W`` is sparse (at most ``topK`` entries per item); it is computed item by item,
+visiting only the items that share a user with it, so no items x items matrix (not even a
+block of dense rows) is ever formed.
 
 Examples
 --------
@@ -44,15 +44,57 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from receval._jit import njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
 from receval.recommenders.linear import ItemItemModel, _check_threshold, _check_top_k, _csr
-from receval.recommenders.topn import _topk_batch
 
 __all__ = ["P3alpha", "RP3beta", "walk_weights"]
 
-# Dense similarity rows computed at once: at most this many float64 cells (64 MB).
-_BLOCK_CELLS = 8_000_000
+
+@njit(cache=True)
+def _walk_top_k(x_ptr, x_idx, t_ptr, t_idx, to_user, to_item, penalty, k, top_cols, top_vals):  # pragma: no cover
+    """Row ``i`` of the walk, ``to_user[i] · Σ_{u ∋ i} to_item[u] · x_u`` times ``penalty``, kept as its ``k``
+    largest positive off-diagonal entries (ties: the lower column) in ``top_cols[i]``/``top_vals[i]`` (-1 padded).
+
+    The sums run over the item's users in index order and each user's items in index order, as scipy's sparse
+    product ``Xᵀ · diag(to_item) · X`` adds them; only the columns a row touches are visited (no dense rows)."""
+    n = len(t_ptr) - 1
+    acc = np.zeros(n)
+    touched = np.empty(n, dtype=np.int64)
+    cols = np.empty(n, dtype=np.int64)
+    vals = np.empty(n)
+    for i in range(n):
+        m = 0
+        for p in range(t_ptr[i], t_ptr[i + 1]):
+            u = t_idx[p]
+            step = to_item[u]  # > 0: u has at least item i
+            for q in range(x_ptr[u], x_ptr[u + 1]):
+                j = x_idx[q]
+                if acc[j] == 0.0:
+                    touched[m] = j
+                    m += 1
+                acc[j] += step
+        c = 0
+        for t in range(m):
+            j = touched[t]
+            s = acc[j] * to_user[i] * penalty[j]
+            acc[j] = 0.0
+            if j != i and s > 0:
+                cols[c] = j
+                vals[c] = s
+                c += 1
+        if c <= k:
+            chosen = np.arange(c)
+        else:  # the k-th largest value; all above it, and the lowest columns among those equal to it
+            kth = -np.partition(-vals[:c], k - 1)[k - 1]
+            above = np.nonzero(vals[:c] > kth)[0]
+            tied = np.nonzero(vals[:c] == kth)[0]
+            tied = tied[np.argsort(cols[tied])][: k - len(above)]
+            chosen = np.concatenate((above, tied))
+        for r in range(len(chosen)):
+            top_cols[i, r] = cols[chosen[r]]
+            top_vals[i, r] = vals[chosen[r]]
 
 
 def walk_weights(x: sp.csr_matrix, top_k: int, alpha: float, beta: float, normalize: bool) -> sp.csr_matrix:
@@ -79,25 +121,18 @@ def walk_weights(x: sp.csr_matrix, top_k: int, alpha: float, beta: float, normal
         to_user = np.where(item_degree > 0, 1.0 / item_degree, 0.0) ** alpha  # (1/deg(i))^α, 0 for unrated items
         to_item = np.where(user_degree > 0, 1.0 / user_degree, 0.0) ** alpha
         penalty = np.where(item_degree > 0, item_degree ** -float(beta), 0.0)
-    pui = sp.csr_matrix(sp.diags(to_item) @ x)  # row u: (x_uj / deg(u))^α for binary x
-    piu = sp.csr_matrix(x.T)  # item-major: the item's users
-    block = max(1, _BLOCK_CELLS // max(n, 1))
     k = min(int(top_k), n - 1)
-    rows, cols, vals = [], [], []
-    keys = np.arange(n)
-    for start in range(0, n if k > 0 else 0, block):
-        stop = min(start + block, n)
-        dense = (piu[start:stop] @ pui).toarray()
-        dense *= to_user[start:stop, None]
-        dense *= penalty[None, :]
-        dense[np.arange(stop - start), np.arange(start, stop)] = -np.inf  # no item is its own neighbour
-        dense[dense <= 0] = -np.inf
-        top, weights = _topk_batch(dense, k, keys, np.zeros(stop - start, dtype=np.int64))
-        keep = top >= 0
-        rows.append(np.broadcast_to(np.arange(start, stop)[:, None], top.shape)[keep])
-        cols.append(top[keep])
-        vals.append(weights[keep])
-    w = _csr(rows, cols, vals, n)
+    if k <= 0:
+        return sp.csr_matrix((n, n))
+    by_item = sp.csr_matrix(x.T)  # each item's users (sorted)
+    by_item.sort_indices()
+    x.sort_indices()
+    cols = np.full((n, k), -1, dtype=np.int64)
+    vals = np.zeros((n, k))
+    _walk_top_k(x.indptr, x.indices, by_item.indptr, by_item.indices, to_user, to_item, penalty, k, cols, vals)
+    keep = cols >= 0
+    rows = np.broadcast_to(np.arange(n)[:, None], cols.shape)
+    w = _csr([rows[keep]], [cols[keep]], [vals[keep]], n)
     if normalize:
         sums = np.asarray(w.sum(axis=1)).ravel()
         w = sp.csr_matrix(sp.diags(np.where(sums > 0, 1.0 / np.where(sums > 0, sums, 1.0), 0.0)) @ w)
