@@ -112,6 +112,17 @@ def test_the_memory_guard_refuses_before_allocating(monkeypatch):
         EASE().fit(_data(8))
 
 
+@pytest.mark.parametrize("name", ["ease", "rp3beta"])
+def test_score_refuses_rows_that_do_not_fit(name, monkeypatch):
+    import receval.validate
+
+    model = make(name, threshold=None).fit(_data(9))
+    monkeypatch.setattr(receval.validate, "available_memory", lambda: 8 * 12 * 10)  # 10 rows of 12 items
+    assert model.score(np.arange(10)).shape == (10, 12)
+    with pytest.raises(ConfigError, match=r"scores of 11 users x 12 items needs .* score fewer users at once"):
+        model.score(np.arange(11))
+
+
 def test_the_command_line_lists_the_baselines(capsys):
     assert main(["algorithms"]) == 0
     listed = {line.split()[0] for line in capsys.readouterr().out.splitlines() if line and not line[0].isspace()}
