@@ -469,58 +469,6 @@ Similarity = Literal[
 ]  # fmt: skip
 
 
-@numba.njit(cache=True, parallel=True)
-def _score_sparse_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols, n_chunks):  # pragma: no cover
-    """``A[rows] @ B`` as CSR lists (indptr, indices, data): the entries a row's terms reach, each added up
-    as :func:`_score_rows` does (the same bits), in first-reached order. One pass into room for every term
-    of a row (an upper bound read off the pointers), then the rows packed."""
-    n_rows = len(rows)
-    bound = np.zeros(n_rows + 1, dtype=np.int64)
-    for r in range(n_rows):
-        u = rows[r]
-        total = 0
-        for p in range(a_ptr[u], a_ptr[u + 1]):
-            total += b_ptr[a_idx[p] + 1] - b_ptr[a_idx[p]]
-        bound[r + 1] = bound[r] + total
-    idx = np.empty(bound[n_rows], dtype=np.int32)
-    val = np.empty(bound[n_rows])
-    counts = np.zeros(n_rows, dtype=np.int64)
-    n_chunks = min(n_rows, n_chunks)
-    for c in numba.prange(n_chunks):
-        buffer = np.zeros(n_cols)
-        seen = np.zeros(n_cols, dtype=np.bool_)
-        for r in range(c, n_rows, n_chunks):
-            u = rows[r]
-            base = bound[r]
-            m = 0
-            for p in range(a_ptr[u], a_ptr[u + 1]):
-                j = a_idx[p]
-                w = a_val[p]
-                for q in range(b_ptr[j], b_ptr[j + 1]):
-                    i = b_idx[q]
-                    if not seen[i]:
-                        seen[i] = True
-                        idx[base + m] = i
-                        m += 1
-                    buffer[i] += w * b_val[q]
-            for t in range(m):
-                i = idx[base + t]
-                val[base + t] = buffer[i]
-                buffer[i] = 0.0
-                seen[i] = False
-            counts[r] = m
-    ptr = np.zeros(n_rows + 1, dtype=np.int64)
-    for r in range(n_rows):
-        ptr[r + 1] = ptr[r] + counts[r]
-    out_idx = np.empty(ptr[n_rows], dtype=np.int32)
-    out_val = np.empty(ptr[n_rows])
-    for r in numba.prange(n_rows):
-        for t in range(counts[r]):
-            out_idx[ptr[r] + t] = idx[bound[r] + t]
-            out_val[ptr[r] + t] = val[bound[r] + t]
-    return ptr, out_idx, out_val
-
-
 class _KNN(Recommender):
     user_based: ClassVar[bool]
 
@@ -789,8 +737,25 @@ class _KNN(Recommender):
             self.global_mean_,
         )
 
-    def _score_operands(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-        """(A, B) with ``score(users) = A[users] @ B``: the neighbourhoods and the rating weights."""
+    def score_operands(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+        """(A, B) with ``score(users) = A[users] @ B`` (CSR, indices sorted): the rating weights and the
+        neighbourhoods (item-based), the neighbourhoods and the rating weights (user-based).
+        :func:`~receval.recommenders.recommend` ranks from them without score rows.
+
+        Returns
+        -------
+        tuple of scipy.sparse.csr_matrix
+
+        Examples
+        --------
+        >>> from receval import Interactions
+        >>> train = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 2, 1], [5, 3, 4, 2, 4])
+        >>> model = ItemKNN(k=2).fit(train)
+        >>> a, b = model.score_operands()
+        >>> bool(np.allclose((a[[2, 0]] @ b).toarray(), model.score([2, 0])))
+        True
+        """
+        self._check_fitted()
         if self.user_based:
             return self.neighbours_, self._weights
         return self._weights, self.neighbours_
@@ -804,33 +769,10 @@ class _KNN(Recommender):
             float64, (len(users), n_items), a fresh array.
         """
         users = self._check_users(users)
-        a, b = self._score_operands()
+        a, b = self.score_operands()
         out = np.zeros((len(users), b.shape[1]))
         _score_rows(users, a.indptr, a.indices, a.data, b.indptr, b.indices, b.data, out)
         return out
-
-    def score_sparse(self, users: np.ndarray) -> sp.csr_matrix:
-        """``score(users)`` as a CSR matrix of the entries the neighbourhoods reach (the others score 0), the
-        same bits: :func:`~receval.recommenders.recommend` selects from these instead of full rows.
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix
-            float64, (len(users), n_items).
-
-        Examples
-        --------
-        >>> from receval import Interactions
-        >>> train = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 2, 1], [5, 3, 4, 2, 4])
-        >>> model = ItemKNN(k=2).fit(train)
-        >>> bool(np.array_equal(model.score_sparse([2, 0]).toarray(), model.score([2, 0])))
-        True
-        """
-        users = self._check_users(users)
-        a, b = self._score_operands()
-        operands = (a.indptr, a.indices, a.data, b.indptr, b.indices, b.data)
-        ptr, idx, val = _score_sparse_rows(users, *operands, b.shape[1], _chunks())
-        return sp.csr_matrix((val, idx, ptr), shape=(len(users), b.shape[1]))
 
     def score_items(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """``score`` at ``items[r]`` of user ``users[r]`` only (the same bits), no full score row kept.
@@ -852,7 +794,7 @@ class _KNN(Recommender):
         True
         """
         users, items = self._check_candidates(users, items)
-        a, b = self._score_operands()
+        a, b = self.score_operands()
         out = np.empty(items.shape)
         operands = (a.indptr, a.indices, a.data, b.indptr, b.indices, b.data)
         _score_candidates(users, *operands, b.shape[1], items, out, _chunks())

@@ -14,10 +14,11 @@ An item whose score is ``NaN`` or ``-inf``, or that the ``exclude`` matrix marks
 the user, is never recommended; when fewer than ``k`` items remain the row is padded
 with ``-1`` (score ``NaN``).
 
-Models whose score rows are mostly zeros (kNN) may expose ``score_sparse(users)``, a
-CSR matrix of the same scores whose unstored entries score 0: :func:`recommend` then
-selects from the stored entries and, in tie order, the zeros, with the same lists as
-the dense rows would give, in time proportional to the stored entries.
+Models whose scores are a product of sparse matrices (kNN) may expose
+``score_operands()``, CSR matrices ``(A, B)`` with ``score(users) = A[users] @ B``:
+:func:`recommend` then adds up each user's row in a buffer and selects from the items
+its terms reach and, in tie order, the zeros, with the same lists as the dense rows
+would give, in time proportional to the terms and without score batches.
 
 Models that can do better than scoring every item (e.g. with an index over item
 vectors) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
@@ -193,45 +194,62 @@ def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores
 
 
 @numba.njit(cache=True, parallel=True)
-def _topk_sparse_kernel(
-    s_ptr, s_idx, s_val, n, k, perm, order, offsets, ex_ptr, ex_idx, out_items, out_scores, n_chunks
-):  # pragma: no cover
-    """:func:`_topk_kernel` on rows given as their stored entries, every other item scoring 0: the stored
-    entries go through the heap, then the unstored, unexcluded items in tie-key order (item
-    ``order[(t - offset) mod n]`` has key ``t``) until a 0 can no longer enter. The same lists as the dense
-    rows give, in time proportional to the stored entries."""
-    n_rows = len(s_ptr) - 1
+def _topk_product_kernel(
+    rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n, k, perm, order, offsets, ex_ptr, ex_idx, out_items,
+    out_scores, n_chunks,
+):  # pragma: no cover  # fmt: skip
+    """:func:`_topk_kernel` on the rows of ``A[rows] @ B`` (CSR A and B), never made whole: each row is
+    added up in a buffer (its terms in the order of its A entries), the entries it reaches go through the
+    heap, then the other unexcluded items, which score 0, in tie-key order (item ``order[(t - offset) mod
+    n]`` has key ``t``) until a 0 can no longer enter. Time follows the row's terms, not the catalogue;
+    user ``rows[r]`` never takes ``ex_idx[ex_ptr[u]:ex_ptr[u + 1]]``."""
+    n_rows = len(rows)
     n_chunks = min(n_rows, n_chunks)
     for c in numba.prange(n_chunks):
-        blocked = np.zeros(n, dtype=np.bool_)  # excluded or stored, for the current row
+        buffer = np.zeros(n)
+        reached = np.empty(n, dtype=np.int64)
+        blocked = np.zeros(n, dtype=np.bool_)  # reached (or excluded) by the current row
         hs = np.empty(k)
         hk = np.empty(k, dtype=np.int64)
         hi = np.empty(k, dtype=np.int64)
         for r in range(c, n_rows, n_chunks):
+            u = rows[r]
             off = offsets[r]
+            m = 0
+            for p in range(a_ptr[u], a_ptr[u + 1]):
+                j = a_idx[p]
+                w = a_val[p]
+                for q in range(b_ptr[j], b_ptr[j + 1]):
+                    i = b_idx[q]
+                    if not blocked[i]:
+                        blocked[i] = True
+                        reached[m] = i
+                        m += 1
+                    buffer[i] += w * b_val[q]
+            for e in range(ex_ptr[u], ex_ptr[u + 1]):  # after the sums: an excluded item is never offered
+                i = ex_idx[e]
+                if not blocked[i]:
+                    blocked[i] = True
+                    reached[m] = i
+                    m += 1
+                buffer[i] = -np.inf
             size = 0
-            for e in range(ex_ptr[r], ex_ptr[r + 1]):
-                blocked[ex_idx[e]] = True
-            for p in range(s_ptr[r], s_ptr[r + 1]):
-                i = s_idx[p]
-                v = s_val[p]
-                if blocked[i] or not v > -np.inf:
-                    continue
-                if size == k and v < hs[0]:
+            for t in range(m):
+                i = reached[t]
+                v = buffer[i]
+                if not v > -np.inf or (size == k and v < hs[0]):
                     continue
                 size = _offer(hs, hk, hi, size, k, v, (perm[i] + off) % n, i)
-            for p in range(s_ptr[r], s_ptr[r + 1]):
-                blocked[s_idx[p]] = True
-            for key in range(n):  # the zeros, best (smallest key) first
+            for key in range(n):  # the items no term reached score 0: the best (smallest) keys first
                 if size == k and not _worse(hs[0], hk[0], 0.0, key):
                     break
                 i = order[(key - off) % n]
                 if not blocked[i]:
                     size = _offer(hs, hk, hi, size, k, 0.0, key, i)
-            for e in range(ex_ptr[r], ex_ptr[r + 1]):
-                blocked[ex_idx[e]] = False
-            for p in range(s_ptr[r], s_ptr[r + 1]):
-                blocked[s_idx[p]] = False
+            for t in range(m):
+                i = reached[t]
+                buffer[i] = 0.0
+                blocked[i] = False
             _pop_all(hs, hk, hi, size, k, out_items, out_scores, r)
 
 
@@ -255,19 +273,18 @@ def _exclusion_lists(exclude: sp.csr_matrix | None, n_rows: int) -> tuple[np.nda
     return exclude.indptr.astype(np.int64), exclude.indices.astype(np.int64)
 
 
-def _topk_sparse_batch(
-    scores: sp.csr_matrix, k: int, perm: np.ndarray, order: np.ndarray, offsets: np.ndarray, exclude
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_topk_batch` of rows given sparse (unstored items score 0); ``order`` inverts ``perm``."""
-    scores = sp.csr_matrix(scores, dtype=np.float64)
-    scores.sum_duplicates()  # an item stored twice is one score (their sum), as in the dense row
-    items = np.empty((scores.shape[0], k), dtype=np.int64)
-    values = np.empty((scores.shape[0], k))
-    ex_ptr, ex_idx = _exclusion_lists(exclude, scores.shape[0])
-    n_chunks = 4 * numba.get_num_threads()
-    _topk_sparse_kernel(scores.indptr.astype(np.int64), scores.indices.astype(np.int64), scores.data,
-                        scores.shape[1], k, perm, order, offsets, ex_ptr, ex_idx, items, values, n_chunks)  # fmt: skip
-    return items, values
+def _topk_product_batch(operands: tuple, users, k: int, perm, order, offsets, exclude, out_items, out_scores) -> None:
+    """:func:`_topk_product_kernel` for ``users`` with ``operands`` = (A, B) and the whole exclusion matrix."""
+    a, b = (sp.csr_matrix(m) for m in operands)
+    n_items = b.shape[1]
+    if a.shape[1] != b.shape[0] or b.shape[1] != len(perm):
+        raise DataError(f"score_operands gave {a.shape} and {b.shape} matrices: their product is not users x items")
+    for m in (a, b):
+        m.sum_duplicates()  # a stored pair counted once, as in the dense product
+    ex_ptr, ex_idx = _exclusion_lists(exclude, a.shape[0])
+    _topk_product_kernel(users, a.indptr.astype(np.int64), a.indices, a.data.astype(np.float64),
+                         b.indptr.astype(np.int64), b.indices, b.data.astype(np.float64), n_items, k, perm, order,
+                         offsets, ex_ptr, ex_idx, out_items, out_scores, 4 * numba.get_num_threads())  # fmt: skip
 
 
 def recommend(
@@ -366,14 +383,17 @@ def recommend(
         if shortcut is not NotImplemented:
             items, scores = shortcut
             return np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    batch_size_given = batch_size
     if batch_size is None:
         batch_size = max(1, _BATCH_CELLS // n_items)
     elif batch_size < 1:
         raise ConfigError(f"batch_size must be positive, got {batch_size}")
     batch_size = min(batch_size, max(len(users), 1))
-    sparse = hasattr(model, "score_sparse")
+    operands = model.score_operands() if hasattr(model, "score_operands") else None
+    if operands is not None and batch_size_given is None:  # no score rows: batches only pace the progress
+        batch_size = max(1, -(-len(users) // 16))
     check_memory(  # the model's score rows (a float64 copy only when the model returns another type or layout)
-        0.0 if sparse else 8.0 * batch_size * n_items,
+        0.0 if operands is not None else 8.0 * batch_size * n_items,
         f"scoring {batch_size:,} users x {n_items:,} items at once",
         "pass a smaller batch_size or filter the items (min_item_ratings)",
     )
@@ -387,17 +407,12 @@ def recommend(
     for start in range(0, len(users), batch_size):
         stop = min(start + batch_size, len(users))
         batch = users[start:stop]
-        sub = None if excl is None else excl[batch]
-        if sparse:
-            s = model.score_sparse(batch)
-            if s.shape != (len(batch), n_items):
-                raise DataError(
-                    f"{type(model).__name__}.score_sparse returned shape {s.shape}, expected {(len(batch), n_items)}"
-                )
-            chosen = _topk_sparse_batch(s, k, perm, order, offsets[start:stop], sub)
-            out_items[start:stop], out_scores[start:stop] = chosen
+        if operands is not None:
+            _topk_product_batch(operands, batch, k, perm, order, offsets[start:stop], excl,
+                                out_items[start:stop], out_scores[start:stop])  # fmt: skip
             notify(stop, len(users), "recommend users")
             continue
+        sub = None if excl is None else excl[batch]
         # read, never written (NaN and the excluded items are skipped by the kernel): the model's own array,
         # which may be its state (a popularity row), is safe without a copy
         s = np.asarray(model.score(batch))
