@@ -193,3 +193,19 @@ def test_real_ncf_style_files_of_ml100k(tmp_path, ml100k_dir):
     assert all(len(line.split("\t")) == 100 for line in paths[1].read_text().splitlines()[:5])
     back = read_ncf_candidates(*paths, train, test)
     assert np.array_equal(back.negatives, cands.negatives)
+
+
+def test_evaluate_model_ranks_against_ncf_candidates(tmp_path):
+    from receval.evaluation import evaluate_model
+    from receval.recommenders import make
+
+    train, test = _split()
+    cands = read_ncf_candidates(*_files(tmp_path), train, test)
+    res = evaluate_model(make("biases"), train, test, ["ndcg@5", "hr@1(sampled=2)"], k=5, candidates=cands)
+    alone = evaluate_sampled(make("biases"), train, test, ["hr@1(sampled=2)"], candidates=cands)
+    assert res.summary["hr@1(sampled=2)"] == alone.summary["hr@1(sampled=2)"]
+    assert res.conventions.sampled["hr@1(sampled=2)"]["seed"] is None  # NCF's draw, not ours
+    with pytest.raises(Exception, match=r"asks for sampled=3, but the candidates given have sampled=2"):
+        evaluate_model(make("biases"), train, test, ["hr@1(sampled=3)"], candidates=cands)
+    with pytest.raises(Exception, match=r"none is asked; add one with their size, e.g. ndcg@10\(sampled=2\)"):
+        evaluate_model(make("biases"), train, test, ["ndcg@10"], candidates=cands)

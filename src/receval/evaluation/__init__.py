@@ -77,6 +77,7 @@ from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
 if TYPE_CHECKING:
     import pandas as pd
 
+    from receval.evaluation.candidates import Candidates
     from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
 __all__ = [
@@ -414,6 +415,7 @@ def evaluate_model(
     mar_sample: Interactions | pd.DataFrame | None = None,
     convention: str | None = None,
     cold_start: ColdStart = COLD_START_DEFAULT,
+    candidates: Candidates | None = None,
 ) -> EvaluationResult:
     """Fit a model on ``train``, rank and predict for the test users, evaluate: the one-shot protocol.
 
@@ -443,11 +445,11 @@ def evaluate_model(
       library's preset for every metric that names none). The lists are ranked by the
       model, ties in the seeded order above, so a preset's tie rule does not apply to
       them (``conventions.tie_break``: an item matrix as given).
-
     - **Sampled metrics** (``ndcg@10(sampled=100,correction=bv)``) rank each held-out
       positive against sampled negatives (:mod:`receval.evaluation.sampled`): the
       candidates are drawn once per design with ``seed``, before the model is fitted, and
-      shared by every metric of that design; the model scores only them
+      shared by every metric of that design — or are ``candidates`` (e.g. NCF's files,
+      :func:`receval.evaluation.sampled.read_ncf_candidates`); the model scores only them
       (``score_items``); ``conventions.sampled`` records each metric's design. Their
       per-user values are NaN for a user without a positive test item.
 
@@ -487,7 +489,14 @@ def evaluate_model(
         from receval.evaluation.sampled import plan_sampled
 
         plan = plan_sampled([(label, spec) for label, spec in specs if spec.sampled is not None], train, test,
-                            seed=seed, threshold=threshold, users=users, cold_start=policy)  # fmt: skip
+                            candidates=candidates, seed=seed, threshold=threshold, users=users,
+                            cold_start=policy)  # fmt: skip
+    elif candidates is not None:
+        raise MetricError(
+            "candidates= are ranked by sampled metrics, and none is asked; add one with their size, e.g. "
+            f"ndcg@10(sampled={candidates.n})",
+            parameters=["candidates"],
+        )
     rest = [(label, spec) for label, spec in specs if spec.sampled is None]
     if not fitted:
         t0 = time.perf_counter()
