@@ -285,3 +285,14 @@ def test_cli_json_and_run_honours_tune(tmp_path, capsys):
     assert main(["run", str(cfg), "--out", str(tmp_path / "run"), "--quick"]) == 0
     assert "default and tuned on test" in capsys.readouterr().out
     assert json.loads((tmp_path / "run" / "tune.json").read_text())["algorithms"]["toy/biases"]["trials"] == 4
+
+
+def test_missing_optuna_is_named_with_its_extra(tmp_path, monkeypatch):
+    import sys
+
+    from receval.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "optuna", None)  # `import optuna` now raises ImportError
+    with pytest.raises(ConfigError, match=r"pip install 'receval\[tune\]'"):
+        tune_experiment(_config(tmp_path), out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
