@@ -106,6 +106,27 @@ def test_sampled_values_recomputed_from_the_recorded_samples(generated):
             assert got == pytest.approx(_ndcg(ranks))
 
 
+def test_sampled_and_bv_values_are_those_of_evaluate_sampled_on_the_same_candidates(generated):
+    from receval.evaluation.candidates import draw_candidates
+    from receval.evaluation.sampled import evaluate_sampled
+    from receval.recommenders import clone
+
+    study = sampled_study(generated, ["item-knn", "popularity"], n=30, repeats=2, corrections=["none", "bv"], seed=4)
+    train, test = split_by_name(generated, "loo", seed=4)[0]
+    n_items = study.conventions["mean_full_list"]
+    v = study.values
+    for repeat, seed in enumerate(study.conventions["sample"]["seeds"]):
+        cands = draw_candidates(train, test, 30, seed=seed)
+        for name in ("item-knn", "popularity"):
+            model = clone(make(name), seed=4).fit(train)
+            metrics = ["ndcg@10(sampled=30)", "recall@10(sampled=30,correction=bv)"]
+            result = evaluate_sampled(model, train, test, metrics, candidates=cands, fitted=True, threshold=1)
+            assert result.conventions.sampled[metrics[0]]["n_items"] == pytest.approx(n_items, abs=0.5)
+            mine = v[(v.system == name) & (v.repeat == repeat)].set_index(["metric", "estimate"])["value"]
+            assert mine[("ndcg@10", "sampled")] == pytest.approx(result.summary[metrics[0]], abs=1e-12)
+            assert mine[("recall@10", "bv")] == pytest.approx(result.summary[metrics[1]], abs=1e-9)
+
+
 def test_full_value_is_the_full_catalogue_metric_of_evaluate_model(generated):
     from receval.evaluation import evaluate_model
 

@@ -56,6 +56,7 @@ import scipy.sparse as sp
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.metrics import parse_metric
+from receval.metrics._definition import SAMPLED_METRICS
 from receval.progress import Progress, progress_to
 from receval.split import split_by_name
 from receval.stats.sampled import SUPPORTED, check_correction, estimate, rank_metric, sampled_ranks
@@ -86,16 +87,6 @@ DEFAULT_SYSTEMS = ("popularity", "item-knn", "user-knn", "mf", "hkv", "ease", "r
 UNCORRECTED = "sampled"
 """The label of the uncorrected sampled estimate (correction ``none``) in tables and JSON."""
 
-# metric names of the registry -> the one-relevant-item metric of receval.stats.sampled (HR@k is recall@k)
-_RANK_METRICS = {
-    "recall": "recall",
-    "hit_rate": "recall",
-    "precision": "precision",
-    "ndcg": "ndcg",
-    "mrr": "mrr",
-    "map": "ap",
-    "auc": "auc",
-}
 _BATCH_CELLS = 1 << 22  # score cells per batch of test users (32 MB of float64)
 
 
@@ -137,7 +128,7 @@ def check_study_metrics(metrics: Sequence[str], option: str = "metrics") -> list
         raise ConfigError(f"{option}= names no metric; give one, e.g. ndcg@10", parameters=[option])
     for text in metrics:
         metric = parse_metric(text)
-        name = _RANK_METRICS.get(metric.name)
+        name = SAMPLED_METRICS.get(metric.name)
         if name is None:
             raise ConfigError(
                 f"{text} in {option}= has no sampled form; use recall, precision, ndcg, mrr, map or auc",
