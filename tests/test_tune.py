@@ -296,3 +296,13 @@ def test_missing_optuna_is_named_with_its_extra(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match=r"pip install 'receval\[tune\]'"):
         tune_experiment(_config(tmp_path), out=tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_ray_makes_the_same_choices(tmp_path):
+    pytest.importorskip("ray")
+    cfg = _config(tmp_path, _BASE.replace("seed = 5", "seed = 5\nparallel = 2"))
+    local = tune_experiment(cfg, out=tmp_path / "local")
+    ray = tune_experiment(cfg, out=tmp_path / "ray", executor="ray", jobs=1)
+    assert _choices(local) == _choices(ray)
+    assert local.trials["params"].tolist() == ray.trials["params"].tolist()
