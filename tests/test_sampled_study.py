@@ -225,3 +225,49 @@ def test_bad_arguments_fail_before_any_fit(generated):
     ]:
         with pytest.raises((ConfigError, ValueError), match=words):
             sampled_study(generated, model, **kwargs)
+
+
+def test_sampled_protocol_in_the_runner(tmp_path):
+    """Each task is one recommender; every recommender of the grid is ranked against the same samples."""
+    from receval.experiment import ResultStore, run_experiment
+
+    config = tmp_path / "sampled.toml"
+    config.write_text(
+        """\
+name = "sampled"
+seeds = [0]
+metrics = ["ndcg@10", "recall@10"]
+
+[datasets.toy]
+generate = { n_users = 120, n_items = 400, n_ratings = 5000, n_aspects = 0, user_activity_sigma = 0.5, seed = 2 }
+
+[split]
+method = "loo-random"
+
+[protocol]
+name = "sampled"
+n = 40
+repeats = 3
+corrections = ["none", "bv"]
+
+[recommenders.popularity]
+[recommenders.item-knn]
+"""
+    )
+    report = run_experiment(config, out=tmp_path / "out")
+    assert (report.ok, report.failed) == (2, 0)
+    store = ResultStore(tmp_path / "out")
+    aggregates = store.read("aggregates").merge(store.read("tasks")[["task_id", "recommender"]], on="task_id")
+    wanted = {f"{m}|{e}" for m in ("ndcg@10", "recall@10") for e in ("full", "sampled", "bv", "sampled|std", "bv|std")}
+    assert wanted <= set(aggregates["metric"])
+    # the same numbers as the study over both systems at once (the same split, seed and samples)
+    from receval.data.synthetic import generate
+
+    data = generate(n_users=120, n_items=400, n_ratings=5000, n_aspects=0, user_activity_sigma=0.5, seed=2)
+    study = sampled_study(data, ["popularity", "item-knn"], n=40, repeats=3, corrections=["none", "bv"],
+                          split="loo-random", seed=0)  # fmt: skip
+    frame = study.to_frame().set_index(["system", "metric", "estimate"])
+    stored = aggregates.set_index(["recommender", "metric"])["value"]
+    for system in ("popularity", "item-knn"):
+        assert stored[(system, "ndcg@10|full")] == pytest.approx(frame.loc[(system, "ndcg@10", "bv"), "full"])
+        assert stored[(system, "recall@10|bv")] == pytest.approx(frame.loc[(system, "recall@10", "bv"), "mean"])
