@@ -69,7 +69,8 @@ def test_default_topn_lists_beat_popularity_on_u1(ml100k_dir):
     from receval.recommenders.registry import ALGORITHMS
 
     personalised = [name for name in ALGORITHMS if name not in NOT_PERSONALISED + ONLINE_ONLY]
-    assert personalised == ["user-knn", "item-knn", "mf", "hkv"]  # a new algorithm must be placed in a group
+    # a new algorithm must be placed in a group
+    assert personalised == ["user-knn", "item-knn", "mf", "hkv", "ease", "slim", "p3alpha", "rp3beta", "ials"]
     for name in ONLINE_ONLY:
         with pytest.raises(ConfigError, match="threshold"):
             make(name).fit(_u1(ml100k_dir)[0])
