@@ -493,7 +493,7 @@ def parse_config(
     slices = _slices(chk, effective.get("slices", {}))
     tune = None
     if "tune" in effective:
-        tune, recommenders = _tune(chk, effective, split, recommenders, metrics, proto)
+        tune, recommenders = _tune(chk, effective, split, recommenders, metrics, proto, seeds[0])
     else:
         for label in recommenders:
             for key in ("space", "trials", "seconds"):
@@ -722,8 +722,12 @@ def _tune(
     recommenders: dict[str, RecommenderSpec],
     metrics: tuple[str, ...],
     proto: Any,
+    first_seed: int,
 ) -> tuple[TuneSpec, dict[str, RecommenderSpec]]:
-    """The ``[tune]`` section and every recommender's search space, checked before any trial."""
+    """The ``[tune]`` section and every recommender's search space, checked before any trial.
+
+    The tune seed defaults to the first of the configuration's ``seeds``.
+    """
     from receval.metrics import parse_metric
     from receval.metrics.registry import metric_direction
 
@@ -757,7 +761,10 @@ def _tune(
             "or leave it out for tune.sqlite3 in the output folder",
         )
     parallel = chk.value(check_count, table.get("parallel", 1), "tune.parallel", where=(*where, "parallel"))
-    seed = chk.value(check_seed, table.get("seed", 0), "tune.seed", where=(*where, "seed"))
+    seed = chk.value(check_seed, table.get("seed", first_seed), "tune.seed", where=(*where, "seed"))
+    for key, value in effective.get("protocol", {}).items():
+        if isinstance(value, list):
+            raise chk.fail(("protocol", key), f"protocol.{key} is a grid axis; a tuned comparison takes one value")
     validation = _validation_split(chk, table.get("validation"), split, "test_path" in table)
     out = {}
     for label, rec in recommenders.items():
