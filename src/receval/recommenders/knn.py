@@ -573,9 +573,9 @@ class _KNN(Recommender):
         means = (self.means_, y_means)
         if weighted is not r:  # the centred similarities centre the weighted ratings (Dacrema et al.'s order)
             with np.errstate(invalid="ignore", divide="ignore"):
-                means = tuple(
-                    np.nan_to_num(np.bincount(e, weights=weighted, minlength=n) / count)
-                    for e, n, count in ((x, n_x, x_count), (y, n_y, y_count))
+                means = (
+                    np.nan_to_num(np.bincount(x, weights=weighted, minlength=n_x) / x_count),
+                    np.nan_to_num(np.bincount(y, weights=weighted, minlength=n_y) / y_count),
                 )
         alpha = float(self.asymmetric_alpha)
         normalize = bool(self.normalize)  # a named similarity serves both tasks; auto's Pearson is co-rated
