@@ -93,7 +93,7 @@ def test_bad_input_is_refused():
         best_per_algorithm(_grid(), tau="c")
     with pytest.raises(ConfigError, match="t=0 must be a positive round"):
         best_per_algorithm(_grid(), t=0)
-    with pytest.raises(MetricError, match="unknown metric .lucky."):
+    with pytest.raises(MetricError, match="unknown metric 'lucky'"):
         best_per_algorithm(_grid(), metrics=("lucky", "fallout"))
 
 

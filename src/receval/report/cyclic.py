@@ -183,7 +183,8 @@ def store_best_per_algorithm(store: Any, t: int | None = DEFAULT_ROUND, tau: str
     >>> from receval.experiment import parse_config, run_experiment
     >>> text = 'name = "g"\\nmetrics = ["recall", "fallout"]\\n[datasets.toy]\\n'
     >>> text += 'generate = { n_users = 30, n_items = 20, n_ratings = 300 }\\nthreshold = 4\\n'
-    >>> text += '[recommenders.pop]\\nalgorithm = "popularity"\\n[recommenders.eg]\\nalgorithm = "item-bandit-egreedy"\\n'
+    >>> text += '[recommenders.pop]\\nalgorithm = "popularity"\\n'
+    >>> text += '[recommenders.eg]\\nalgorithm = "item-bandit-egreedy"\\n'
     >>> text += 'params = { epsilon = [0.1, 0.3] }\\n[protocol]\\nname = "cyclic"\\nrounds = 3\\npreset = "thesis"\\n'
     >>> report = run_experiment(parse_config(text), out=tempfile.mkdtemp(), processes=False)
     >>> sel = store_best_per_algorithm(report.store)
