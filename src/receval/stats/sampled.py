@@ -55,7 +55,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from receval.errors import ConfigError
-from receval.validate import check_count, check_number
+from receval.validate import check_count, check_memory, check_number
 from receval.vocabulary import SAMPLED_CORRECTIONS, SAMPLING_SCHEMES, sampled_word
 
 __all__ = [
@@ -219,6 +219,9 @@ def sampled_ranks(
 # ----------------------------------------------------------------------------- the sampling law
 @lru_cache(maxsize=16)
 def _transition(n_sampled: int, n_items: int) -> np.ndarray:
+    # the estimators hold the table and a few products of its size (EM: two per step)
+    check_memory(3 * 8.0 * n_items * (n_sampled + 1), f"the {n_items} x {n_sampled + 1} table of P(r~ | r)",
+                 "estimate over a smaller catalogue (n_items) or use correction=none")  # fmt: skip
     r = np.arange(1, n_items + 1, dtype=np.float64)
     table = stats.binom.pmf(np.arange(n_sampled + 1)[None, :], n_sampled, ((r - 1) / (n_items - 1))[:, None])
     table.flags.writeable = False
@@ -500,7 +503,11 @@ def rank_distribution(counts: np.ndarray | Any, *, n_sampled: int, n_items: int,
       of observed ranks minus one (its expectation for a correct model), or after 5000 steps.
     - ``mes`` keeps, among distributions that fit, the one of maximum entropy: it minimises
       ``U ||Aᵀ π - h||² - H(π)`` (the squared distance in units of its sampling noise, about
-      ``1/U``) over the simplex, by L-BFGS on softmax parameters from the uniform distribution.
+      ``1/U``) over the simplex, through its Fenchel dual: ``π = softmax(-A θ)`` for the ``n + 1``
+      numbers ``θ`` maximising ``-logsumexp(-A θ) - θ·h - ||θ||²/(4U)`` (L-BFGS from ``θ = 0``).
+      The entropy spreads the mass evenly over full ranks the sample cannot tell apart (those
+      of one sampled rank), so for systems whose ranks crowd the top of the catalogue
+      ``mes`` underestimates top-heavy metrics.
 
     Jin et al. tune the balance of fit and entropy; the stopping rule and the weight ``1/U``
     are our choices, with the reason above.
@@ -554,18 +561,21 @@ def _em(a: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 
 def _max_entropy(a: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    # The Fenchel dual of min_π U ||Aᵀπ - h||² - H(π) over the simplex: with U ||v||² = max_θ θ·v - ||θ||²/(4U)
+    # and min_π (Aθ)·π - H(π) = -logsumexp(-Aθ), it is max_θ -logsumexp(-Aθ) - θ·h - ||θ||²/(4U), smooth,
+    # strongly concave and of n + 1 numbers only; π = softmax(-Aθ) at its maximum.
     n_rows = counts.sum()
     h = counts / n_rows
 
-    def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        pi = _softmax(theta)
-        resid = a.T @ pi - h
-        logp = np.log(np.maximum(pi, 1e-300))
-        grad_pi = 2.0 * n_rows * (a @ resid) + (logp + 1.0)
-        return n_rows * float(resid @ resid) + float(pi @ logp), pi * (grad_pi - pi @ grad_pi)
+    def negated(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        z = -(a @ theta)
+        top = special.logsumexp(z)
+        pi = np.exp(z - top)
+        return float(top + theta @ h + theta @ theta / (4.0 * n_rows)), h + theta / (2.0 * n_rows) - a.T @ pi
 
-    found = optimize.minimize(loss, np.zeros(a.shape[0]), jac=True, method="L-BFGS-B", options={"maxiter": 2000})
-    return _softmax(found.x)
+    found = optimize.minimize(negated, np.zeros(a.shape[1]), jac=True, method="L-BFGS-B",
+                              options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10})  # fmt: skip
+    return _softmax(-(a @ found.x))
 
 
 def _softmax(theta: np.ndarray) -> np.ndarray:
