@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,16 +34,28 @@ import pandas as pd
 from receval.atomic import publish, write_frame, write_text
 from receval.report.html import Report
 from receval.report.style import figure, series_style
-
-if TYPE_CHECKING:
-    from receval.studies.sampled import SampledStudy
+from receval.studies.sampled import SampledStudy, estimate_label
+from receval.vocabulary import SAMPLED_CORRECTIONS
 
 __all__ = ["errors_figure", "estimates_figure", "tau_figure", "write_outputs"]
+
+# the estimates in the vocabulary's order (``sampled`` for the uncorrected one): one look each, in every figure
+_ORDER = [estimate_label(c) for c in SAMPLED_CORRECTIONS]
+
+
+def _rank(estimate: str) -> int:
+    return _ORDER.index(estimate) if estimate in _ORDER else len(_ORDER)
+
+
+def _style(estimate: str) -> dict[str, Any]:
+    return series_style(_rank(estimate))
 
 def estimates_figure(summary: pd.DataFrame) -> Any:
     """Per metric a panel: each estimate's mean (± its spread over samples) against the full value, per system.
 
-    ``summary`` is :meth:`~receval.studies.sampled.SampledStudy.to_frame`'s table.
+    ``summary`` is :meth:`~receval.studies.sampled.SampledStudy.to_frame`'s table. An estimate
+    outside the metric's range (an unstable correction) is left off the panel, and its legend
+    entry says for how many systems, so that the others stay readable.
 
     Returns
     -------
@@ -53,19 +65,27 @@ def estimates_figure(summary: pd.DataFrame) -> Any:
     Examples
     --------
     >>> s = pd.DataFrame({"system": ["a", "b"], "metric": "ndcg@10", "estimate": "sampled", "full": [0.1, 0.2],
-    ...                   "mean": [0.4, 0.6], "std": [0.01, 0.02]})
-    >>> [ax.get_xlabel() for ax in estimates_figure(s).axes]
-    ['ndcg@10, full catalogue']
+    ...                   "mean": [0.4, 3e7], "std": [0.01, 0.02]})
+    >>> ax = estimates_figure(s).axes[0]
+    >>> ax.get_xlabel(), sorted(t.get_text() for t in ax.get_legend().get_texts())
+    ('ndcg@10, full catalogue', ['estimate = full', 'sampled (1 off the panel)'])
     """
+    from receval.metrics import parse_metric
+
     metrics = list(dict.fromkeys(summary["metric"]))
     fig, axes = figure(1, len(metrics), width=4.2, height=3.6)
     for ax, metric in zip(axes[0], metrics, strict=True):
         rows = summary[summary["metric"] == metric]
-        for i, (est, group) in enumerate(rows.groupby("estimate", sort=False)):
-            style = series_style(i)
-            ax.errorbar(group["full"], group["mean"], yerr=np.nan_to_num(group["std"].to_numpy(dtype=float)),
-                        linestyle="none", marker=style["marker"], color=style["color"], capsize=2, label=est)
-        values = pd.concat([rows["full"], rows["mean"]]).to_numpy(dtype=float)
+        low, high = parse_metric(metric).definition.bounds or (-np.inf, np.inf)
+        inside = rows[(rows["mean"] >= low) & (rows["mean"] <= high)]
+        for est, group in rows.groupby("estimate", sort=False):
+            style = _style(str(est))
+            shown = inside[inside["estimate"] == est]
+            off = len(group) - len(shown)
+            ax.errorbar(shown["full"], shown["mean"], yerr=np.nan_to_num(shown["std"].to_numpy(dtype=float)),
+                        linestyle="none", marker=style["marker"], color=style["color"], capsize=2,
+                        label=f"{est} ({off} off the panel)" if off else est)  # fmt: skip
+        values = pd.concat([inside["full"], inside["mean"]]).to_numpy(dtype=float)
         values = values[np.isfinite(values)]
         if values.size:
             lo, hi = float(values.min()), float(values.max())
@@ -76,9 +96,12 @@ def estimates_figure(summary: pd.DataFrame) -> Any:
     return fig
 
 
-def _bars(kendall: pd.DataFrame, column: str, spread: str | None, ylabel: str, limits: tuple[float, float] | None):
+def _bars(
+    kendall: pd.DataFrame, column: str, spread: str | None, ylabel: str, limits: tuple[float, float] | None,
+    *, log: bool = False,
+):
     metrics = list(dict.fromkeys(kendall["metric"]))
-    estimates = list(dict.fromkeys(kendall["estimate"]))
+    estimates = sorted(dict.fromkeys(kendall["estimate"]), key=_rank)
     fig, axes = figure(width=max(4.0, 0.45 * len(metrics) * len(estimates) + 2.5), height=3.4)
     ax = axes[0, 0]
     width = 0.8 / max(len(estimates), 1)
@@ -87,18 +110,23 @@ def _bars(kendall: pd.DataFrame, column: str, spread: str | None, ylabel: str, l
         heights = rows[column].to_numpy(dtype=float)
         errors = None if spread is None else np.nan_to_num(rows[spread].to_numpy(dtype=float))
         ax.bar(np.arange(len(metrics)) + (i - (len(estimates) - 1) / 2) * width, np.nan_to_num(heights), width,
-               yerr=errors, capsize=2, color=series_style(i)["color"], label=est)
+               yerr=errors, capsize=2, color=_style(est)["color"], label=est)
     ax.axhline(0.0, color="0.3", linewidth=0.6)
     ax.set_xticks(np.arange(len(metrics)), metrics, rotation=30, ha="right")
     if limits is not None:
         ax.set_ylim(*limits)
+    if log:
+        ax.set_yscale("log")
     ax.set_ylabel(ylabel)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return fig
 
 
 def errors_figure(kendall: pd.DataFrame) -> Any:
-    """Mean absolute error of each estimate against the full value, grouped by metric.
+    """Mean absolute error of each estimate against the full value, grouped by metric, on a log scale.
+
+    The errors of the estimates differ by orders of magnitude (the uncorrected sampled
+    metric is several times the full one; an unstable correction far more), hence the scale.
 
     Returns
     -------
@@ -108,10 +136,10 @@ def errors_figure(kendall: pd.DataFrame) -> Any:
     Examples
     --------
     >>> k = pd.DataFrame({"metric": "ndcg@10", "estimate": ["sampled", "bv"], "mae": [0.3, 0.02]})
-    >>> errors_figure(k).axes[0].get_ylabel()
-    'mean absolute error vs full'
+    >>> errors_figure(k).axes[0].get_ylabel(), errors_figure(k).axes[0].get_yscale()
+    ('mean absolute error vs full', 'log')
     """
-    return _bars(kendall, "mae", None, "mean absolute error vs full", None)
+    return _bars(kendall, "mae", None, "mean absolute error vs full", None, log=True)
 
 
 def tau_figure(kendall: pd.DataFrame) -> Any:
