@@ -93,7 +93,9 @@ few GB.
 
 Speed: the similarity rows, the scores and :func:`~receval.recommenders.recommend`'s top-k selection run
 on all cores (numba ``prange``; ``NUMBA_NUM_THREADS`` caps them), a row at a time per thread with its own
-buffers, so the results are the same bits whatever the number of threads.
+buffers, so the results are the same bits whatever the number of threads. Numba runs them on its OpenMP
+layer, which a forked child of a process that has used it cannot use: pools of worker processes must be
+started by spawn or forkserver (loky, Dask and Ray do).
 
 Examples
 --------
