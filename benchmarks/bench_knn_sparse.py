@@ -72,11 +72,11 @@ def main() -> None:
     ItemKNN(k=args.k, mode="sparse").fit(generate(50, 40, 500, n_aspects=0, seed=0))  # numba compilation
     start, cpu = time.perf_counter(), time.process_time()
     model = ItemKNN(k=args.k, mode="sparse").fit(data)
-    model.neighbours_  # made on first use: part of the fit here
+    neighbours = model.neighbours_  # made on first use: part of the fit here
     fit, fit_cpu = time.perf_counter() - start, time.process_time() - cpu
     print(
         f"fit ItemKNN(k={args.k}, mode='sparse'): {fit:.1f} s wall, {fit_cpu:.1f} s CPU, "
-        f"{model.neighbours_.nnz:,} neighbour entries, peak {_peak_gb():.2f} GB"
+        f"{neighbours.nnz:,} neighbour entries, peak {_peak_gb():.2f} GB"
     )
     start, cpu = time.perf_counter(), time.process_time()
     items, _ = recommend(model, np.arange(data.n_users), 10, exclude=data)
