@@ -314,3 +314,19 @@ def test_a_protocol_grid_is_refused_and_the_seed_defaults_to_the_first_of_seeds(
     assert "line 13: protocol.k is a grid axis" in capsys.readouterr().err
     text = "seeds = [7, 8]\n" + _BASE.replace("seed = 5\n", "")
     assert load_config(_config(tmp_path, text)).tune.seed == 7
+
+
+def test_a_larger_budget_continues_the_same_study_in_a_named_storage(tmp_path):
+    db = tmp_path / "elsewhere" / "studies.db"
+    db.parent.mkdir()
+    text = _BASE.replace("seed = 5", f'seed = 5\nstorage = "sqlite:///{db.as_posix()}"')
+    cfg = _config(tmp_path, text)
+    short = tune_experiment(cfg, out=tmp_path / "out", trials=2)
+    longer = tune_experiment(cfg, out=tmp_path / "out", trials=4)
+    assert db.exists() and not (tmp_path / "out" / "tune.sqlite3").exists()
+    for key in short.summary["algorithms"]:
+        first = short.trials[short.trials["study"] == key]["params"].tolist()
+        assert longer.trials[longer.trials["study"] == key]["params"].tolist()[:2] == first
+    assert {r["trials"] for r in longer.summary["algorithms"].values()} == {4}
+    fresh = tune_experiment(_config(tmp_path, _BASE, "fresh.toml"), out=tmp_path / "fresh", trials=4)
+    assert fresh.trials["params"].tolist() == longer.trials["params"].tolist()  # 2 then 4 trials = 4 at once
