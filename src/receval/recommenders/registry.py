@@ -29,7 +29,12 @@ Biases(item_damping=5.0, user_damping=10.0, clip=False)
 >>> make("biases", damping=3)
 Traceback (most recent call last):
 ...
-receval.errors.ConfigError: biases (Biases) has no parameter 'damping'; valid: item_damping, user_damping, clip
+receval.errors.ConfigError: biases (Biases) has no parameter 'damping'; valid: item_damping, user_damping, clip; \
+did you mean 'user_damping' or 'item_damping'?
+>>> make("item-knn", kk=20)
+Traceback (most recent call last):
+...
+receval.errors.ConfigError: item-knn (ItemKNN) has no parameter 'kk'; valid: k, similarity, ...; did you mean 'k'?
 >>> make("popularity", preset="cyclorec").count
 'any'
 >>> make("im-item-bandit-ts", preset="cyclorec")
@@ -41,6 +46,7 @@ beta0=0.0, unknown='ignore', draw_offset=1.0, threshold=None, seed=0)
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
 import typing
@@ -157,6 +163,15 @@ class AlgorithmInfo:
     cls: type
     params: dict[str, Any]
     summary: str
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the choices close to a mistyped ``word`` (difflib's ratio >= 0.6), else ``""``.
+
+    The same cutoff as the unknown-metric message of :func:`receval.metrics.resolve_name`.
+    """
+    close = difflib.get_close_matches(word, list(choices), n=2, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _load(target: str) -> type[Any]:
@@ -277,16 +292,18 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
     'any'
     """
     if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}")
+        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}{_did_you_mean(preset, PRESETS)}")
     lib, sep, cls_name = name.partition(":")
     if sep:
         if lib not in _ADAPTERS:
-            raise ConfigError(f"unknown adapter prefix {lib!r} in {name!r}; use one of {sorted(_ADAPTERS)}")
+            hint = _did_you_mean(lib, _ADAPTERS)
+            raise ConfigError(f"unknown adapter prefix {lib!r} in {name!r}; use one of {sorted(_ADAPTERS)}{hint}")
         adapter = _load(_ADAPTERS[lib])
         return adapter(cls_name, **{k: _nested_guess(v) for k, v in params.items()})
     if name not in ALGORITHMS:
         raise ConfigError(
             f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}, surprise:<Class>, implicit:<Class>"
+            f"{_did_you_mean(name, ALGORITHMS)}"
         )
     cls = _load(ALGORITHMS[name])
     fixed = FIXED.get(name, {})
@@ -298,8 +315,9 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
     label = f"{name} ({cls.__name__})"
     kwargs = {**fixed, **PRESETS[preset].get(name, {})}
     for key, value in params.items():
-        if key not in sig:
-            raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}")
+        if key not in sig:  # a name also given is no guess: the configuration's error points at the first quoted key
+            hint = _did_you_mean(key, [n for n in sig if n not in params])
+            raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}{hint}")
         kwargs[key] = _coerce(label, key, value, sig[key], hints.get(key))
         if key == "seed" and kwargs[key] is not None:
             check_seed(kwargs[key], f"{label}: seed")
@@ -331,7 +349,8 @@ def list_algorithms(names: Sequence[str] | None = None) -> list[AlgorithmInfo]:
     out = []
     for name in names or ALGORITHMS:
         if name not in ALGORITHMS:
-            raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
+            hint = _did_you_mean(name, ALGORITHMS)
+            raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}{hint}")
         cls = _load(ALGORITHMS[name])
         fixed = FIXED.get(name, {})
         params = {n: p.default for n, p in _signature(cls).items() if n not in fixed}
