@@ -120,6 +120,7 @@ from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
+from receval.recommenders.topn import _offer, _pop_all
 from receval.validate import check_memory
 
 __all__ = ["UserKNN", "ItemKNN"]
@@ -159,7 +160,8 @@ def _similarity_kernel(top_k: bool):
 
         Dense rows: written into ``out[r, :]`` (``upper``: only the entries ``xj > xi``, and the diagonal).
         Top-k: only its ``k`` most similar others with positive similarity (ties: the lower index) are kept,
-        into ``nb_cols[r]``/``nb_vals[r]`` (padded with -1), so no row of the matrix is ever kept whole.
+        in a heap as they are computed, into ``nb_cols[r]``/``nb_vals[r]`` (best first, padded with -1), so no
+        row of the matrix is ever kept whole.
 
         A pair's sums (count n, dot = Σ ri·rj and, for ``kind`` 0 Pearson and 1 cosine over the co-rated
         entries, Σ ri, Σ rj, Σ ri², Σ rj²) accumulate in ``acc[xj]`` in the order of y: x-lists are sorted by
@@ -180,8 +182,10 @@ def _similarity_kernel(top_k: bool):
         for c in numba.prange(n_chunks):
             acc = np.zeros((n_x, width))
             touched = np.empty(n_x, dtype=np.int64)
-            cols = np.empty(n_x if top_k else 0, dtype=np.int64)
-            vals = np.empty(n_x if top_k else 0)
+            # top-k: a heap of the k best (value, then the lower index) whose root is the worst kept
+            heap_vals = np.empty(max(k, 1))
+            heap_keys = np.empty(max(k, 1), dtype=np.int64)
+            heap_cols = np.empty(max(k, 1), dtype=np.int64)
             for r in range(c, n_rows, n_chunks):  # interleaved: rows of similar cost spread over the threads
                 xi = rows[r]
                 n_touched = 0
@@ -208,7 +212,7 @@ def _similarity_kernel(top_k: bool):
                             acc[xj, 3] += rj
                             acc[xj, 4] += ri * ri
                             acc[xj, 5] += rj * rj
-                m = 0
+                size = 0
                 for t in range(n_touched):
                     xj = touched[t]
                     n = acc[xj, 0]
@@ -239,24 +243,12 @@ def _similarity_kernel(top_k: bool):
                         acc[xj, f] = 0.0
                     if not top_k:
                         out[r, xj] = s
-                    elif s > 0:
-                        cols[m] = xj
-                        vals[m] = s
-                        m += 1
-                if not top_k:
+                    elif s > 0 and not (size == k and s < heap_vals[0]):
+                        size = _offer(heap_vals, heap_keys, heap_cols, size, k, s, xj, xj)
+                if top_k:
+                    _pop_all(heap_vals, heap_keys, heap_cols, size, k, nb_cols, nb_vals, r)
+                else:
                     out[r, xi] = 1.0
-                    continue
-                if m <= k:
-                    chosen = np.arange(m)
-                else:  # the k-th largest value; all above it, and the lowest indices among those equal to it
-                    kth = -np.partition(-vals[:m], k - 1)[k - 1]
-                    above = np.nonzero(vals[:m] > kth)[0]
-                    tied = np.nonzero(vals[:m] == kth)[0]
-                    tied = tied[np.argsort(cols[tied])][: k - len(above)]
-                    chosen = np.concatenate((above, tied))
-                for j in range(len(chosen)):
-                    nb_cols[r, j] = cols[chosen[j]]
-                    nb_vals[r, j] = vals[chosen[j]]
 
     return similarities
 
