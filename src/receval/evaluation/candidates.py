@@ -324,23 +324,42 @@ def _draw(
             draws = np.searchsorted(cumulative, rng.random((short.size, size)) * total, side="right")
             draws = np.minimum(draws, n_items - 1)
         merged = np.concatenate([chosen[short], draws], axis=1)
-        # keys per row (two rows of one user draw independently); the row's excluded items go first,
-        # so a draw is kept only when it is the first of its key: new, not excluded, not drawn before
-        blocked = _keys(excluded[users[short]], n_items)
-        flat = (np.arange(short.size, dtype=np.int64)[:, None] * (n_items + 1) + merged).ravel()
-        first = np.zeros(blocked.size + flat.size, dtype=bool)
-        first[np.unique(np.concatenate([blocked, flat]), return_index=True)[1]] = True
-        keep = (first[blocked.size :] & (merged.ravel() >= 0)).reshape(merged.shape)
-        keep &= np.cumsum(keep, axis=1) <= n
-        count = keep.sum(axis=1)
+        keep = _fresh(merged) & ~_blocked(excluded, users[short], merged)
+        slot = np.cumsum(keep, axis=1) - 1
+        keep &= slot < n
         # earlier picks come first in a row, so the kept entries in order are its picks so far
-        order = np.argsort(~keep, axis=1, kind="stable")[:, :n]
-        picked = np.take_along_axis(merged, order, axis=1)
-        picked[np.arange(n)[None, :] >= count[:, None]] = -1
-        chosen[short], have[short] = picked, count
+        row, col = np.nonzero(keep)
+        picked = np.full((short.size, n), -1, dtype=np.int64)
+        picked[row, slot[row, col]] = merged[row, col]
+        chosen[short], have[short] = picked, keep.sum(axis=1)
     for row in np.flatnonzero(have < n):
         chosen[row] = _draw_one(excluded, weights, int(users[row]), n, rng)
     return chosen.astype(np.int32)
+
+
+def _fresh(rows: np.ndarray) -> np.ndarray:
+    """Whether each entry is the first of its value in its row (and not the -1 of an empty slot)."""
+    order = np.argsort(rows, axis=1, kind="stable")  # stable: of equal values the earliest comes first
+    ordered = np.take_along_axis(rows, order, axis=1)
+    later = np.zeros(rows.shape, dtype=bool)
+    later[:, 1:] = ordered[:, 1:] == ordered[:, :-1]
+    fresh = np.empty(rows.shape, dtype=bool)
+    np.put_along_axis(fresh, order, ~later, axis=1)
+    return fresh & (rows >= 0)
+
+
+def _blocked(excluded: sp.csr_matrix, users: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Whether each entry of ``rows`` (row i drawn for ``users[i]``) is one of that user's excluded items."""
+    out = np.zeros(rows.shape, dtype=bool)
+    n_items = excluded.shape[1]
+    step = max(1, (1 << 24) // n_items)  # a dense bitmap of step x n_items booleans per chunk of rows
+    for start in range(0, len(users), step):
+        part = excluded[users[start : start + step]]
+        bitmap = np.zeros(part.shape, dtype=bool)
+        bitmap[np.repeat(np.arange(part.shape[0]), np.diff(part.indptr)), part.indices] = True
+        chunk = rows[start : start + step]
+        out[start : start + step] = bitmap[np.arange(part.shape[0])[:, None], np.maximum(chunk, 0)]
+    return out
 
 
 def _keys(excluded: sp.csr_matrix, n_items: int) -> np.ndarray:
