@@ -267,3 +267,33 @@ def test_sparse_scores_give_the_lists_of_the_dense_rows(cls, centered, k, seed):
         np.testing.assert_array_equal(got[1], expected[1])
     if centered:  # the case is met: negative scores exist
         assert (model.score(users) < 0).any()
+
+
+def test_any_model_with_score_operands_ranks_as_its_product_and_refuses_unknown_users():
+    import scipy.sparse as sp
+
+    from receval.errors import ColdStartError
+
+    rng = np.random.default_rng(3)
+    rows, cols = rng.integers(0, 30, 200), rng.integers(0, 12, 200)  # repeated pairs: summed, as scipy does
+    a = sp.coo_matrix((rng.normal(size=200), (rows, cols)), shape=(30, 12))
+    b = sp.random(12, 40, density=0.2, random_state=4, format="csr")
+
+    class Product:
+        n_users_, n_items_ = 30, 40
+
+        def score_operands(self):
+            return a, b
+
+        def score(self, users):
+            return (a.tocsr()[np.asarray(users)] @ b).toarray()
+
+    model = Product()
+    users = np.arange(30)
+    exclude = sp.random(30, 40, density=0.1, random_state=5, format="csr")
+    got = recommend(model, users, 8, exclude=exclude, seed=4)
+    expected = recommend(_DenseOnly(model), users, 8, exclude=exclude, seed=4)
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_allclose(got[1], expected[1], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ColdStartError, match="user index 30 is outside the 30 users Product was trained on"):
+        recommend(model, [0, 30], 3)

@@ -35,7 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError, NotFittedError
+from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
 from receval.progress import Progress, progress_to
 from receval.validate import check_memory
 from receval.vocabulary import ColdStart, cold_start_policy
@@ -275,12 +275,10 @@ def _exclusion_lists(exclude: sp.csr_matrix | None, n_rows: int) -> tuple[np.nda
 
 def _topk_product_batch(operands: tuple, users, k: int, perm, order, offsets, exclude, out_items, out_scores) -> None:
     """:func:`_topk_product_kernel` for ``users`` with ``operands`` = (A, B) and the whole exclusion matrix."""
-    a, b = (sp.csr_matrix(m) for m in operands)
+    a, b = operands
     n_items = b.shape[1]
     if a.shape[1] != b.shape[0] or b.shape[1] != len(perm):
         raise DataError(f"score_operands gave {a.shape} and {b.shape} matrices: their product is not users x items")
-    for m in (a, b):
-        m.sum_duplicates()  # a stored pair counted once, as in the dense product
     ex_ptr, ex_idx = _exclusion_lists(exclude, a.shape[0])
     _topk_product_kernel(users, a.indptr.astype(np.int64), a.indices, a.data.astype(np.float64),
                          b.indptr.astype(np.int64), b.indices, b.data.astype(np.float64), n_items, k, perm, order,
@@ -389,9 +387,18 @@ def recommend(
     elif batch_size < 1:
         raise ConfigError(f"batch_size must be positive, got {batch_size}")
     batch_size = min(batch_size, max(len(users), 1))
-    operands = model.score_operands() if hasattr(model, "score_operands") else None
-    if operands is not None and batch_size_given is None:  # no score rows: batches only pace the progress
-        batch_size = max(1, -(-len(users) // 16))
+    operands = None
+    if hasattr(model, "score_operands"):
+        operands = tuple(sp.csr_matrix(m) for m in model.score_operands())
+        for m in operands:
+            m.sum_duplicates()  # a pair stored twice is one entry (their sum), as the dense product makes it
+        bad = users[(users < 0) | (users >= operands[0].shape[0])]
+        if bad.size:  # the kernel reads A's rows unchecked: refused here, as score would
+            raise ColdStartError(
+                f"user index {bad[0]} is outside the {operands[0].shape[0]} users {type(model).__name__} was trained on"
+            )
+        if batch_size_given is None:  # no score rows: batches only pace the progress
+            batch_size = max(1, -(-len(users) // 16))
     check_memory(  # the model's score rows (a float64 copy only when the model returns another type or layout)
         0.0 if operands is not None else 8.0 * batch_size * n_items,
         f"scoring {batch_size:,} users x {n_items:,} items at once",
