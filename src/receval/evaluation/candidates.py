@@ -328,9 +328,9 @@ def _draw(
         slot = np.cumsum(keep, axis=1) - 1
         keep &= slot < n
         # earlier picks come first in a row, so the kept entries in order are its picks so far
-        row, col = np.nonzero(keep)
+        at, col = np.nonzero(keep)
         picked = np.full((short.size, n), -1, dtype=np.int64)
-        picked[row, slot[row, col]] = merged[row, col]
+        picked[at, slot[at, col]] = merged[at, col]
         chosen[short], have[short] = picked, keep.sum(axis=1)
     for row in np.flatnonzero(have < n):
         chosen[row] = _draw_one(excluded, weights, int(users[row]), n, rng)
