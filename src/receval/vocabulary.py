@@ -27,7 +27,8 @@ configuration's ``convention``, ``evaluate(..., convention=NAME)`` and a metric 
 
 **Sampled evaluation** (:data:`SAMPLING_SCHEMES`, :data:`SAMPLE_SHAPES`,
 :data:`SAMPLED_CORRECTIONS`): how negatives are drawn, whether a sample belongs to a test
-item or to a user, and the estimate of the full-catalogue metric from sampled ranks; the
+item or to a user, and the estimate of the full-catalogue metric from sampled ranks
+(:data:`UNIFORM_ONLY_CORRECTIONS`: the estimates valid only for uniform draws); the
 same words in metric strings (``sampling=``, ``correction=``), the command line, a
 configuration and :mod:`receval.evaluation.candidates` / :mod:`receval.stats.sampled`
 (docs/sampled_estimators.md).
@@ -72,6 +73,7 @@ __all__ = [
     "SplitMethod",
     "TEST_NAMES",
     "TestName",
+    "UNIFORM_ONLY_CORRECTIONS",
     "cold_start_policy",
     "sampled_word",
     "split_method",
@@ -97,6 +99,9 @@ SAMPLE_SHAPES: tuple[str, ...] = ("per-item", "per-user")
 SAMPLED_CORRECTIONS: tuple[str, ...] = ("none", "ls", "bv", "mapping", "mle", "mes")
 """Estimates of the full-catalogue metric from sampled ranks: uncorrected, Krichene & Rendle's least squares and
 bias-variance, Li et al.'s mapping, Jin et al.'s maximum likelihood and maximum entropy."""
+UNIFORM_ONLY_CORRECTIONS: tuple[str, ...] = ("ls", "bv", "mapping", "mle", "mes")
+"""The corrections that rest on the binomial law of uniformly drawn negatives (every one but ``none``): a metric
+string, a configuration or a command asking one with ``sampling=popularity`` is refused before any work."""
 
 TestName = Literal["ttest", "wilcoxon", "permutation"]
 Correction = Literal["bonferroni", "holm", "bh", "none"]

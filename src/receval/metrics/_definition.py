@@ -27,7 +27,13 @@ import numpy as np
 
 from receval.errors import MetricError, ReceValError
 from receval.metrics.conventions import CONVENTION_PARAM, LIBRARIES, convention_name, preset_params
-from receval.vocabulary import SAMPLE_SHAPES, SAMPLED_CORRECTIONS, SAMPLING_SCHEMES, sampled_word
+from receval.vocabulary import (
+    SAMPLE_SHAPES,
+    SAMPLED_CORRECTIONS,
+    SAMPLING_SCHEMES,
+    UNIFORM_ONLY_CORRECTIONS,
+    sampled_word,
+)
 
 if TYPE_CHECKING:
     from receval.metrics._input import MetricInput
@@ -518,6 +524,13 @@ def _sampled_params(definition: MetricDefinition, params: Mapping[str, Any], lab
                 out[key] = sampled_word(key, "none" if out[key] is None else out[key], vocabulary)
     except ReceValError as exc:
         raise MetricError(f"metric {label!r}: {exc}") from None
+    # refused here, not only when the ranks are estimated: every surface parses the metric before any work
+    scheme, correction = out.get("sampling", SAMPLED_DEFAULTS["sampling"]), out.get("correction")
+    if correction in UNIFORM_ONLY_CORRECTIONS and scheme != SAMPLING_SCHEMES[0]:
+        raise MetricError(
+            f"metric {label!r}: correction={correction} assumes uniformly sampled negatives, but sampling={scheme}; "
+            f"write sampling={SAMPLING_SCHEMES[0]} or correction={SAMPLED_CORRECTIONS[0]}"
+        )
     for key in ("exponent", "gamma"):
         value = out.get(key)
         number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
