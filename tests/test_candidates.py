@@ -8,6 +8,8 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from receval.data.interactions import Interactions
@@ -219,3 +221,27 @@ def test_train_and_test_of_two_id_spaces_are_refused() -> None:
     _, test = _split([("u", "a")], [("u", "c"), ("v", "d")])
     with pytest.raises(DataError, match="not over one id space"):
         draw_candidates(train, test, n=1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 14)), min_size=2, max_size=40, unique=True),
+    st.integers(1, 14),
+    st.sampled_from(["uniform", "popularity"]),
+    st.sampled_from(["per-item", "per-user"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_any_split_gets_valid_negatives_or_a_one_line_refusal(pairs, n, sampling, shape, seed) -> None:  # type: ignore[no-untyped-def]
+    rows = [(f"u{u}", f"i{i}") for u, i in pairs]
+    train, test = _split(rows[::2], rows[1::2])
+    owned = _owned(train, test)
+    drawable = set(range(len(test.item_ids))) if sampling == "uniform" else set(train.items.tolist())
+    open_items = {u: {i for i in drawable if (u, i) not in owned} for u in set(test.users.tolist())}
+    if n > min(len(v) for v in open_items.values()):
+        with pytest.raises(ConfigError, match="is larger: use a smaller n") as err:
+            draw_candidates(train, test, n=n, sampling=sampling, shape=shape, seed=seed)
+        assert "\n" not in str(err.value)
+        return
+    c = draw_candidates(train, test, n=n, sampling=sampling, shape=shape, seed=seed)
+    for user, row in zip(c.users.tolist(), c.negatives.tolist(), strict=True):
+        assert len(set(row)) == n and set(row) <= open_items[user]
