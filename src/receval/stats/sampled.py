@@ -174,7 +174,7 @@ def sampled_ranks(
         ``(n_rows,)`` (one held-out item per row) or ``(n_rows, m)`` (a user's ``m`` test
         items against the user's negatives; NaN pads a row with fewer).
     negative_scores
-        ``(n_rows, n)`` finite scores of the row's sampled negatives.
+        ``(n_rows, n)`` scores of the row's sampled negatives (``-inf`` is below every score; no NaN).
     ties
         One of :data:`TIES`.
 
@@ -198,9 +198,9 @@ def sampled_ranks(
             f"positive_scores {pos.shape} and negative_scores {neg.shape} do not match: give (n_rows,) or "
             "(n_rows, m) positives and (n_rows, n) negatives"
         )
-    if not np.isfinite(neg).all():
-        row = int(np.flatnonzero(~np.isfinite(neg).all(axis=1))[0])
-        raise ConfigError(f"negative_scores of row {row} are not all finite numbers; score every candidate")
+    if np.isnan(neg).any():
+        row = int(np.flatnonzero(np.isnan(neg).any(axis=1))[0])
+        raise ConfigError(f"negative_scores of row {row} hold NaN; score every candidate (-inf ranks an item last)")
     pos2 = pos.reshape(len(pos), -1)
     out = np.empty(pos2.shape)
     # rows in chunks: the comparison holds chunk x m x n booleans, not n_rows x m x n
