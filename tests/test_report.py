@@ -129,7 +129,7 @@ def test_bad_result_dirs_never_crash(tmp_path, case):
 
 def test_cyclic_coherence_metaeval_reports(tmp_path):
     html = build_report(rd.cyclic(tmp_path / "cyc"), tmp_path / "c.html").read_text()
-    assert "Kendall τ between the rankings by Recall and by Fallout" in html
+    assert "Kendall τ-b between the rankings by Recall and by Fallout" in html  # no preset: the standard τ-b
     assert "cumulative and normalised metrics" in html and "bandit3()" in html
     assert len(_images(html)) == 4  # data set, curves, tau, ranks
     html = build_report(rd.coherence(tmp_path / "coh"), tmp_path / "h.html").read_text()
@@ -207,3 +207,88 @@ def test_report_names_damaged_tasks_and_leaves_them_out(tmp_path) -> None:
     html = build_report(root, tmp_path / "r.html", dataset_overview=False).read_text()
     assert "1 damaged task(s)" in html and victim in html
     assert victim not in set(store.read_parts("task")["task_id"])
+
+
+def _tau_a(x: np.ndarray, y: np.ndarray) -> float:
+    """Kendall's τ-a by its definition: (concordant − discordant) pairs over all n(n − 1)/2 pairs."""
+    n = len(x)
+    signs = [np.sign(x[i] - x[j]) * np.sign(y[i] - y[j]) for i in range(n) for j in range(i + 1, n)]
+    return float(sum(signs) / (n * (n - 1) / 2))
+
+
+def test_trajectory_tau_figure_uses_the_variant_and_names_it(monkeypatch):
+    from scipy.stats import kendalltau
+
+    from receval.report import html as H
+
+    # a tie in Recall at round 1 (s0, s1): τ-a = 2/3 and τ-b = 2/√6 differ
+    recall = np.array([[0.1, 0.1, 0.3], [0.2, 0.3, 0.1]])
+    fallout = np.array([[0.05, 0.02, 0.01], [0.03, 0.03, 0.01]])
+    mean = pd.DataFrame(
+        [
+            {"system": f"s{s}", "round": r + 1, "recall": recall[r, s], "fallout": fallout[r, s]}
+            for s in range(3)
+            for r in range(2)
+        ]
+    )
+    drawn: list[pd.DataFrame] = []
+    plot = F.tau_plot
+    monkeypatch.setattr(H.F, "tau_plot", lambda taus: drawn.append(taus) or plot(taus))
+    labels: list[str] = []
+    close = H.close_figure
+    monkeypatch.setattr(H, "close_figure", lambda fig: labels.append(fig.axes[0].get_ylabel()) or close(fig))
+    expected = {
+        "a": [_tau_a(recall[r], -fallout[r]) for r in range(2)],  # a lower fallout ranks higher
+        "b": [kendalltau(recall[r], -fallout[r], variant="b").statistic for r in range(2)],
+    }
+    assert expected["a"][0] == pytest.approx(2 / 3) and expected["b"][0] == pytest.approx(2 / np.sqrt(6))
+    for variant in ("a", "b"):
+        rep = H.Report(title="t")
+        drawn.clear()
+        labels.clear()
+        H._trajectory_figures(rep, "toy", mean, variants={f"s{s}": variant for s in range(3)})
+        np.testing.assert_allclose(drawn[0]["recall_fallout"], expected[variant])
+        figure = next(p for p in rep.parts if 'id="fig-toy-tau"' in p)
+        assert f"Kendall τ-{variant} between the rankings" in figure
+        assert f"Kendall τ-{variant} (" in labels[1]  # the τ figure's axis, after the curves
+        assert not rep.notices
+    rep = H.Report(title="t")
+    H._trajectory_figures(rep, "toy", mean)  # no variant given: the standard preset's
+    assert any("Kendall τ-b between the rankings" in p for p in rep.parts)
+
+
+_CYCLIC = """\
+name = "tau"
+metrics = ["recall", "fallout"]
+[datasets.toy]
+generate = { n_users = 30, n_items = 20, n_ratings = 300, seed = 3 }
+threshold = 4
+[recommenders.pop]
+algorithm = "popularity"
+[recommenders.rand]
+algorithm = "random"
+[recommenders.eg]
+algorithm = "item-bandit-egreedy"
+[protocol]
+name = "cyclic"
+rounds = 3
+"""
+
+
+@pytest.mark.parametrize(
+    ("protocol", "figures"),
+    [
+        ('preset = "thesis"\n', {"toy-tau": "a"}),  # the thesis preset's τ-a
+        ('preset = "thesis"\ntau = "b"\n', {"toy-tau": "b"}),  # [protocol] tau wins over the preset
+        ("", {"toy-tau": "b"}),
+        ('tau = ["a", "b"]\n', {"toy-tau-a": "a", "toy-tau-b": "b"}),  # a grid over tau: one figure per variant
+    ],
+)
+def test_cyclic_report_takes_tau_from_the_configuration(tmp_path, protocol, figures):
+    from receval.experiment import parse_config, run_experiment
+
+    out = tmp_path / "results"
+    run_experiment(parse_config(_CYCLIC + protocol), out=out, processes=False)
+    html = build_report(out, tmp_path / "r.html", dataset_overview=False).read_text()
+    found = dict(re.findall(r'<figure id="fig-(toy-tau[^"]*)"><img alt="toy: Kendall τ-([ab]) between', html))
+    assert found == figures

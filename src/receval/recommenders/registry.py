@@ -66,6 +66,7 @@ __all__ = [
     "PRESETS",
     "SIMULATION_PRESETS",
     "AlgorithmInfo",
+    "simulation_option",
 ]
 
 _ITEM_BANDIT = "receval.recommenders.bandits.item:ItemBandit"
@@ -148,6 +149,30 @@ SIMULATION_PRESETS: dict[str, dict[str, Any]] = {
     name: {"refit_every": 10, "tau": "b", "test_fraction": 0.2} for name in PRESETS
 }
 SIMULATION_PRESETS["thesis"] |= {"refit_every": 1, "tau": "a"}
+
+
+def simulation_option(name: str, preset: str | None = None, value: Any = None) -> Any:
+    """A cyclic simulation option as a configuration resolves it: ``value`` when given, else the preset's.
+
+    Returns
+    -------
+    object
+        ``value``, or ``SIMULATION_PRESETS[preset][name]`` when ``value`` is None
+        (``preset`` None: ``standard``). An unknown preset or option is a ConfigError.
+
+    Examples
+    --------
+    >>> simulation_option("tau", "thesis"), simulation_option("tau", "thesis", "b"), simulation_option("tau")
+    ('a', 'b', 'b')
+    """
+    preset = "standard" if preset is None else preset
+    if preset not in SIMULATION_PRESETS:
+        hint = _did_you_mean(str(preset), SIMULATION_PRESETS)
+        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(SIMULATION_PRESETS)}{hint}")
+    options = SIMULATION_PRESETS[preset]
+    if name not in options:
+        raise ConfigError(f"{name!r} is not a simulation option of a preset; use one of {', '.join(options)}")
+    return options[name] if value is None else value
 
 _ADAPTERS = {
     "surprise": "receval.recommenders.adapters:SurpriseAdapter",

@@ -798,11 +798,39 @@ def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -
         rep.notice(f"{dataset}: no trajectory of a finished task")
         return
     mean = traj.drop(columns="task_id").groupby(["system", "round"], sort=False).mean(numeric_only=True).reset_index()
-    _trajectory_figures(rep, dataset, mean, " (mean over seeds)")
+    _trajectory_figures(rep, dataset, mean, " (mean over seeds)", _tau_variants(tasks))
 
 
-def _trajectory_figures(rep: Report, name: str, mean: pd.DataFrame, over: str = "") -> None:
-    """Metrics vs round, Kendall τ vs round and ranks vs round of a long table ``system, round, metrics``."""
+def _tau_variants(tasks: pd.DataFrame) -> dict[str, str]:
+    """Each system's Kendall τ variant: its task's ``[protocol] tau``, else its preset's (``SIMULATION_PRESETS``)."""
+    from receval.recommenders.registry import simulation_option
+
+    if "options" not in tasks:  # a store without the tasks' options: the standard preset's
+        return {}
+    options = [json.loads(o) if isinstance(o, str) else {} for o in tasks["options"]]
+    return {
+        str(s): str(simulation_option("tau", o.get("preset"), o.get("tau")))
+        for s, o in zip(tasks["system"], options, strict=True)
+    }
+
+
+def _tau_figure(taus: pd.DataFrame, variant: str) -> Any:
+    """:func:`~receval.report.figures.tau_plot` with its axis naming the τ variant the curve is."""
+    fig = F.tau_plot(taus)
+    ax = fig.axes[0]
+    ax.set_ylabel(re.sub(r"τ-[ab]", f"τ-{variant}", ax.get_ylabel()))
+    return fig
+
+
+def _trajectory_figures(
+    rep: Report, name: str, mean: pd.DataFrame, over: str = "", variants: Mapping[str, str] | None = None
+) -> None:
+    """Metrics vs round, Kendall τ vs round and ranks vs round of a long table ``system, round, metrics``.
+
+    ``variants`` gives each system's τ variant (``a`` or ``b``; a system without one: the
+    standard preset's): one τ figure per variant, over the systems run with it.
+    """
+    from receval.recommenders.registry import simulation_option
     from receval.stats.agreement import ranks_over_time, tau_curve
 
     rep.figure(
@@ -811,14 +839,21 @@ def _trajectory_figures(rep: Report, name: str, mean: pd.DataFrame, over: str = 
         lambda: F.cyclic_curves(mean, algorithm="system", styles=rep.styles),
     )
     runs = {s: g.drop(columns="system").reset_index(drop=True) for s, g in mean.groupby("system", sort=False)}
-    taus = tau_curve(runs, "recall", "fallout").rename(columns={"tau": "recall_fallout"})
-    if {"precision", "anti_precision"} <= set(mean.columns):
-        taus["precision_anti_precision"] = tau_curve(runs, "precision", "anti_precision")["tau"].to_numpy()
-    rep.figure(
-        f"{name}-tau",
-        f"{name}: Kendall τ between the rankings by Recall and by Fallout vs round",
-        lambda: F.tau_plot(taus),
-    )
+    variant_of = {s: (variants or {}).get(str(s)) or str(simulation_option("tau")) for s in runs}
+    chosen = sorted(set(variant_of.values()))
+    several = len(chosen) > 1
+    for variant in chosen:  # a grid over tau (or preset) is one agreement per variant, each over its own systems
+        part = {s: run for s, run in runs.items() if variant_of[s] == variant}
+        taus = tau_curve(part, "recall", "fallout", tau=variant).rename(columns={"tau": "recall_fallout"})
+        if {"precision", "anti_precision"} <= set(mean.columns):
+            anti = tau_curve(part, "precision", "anti_precision", tau=variant)
+            taus["precision_anti_precision"] = anti["tau"].to_numpy()
+        rep.figure(
+            f"{name}-tau-{variant}" if several else f"{name}-tau",
+            f"{name}: Kendall τ-{variant} between the rankings by Recall and by Fallout vs round"
+            + (f" (the configurations with tau = {variant})" if several else ""),
+            partial(_tau_figure, taus, variant),
+        )
     rep.figure(
         f"{name}-ranks",
         f"{name}: each algorithm's rank by Recall and by Fallout vs round",
