@@ -7,6 +7,8 @@ co-rated Pearson, is the trap the README warns about).
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from pathlib import Path
 
@@ -78,6 +80,10 @@ def test_example_runs_quick(path: Path, tmp_path: Path, capsys: pytest.CaptureFi
     status = main(["run", str(path), "--out", str(tmp_path / "out"), "--quick"])
     out = capsys.readouterr().out
     assert status == 0, out
+    if load_config(path).tune is not None:  # a tuning example writes its study summary, not a task grid
+        summary = json.loads((tmp_path / "out" / "tune.json").read_text())["algorithms"]
+        assert summary and all(r["trials"] >= 1 and math.isfinite(r["test"]) for r in summary.values()), summary
+        return
     tasks = pd.read_parquet(tmp_path / "out" / "tasks.parquet")
     assert len(tasks) == len(expand(load_config(path, quick=True))) and set(tasks["status"]) == {"ok"}
     aggregates = pd.read_parquet(tmp_path / "out" / "aggregates.parquet")

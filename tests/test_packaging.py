@@ -35,7 +35,8 @@ def test_an_extra_per_optional_integration():
     assert _names(extras["surprise"]) == {"scikit-surprise"}
     assert _names(extras["dask"]) == {"dask"} and "distributed" in extras["dask"][0]
     assert _names(extras["ray"]) == {"ray"}
-    assert extras["all"] == ["receval[surprise,dask,ray]"]
+    assert _names(extras["tune"]) == {"optuna"} and _names(extras["slim"]) == {"scikit-learn"}
+    assert extras["all"] == ["receval[surprise,dask,ray,tune,slim]"]
     assert {"mkdocs", "mkdocs-material", "mkdocstrings"} <= _names(extras["docs"])
     # optional integrations stay optional; the test extra brings every one of them
     runtime = _names(PYPROJECT["project"]["dependencies"])

@@ -349,7 +349,7 @@ class SLIM(ItemItemModel):
 
     def _validate(self) -> None:
         if importlib.util.find_spec("sklearn") is None:
-            raise ConfigError("slim needs scikit-learn (its ElasticNet): pip install scikit-learn")
+            raise ConfigError("slim needs scikit-learn (its ElasticNet): pip install 'receval[slim]'")
         if not 0 <= self.l1_ratio <= 1:
             raise ConfigError(f"l1_ratio must be in [0, 1], got {self.l1_ratio!r}")
         if not self.alpha > 0:
