@@ -56,7 +56,7 @@ from scipy import optimize, special, stats
 
 from receval.errors import ConfigError
 from receval.validate import check_count, check_memory, check_number
-from receval.vocabulary import SAMPLED_CORRECTIONS, SAMPLING_SCHEMES, sampled_word
+from receval.vocabulary import SAMPLED_CORRECTIONS, SAMPLING_SCHEMES, UNIFORM_ONLY_CORRECTIONS, sampled_word
 
 __all__ = [
     "GAMMA_DEFAULT",
@@ -259,9 +259,10 @@ def _sizes(n_sampled: int, n_items: int) -> tuple[int, int]:
 def check_correction(correction: str, name: str, *, sampling: str = "uniform") -> str:
     """``correction`` as a word of :data:`~receval.vocabulary.SAMPLED_CORRECTIONS` fit for ``name`` and ``sampling``.
 
-    The one check of a correction, before any work starts: every correction but ``none``
-    rests on the binomial law of uniformly drawn negatives, so none of them is valid for
-    negatives drawn by popularity; ``mapping`` estimates only the hit ratio (and precision).
+    The one check of a correction, before any work starts: the corrections of
+    :data:`~receval.vocabulary.UNIFORM_ONLY_CORRECTIONS` (every one but ``none``) rest on the
+    binomial law of uniformly drawn negatives, so none of them is valid for negatives drawn by
+    popularity; ``mapping`` estimates only the hit ratio (and precision).
 
     Returns
     -------
@@ -280,7 +281,7 @@ def check_correction(correction: str, name: str, *, sampling: str = "uniform") -
     word = sampled_word("correction", correction, SAMPLED_CORRECTIONS)
     scheme = sampled_word("sampling", sampling, SAMPLING_SCHEMES)
     metric = _metric_name(name)
-    if word != "none" and scheme != "uniform":
+    if word in UNIFORM_ONLY_CORRECTIONS and scheme != "uniform":
         raise ConfigError(
             f"correction={word} assumes uniformly sampled negatives, but sampling={scheme}; "
             "use sampling=uniform or correction=none",
