@@ -14,7 +14,8 @@ repository; skipped when absent) and a generated 100,000 users x 20,000 items x 
 (``receval.data.synthetic.generate``, MNAR, seed 0), written once as Parquet into ``--work`` (a
 temporary folder by default) by this process before any timing. Runs are interleaved (ours, anchor,
 ours, ...); the minimum and the median wall time of each are printed with the peak resident memory of
-each process (``os.wait4``'s ``ru_maxrss``), and the ratio ours / anchor. The lists are compared: the
+each process (``os.wait4``'s ``ru_maxrss``), the least CPU time of each (all threads; on a loaded
+machine the steadier figure), and the ratio ours / anchor. The lists are compared: the
 mean share of each user's top-10 found in the anchor's (implicit counts the item itself among its ``K``
 neighbours, so ``K + 1`` on its side gives the same neighbourhoods: that overlap is printed too).
 
@@ -69,8 +70,9 @@ def _anchor(train: str, out: str, k: int) -> None:
     ).to_csv(out, sep="\t", index=False)
 
 
-def _measure(command: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, peak resident GB) of one run of ``command``; its failure stops the benchmark."""
+def _measure(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
+    """(wall seconds, peak resident GB, CPU seconds of all its threads) of one run of ``command``; its failure
+    stops the benchmark."""
     start = time.perf_counter()
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(process.pid, 0)
@@ -79,7 +81,7 @@ def _measure(command: list[str], env: dict[str, str]) -> tuple[float, float]:
         assert process.stderr is not None
         sys.exit(f"{command[0]} failed: {process.stderr.read().decode()[-2000:]}")
     process.returncode = 0
-    return wall, usage.ru_maxrss / 1e6
+    return wall, usage.ru_maxrss / 1e6, usage.ru_utime + usage.ru_stime
 
 
 def _lists(path: Path) -> dict[object, list[object]]:
@@ -127,17 +129,19 @@ def _compare(name: str, train: Path, work: Path, k: int, runs: int) -> None:
     theirs = [sys.executable, __file__, "--anchor", str(train), str(theirs_out), str(k)]
     _measure(ours, env), _measure(theirs, env)  # one unmeasured run each: numba's cache, the page cache
     times: dict[str, list[float]] = {"receval": [], "implicit": []}
+    cpus: dict[str, list[float]] = {"receval": [], "implicit": []}
     peaks: dict[str, float] = {"receval": 0.0, "implicit": 0.0}
     for _ in range(runs):
         for label, command in (("receval", ours), ("implicit", theirs)):
-            wall, peak = _measure(command, env)
+            wall, peak, cpu = _measure(command, env)
             times[label].append(wall)
+            cpus[label].append(cpu)
             peaks[label] = max(peaks[label], peak)
     print(f"\n{name}: item-kNN K={k}, fit + top-10 for every user, {runs} interleaved runs ({_load()})")
     for label in times:
         print(
             f"  {label:9s} min {min(times[label]):6.2f} s  median {statistics.median(times[label]):6.2f} s  "
-            f"peak RSS {peaks[label]:.2f} GB"
+            f"CPU min {min(cpus[label]):6.2f} s  peak RSS {peaks[label]:.2f} GB"
         )
     ratio = min(times["receval"]) / min(times["implicit"])
     median_ratio = statistics.median(times["receval"]) / statistics.median(times["implicit"])
