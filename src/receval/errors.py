@@ -23,14 +23,16 @@ own flags (:meth:`ReceValError.spelled`):
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 __all__ = [
     "Spelling",
     "describe_os_error",
+    "did_you_mean",
     "naming_path",
     "ReceValError",
     "DataError",
@@ -255,3 +257,24 @@ def naming_path(path: str | Path) -> Iterator[None]:
         if err.filename is None:
             err.filename = str(path)
         raise
+
+
+def did_you_mean(word: str, choices: Iterable[str], *, n: int = 2) -> str:
+    """``"; did you mean 'x'?"`` for up to ``n`` choices close to ``word`` (difflib ratio >= 0.6), else ``""``.
+
+    The one suggestion of receval's messages (algorithms, presets, parameters, search spaces).
+
+    Returns
+    -------
+    str
+        The hint to append to a message, or an empty string when nothing is close.
+
+    Examples
+    --------
+    >>> did_you_mean("itemknn", ["item-knn", "user-knn", "mf"], n=1)
+    "; did you mean 'item-knn'?"
+    >>> did_you_mean("zzz", ["mf"])
+    ''
+    """
+    close = difflib.get_close_matches(word, list(choices), n=n, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""

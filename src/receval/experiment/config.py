@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import difflib
 import re
 import tomllib
 from collections.abc import Mapping
@@ -65,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from receval.data.prepare import FILTERS
-from receval.errors import ConfigError, ReceValError
+from receval.errors import ConfigError, ReceValError, did_you_mean
 from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import get_protocol, protocol_names
 from receval.outputs import safe_name
@@ -838,8 +837,7 @@ def _space(chk: _Checker, rec: RecommenderSpec, table: Mapping[str, Any], sample
     for name, entry in table.items():
         pwhere = (*where, name)
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
+            hint = did_you_mean(name, known, n=1)
             raise chk.fail(
                 pwhere, f"{rec.algorithm} has no parameter {name!r} to tune{hint} (its parameters: {', '.join(known)})"
             )

@@ -46,7 +46,6 @@ beta0=0.0, unknown='ignore', draw_offset=1.0, threshold=None, seed=0)
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import typing
@@ -54,7 +53,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from receval.errors import ConfigError
+from receval.errors import ConfigError, did_you_mean
 from receval.validate import check_seed
 
 __all__ = [
@@ -167,7 +166,7 @@ def simulation_option(name: str, preset: str | None = None, value: Any = None) -
     """
     preset = "standard" if preset is None else preset
     if preset not in SIMULATION_PRESETS:
-        hint = _did_you_mean(str(preset), SIMULATION_PRESETS)
+        hint = did_you_mean(str(preset), SIMULATION_PRESETS)
         raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(SIMULATION_PRESETS)}{hint}")
     options = SIMULATION_PRESETS[preset]
     if name not in options:
@@ -188,15 +187,6 @@ class AlgorithmInfo:
     cls: type
     params: dict[str, Any]
     summary: str
-
-
-def _did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """``"; did you mean 'x'?"`` for the choices close to a mistyped ``word`` (difflib's ratio >= 0.6), else ``""``.
-
-    The same cutoff as the unknown-metric message of :func:`receval.metrics.resolve_name`.
-    """
-    close = difflib.get_close_matches(word, list(choices), n=2, cutoff=0.6)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _load(target: str) -> type[Any]:
@@ -317,18 +307,18 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
     'any'
     """
     if preset not in PRESETS:
-        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}{_did_you_mean(preset, PRESETS)}")
+        raise ConfigError(f"unknown preset {preset!r}; use one of {', '.join(PRESETS)}{did_you_mean(preset, PRESETS)}")
     lib, sep, cls_name = name.partition(":")
     if sep:
         if lib not in _ADAPTERS:
-            hint = _did_you_mean(lib, _ADAPTERS)
+            hint = did_you_mean(lib, _ADAPTERS)
             raise ConfigError(f"unknown adapter prefix {lib!r} in {name!r}; use one of {sorted(_ADAPTERS)}{hint}")
         adapter = _load(_ADAPTERS[lib])
         return adapter(cls_name, **{k: _nested_guess(v) for k, v in params.items()})
     if name not in ALGORITHMS:
         raise ConfigError(
             f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}, surprise:<Class>, implicit:<Class>"
-            f"{_did_you_mean(name, ALGORITHMS)}"
+            f"{did_you_mean(name, ALGORITHMS)}"
         )
     cls = _load(ALGORITHMS[name])
     fixed = FIXED.get(name, {})
@@ -341,7 +331,7 @@ def make(name: str, *, preset: str = "standard", **params: Any) -> Any:
     kwargs = {**fixed, **PRESETS[preset].get(name, {})}
     for key, value in params.items():
         if key not in sig:  # a name also given is no guess: the configuration's error points at the first quoted key
-            hint = _did_you_mean(key, [n for n in sig if n not in params])
+            hint = did_you_mean(key, [n for n in sig if n not in params])
             raise ConfigError(f"{label} has no parameter {key!r}; valid: {', '.join(sig) or 'none'}{hint}")
         kwargs[key] = _coerce(label, key, value, sig[key], hints.get(key))
         if key == "seed" and kwargs[key] is not None:
@@ -374,7 +364,7 @@ def list_algorithms(names: Sequence[str] | None = None) -> list[AlgorithmInfo]:
     out = []
     for name in names or ALGORITHMS:
         if name not in ALGORITHMS:
-            hint = _did_you_mean(name, ALGORITHMS)
+            hint = did_you_mean(name, ALGORITHMS)
             raise ConfigError(f"unknown algorithm {name!r}; known: {', '.join(ALGORITHMS)}{hint}")
         cls = _load(ALGORITHMS[name])
         fixed = FIXED.get(name, {})

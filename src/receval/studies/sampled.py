@@ -42,7 +42,6 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
@@ -54,7 +53,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, did_you_mean
 from receval.metrics import parse_metric
 from receval.metrics._definition import SAMPLED_METRICS
 from receval.progress import Progress, progress_to
@@ -196,9 +195,7 @@ def check_algorithms(names: Sequence[str], option: str = "algorithms", *, minimu
     chosen = list(dict.fromkeys(n.strip() for n in names if n.strip()))
     for name in chosen:
         if name not in ALGORITHMS and ":" not in name:
-            close = difflib.get_close_matches(name, list(ALGORITHMS), n=2, cutoff=0.6)
-            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-            hint = hint or " (receval algorithms lists them)"
+            hint = did_you_mean(name, ALGORITHMS) or " (receval algorithms lists them)"
             raise ConfigError(f"unknown algorithm {name!r} in {option}={hint}", parameters=[option])
     if len(chosen) < minimum:
         raise ConfigError(
