@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -9,9 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval import Interactions
+from receval._jit import one_at_a_time
+from receval.data.synthetic import generate
 from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
-from receval.recommenders import make, parse_params, recommend
+from receval.recommenders import knn, make, parse_params, recommend, topn
 from receval.recommenders.baselines import Average, Biases, GlobalMean, MostPopular, Random
+from receval.recommenders.knn import ItemKNN, UserKNN
 
 
 def _random_data(seed: int, n_users: int = 30, n_items: int = 20, density: float = 0.3) -> Interactions:
@@ -193,3 +199,44 @@ def test_model_shortcut_is_used_unless_not_implemented():
     items, _ = recommend(deferred, [1], 2, exclude=sp.csr_matrix(np.eye(4, 6)))
     assert items.tolist() == [np.argsort(-np.where(np.arange(6) == 1, -np.inf, scores[1]))[:2].tolist()]
     assert deferred.calls == [([1], 2, False)]
+
+
+def test_parallel_kernels_run_one_thread_at_a_time_and_threads_get_the_serial_bits():
+    # numba's threading layers abort the process when threads launch parallel kernels at once
+    inside, most = [0], [0]
+
+    def busy() -> None:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        inside[0] -= 1
+
+    guarded = one_at_a_time(busy)
+    threads = [threading.Thread(target=guarded) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+    for kernel in (topn._topk_kernel, topn._topk_product_kernel, knn._score_rows, knn._score_candidates,
+                   knn._similarity_rows, knn._similarity_topk):  # fmt: skip
+        assert hasattr(kernel, "__wrapped__"), kernel
+
+    data = generate(120, 90, 2500, n_aspects=0, seed=4)
+    serial = [recommend(cls(k=7).fit(data), np.arange(data.n_users), 6, exclude=data) for cls in (ItemKNN, UserKNN)]
+    results: dict[int, list] = {}
+
+    def work(i: int) -> None:
+        results[i] = [recommend(cls(k=7).fit(data), np.arange(data.n_users), 6, exclude=data)
+                      for cls in (ItemKNN, UserKNN)]  # fmt: skip
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for got in results.values():
+        for a, b in zip(got, serial, strict=True):
+            for x, y in zip(a, b, strict=True):
+                np.testing.assert_array_equal(x, y)
+    assert len(results) == 4

@@ -330,3 +330,18 @@ def test_a_larger_budget_continues_the_same_study_in_a_named_storage(tmp_path):
     assert {r["trials"] for r in longer.summary["algorithms"].values()} == {4}
     fresh = tune_experiment(_config(tmp_path, _BASE, "fresh.toml"), out=tmp_path / "fresh", trials=4)
     assert fresh.trials["params"].tolist() == longer.trials["params"].tolist()  # 2 then 4 trials = 4 at once
+
+
+def test_receval_report_on_a_tuning_folder_writes_the_tuning_report(tmp_path, capsys):
+    out = tmp_path / "out"
+    tune_experiment(_config(tmp_path), out=out)
+    assert main(["report", str(out), "--out", str(tmp_path / "page.html")]) == 0
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert page.count("<figure") == 1 and "toy/biases" in page and "Default and tuned on test" in page
+    assert main(["report", str(out)]) == 0 and (out / "tune.html").is_file()
+    assert main(["report", str(out), "--latex", str(tmp_path / "tex")]) == 2
+    assert "--latex" in capsys.readouterr().err and not (tmp_path / "tex").exists()
+    (out / "tune_trials.parquet").write_bytes(b"not parquet")
+    assert main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 2
+    err = capsys.readouterr().err
+    assert "tune_trials.parquet" in err and "Traceback" not in err and not (tmp_path / "again.html").exists()

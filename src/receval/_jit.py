@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COMPILED_FROM", "LazyKernel", "njit"]
+__all__ = ["COMPILED_FROM", "LazyKernel", "njit", "one_at_a_time"]
 
 COMPILED_FROM = 1 << 20
 """Rows from which a compiled loop pays: below, its numpy formulation is about as fast and loads no compiler."""
@@ -34,6 +34,7 @@ COMPILED_FROM = 1 << 20
 _PENDING: dict[str, list[LazyKernel]] = {}
 """Module name -> its kernels not compiled yet."""
 _LOCK = threading.Lock()
+_PARALLEL = threading.Lock()
 
 
 class LazyKernel:
@@ -67,3 +68,23 @@ def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
     if func is not None:
         return LazyKernel(func, options)
     return functools.partial(LazyKernel, options=options)
+
+
+def one_at_a_time(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """``kernel`` (a ``parallel=True`` numba kernel) called by one thread of the process at a time.
+
+    Numba's threading layers are not all safe to enter from several threads at once (the workqueue
+    layer aborts the process; OpenMP's has aborted under threaded Dask workers here), and one call
+    already keeps every core busy, so threads of a threaded executor queue for it instead.
+
+    >>> double = one_at_a_time(lambda x: 2 * x)
+    >>> double(21)
+    42
+    """
+
+    @functools.wraps(kernel, assigned=("__module__", "__name__", "__qualname__", "__doc__"), updated=())
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with _PARALLEL:
+            return kernel(*args, **kwargs)
+
+    return call

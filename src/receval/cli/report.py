@@ -20,12 +20,14 @@ def report_command(
     result store gives a report of what is there and a notice of what is missing; a folder
     that is not a result store is an error (nothing is written). The data set overview
     reads each data set where the run read it (``experiment.json`` records the absolute
-    path), from whatever folder the report is made.
+    path), from whatever folder the report is made. The folder of a tuning run gets its
+    tuning report (default RESULTS_DIR/tune.html).
     """
     from receval.errors import ConfigError
     from receval.experiment.store import ResultStore
     from receval.outputs import check_output_dir, check_output_file
     from receval.report.html import build_report
+    from receval.report.tune import is_tune_folder, report_tune_folder
 
     if out is not None:
         check_output_file(out, "--out")
@@ -34,6 +36,12 @@ def report_command(
             check_output_dir(folder, option)
     if not results_dir.is_dir():  # a mistyped name would otherwise become a new folder holding an empty report
         raise ConfigError(f"{results_dir}: no such folder; give the output folder of 'receval run'")
+    if is_tune_folder(results_dir):
+        for folder, option in ((latex, "--latex"), (figures, "--figures")):
+            if folder is not None:
+                raise ConfigError(f"{option}: a tuning run's report has no LaTeX tables or figure files; leave it out")
+        typer.echo(f"report written to {report_tune_folder(results_dir, out)}")
+        return 0
     if not ResultStore(results_dir).is_store():
         raise ConfigError(
             f"{results_dir}: not a result store (no experiment.json, no finished task in parts/); "

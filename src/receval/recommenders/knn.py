@@ -116,6 +116,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from receval._jit import one_at_a_time
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
@@ -151,6 +152,7 @@ def _similarity_kernel(top_k: bool):
     neighbourhoods. The task is a constant of the closure, so numba prunes the other task's branch and the
     dense path never compiles the top-k selection (the costliest part to compile)."""
 
+    @one_at_a_time
     @numba.njit(cache=True, parallel=True)
     def similarities(
         rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, row_norms, col_norms, support, shrinkage,
@@ -421,6 +423,7 @@ def _chunks() -> int:
     return 4 * numba.get_num_threads()
 
 
+@one_at_a_time
 @numba.njit(cache=True, parallel=True)
 def _score_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, out):  # pragma: no cover
     """``out[r] = A[rows[r]] @ B`` for CSR ``A`` and ``B`` (``out`` zeros): each row's terms add up in the
@@ -434,6 +437,7 @@ def _score_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, out):  # pragma:
                 out[r, b_idx[q]] += w * b_val[q]
 
 
+@one_at_a_time
 @numba.njit(cache=True, parallel=True)
 def _score_candidates(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols, items, out, n_chunks):  # pragma: no cover
     """``out[r, t] = (A[rows[r]] @ B)[items[r, t]]``, added up as :func:`_score_rows` does (the same bits),

@@ -34,6 +34,7 @@ import numba
 import numpy as np
 import scipy.sparse as sp
 
+from receval._jit import one_at_a_time
 from receval.data.interactions import Interactions
 from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
 from receval.progress import Progress, progress_to
@@ -163,6 +164,7 @@ def _pop_all(hs, hk, hi, size, k, out_items, out_scores, r):  # pragma: no cover
         out_scores[r, j] = np.nan
 
 
+@one_at_a_time
 @numba.njit(cache=True, parallel=True)
 def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores):  # pragma: no cover
     """Per row, a size-k heap whose root is the worst kept item; then sorted best first.
@@ -193,6 +195,7 @@ def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores
         _pop_all(hs, hk, hi, size, k, out_items, out_scores, r)
 
 
+@one_at_a_time
 @numba.njit(cache=True, parallel=True)
 def _topk_product_kernel(
     rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n, k, perm, order, offsets, ex_ptr, ex_idx, out_items,

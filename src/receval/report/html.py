@@ -470,9 +470,11 @@ def build_report(
     """Write the HTML report of ``results_dir`` to ``out`` (default ``results_dir/report.html``); returns its path.
 
     Never raises for a missing, empty, partial or older-version directory: the report
-    says what is missing instead. ``figures_dir`` also saves every figure as PNG and SVG;
-    ``latex_dir`` writes the summary tables as ``<dataset>-<protocol>.tex`` (each name made
-    a safe file name, :func:`~receval.outputs.safe_name`). All the files appear together.
+    says what is missing instead. The folder of a tuning run (``tune.json``) gets its
+    tuning report (:func:`receval.report.tune.report_tune_folder`). ``figures_dir`` also
+    saves every figure as PNG and SVG; ``latex_dir`` writes the summary tables as
+    ``<dataset>-<protocol>.tex`` (each name made a safe file name,
+    :func:`~receval.outputs.safe_name`). All the files appear together.
 
     Returns
     -------
@@ -490,6 +492,10 @@ def build_report(
     t0 = time.perf_counter()
     root = Path(results_dir)
     out = Path(out) if out is not None else root / "report.html"
+    from receval.report.tune import is_tune_folder, report_tune_folder
+
+    if is_tune_folder(root) and not (root / "experiment.json").exists():  # the output of a [tune] run
+        return report_tune_folder(root, out)
     folders = [Path(d) for d in (latex_dir, figures_dir) if d is not None]
     with publish(out.parent, *folders) as publication:
         _build_report(root, out, publication, latex_dir, figures_dir, dataset_overview, t0)

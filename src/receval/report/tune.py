@@ -30,10 +30,11 @@ from typing import Any
 import pandas as pd
 
 from receval.atomic import publish, write_text
+from receval.errors import DataError
 from receval.report.html import Report, _frame_html
 from receval.report.style import figure, series_style
 
-__all__ = ["best_so_far_figure", "results_table", "write_tune_report"]
+__all__ = ["best_so_far_figure", "is_tune_folder", "report_tune_folder", "results_table", "write_tune_report"]
 
 
 def results_table(summary: Mapping[str, Any], compare: pd.DataFrame) -> pd.DataFrame:
@@ -160,3 +161,54 @@ def write_tune_report(
     with publish(out.parent) as pub:
         write_text(pub.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
     return out
+
+
+def is_tune_folder(root: str | Path) -> bool:
+    """Whether ``root`` holds a tuning run's output (``tune.json``, as ``receval tune`` writes it).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> is_tune_folder(tempfile.mkdtemp())
+    False
+    """
+    from receval.experiment.tune import SUMMARY_FILE
+
+    return (Path(root) / SUMMARY_FILE).is_file()
+
+
+def report_tune_folder(root: str | Path, out: str | Path | None = None) -> Path:
+    """:func:`write_tune_report` of the tuning run in ``root``, to ``out`` (default ``root/tune.html``).
+
+    Raises
+    ------
+    DataError
+        When ``tune.json`` or one of the tables is missing or unreadable (the file is named).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> report_tune_folder(tempfile.mkdtemp())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: .../tune.json: ...; give the output folder of 'receval tune', complete
+    """
+    from receval.experiment.tune import COMPARE_TABLE, SUMMARY_FILE, TRIALS_TABLE
+
+    folder = Path(root)
+    hint = "give the output folder of 'receval tune', complete"
+    path = folder / SUMMARY_FILE
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(summary, dict) or not isinstance(summary.get("algorithms"), dict):
+            raise ValueError("no 'algorithms' table")
+        tables = []
+        for name in (TRIALS_TABLE, COMPARE_TABLE):
+            path = folder / name
+            tables.append(pd.read_parquet(path))
+    except FileNotFoundError:
+        raise DataError(f"{path}: missing; {hint}") from None
+    except (OSError, ValueError) as err:
+        raise DataError(f"{path}: {getattr(err, 'strerror', None) or err}; {hint}") from None
+    trials, compare = tables
+    return write_tune_report(summary, trials, compare, Path(out) if out is not None else folder / "tune.html")
