@@ -23,6 +23,7 @@ from typing import Annotated
 import typer
 
 from receval.cli.common import FORMAT_HELP, load_data
+from receval.vocabulary import DEFAULT_SAMPLED_CORRECTIONS, SAMPLED_CORRECTIONS
 
 _JSON_METRIC = "ndcg@10"
 
@@ -54,7 +55,11 @@ def sampled_command(
     ] = "per-item",
     corrections: Annotated[
         str | None,
-        typer.Option("--corrections", help="none,ls,bv,mapping,mle,mes (default: all that apply to --sampling)."),
+        typer.Option(
+            "--corrections",
+            help=f"{','.join(SAMPLED_CORRECTIONS)} (default: {','.join(DEFAULT_SAMPLED_CORRECTIONS)}; "
+            "none alone with popularity sampling).",
+        ),
     ] = None,
     metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings.")] = "ndcg@10,recall@10",
     split: Annotated[

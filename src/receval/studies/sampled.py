@@ -61,7 +61,14 @@ from receval.split import split_by_name
 from receval.stats.sampled import SUPPORTED, check_correction, estimate, rank_metric, sampled_ranks
 from receval.stats.significance import rank_agreement
 from receval.validate import check_count, check_number, check_seed
-from receval.vocabulary import SAMPLE_SHAPES, SAMPLED_CORRECTIONS, SAMPLING_SCHEMES, sampled_word, split_method
+from receval.vocabulary import (
+    DEFAULT_SAMPLED_CORRECTIONS,
+    SAMPLE_SHAPES,
+    SAMPLED_CORRECTIONS,
+    SAMPLING_SCHEMES,
+    sampled_word,
+    split_method,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -144,7 +151,7 @@ def check_study_metrics(metrics: Sequence[str], option: str = "metrics") -> list
 def study_corrections(
     corrections: Sequence[str] | None, sampling: str, option: str = "corrections"
 ) -> list[str]:
-    """The corrections of a study: the vocabulary's words in its order; by default every one that applies.
+    """The corrections of a study, in the vocabulary's order; by default ``DEFAULT_SAMPLED_CORRECTIONS``.
 
     Every correction but ``none`` assumes uniformly drawn negatives
     (:func:`receval.stats.sampled.check_correction`): with ``sampling="popularity"`` one asked
@@ -159,12 +166,14 @@ def study_corrections(
     --------
     >>> study_corrections(["BV", "none"], "uniform")
     ['none', 'bv']
+    >>> study_corrections(None, "uniform")
+    ['none', 'ls', 'bv', 'mapping']
     >>> study_corrections(None, "popularity")
     ['none']
     """
     scheme = sampled_word("sampling", sampling, SAMPLING_SCHEMES)
     if corrections is None:
-        return list(SAMPLED_CORRECTIONS) if scheme == "uniform" else ["none"]
+        return list(DEFAULT_SAMPLED_CORRECTIONS) if scheme == "uniform" else ["none"]
     chosen = {sampled_word(option, c, SAMPLED_CORRECTIONS) for c in corrections}
     if not chosen:
         raise ConfigError(f"{option}= names no correction; give one, e.g. none,bv", parameters=[option])
@@ -464,7 +473,8 @@ def sampled_study(
         auc) with a cutoff.
     corrections
         Of :data:`receval.vocabulary.SAMPLED_CORRECTIONS` (``none``: the uncorrected value,
-        labelled ``sampled``); default every one that applies to ``sampling``. A correction
+        labelled ``sampled``); default :data:`receval.vocabulary.DEFAULT_SAMPLED_CORRECTIONS` (``none`` alone with
+        popularity sampling). A correction
         without a form for a metric (:data:`receval.stats.sampled.SUPPORTED`) is skipped for it.
     split, test_fraction
         The split method by name (default leave-one-out of each user's last pair; data
