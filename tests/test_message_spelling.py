@@ -114,3 +114,20 @@ def test_a_metric_needing_side_data_names_its_parameter(tmp_path: Path, capsys) 
     assert "needs training data: pass --train" in _cli(capsys, *args, "tail_percentage@5")
     err = _cli(capsys, *args, "fallout@5")
     assert "give --threshold (and optionally --negative-threshold), e.g. --threshold 4 on a 1-5 scale" in err
+
+
+def test_messages_name_ids_as_written_never_as_numpy_reprs() -> None:
+    from receval import Interactions
+    from receval.data.interactions import RatingScale
+
+    with pytest.raises(DataError) as caught:
+        Interactions.from_arrays([10, 20], [7, 8], [5, 9], scale=RatingScale(1, 5))
+    assert "of user 20, item 8 is outside" in str(caught.value) and "np." not in str(caught.value)
+    sources = Path(__file__).resolve().parents[1] / "src" / "receval"
+    bare = [
+        f"{path.name}:{n}"
+        for path in sources.rglob("*.py")
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "_ids[" in line and "]!r}" in line
+    ]
+    assert bare == [], f"an id shown with !r (np.int64(...) under NumPy 2): use errors.shown_id: {bare}"

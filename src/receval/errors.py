@@ -278,3 +278,18 @@ def did_you_mean(word: str, choices: Iterable[str], *, n: int = 2) -> str:
     """
     close = difflib.get_close_matches(word, list(choices), n=n, cutoff=0.6)
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
+def shown_id(value: object) -> str:
+    """A user or item id as a message shows it: as written in the data (``repr`` of the plain value).
+
+    NumPy 2 scalars repr as ``np.int64(10)``; a message names the id the user wrote.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(shown_id(np.int64(10)), shown_id("u1"), shown_id(np.str_("007")))
+    10 'u1' '007'
+    """
+    item = getattr(value, "item", None)
+    return repr(item() if callable(item) else value)

@@ -41,7 +41,7 @@ from receval.data.vocab import dictionary_codes, mismatch, same_numbers
 from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
-from receval.errors import ConfigError, DataError, MetricError
+from receval.errors import ConfigError, DataError, MetricError, shown_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -462,7 +462,10 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         bad_rows = np.flatnonzero(unknown)
         bad_ids = _ids_at(recs["user"], bad_rows)
         n_dropped = _distinct(recs["user"], bad_rows)
-        message = f"{n_dropped} user(s) of the recommendations have no truth (e.g. {bad_ids[0]!r}) and cannot be scored"
+        message = (
+            f"{n_dropped} user(s) of the recommendations have no truth (e.g. {shown_id(bad_ids[0])}) "
+            "and cannot be scored"
+        )
         if unknown_users == "error":
             raise MetricError(message + "; evaluate only users of the test set")
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
@@ -494,7 +497,8 @@ def _one_item_per_rank(
     if len(repeated):
         j = perm[repeated[0] + 1]
         raise MetricError(
-            f"user {user_ids[users[j]]!r} has two items at rank {ranks[j]:g} (e.g. {item_ids[items[j]]!r}): "
+            f"user {shown_id(user_ids[users[j]])} has two items at rank {ranks[j]:g} "
+            f"(e.g. {shown_id(item_ids[items[j]])}): "
             "read as positions (ranks=positions), a rank holds one item; give each item its own rank, or "
             "read ranks as an order (ranks=order)",
             column="rank",
@@ -578,7 +582,8 @@ def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Inter
     if dup.any():
         row, col = np.argwhere(dup)[0]
         raise MetricError(
-            f"user {truth.user_ids[eval_users[row]]!r} is recommended item {item_ids[s[row, col]]!r} more than once; "
+            f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item "
+            f"{shown_id(item_ids[s[row, col]])} more than once; "
             "each item may appear once per list (deduplicate the recommendations)"
         )
 

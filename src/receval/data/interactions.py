@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.data import _arrow, vocab
-from receval.errors import DataError
+from receval.errors import DataError, shown_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,8 +230,8 @@ class Interactions:
             if not ok.all():
                 bad = int(np.flatnonzero(~ok)[0])
                 raise DataError(
-                    f"rating {self.ratings[bad]:g} of user {self.user_ids[self.users[bad]]!r}, "
-                    f"item {self.item_ids[self.items[bad]]!r} is outside the declared scale "
+                    f"rating {self.ratings[bad]:g} of user {shown_id(self.user_ids[self.users[bad]])}, "
+                    f"item {shown_id(self.item_ids[self.items[bad]])} is outside the declared scale "
                     f"{self.scale.low:g}..{self.scale.high:g}"
                     + (f" step {self.scale.step:g}" if self.scale.step else "")
                     + "; declare the right scale or fix the data"

@@ -49,7 +49,7 @@ import numpy as np
 
 from receval._jit import COMPILED_FROM
 from receval.data import _arrow
-from receval.errors import DataError
+from receval.errors import DataError, shown_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -170,9 +170,9 @@ def lookup(
     out = index_of(space, values, coerce=coerce)
     if (out < 0).any():
         bad = values[np.flatnonzero(out < 0)[0]]
-        example = f", e.g. {_plain(space[0])!r}" if len(space) else ""
+        example = f", e.g. {shown_id(space[0])}" if len(space) else ""
         raise DataError(
-            f"{what} id {_plain(bad)!r} is not in the data's id space ({len(space)} ids{example})", path=path
+            f"{what} id {shown_id(bad)} is not in the data's id space ({len(space)} ids{example})", path=path
         )
     return out
 

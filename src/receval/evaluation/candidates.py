@@ -42,7 +42,7 @@ import scipy.sparse as sp
 
 from receval.data import vocab
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, shown_id
 from receval.validate import check_count, check_number, check_seed
 from receval.vocabulary import SAMPLE_SHAPES, SAMPLING_SCHEMES, sampled_word
 
@@ -167,7 +167,8 @@ class Candidates:
         if (sizes != sizes[0]).any():
             bad = int(np.flatnonzero(sizes != sizes[0])[0])
             raise DataError(
-                f"candidate row of user {data.user_ids[users[first[order[bad]]]]!r} has {sizes[bad]} negatives, "
+                f"candidate row of user {shown_id(data.user_ids[users[first[order[bad]]]])} has {sizes[bad]} "
+                "negatives, "
                 f"the first row {sizes[0]}; every row needs the same number",
                 line=int(first[order[bad]]) + 1,
             )
@@ -295,7 +296,7 @@ def _check_available(
         more = f" (and {short.size - 1} more users)" if short.size > 1 else ""
         what = "items" if drawable.all() else "items rated in training"
         raise ConfigError(
-            f"user {test.user_ids[user]!r} has {available[short[0]]} {what} outside their training and test "
+            f"user {shown_id(test.user_ids[user])} has {available[short[0]]} {what} outside their training and test "
             f"items to draw negatives from{more}; n={n} is larger: use a smaller n",
             parameters=["n"],
         )
@@ -436,7 +437,8 @@ def check_candidates(
         if hits.any():
             row, col = (int(x[0]) for x in np.nonzero(hits))
             raise DataError(
-                f"negative {test.item_ids[c.negatives[row, col]]!r} of user {test.user_ids[c.users[row]]!r} is one "
+                f"negative {shown_id(test.item_ids[c.negatives[row, col]])} of user "
+                f"{shown_id(test.user_ids[c.users[row]])} is one "
                 f"of the user's {label} items; a negative must be an item the user has not rated",
                 path=where,
                 line=line_of(row),
@@ -447,7 +449,8 @@ def check_candidates(
         if not held.all():
             row = int(np.flatnonzero(~held)[0])
             raise DataError(
-                f"item {test.item_ids[c.items[row]]!r} is not a test item of user {test.user_ids[c.users[row]]!r}; "
+                f"item {shown_id(test.item_ids[c.items[row]])} is not a test item of user "
+                f"{shown_id(test.user_ids[c.users[row]])}; "
                 "a candidate row ranks one of the user's held-out items",
                 path=where,
                 line=line_of(row),

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from receval.data.interactions import Interactions
-from receval.errors import DataError, MetricError, ReceValError
+from receval.errors import DataError, MetricError, ReceValError, shown_id
 from receval.evaluation._result import Conventions, EvaluationResult, _check_split, _parse_metrics, _resolved
 from receval.metrics._definition import SAMPLED_METRICS
 from receval.metrics.registry import Metric
@@ -385,8 +385,8 @@ def _test_rows(test: Interactions, users: np.ndarray, items: np.ndarray) -> np.n
     if not found.all():
         bad = int(np.flatnonzero(~found)[0])
         raise DataError(
-            f"candidate row {bad + 1}: item {test.item_ids[items[bad]]!r} is not a test item of user "
-            f"{test.user_ids[users[bad]]!r}; a row's held-out item must be one of the user's test ratings",
+            f"candidate row {bad + 1}: item {shown_id(test.item_ids[items[bad]])} is not a test item of user "
+            f"{shown_id(test.user_ids[users[bad]])}; a row's held-out item must be one of the user's test ratings",
             parameters=["candidates"],
         )
     return order[at]

@@ -10,7 +10,8 @@ uses; the task's recommender is fitted once, ``repeats`` samples of ``n`` negati
 drawn with seeds derived from the task's seed — the same samples for every recommender
 of the same data set, split and seed — and every metric of the configuration is
 computed in full and estimated from each sample with each of ``corrections`` (empty:
-:data:`receval.vocabulary.DEFAULT_SAMPLED_CORRECTIONS`, or ``none`` alone with popularity sampling). Aggregates: ``<metric>|full``,
+:data:`receval.vocabulary.DEFAULT_SAMPLED_CORRECTIONS`, or ``none`` alone with popularity
+sampling). Aggregates: ``<metric>|full``,
 ``<metric>|<estimate>`` (the mean over samples; ``sampled`` is the uncorrected value)
 and ``<metric>|<estimate>|std`` (the spread over samples); the table ``sampled`` holds
 every sample's value. Kendall τ between the rankings of the recommenders follows from

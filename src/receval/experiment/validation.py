@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, shown_id
 from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
@@ -164,7 +164,7 @@ def check_tune_parts(
         raise chk.fail(
             where,
             f"the validation split {tune.validation['method']!r} leaves {len(cold)} user(s) of data set {label!r} "
-            f'with no training data (user {validation.user_ids[cold[0]]!r}, ...); use method = "per-user" or '
+            f'with no training data (user {shown_id(validation.user_ids[cold[0]])}, ...); use method = "per-user" or '
             '"temporal-per-user" with min_train = 1',
         )
     metric = parse_metric(tune.metric)

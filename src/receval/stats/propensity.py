@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, shown_id
 from receval.metrics.debiased import DEBIAS_DEFAULTS, Propensities, check_params, propensity_name
 
 if TYPE_CHECKING:
@@ -462,8 +462,8 @@ class KnownPropensity(PropensityModel):
         if (pos < 0).any():
             j = int(np.flatnonzero(pos < 0)[0])
             raise DataError(
-                f"known propensities: no propensity for user {_plain(user_ids[j])!r}, "
-                f"item {_plain(item_ids[j])!r}; give one for every test pair (a DataFrame user, item, propensity)"
+                f"known propensities: no propensity for user {shown_id(user_ids[j])}, "
+                f"item {shown_id(item_ids[j])}; give one for every test pair (a DataFrame user, item, propensity)"
             )
         return self.values_[pos]
 
@@ -546,16 +546,12 @@ def check_propensities(p: np.ndarray, user_ids: np.ndarray, item_ids: np.ndarray
         j = int(np.flatnonzero(bad)[0])
         raise DataError(
             f"propensity model {model!r} gives propensity {p[j]:g} to the observed pair "
-            f"user {_plain(user_ids[j])!r}, item {_plain(item_ids[j])!r}: "
+            f"user {shown_id(user_ids[j])}, item {shown_id(item_ids[j])}: "
             "an observed rating must have a positive propensity"
             + ("" if np.isnan(p[j]) or p[j] <= 0 else " of at most 1")
             + "; fix the propensities or bound them with clip= (e.g. clip=0.001)"
         )
     return p
-
-
-def _plain(value: object) -> object:
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def calibrated_propensities(
