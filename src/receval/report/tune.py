@@ -166,6 +166,11 @@ def write_tune_report(
 def is_tune_folder(root: str | Path) -> bool:
     """Whether ``root`` holds a tuning run's output (``tune.json``, as ``receval tune`` writes it).
 
+    Returns
+    -------
+    bool
+        True when ``root/tune.json`` is a file.
+
     Examples
     --------
     >>> import tempfile
@@ -179,6 +184,11 @@ def is_tune_folder(root: str | Path) -> bool:
 
 def report_tune_folder(root: str | Path, out: str | Path | None = None) -> Path:
     """:func:`write_tune_report` of the tuning run in ``root``, to ``out`` (default ``root/tune.html``).
+
+    Returns
+    -------
+    pathlib.Path
+        The page written.
 
     Raises
     ------
