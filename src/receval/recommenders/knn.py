@@ -112,16 +112,14 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal, cast
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
-from receval._jit import one_at_a_time
+from receval._jit import NUMPY_CELLS, njit, one_at_a_time, prange
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
-from receval.recommenders.baselines import check_pairs
-from receval.recommenders.topn import _offer, _pop_all
+from receval.recommenders.topn import _NUMPY_CHUNK, _offer, _pop_all, _topk_numpy
 from receval.validate import check_memory
 
 __all__ = ["UserKNN", "ItemKNN"]
@@ -145,6 +143,9 @@ _MODES = ("auto", "dense", "sparse")
 _DENSE_AUTO_BYTES = 2 * 10**9
 # Similarity rows computed at once in sparse mode: at most this many float64 cells (256 MB).
 _BLOCK_CELLS = 32_000_000
+# Entity pairs (n_x x n_x) up to which the whole-vector neighbourhoods are made with numpy and scipy, without
+# numba (receval._jit.NUMPY_CELLS: 4,096 entities); tests move it to force a path.
+_NUMPY_CELLS = NUMPY_CELLS
 
 
 def _similarity_kernel(top_k: bool):
@@ -153,7 +154,7 @@ def _similarity_kernel(top_k: bool):
     dense path never compiles the top-k selection (the costliest part to compile)."""
 
     @one_at_a_time
-    @numba.njit(cache=True, parallel=True)
+    @njit(cache=True, parallel=True)
     def similarities(
         rows, upper, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, row_norms, col_norms, support, shrinkage,
         shrink, alpha, beta, out, k, nb_cols, nb_vals, n_chunks,
@@ -181,7 +182,7 @@ def _similarity_kernel(top_k: bool):
         co_rated = kind < 2
         width = 6 if co_rated else 2  # the whole-vector kinds need only the count and the dot product
         n_chunks = min(n_rows, n_chunks)
-        for c in numba.prange(n_chunks):
+        for c in prange(n_chunks):
             acc = np.zeros((n_x, width))
             touched = np.empty(n_x, dtype=np.int64)
             # top-k: a heap of the k best (value, then the lower index) whose root is the worst kept
@@ -259,7 +260,7 @@ _similarity_rows = _similarity_kernel(top_k=False)
 _similarity_topk = _similarity_kernel(top_k=True)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _mirror_upper(sim):  # pragma: no cover
     """Copy the upper triangle onto the lower one, tile by tile (cache-friendly)."""
     n = sim.shape[0]
@@ -272,7 +273,7 @@ def _mirror_upper(sim):  # pragma: no cover
                     sim[i, j] = sim[j, i]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _predict(
     xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, with_means, known_x, known_y, k, min_k, global_mean
 ):  # pragma: no cover
@@ -419,16 +420,19 @@ def _neighbours(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) 
 def _chunks() -> int:
     """How many groups of rows a parallel kernel splits its rows into (each with its own buffers): a few per
     thread, so that a slow group does not keep the others waiting. Read outside the kernels: calling
-    ``numba.get_num_threads`` inside one keeps numba from caching it."""
+    ``numba.get_num_threads`` inside one keeps numba from caching it (imported here: only the compiled paths
+    need it)."""
+    import numba
+
     return 4 * numba.get_num_threads()
 
 
 @one_at_a_time
-@numba.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _score_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, out):  # pragma: no cover
     """``out[r] = A[rows[r]] @ B`` for CSR ``A`` and ``B`` (``out`` zeros): each row's terms add up in the
     order of its A entries, so a row's bits depend on that row alone (rows run in parallel)."""
-    for r in numba.prange(len(rows)):
+    for r in prange(len(rows)):
         u = rows[r]
         for p in range(a_ptr[u], a_ptr[u + 1]):
             j = a_idx[p]
@@ -438,13 +442,13 @@ def _score_rows(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, out):  # pragma:
 
 
 @one_at_a_time
-@numba.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _score_candidates(rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_cols, items, out, n_chunks):  # pragma: no cover
     """``out[r, t] = (A[rows[r]] @ B)[items[r, t]]``, added up as :func:`_score_rows` does (the same bits),
     in a row buffer per thread reset entry by entry: no full score row is ever kept."""
     n_rows = len(rows)
     n_chunks = min(n_rows, n_chunks)
-    for c in numba.prange(n_chunks):
+    for c in prange(n_chunks):
         buffer = np.zeros(n_cols)
         for r in range(c, n_rows, n_chunks):
             u = rows[r]
@@ -675,12 +679,68 @@ class _KNN(Recommender):
         kk = min(int(self.k), n_x - 1)
         if kk <= 0:
             return sp.csr_matrix((n_x, n_x))
-        cols = np.full((n_x, kk), -1, dtype=np.int64)
-        vals = np.zeros((n_x, kk))
-        self._kernel(_similarity_topk, lists, np.arange(n_x), False, np.zeros((0, 0)), kk, cols, vals)
+        if lists[6] >= 2 and n_x * n_x <= _NUMPY_CELLS:  # the whole-vector kinds of a small problem
+            cols, vals = self._numpy_topk(lists, n_x, kk)
+        else:
+            cols = np.full((n_x, kk), -1, dtype=np.int64)
+            vals = np.zeros((n_x, kk))
+            self._kernel(_similarity_topk, lists, np.arange(n_x), False, np.zeros((0, 0)), kk, cols, vals)
         keep = cols >= 0
         rows = np.broadcast_to(np.arange(n_x)[:, None], cols.shape)
         return _neighbours([(rows[keep], cols[keep], vals[keep])], n_x)
+
+    def _numpy_topk(self, lists: tuple, n_x: int, kk: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`_similarity_topk`'s (columns, similarities) for the whole-vector kinds (codes 2 to 5, which
+        read a pair's count and dot product only), with scipy and numpy: the same bits.
+
+        A pair's dot product is ``(X @ Xᵀ)[xi, xj]`` with X the x-lists: scipy's ``csr_matmat`` adds the terms
+        of row xi in the order of its entries (sorted by y), as the kernel's ``acc[xj]``, and drops the sums
+        exactly 0 (similarity 0, which the kernel never keeps either); the formula is then the kernel's,
+        operation for operation, by rows of chunks, and the k best of each row (ties: the lower index) are
+        :func:`~receval.recommenders.topn._topk_numpy`'s with key = index.
+        """
+        x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms = lists
+        support, shrinkage, shrink = int(self.min_support), float(self.shrinkage), float(self.shrink)
+        alpha, beta = float(self.tversky_alpha), float(self.tversky_beta)
+        n_y = len(y_ptr) - 1
+        a = sp.csr_matrix((x_val, x_idx, x_ptr), shape=(n_x, n_y))
+        b = sp.csr_matrix((y_val, y_idx, y_ptr), shape=(n_y, n_x))
+        counted = support > 1 or shrinkage > 0  # else every pair sharing an entry counts n >= 1 = support
+        if counted:
+            a_one = sp.csr_matrix((np.ones(len(x_idx)), x_idx, x_ptr), shape=(n_x, n_y))
+            b_one = sp.csr_matrix((np.ones(len(y_idx)), y_idx, y_ptr), shape=(n_y, n_x))
+        keys = np.arange(n_x)
+        cols = np.empty((n_x, kk), dtype=np.int64)
+        vals = np.empty((n_x, kk))
+        step = max(1, _NUMPY_CHUNK // n_x)
+        for start in range(0, n_x, step):
+            stop = min(start + step, n_x)
+            dot = (a[start:stop] @ b).toarray()
+            row, col = row_norms[start:stop, None], col_norms[None, :]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                if code == 5:  # the plain dot product: the kernel divides by 1.0, which changes no bit
+                    sim = dot
+                else:
+                    if code == 2:
+                        den = row * col
+                    elif code == 3:
+                        den = row + col - dot
+                    else:
+                        den = dot + alpha * (col - dot) + beta * (row - dot)
+                    den += shrink
+                    sim = np.where(den != 0, dot / den, 0.0)
+                if counted:
+                    n = (a_one[start:stop] @ b_one).toarray()
+                    if shrinkage > 0:
+                        sim = sim * (n / (n + shrinkage))
+                    sim[n < support] = 0.0
+            sim[np.arange(stop - start), np.arange(start, stop)] = 0.0  # an entity is not its own neighbour
+            sim[~(sim > 0)] = -np.inf  # only positive similarities are neighbours
+            cols[start:stop], vals[start:stop] = _topk_numpy(
+                sim, kk, keys, np.zeros(stop - start, dtype=np.int64), np.zeros(stop - start + 1, dtype=np.int64),
+                keys[:0],
+            )  # fmt: skip
+        return cols, vals
 
     def predict(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:
         """Ratings for (user, item) pairs, as scikit-surprise's ``KNNWithMeans`` (``KNNBasic`` with ``means=False``).
@@ -690,6 +750,8 @@ class _KNN(Recommender):
         numpy.ndarray
             float64, one prediction per pair (clipped to the rating scale when ``clip``).
         """
+        from receval.recommenders.baselines import check_pairs  # here: baselines' bandits import numba
+
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
         xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)

@@ -20,6 +20,12 @@ Models whose scores are a product of sparse matrices (kNN) may expose
 its terms reach and, in tie order, the zeros, with the same lists as the dense rows
 would give, in time proportional to the terms and without score batches.
 
+Small problems (users x items at most :data:`receval._jit.NUMPY_CELLS`, 16M) are ranked with numpy
+instead of the compiled kernels, and never import numba (whose import and cached kernels cost about
+0.5 s per process): the product rows are made by :mod:`scipy.sparse` (its ``csr_matmat`` adds each row's
+terms in the order of its A entries, as the kernel), and the lists are selected by a partition then
+a sort by (score, tie key), a total order: the same items and scores, bit for bit.
+
 Models that can do better than scoring every item (e.g. with an index over item
 vectors) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
 CSR matrix or ``None``; :func:`recommend` uses it and their own tie order (the method
@@ -30,11 +36,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 import scipy.sparse as sp
 
-from receval._jit import one_at_a_time
+from receval._jit import NUMPY_CELLS, njit, one_at_a_time, prange
 from receval.data.interactions import Interactions
 from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
 from receval.progress import Progress, progress_to
@@ -45,6 +50,10 @@ __all__ = ["recommend", "exclusion_matrix"]
 
 # Scores of one batch take at most this many float64 cells (64 MB).
 _BATCH_CELLS = 8_000_000
+# Users x items up to which recommend ranks with numpy (no numba in the process); tests move it to force a path.
+_NUMPY_CELLS = NUMPY_CELLS
+# Score cells the numpy selection handles at once: its half-dozen temporaries of a chunk take about 50 MB.
+_NUMPY_CHUNK = 1 << 20
 
 
 def exclusion_matrix(exclude: Interactions | sp.spmatrix | sp.sparray | None, n_users: int, n_items: int):
@@ -109,12 +118,12 @@ def _n_items(model: Any) -> int | None:
     return None if n is None else int(n)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _worse(s_a, key_a, s_b, key_b):  # pragma: no cover
     return s_a < s_b or (s_a == s_b and key_a > key_b)
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _replace_root(hs, hk, hi, size, v, key, item):  # pragma: no cover
     """Put (v, key, item) at the root of the heap ``[:size]`` and sift it down."""
     pos = 0
@@ -132,7 +141,7 @@ def _replace_root(hs, hk, hi, size, v, key, item):  # pragma: no cover
     hs[pos], hk[pos], hi[pos] = v, key, item
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _offer(hs, hk, hi, size, k, v, key, item):  # pragma: no cover
     """Offer (v, key, item) to the heap ``[:size]`` of at most ``k`` kept items; its new size."""
     if size < k:
@@ -151,7 +160,7 @@ def _offer(hs, hk, hi, size, k, v, key, item):  # pragma: no cover
     return size
 
 
-@numba.njit(inline="always")
+@njit(inline="always")
 def _pop_all(hs, hk, hi, size, k, out_items, out_scores, r):  # pragma: no cover
     """Write the heap's items best first into row ``r`` (popping the worst repeatedly fills it from the
     back), padded with -1 / NaN to ``k``."""
@@ -165,7 +174,7 @@ def _pop_all(hs, hk, hi, size, k, out_items, out_scores, r):  # pragma: no cover
 
 
 @one_at_a_time
-@numba.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores):  # pragma: no cover
     """Per row, a size-k heap whose root is the worst kept item; then sorted best first.
 
@@ -174,7 +183,7 @@ def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores
     number of threads. A score below the kept root is rejected before its tie key (a modulo) is computed:
     once the heap is full, that is almost every item."""
     n = scores.shape[1]
-    for r in numba.prange(scores.shape[0]):
+    for r in prange(scores.shape[0]):
         hs = np.empty(k)
         hk = np.empty(k, dtype=np.int64)
         hi = np.empty(k, dtype=np.int64)
@@ -196,7 +205,7 @@ def _topk_kernel(scores, k, perm, offsets, ex_ptr, ex_idx, out_items, out_scores
 
 
 @one_at_a_time
-@numba.njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True)
 def _topk_product_kernel(
     rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n, k, perm, order, offsets, ex_ptr, ex_idx, out_items,
     out_scores, n_chunks,
@@ -208,7 +217,7 @@ def _topk_product_kernel(
     user ``rows[r]`` never takes ``ex_idx[ex_ptr[u]:ex_ptr[u + 1]]``."""
     n_rows = len(rows)
     n_chunks = min(n_rows, n_chunks)
-    for c in numba.prange(n_chunks):
+    for c in prange(n_chunks):
         buffer = np.zeros(n)
         reached = np.empty(n, dtype=np.int64)
         blocked = np.zeros(n, dtype=np.bool_)  # reached (or excluded) by the current row
@@ -257,14 +266,22 @@ def _topk_product_kernel(
 
 
 def _topk_batch(
-    scores: np.ndarray, k: int, perm: np.ndarray, offsets: np.ndarray, exclude: sp.csr_matrix | None = None
+    scores: np.ndarray,
+    k: int,
+    perm: np.ndarray,
+    offsets: np.ndarray,
+    exclude: sp.csr_matrix | None = None,
+    compiled: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Top-k of each row of ``scores`` (-inf or NaN = not recommendable), ties by key; ``exclude`` (a sorted
-    CSR with a row per score row, or None) marks the items a row never takes. ``scores`` is not modified."""
+    CSR with a row per score row, or None) marks the items a row never takes. ``scores`` is not modified.
+    ``compiled``: by :func:`_topk_kernel`, else by :func:`_topk_numpy` (the same lists)."""
+    ex_ptr, ex_idx = _exclusion_lists(exclude, scores.shape[0])
+    if not compiled:
+        return _topk_numpy(scores, k, perm.astype(np.int64, copy=False), offsets, ex_ptr, ex_idx)
     items = np.empty((scores.shape[0], k), dtype=np.int64)
     values = np.empty((scores.shape[0], k))
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    ex_ptr, ex_idx = _exclusion_lists(exclude, scores.shape[0])
     _topk_kernel(scores, k, perm.astype(np.int64, copy=False), offsets, ex_ptr, ex_idx, items, values)
     return items, values
 
@@ -280,12 +297,79 @@ def _topk_product_batch(operands: tuple, users, k: int, perm, order, offsets, ex
     """:func:`_topk_product_kernel` for ``users`` with ``operands`` = (A, B) and the whole exclusion matrix."""
     a, b = operands
     n_items = b.shape[1]
-    if a.shape[1] != b.shape[0] or b.shape[1] != len(perm):
-        raise DataError(f"score_operands gave {a.shape} and {b.shape} matrices: their product is not users x items")
     ex_ptr, ex_idx = _exclusion_lists(exclude, a.shape[0])
     _topk_product_kernel(users, a.indptr.astype(np.int64), a.indices, a.data.astype(np.float64),
                          b.indptr.astype(np.int64), b.indices, b.data.astype(np.float64), n_items, k, perm, order,
-                         offsets, ex_ptr, ex_idx, out_items, out_scores, 4 * numba.get_num_threads())  # fmt: skip
+                         offsets, ex_ptr, ex_idx, out_items, out_scores, _chunks())  # fmt: skip
+
+
+def _chunks() -> int:
+    """Groups of rows a parallel kernel splits its rows into: a few per thread (numba imported here, on the
+    compiled path only)."""
+    import numba
+
+    return 4 * numba.get_num_threads()
+
+
+def _topk_numpy(
+    scores: np.ndarray, k: int, perm: np.ndarray, offsets: np.ndarray, ex_ptr: np.ndarray, ex_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_topk_kernel`'s lists with numpy: row ``r`` ranks its items by score then tie key (smaller
+    first), a total order, leaving out NaN, -inf and ``ex_idx[ex_ptr[r]:ex_ptr[r + 1]]``; the same items and
+    scores as the kernel's heap, padded with -1 / NaN.
+
+    A partition finds each row's k-th largest score; the items above it are taken, and of those equal to it
+    the ones of smallest key, so only the tied items get a key before the k of each row are sorted.
+
+    >>> items, values = _topk_numpy(np.array([[1.0, 3.0, 1.0, np.nan]]), 3, np.arange(4), np.array([2]),
+    ...                             np.array([0, 0]), np.zeros(0, dtype=np.int64))
+    >>> items.tolist(), values.tolist()  # keys (i + 2) mod 4: item 2 has key 0, item 0 key 2
+    ([[1, 2, 0]], [[3.0, 1.0, 1.0]])
+    """
+    n_rows, n = scores.shape
+    items = np.full((n_rows, k), -1, dtype=np.int64)
+    values = np.full((n_rows, k), np.nan)
+    step = max(1, _NUMPY_CHUNK // max(n, 1))
+    for start in range(0, n_rows, step):
+        stop = min(start + step, n_rows)
+        v = np.array(scores[start:stop], dtype=np.float64)  # a copy: the excluded are overwritten below
+        v[np.isnan(v)] = -np.inf  # NaN and -inf: not recommendable
+        excluded = ex_idx[ex_ptr[start] : ex_ptr[stop]]
+        v[np.repeat(np.arange(stop - start), np.diff(ex_ptr[start : stop + 1])), excluded] = -np.inf
+        kth = np.partition(v, n - k, axis=1)[:, n - k]  # the k-th largest (-inf: fewer than k recommendable)
+        above = v > kth[:, None]  # fewer than k per row
+        needed = k - np.count_nonzero(above, axis=1)  # >= 1 items equal to the k-th, of the smallest keys
+        tr, ti = np.nonzero(v == kth[:, None])
+        tr, ti = tr[kth[tr] > -np.inf], ti[kth[tr] > -np.inf]
+        order = np.lexsort(((perm[ti] + offsets[start + tr]) % n, tr))
+        tr, ti = tr[order], ti[order]
+        keep = np.arange(len(tr)) - np.searchsorted(tr, tr) < needed[tr]
+        ar, ai = np.nonzero(above)
+        r, i = np.concatenate([ar, tr[keep]]), np.concatenate([ai, ti[keep]])
+        s = v[r, i]
+        order = np.lexsort(((perm[i] + offsets[start + r]) % n, -s, r))  # by row, score (largest first), key
+        r, i, s = r[order], i[order], s[order]
+        rank = np.arange(len(r)) - np.searchsorted(r, r)  # the place in its row's list
+        items[start + r, rank] = i
+        values[start + r, rank] = s
+    return items, values
+
+
+def _topk_product_numpy(operands: tuple, users, k: int, perm, offsets, exclude, out_items, out_scores) -> None:
+    """:func:`_topk_product_batch` with numpy: dense product rows by chunks (``csr_matmat`` adds each row's
+    terms in the order of its A entries, as the kernel; sums exactly 0 are dropped, and score 0 as unreached
+    items do), ranked by :func:`_topk_numpy`."""
+    a, b = operands
+    n_items = b.shape[1]
+    a, b = a.astype(np.float64, copy=False), b.astype(np.float64, copy=False)  # the kernel's float64 terms
+    step = max(1, _NUMPY_CHUNK // n_items)
+    for start in range(0, len(users), step):
+        chunk = users[start : start + step]
+        ex_ptr, ex_idx = _exclusion_lists(None if exclude is None else exclude[chunk], len(chunk))
+        stop = start + len(chunk)
+        out_items[start:stop], out_scores[start:stop] = _topk_numpy(
+            (a[chunk] @ b).toarray(), k, perm, offsets[start:stop], ex_ptr, ex_idx
+        )
 
 
 def recommend(
@@ -395,6 +479,9 @@ def recommend(
         operands = tuple(sp.csr_matrix(m) for m in model.score_operands())
         for m in operands:
             m.sum_duplicates()  # a pair stored twice is one entry (their sum), as the dense product makes it
+        a, b = operands
+        if a.shape[1] != b.shape[0] or b.shape[1] != n_items:
+            raise DataError(f"score_operands gave {a.shape} and {b.shape} matrices: their product is not users x items")
         bad = users[(users < 0) | (users >= operands[0].shape[0])]
         if bad.size:  # the kernel reads A's rows unchecked: refused here, as score would
             raise ColdStartError(
@@ -408,6 +495,7 @@ def recommend(
         "pass a smaller batch_size or filter the items (min_item_ratings)",
     )
     perm, offsets = _tie_keys(users, n_items, seed)
+    compiled = len(users) * n_items > _NUMPY_CELLS  # small: numpy, and numba never imported
     order = np.empty_like(perm)
     order[perm] = np.arange(n_items)
     out_items = np.full((len(users), k), -1, dtype=np.int64)
@@ -418,8 +506,12 @@ def recommend(
         stop = min(start + batch_size, len(users))
         batch = users[start:stop]
         if operands is not None:
-            _topk_product_batch(operands, batch, k, perm, order, offsets[start:stop], excl,
-                                out_items[start:stop], out_scores[start:stop])  # fmt: skip
+            if compiled:
+                _topk_product_batch(operands, batch, k, perm, order, offsets[start:stop], excl,
+                                    out_items[start:stop], out_scores[start:stop])  # fmt: skip
+            else:
+                _topk_product_numpy(operands, batch, k, perm, offsets[start:stop], excl, out_items[start:stop],
+                                    out_scores[start:stop])  # fmt: skip
             notify(stop, len(users), "recommend users")
             continue
         sub = None if excl is None else excl[batch]
@@ -428,7 +520,7 @@ def recommend(
         s = np.asarray(model.score(batch))
         if s.shape != (len(batch), n_items):
             raise DataError(f"{type(model).__name__}.score returned shape {s.shape}, expected {(len(batch), n_items)}")
-        out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop], sub)
+        out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop], sub, compiled)
         notify(stop, len(users), "recommend users")
     return out_items, out_scores
 
