@@ -25,6 +25,7 @@ import pytest
 import receval.report.html as H
 from receval.cli import main
 from receval.report.style import figure, png_bytes
+from receval.report.tune import is_tune_folder, report_tune_folder
 
 sys.path.insert(0, str(Path(__file__).parent))
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
@@ -178,7 +179,8 @@ def test_example_reports_are_complete_and_legible(example, tmp_path, checked, ca
     if missing:
         pytest.skip(f"real data not available: {missing[0]}")
     assert main(["run", str(example), "--out", str(tmp_path / "out"), "--quick"]) == 0, capsys.readouterr().out
-    page = H.build_report(tmp_path / "out", tmp_path / "report.html").read_text()
+    build = report_tune_folder if is_tune_folder(tmp_path / "out") else H.build_report
+    page = build(tmp_path / "out", tmp_path / "report.html").read_text()
     assert checked == {}
     assert page.count("<figure") >= 1
     if example.stem == "quickstart":  # the example a new user opens first: nothing missing

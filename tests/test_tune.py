@@ -339,6 +339,9 @@ def test_receval_report_on_a_tuning_folder_writes_the_tuning_report(tmp_path, ca
     page = (tmp_path / "page.html").read_text(encoding="utf-8")
     assert page.count("<figure") == 1 and "toy/biases" in page and "Default and tuned on test" in page
     assert main(["report", str(out)]) == 0 and (out / "tune.html").is_file()
+    from receval.report.html import build_report
+
+    assert "holds a tuning run" in build_report(out, tmp_path / "store.html").read_text(encoding="utf-8")
     assert main(["report", str(out), "--latex", str(tmp_path / "tex")]) == 2
     assert "--latex" in capsys.readouterr().err and not (tmp_path / "tex").exists()
     (out / "tune_trials.parquet").write_bytes(b"not parquet")

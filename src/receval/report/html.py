@@ -470,8 +470,8 @@ def build_report(
     """Write the HTML report of ``results_dir`` to ``out`` (default ``results_dir/report.html``); returns its path.
 
     Never raises for a missing, empty, partial or older-version directory: the report
-    says what is missing instead. The folder of a tuning run (``tune.json``) gets its
-    tuning report (:func:`receval.report.tune.report_tune_folder`). ``figures_dir`` also
+    says what is missing instead (a tuning run's folder has its own report,
+    :func:`receval.report.tune.report_tune_folder`). ``figures_dir`` also
     saves every figure as PNG and SVG; ``latex_dir`` writes the summary tables as
     ``<dataset>-<protocol>.tex`` (each name made a safe file name,
     :func:`~receval.outputs.safe_name`). All the files appear together.
@@ -492,10 +492,6 @@ def build_report(
     t0 = time.perf_counter()
     root = Path(results_dir)
     out = Path(out) if out is not None else root / "report.html"
-    from receval.report.tune import is_tune_folder, report_tune_folder
-
-    if is_tune_folder(root) and not (root / "experiment.json").exists():  # the output of a [tune] run
-        return report_tune_folder(root, out)
     folders = [Path(d) for d in (latex_dir, figures_dir) if d is not None]
     with publish(out.parent, *folders) as publication:
         _build_report(root, out, publication, latex_dir, figures_dir, dataset_overview, t0)
@@ -517,6 +513,8 @@ def _build_report(
         publication=publication,
     )
     meta = None
+    from receval.experiment.tune import SUMMARY_FILE
+
     try:
         from receval.experiment.store import ResultStore
 
@@ -525,6 +523,8 @@ def _build_report(
         rep.notice(f"experiment.json unreadable: {type(err).__name__}: {err}")
     if not root.exists():
         rep.notice(f"{str(root)!r} does not exist: no experiment.json, no results")
+    elif meta is None and (root / SUMMARY_FILE).is_file():
+        rep.notice(f"{str(root)!r} holds a tuning run ({SUMMARY_FILE}): its report is 'receval report {root}'")
     elif meta is None:
         rep.notice(f"{str(root)!r} has no experiment.json (not a receval experiment, or written by an older version)")
     else:
