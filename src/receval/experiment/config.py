@@ -803,7 +803,7 @@ def _budget(
     if trials is not None:
         chk.value(check_count, trials, f"{what} trials", where=(*where, "trials"))
     if seconds is not None:
-        chk.value(check_number, seconds, f"{what} seconds", minimum=0, where=(*where, "seconds"))
+        chk.value(check_number, seconds, f"{what} seconds", where=(*where, "seconds"))
         if seconds <= 0:
             raise chk.fail((*where, "seconds"), f"{what} seconds = {seconds}: a time budget must be positive")
     return trials, None if seconds is None else float(seconds)
