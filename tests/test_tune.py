@@ -167,9 +167,17 @@ def test_choice_is_the_best_validation_trial_and_test_is_one_refit(tmp_path):
     for key, res in report.summary["algorithms"].items():
         rows = report.trials[report.trials["study"] == key]
         best = rows.loc[rows["value"].idxmax()]
-        assert json.loads(best["params"]) == res["best_params"] and best["value"] == res["validation"]
-        assert rows["best_so_far"].tolist() == rows["value"].cummax().tolist()
         algorithm = res["algorithm"]
+        # the untuned defaults compete on validation, outside the budget: chosen only when better than every trial
+        untuned = evaluate_model(make(algorithm), fit, validation, ["ndcg@10"], seed=5).summary["ndcg@10"]
+        assert res["default_validation"] == pytest.approx(untuned, abs=1e-12)
+        if untuned > best["value"]:
+            assert res["chosen"] == "default" and res["best_params"] == {} and res["validation"] == untuned
+        else:
+            assert res["chosen"] == f"trial {int(best['number'])}" and best["value"] == res["validation"]
+            assert json.loads(best["params"]) == res["best_params"]
+        assert res["best_trial_validation"] == best["value"]
+        assert rows["best_so_far"].tolist() == rows["value"].cummax().tolist()
         # every trial's value recomputed on the fit and validation parts
         for _, row in rows.iterrows():
             again = evaluate_model(make(algorithm, **json.loads(row["params"])), fit, validation, ["ndcg@10"], seed=5)
@@ -278,7 +286,8 @@ def test_cli_json_and_run_honours_tune(tmp_path, capsys):
     doc = json.loads(captured.out)
     assert set(doc) == {"algorithms"} and set(doc["algorithms"]) == {"toy/popularity", "toy/biases"}
     for res in doc["algorithms"].values():
-        assert set(res) == {"best_params", "trials", "validation", "test", "default_test"} and res["trials"] == 2
+        assert {"best_params", "trials", "validation", "test", "default_test"} <= set(res) and res["trials"] == 2
+        assert res["chosen"] == "default" or res["validation"] >= res["default_validation"]
     assert captured.err.count(" trial ") == 4  # progress: one line per trial on stderr
     files = {p.name for p in (tmp_path / "out").iterdir()}
     assert {"tune.sqlite3", "tune.json", "tune.html", "tune_trials.parquet", "tune_compare.parquet"} <= files
@@ -348,3 +357,20 @@ def test_receval_report_on_a_tuning_folder_writes_the_tuning_report(tmp_path, ca
     assert main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 2
     err = capsys.readouterr().err
     assert "tune_trials.parquet" in err and "Traceback" not in err and not (tmp_path / "again.html").exists()
+
+
+def test_the_untuned_defaults_are_chosen_only_when_better_on_validation_and_can_be_left_out(tmp_path):
+    bad_space = _BASE.replace("threshold = { float = [1, 5] }", "threshold = { float = [4.9, 5] }")
+    report = tune_experiment(_config(tmp_path, bad_space), out=tmp_path / "a")
+    pop = report.summary["algorithms"]["toy/popularity"]
+    assert pop["default_validation"] > pop["best_trial_validation"]  # only 5-star ratings count: worse than 4
+    assert pop["chosen"] == "default" and pop["best_params"] == {} and pop["test"] == pop["default_test"]
+    assert pop["validation"] == pop["default_validation"]
+    left_out = bad_space.replace("seed = 5", "seed = 5\ndefault_candidate = false")
+    other = tune_experiment(_config(tmp_path, left_out, "b.toml"), out=tmp_path / "b")
+    pop = other.summary["algorithms"]["toy/popularity"]
+    assert pop["chosen"].startswith("trial ") and pop["default_validation"] is None
+    assert pop["validation"] == pop["best_trial_validation"] and pop["test"] < pop["default_test"]
+    assert other.summary["default_candidate"] is False
+    text = _BASE.replace("seed = 5", 'seed = 5\ndefault_candidate = "yes"')
+    assert main(["tune", str(_config(tmp_path, text, "c.toml")), "--out", str(tmp_path / "c")]) == 2

@@ -19,7 +19,7 @@ import typer
 
 from receval.cli.output import Table, print_table
 
-_JSON_KEYS = ("best_params", "trials", "validation", "test", "default_test")
+_JSON_KEYS = ("best_params", "chosen", "trials", "validation", "default_validation", "test", "default_test")
 
 
 def register(app: typer.Typer) -> None:

@@ -117,6 +117,7 @@ _TUNE = {
     "parallel": int,
     "test_path": str,
     "validation": dict,
+    "default_candidate": bool,
 }
 SAMPLERS = ("tpe", "random", "grid")
 """Optuna's samplers a ``[tune]`` section may name: TPE (the default), random search, grid search."""
@@ -290,6 +291,8 @@ class TuneSpec:
     parallel: int = 1
     test_path: str | None = None
     validation: Mapping[str, Any] = field(default_factory=dict)
+    default_candidate: bool = True
+    """The untuned defaults compete on validation: chosen when better than every trial (outside the budget)."""
 
     def budget(self, rec: RecommenderSpec) -> tuple[int | None, float | None]:
         """``(trials, seconds)`` for ``rec``: its own budget where it sets one, else the section's."""
@@ -791,6 +794,7 @@ def _tune(
         parallel=parallel,
         test_path=table.get("test_path"),
         validation=validation,
+        default_candidate=table.get("default_candidate", True),
     )
     return spec, out
 

@@ -11,7 +11,10 @@ The protocol of Rendle, Zhang & Koren ("On the Difficulty of Evaluating Baseline
 3. each recommender's search space is explored by an Optuna study (TPE by default,
    random or grid search) within the budget (trials and/or seconds of trial time, the
    same for every recommender unless one sets its own): each trial fits on the fit
-   part and is scored on the validation part by the objective metric;
+   part and is scored on the validation part by the objective metric; the untuned
+   defaults are scored the same way, outside the budget, and are the choice when they
+   beat every trial (``default_candidate = false`` leaves them out: then a small budget
+   can choose worse than the defaults);
 4. the chosen parameters are refitted on train (fit + validation; ``refit = "train"``
    keeps the fit part) and evaluated once on test with
    :func:`receval.evaluation.evaluate_model`, beside the untuned defaults fitted the
@@ -468,6 +471,21 @@ def tune_experiment(
             studies.append(_Study(key, label, rec, study, *budget))
     total = sum(s.trials or 0 for s in studies)
     notify = progress_to(progress)
+
+    def job_for(st: _Study, params: Mapping[str, Any]) -> TrialJob:
+        return TrialJob(
+            st.dataset,
+            st.rec.algorithm,
+            {**st.rec.params, **params},
+            seed,
+            tune.metric,
+            int(opts["k"]),
+            thresholds[st.dataset],
+            bool(opts["exclude_train"]),
+            str(opts["cold_start"]),
+            str(opts.get("preset", "standard")),
+        )
+
     ex.start()
     try:
         done = sum(len(s.counted()) for s in studies)
@@ -481,19 +499,7 @@ def tune_experiment(
                         st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
                     trial = st.study.ask()
                     params = _suggest(trial, st.rec.space)
-                    job = TrialJob(
-                        st.dataset,
-                        st.rec.algorithm,
-                        {**st.rec.params, **params},
-                        seed,
-                        tune.metric,
-                        int(opts["k"]),
-                        thresholds[st.dataset],
-                        bool(opts["exclude_train"]),
-                        str(opts["cold_start"]),
-                        str(opts.get("preset", "standard")),
-                    )
-                    asked.append((st, trial, params, job))
+                    asked.append((st, trial, params, job_for(st, params)))
             if not asked:
                 break
             for (st, trial, params, _), (value, secs, error) in zip(
@@ -509,9 +515,13 @@ def tune_experiment(
                 if on_trial is not None:
                     on_trial(st.key, trial.number, params, value, error)
                 notify(min(done, max(total, done)), max(total, done), "tune trials")
+        defaults: dict[str, float | None] = {}
+        if tune.default_candidate:  # one fit each, outside the budget: the defaults compete on validation
+            runs = ex.call(run_trial, [job_for(st, {}) for st in studies], parts)
+            defaults = {st.key: value for st, (value, _, _) in zip(studies, runs, strict=True)}
     finally:
         ex.close()
-    report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts)
+    report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts, defaults)
     report.seconds = time.perf_counter() - t0
     return report
 
@@ -536,6 +546,7 @@ def _finish(
     held: Mapping[str, HeldOut],
     thresholds: Mapping[str, float],
     opts: Mapping[str, Any],
+    defaults: Mapping[str, float | None],
 ) -> TuneReport:
     from receval.evaluation import evaluate_model
     from receval.stats.significance import compare_systems, correct_pvalues
@@ -554,9 +565,14 @@ def _finish(
         if not complete:
             raise ConfigError(f"{st.key}: every trial failed; the first error: {st.counted()[0].user_attrs['error']}")
         best = st.study.best_trial
+        default_value = defaults.get(st.key)
+        keep_default = default_value is not None and (
+            default_value > best.value if tune.direction == "higher" else default_value < best.value
+        )
+        chosen = {} if keep_default else dict(best.params)
         refit = trains[st.dataset] if tune.refit == "train+validation" else parts[st.dataset].fit
         values = {}
-        for system, params in (("tuned", {**st.rec.params, **best.params}), ("default", dict(st.rec.params))):
+        for system, params in (("tuned", {**st.rec.params, **chosen}), ("default", dict(st.rec.params))):
             model = build_model(st.rec.algorithm, params, opts)
             result = evaluate_model(
                 model,
@@ -579,13 +595,16 @@ def _finish(
             "dataset": st.dataset,
             "recommender": st.rec.label,
             "algorithm": st.rec.algorithm,
-            "best_params": dict(best.params),
+            "best_params": chosen,
+            "chosen": "default" if keep_default else f"trial {best.number}",
             "fixed_params": dict(st.rec.params),
             "trials": len(st.counted()),
             "failed_trials": len(st.counted()) - len(complete),
             "trial_seconds": float(sum(t.user_attrs.get("seconds", 0.0) for t in st.counted())),
             "budget": budget,
-            "validation": float(best.value),
+            "validation": float(default_value) if keep_default and default_value is not None else float(best.value),
+            "best_trial_validation": float(best.value),
+            "default_validation": None if default_value is None else float(default_value),
             "test": values["tuned"][tune.metric],
             "default_test": values["default"][tune.metric],
             "test_metrics": values["tuned"],
@@ -601,6 +620,7 @@ def _finish(
         "sampler": tune.sampler,
         "refit": tune.refit,
         "seed": tune.seed,
+        "default_candidate": tune.default_candidate,
         "validation_split": dict(tune.validation),
         "test_split": {"test_path": tune.test_path} if tune.test_path else dict(cfg.split),
         "equal_budgets": len(budgets) == 1,

@@ -45,8 +45,9 @@ def results_table(summary: Mapping[str, Any], compare: pd.DataFrame) -> pd.DataF
     pandas.DataFrame
         One row per data set and recommender: ``<metric> default``, ``<metric> tuned`` and
         ``<metric> p (Holm)`` for every metric, ``trials``, ``trial seconds``,
-        ``chosen parameters`` (JSON), ``validation`` (the best trial's objective) and
-        ``gap`` (validation minus test, for the objective).
+        ``chosen parameters`` (JSON, or ``the defaults`` when the untuned defaults beat every
+        trial on validation), ``validation`` (the choice's objective), ``default validation``
+        (the defaults', when they competed) and ``gap`` (validation minus test, for the objective).
 
     Examples
     --------
@@ -67,8 +68,10 @@ def results_table(summary: Mapping[str, Any], compare: pd.DataFrame) -> pd.DataF
         row |= {
             "trials": res["trials"],
             "trial seconds": res["trial_seconds"],
-            "chosen parameters": json.dumps(res["best_params"], sort_keys=True),
+            "chosen parameters": "the defaults" if res.get("chosen") == "default"
+            else json.dumps(res["best_params"], sort_keys=True),
             "validation": res["validation"],
+            "default validation": res.get("default_validation"),
             "gap": res["validation"] - res["test"],
         }
         rows.append(row)
@@ -139,6 +142,12 @@ def write_tune_report(
         f"({json.dumps(summary.get('test_split', {}), sort_keys=True)}), beside the untuned defaults fitted the same "
         f"way (seed {summary.get('seed')})."
     )
+    if summary.get("default_candidate", False):
+        kept = [key for key, res in summary["algorithms"].items() if res.get("chosen") == "default"]
+        rep.text(
+            "The untuned defaults competed on validation too (one fit each, outside the budget) and are the choice "
+            "where they beat every trial" + (f": {', '.join(kept)}." if kept else "; no recommender kept them.")
+        )
     if summary.get("equal_budgets", True):
         rep.text(f"Every recommender had the same budget: {json.dumps(next(iter(budgets.values()), {}))}.")
     else:
