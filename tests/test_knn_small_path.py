@@ -1,6 +1,6 @@
 """The numpy path of small kNN problems against the numba kernels: the same neighbourhoods, scores and lists,
-bit for bit (``np.array_equal``), each path forced by the private thresholds ``knn._NUMPY_CELLS`` and
-``topn._NUMPY_CELLS``; and a small ``recommend`` run never imports numba."""
+bit for bit (``np.array_equal``), each path forced by the private switches ``knn._NUMPY`` and ``topn._NUMPY``;
+and a small ``recommend`` run never imports numba."""
 
 from __future__ import annotations
 
@@ -35,13 +35,13 @@ def _path(numpy: bool) -> Iterator[list[int]]:
         calls[0] += 1
         return original(*args, **kwargs)
 
-    saved = knn._NUMPY_CELLS, topn._NUMPY_CELLS
-    knn._NUMPY_CELLS = topn._NUMPY_CELLS = 1 << 62 if numpy else -1
+    saved = knn._NUMPY, topn._NUMPY
+    knn._NUMPY = topn._NUMPY = numpy
     knn._topk_numpy = topn._topk_numpy = counted
     try:
         yield calls
     finally:
-        knn._NUMPY_CELLS, topn._NUMPY_CELLS = saved
+        knn._NUMPY, topn._NUMPY = saved
         knn._topk_numpy = topn._topk_numpy = original
 
 

@@ -24,11 +24,12 @@ module compiles and :func:`numba.prange` in the compiled kernels.
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COMPILED_FROM", "NUMPY_CELLS", "LazyKernel", "njit", "one_at_a_time", "prange"]
+__all__ = ["COMPILED_FROM", "NUMPY_CELLS", "LazyKernel", "njit", "numpy_pays", "one_at_a_time", "prange"]
 
 COMPILED_FROM = 1 << 20
 """Rows from which a compiled loop pays: below, its numpy formulation is about as fast and loads no compiler."""
@@ -88,6 +89,17 @@ def njit(func: Callable[..., Any] | None = None, **options: Any) -> Any:
     if func is not None:
         return LazyKernel(func, options)
     return functools.partial(LazyKernel, options=options)
+
+
+def numpy_pays(cells: int) -> bool:
+    """Whether a problem of ``cells`` (n x m pairs) runs a kernel's numpy formulation (which must give the
+    kernel's bits): at most :data:`NUMPY_CELLS`, in a process that has not imported numba (once it has, its
+    kernels cost their own time only, and run on all cores).
+
+    >>> numpy_pays(NUMPY_CELLS + 1)
+    False
+    """
+    return cells <= NUMPY_CELLS and "numba" not in sys.modules
 
 
 def prange(*args: int) -> range:

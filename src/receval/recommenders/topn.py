@@ -20,11 +20,12 @@ Models whose scores are a product of sparse matrices (kNN) may expose
 its terms reach and, in tie order, the zeros, with the same lists as the dense rows
 would give, in time proportional to the terms and without score batches.
 
-Small problems (users x items at most :data:`receval._jit.NUMPY_CELLS`, 16M) are ranked with numpy
-instead of the compiled kernels, and never import numba (whose import and cached kernels cost about
-0.5 s per process): the product rows are made by :mod:`scipy.sparse` (its ``csr_matmat`` adds each row's
-terms in the order of its A entries, as the kernel), and the lists are selected by a partition then
-a sort by (score, tie key), a total order: the same items and scores, bit for bit.
+Small problems (users x items at most :data:`receval._jit.NUMPY_CELLS`, 16M, in a process that has
+not imported numba) are ranked with numpy instead of the compiled kernels, and never import numba
+(whose import and cached kernels cost about 0.5 s per process): the product rows are made by
+:mod:`scipy.sparse` (its ``csr_matmat`` adds each row's terms in the order of its A entries, as the
+kernel), and the lists are selected by a partition then a sort by (score, tie key), a total order:
+the same items and scores, bit for bit.
 
 Models that can do better than scoring every item (e.g. with an index over item
 vectors) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
@@ -39,7 +40,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from receval._jit import NUMPY_CELLS, njit, one_at_a_time, prange
+from receval._jit import njit, numpy_pays, one_at_a_time, prange
 from receval.data.interactions import Interactions
 from receval.errors import ColdStartError, ConfigError, DataError, NotFittedError
 from receval.progress import Progress, progress_to
@@ -50,8 +51,9 @@ __all__ = ["recommend", "exclusion_matrix"]
 
 # Scores of one batch take at most this many float64 cells (64 MB).
 _BATCH_CELLS = 8_000_000
-# Users x items up to which recommend ranks with numpy (no numba in the process); tests move it to force a path.
-_NUMPY_CELLS = NUMPY_CELLS
+# None: recommend ranks with numpy when receval._jit.numpy_pays(users x items); True / False force the numpy
+# or the compiled path (tests)
+_NUMPY: bool | None = None
 # Score cells the numpy selection handles at once: its half-dozen temporaries of a chunk take about 50 MB.
 _NUMPY_CHUNK = 1 << 20
 
@@ -495,7 +497,7 @@ def recommend(
         "pass a smaller batch_size or filter the items (min_item_ratings)",
     )
     perm, offsets = _tie_keys(users, n_items, seed)
-    compiled = len(users) * n_items > _NUMPY_CELLS  # small: numpy, and numba never imported
+    compiled = not (numpy_pays(len(users) * n_items) if _NUMPY is None else _NUMPY)  # small: numba not imported
     order = np.empty_like(perm)
     order[perm] = np.arange(n_items)
     out_items = np.full((len(users), k), -1, dtype=np.int64)
