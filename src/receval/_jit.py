@@ -34,11 +34,11 @@ __all__ = ["COMPILED_FROM", "NUMPY_CELLS", "LazyKernel", "njit", "numpy_pays", "
 COMPILED_FROM = 1 << 20
 """Rows from which a compiled loop pays: below, its numpy formulation is about as fast and loads no compiler."""
 
-NUMPY_CELLS = 1 << 24
+NUMPY_CELLS = 1 << 22
 """Cells of a dense result (n x m pairs: kNN similarities, users x items scores) up to which a kernel's numpy
-formulation runs instead: importing numba and loading its cached kernels costs about 0.5 s per process,
-more than numpy's extra passes over 16M cells (4,096 entities' similarities; MovieLens-100K's 943 x 1,682
-scores are 1.6M)."""
+formulation runs instead (4M: 2,048 entities' similarities; MovieLens-100K's 1,650 items or 943 x 1,650
+scores): importing numba and loading its cached kernels costs about 0.5 s per process, and numpy's extra
+passes cost as much at about twice this (item-kNN on 2,900 x 2,900, 400k ratings, 2 cores)."""
 
 _PENDING: dict[str, list[LazyKernel]] = {}
 """Module name -> its kernels not compiled yet."""

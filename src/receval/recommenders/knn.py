@@ -96,7 +96,7 @@ on all cores (numba ``prange``; ``NUMBA_NUM_THREADS`` caps them), a row at a tim
 buffers, so the results are the same bits whatever the number of threads. Numba runs them on its OpenMP
 layer, which a forked child of a process that has used it cannot use: pools of worker processes must be
 started by spawn or forkserver (loky, Dask and Ray do). Small problems skip numba, whose import and cached
-kernels cost about 0.5 s per process: with at most 4,096 entities (:func:`receval._jit.numpy_pays`) and
+kernels cost about 0.5 s per process: with at most 2,048 entities (:func:`receval._jit.numpy_pays`) and
 numba not yet imported, the neighbourhoods of the whole-vector similarities (all but ``pearson``,
 ``cosine`` and ``adjusted-cosine``) are made with scipy and numpy, with the same bits (scipy's sparse
 product adds a pair's terms in the kernels' order); :func:`~receval.recommenders.recommend` does the same
@@ -149,7 +149,7 @@ _DENSE_AUTO_BYTES = 2 * 10**9
 # Similarity rows computed at once in sparse mode: at most this many float64 cells (256 MB).
 _BLOCK_CELLS = 32_000_000
 # None: the whole-vector neighbourhoods are made with numpy and scipy, without numba, when
-# receval._jit.numpy_pays(n_x x n_x) (up to 4,096 entities); True / False force that or the kernel (tests)
+# receval._jit.numpy_pays(n_x x n_x) (up to 2,048 entities); True / False force that or the kernel (tests)
 _NUMPY: bool | None = None
 
 

@@ -20,7 +20,7 @@ Models whose scores are a product of sparse matrices (kNN) may expose
 its terms reach and, in tie order, the zeros, with the same lists as the dense rows
 would give, in time proportional to the terms and without score batches.
 
-Small problems (users x items at most :data:`receval._jit.NUMPY_CELLS`, 16M, in a process that has
+Small problems (users x items at most :data:`receval._jit.NUMPY_CELLS`, 4M, in a process that has
 not imported numba) are ranked with numpy instead of the compiled kernels, and never import numba
 (whose import and cached kernels cost about 0.5 s per process): the product rows are made by
 :mod:`scipy.sparse` (its ``csr_matmat`` adds each row's terms in the order of its A entries, as the
