@@ -133,3 +133,44 @@ def test_store_rewrites_tasks_atomically_without_duplicates(tmp_path) -> None:
     aggs = pd.read_parquet(tmp_path / "aggregates.parquet")
     assert aggs["task_id"].tolist() == ["t1", "t2"] and aggs["value"].tolist() == [0.5, 0.7]
     assert not list(tmp_path.glob("**/.*tmp*"))
+
+
+_SAMPLED = """name = "s"
+metrics = ["ndcg@10"]
+[datasets.toy]
+generate = { n_users = 40, n_items = 120, n_ratings = 1200 }
+[split]
+method = "loo-random"
+[recommenders.popularity]
+[protocol]
+name = "sampled"
+"""
+_COHERENCE = """name = "c"
+[datasets.toy]
+generate = { n_users = 40, n_items = 30, n_ratings = 500, n_aspects = 4, reratings = 2 }
+[protocol]
+name = "coherence-barrier"
+"""
+
+
+@pytest.mark.parametrize(
+    ("base", "option", "expected"),
+    [
+        (_SAMPLED, "n = 0", "protocol.n 0: give an integer of at least 1"),
+        (_SAMPLED, "repeats = -2", "protocol.repeats -2"),
+        (_SAMPLED, 'sampling = "pop"', "protocol.sampling='pop' is not known"),
+        (_SAMPLED, 'sampling = ["uniform", "pop"]', "protocol.sampling='pop' is not known"),
+        (_SAMPLED, 'shape = "per-row"', "protocol.shape='per-row' is not known"),
+        (_SAMPLED, 'corrections = ["bv", "lsq"]', "'lsq' is not known"),
+        (_SAMPLED, 'corrections = ["bv"]\nsampling = ["uniform", "popularity"]', "assumes uniformly sampled"),
+        (_COHERENCE, 'keep = "median"', "protocol.keep = 'median': use one of first, last, mean"),
+        (_COHERENCE, "ddof = 2", "protocol.ddof = 2"),
+        (_COHERENCE, 'gammas = ["wstd", "nosuch"]', "give coherence functions of"),
+    ],
+)
+def test_protocol_option_values_are_refused_at_parse_time_on_their_line(base, option, expected):
+    text = base + option + "\n"
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, path="c.toml")
+    line = len(base.splitlines()) + 1  # the option's own line (the first of two)
+    assert expected in str(caught.value) and f"c.toml, line {line}:" in str(caught.value), str(caught.value)

@@ -23,12 +23,31 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from receval.errors import ConfigError
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, register_protocol
 from receval.stats.coherence import ALL_GAMMAS, KEEPS
 
 __all__: list[str] = []
+
+
+def _check(opts: Mapping[str, Any]) -> None:
+    """``keep`` a word of :data:`~receval.stats.coherence.KEEPS`, ``ddof`` 0 or 1, ``gammas`` coherence functions."""
+    if opts["keep"] not in KEEPS:
+        raise ConfigError(f"protocol.keep = {opts['keep']!r}: use one of {', '.join(KEEPS)}", parameters=["keep"])
+    if opts["ddof"] not in (0, 1) or isinstance(opts["ddof"], bool):
+        raise ConfigError(
+            f"protocol.ddof = {opts['ddof']!r}: use 0 (the paper's 1/m) or 1 (unbiased 1/(m-1))", parameters=["ddof"]
+        )
+    unknown = [g for g in opts["gammas"] if g not in ALL_GAMMAS]
+    if unknown or not opts["gammas"]:
+        raise ConfigError(
+            f"protocol.gammas = {list(opts['gammas'])!r}: give coherence functions of {', '.join(ALL_GAMMAS)}",
+            parameters=["gammas"],
+        )
 
 
 @register_protocol(
@@ -41,6 +60,7 @@ __all__: list[str] = []
     metric_names=tuple,
     description="correlation of each coherence function and the baselines with the per-user magic barrier "
     "(Said & Bellogín, UMUAI 2018, Table 2); needs repeated ratings",
+    check=_check,
 )
 def coherence_barrier(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """The validation table of the task's data set; its correlations as aggregates.
@@ -66,11 +86,8 @@ def coherence_barrier(task: Task, dataset: PreparedDataset) -> TaskOutput:
     from receval.stats.coherence import barrier_validation
 
     opts = task.options
-    keep = next((k for k in KEEPS if k == opts["keep"]), None)
-    if keep is None:
-        raise ConfigError(f"protocol.keep = {opts['keep']!r}: use one of {', '.join(KEEPS)}")
-    if opts["ddof"] not in (0, 1):
-        raise ConfigError(f"protocol.ddof = {opts['ddof']!r}: use 0 (the paper's 1/m) or 1 (unbiased 1/(m-1))")
+    _check(opts)
+    keep = next(k for k in KEEPS if k == opts["keep"])
     gammas = [str(g) for g in opts["gammas"]]
     table = barrier_validation(
         dataset.data, gammas=gammas, keep=keep, ddof=1 if opts["ddof"] == 1 else 0, seed=task.seed

@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import re
 import tomllib
 from collections.abc import Mapping
@@ -623,6 +624,14 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
                 chk.value(check_option, key, v, f"protocol.{key}", where=("protocol", key))
         if isinstance(value, list) and kind is not list and not value:
             raise chk.fail(("protocol", key), f"protocol option {key!r} is an empty grid: the grid has zero tasks")
+    if proto.check is not None:  # the protocol's own rules, on every point of the option grid
+        axes = {k: v for k, v in options.items() if isinstance(v, list) and proto.options[k][0] is not list}
+        for point in itertools.product(*axes.values()):
+            try:
+                proto.check(proto.defaults() | options | dict(zip(axes, point, strict=True)))
+            except ConfigError as err:
+                named = [p for p in err.parameters if p in options]
+                raise chk.fail(("protocol", *named[:1]), err.message) from None
     return ProtocolSpec(name=name, options=options)
 
 

@@ -99,6 +99,7 @@ class Protocol:
     description: str = ""
     factory: Factory | None = None
     metric_names: Callable[[], Sequence[str]] | None = None
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
     def defaults(self) -> dict[str, Any]:
         """The option defaults."""
@@ -139,6 +140,7 @@ def register_protocol(
     description: str = "",
     factory: Factory | None = build_model,
     metric_names: Callable[[], Sequence[str]] | None = None,
+    check: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Callable[[Runner], Runner]:
     """Decorator adding ``run(task, dataset) -> TaskOutput`` to the registry under ``name``.
 
@@ -146,6 +148,10 @@ def register_protocol(
     recommenders of a configuration before any work; default :func:`build_model`,
     ``None`` for protocols without recommenders). ``metric_names()`` lists the metric names the
     protocol reports, when it does not take metric strings of the metric registry.
+    ``check(options)`` refuses option values beyond their types (a vocabulary word, a range,
+    two options that exclude each other) with a :class:`ConfigError` whose ``parameters`` name
+    the option; the configuration calls it on every grid point's options (with the defaults)
+    when it is parsed, before any work.
     """
 
     def decorator(fn: Runner) -> Runner:
@@ -159,6 +165,7 @@ def register_protocol(
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
             factory=factory,
             metric_names=metric_names,
+            check=check,
         )
         return fn
 

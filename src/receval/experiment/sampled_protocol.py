@@ -26,10 +26,34 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from receval.errors import ConfigError
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, split_for
 
 __all__: list[str] = []
+
+
+def _check(opts: Mapping[str, Any]) -> None:
+    """The sample's design as ``receval sampled`` checks it: counts, vocabulary words, corrections fit for it."""
+    from receval.studies.sampled import study_corrections
+    from receval.validate import check_count, check_number
+    from receval.vocabulary import SAMPLE_SHAPES, SAMPLING_SCHEMES, sampled_word
+
+    for key, check in (
+        ("n", lambda v: check_count(v, "protocol.n")),
+        ("repeats", lambda v: check_count(v, "protocol.repeats")),
+        ("exponent", lambda v: check_number(v, "protocol.exponent")),
+        ("sampling", lambda v: sampled_word("protocol.sampling", v, SAMPLING_SCHEMES)),
+        ("shape", lambda v: sampled_word("protocol.shape", v, SAMPLE_SHAPES)),
+        ("corrections", lambda v: study_corrections(list(v) or None, opts["sampling"], "protocol.corrections")),
+    ):
+        try:
+            check(opts[key])
+        except ConfigError as err:
+            raise ConfigError(err.message, parameters=[key]) from None
 
 
 @register_protocol(
@@ -43,6 +67,7 @@ __all__: list[str] = []
         "corrections": (list, []),
     },
     description="full-catalogue metrics beside sampled ones (uncorrected and corrected) over repeated samples",
+    check=_check,
 )
 def sampled(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """One recommender: its full value, and per estimate its mean and spread over the samples, per metric.
