@@ -124,7 +124,7 @@ from receval._jit import njit, numpy_pays, one_at_a_time, prange
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
-from receval.recommenders.topn import _NUMPY_CHUNK, _offer, _pop_all, _topk_numpy
+from receval.recommenders.topn import _NUMPY_CHUNK, _chunks, _offer, _pop_all, _topk_numpy
 from receval.validate import check_memory
 
 __all__ = ["UserKNN", "ItemKNN"]
@@ -420,16 +420,6 @@ def _neighbours(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) 
     out = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
     out.sort_indices()
     return out
-
-
-def _chunks() -> int:
-    """How many groups of rows a parallel kernel splits its rows into (each with its own buffers): a few per
-    thread, so that a slow group does not keep the others waiting. Read outside the kernels: calling
-    ``numba.get_num_threads`` inside one keeps numba from caching it (imported here: only the compiled paths
-    need it)."""
-    import numba
-
-    return 4 * numba.get_num_threads()
 
 
 @one_at_a_time

@@ -306,8 +306,10 @@ def _topk_product_batch(operands: tuple, users, k: int, perm, order, offsets, ex
 
 
 def _chunks() -> int:
-    """Groups of rows a parallel kernel splits its rows into: a few per thread (numba imported here, on the
-    compiled path only)."""
+    """How many groups of rows a parallel kernel splits its rows into (each with its own buffers): a few per
+    thread, so that a slow group does not keep the others waiting. Read outside the kernels: calling
+    ``numba.get_num_threads`` inside one keeps numba from caching it (imported here: only the compiled paths
+    need it)."""
     import numba
 
     return 4 * numba.get_num_threads()
