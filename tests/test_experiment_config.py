@@ -145,6 +145,14 @@ method = "loo-random"
 [protocol]
 name = "sampled"
 """
+_CYCLIC = """name = "y"
+[datasets.toy]
+generate = { n_users = 30, n_items = 20, n_ratings = 300 }
+threshold = 4
+[recommenders.popularity]
+[protocol]
+name = "cyclic"
+"""
 _COHERENCE = """name = "c"
 [datasets.toy]
 generate = { n_users = 40, n_items = 30, n_ratings = 500, n_aspects = 4, reratings = 2 }
@@ -166,6 +174,10 @@ name = "coherence-barrier"
         (_COHERENCE, 'keep = "median"', "protocol.keep = 'median': use one of first, last, mean"),
         (_COHERENCE, "ddof = 2", "protocol.ddof = 2"),
         (_COHERENCE, 'gammas = ["wstd", "nosuch"]', "give coherence functions of"),
+        (_CYCLIC, 'order = "shuffled"', "order='shuffled' is not one of random, uniform-with-replacement"),
+        (_CYCLIC, 'updates = ["sequential", "later"]', "updates='later' is not one of sequential, batched"),
+        (_CYCLIC, 'unknown = "skip"', "protocol.unknown 'skip' is not one of model"),
+        (_CYCLIC, 'preset = "paper"', "protocol.preset 'paper' is not one of standard"),
     ],
 )
 def test_protocol_option_values_are_refused_at_parse_time_on_their_line(base, option, expected):

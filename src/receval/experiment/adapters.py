@@ -30,7 +30,6 @@ from receval.experiment.ids import Task
 from receval.experiment.protocols import (
     PreparedDataset,
     TaskOutput,
-    build_model,
     make_model,
     register_protocol,
     split_for,
@@ -46,22 +45,24 @@ def _simulate_metrics() -> tuple[str, ...]:
     return METRICS
 
 
-def _cyclic_model(algorithm: str, params: Mapping[str, Any], options: Mapping[str, Any]) -> Any:
-    """:func:`~receval.experiment.protocols.build_model`, after the preset and τ options are checked.
-
-    The configuration's validation builds every recommender before any work, so a
-    wrong ``preset`` or ``tau`` is refused there too.
-    """
+def _check_cyclic(options: Mapping[str, Any]) -> None:
+    """The cyclic protocol's words: ``preset``, ``tau``, ``order``, ``updates`` and ``unknown``."""
     from receval.errors import ConfigError
     from receval.recommenders.registry import SIMULATION_PRESETS
+    from receval.simulate.core import check_loop_options
     from receval.stats.agreement import TAU_VARIANTS
 
-    preset, tau = options.get("preset", "standard"), options.get("tau")
+    preset, tau, unknown = options["preset"], options["tau"], options["unknown"]
     if preset not in SIMULATION_PRESETS:
-        raise ConfigError(f"protocol.preset {preset!r} is not one of {', '.join(SIMULATION_PRESETS)}")
+        raise ConfigError(f"protocol.preset {preset!r} is not one of {', '.join(SIMULATION_PRESETS)}",
+                          parameters=["preset"])  # fmt: skip
     if tau is not None and tau not in TAU_VARIANTS:
-        raise ConfigError(f"protocol.tau {tau!r} is not one of {', '.join(TAU_VARIANTS)} (Kendall's τ-a or τ-b)")
-    return build_model(algorithm, params, options)
+        raise ConfigError(f"protocol.tau {tau!r} is not one of {', '.join(TAU_VARIANTS)} (Kendall's τ-a or τ-b)",
+                          parameters=["tau"])  # fmt: skip
+    if unknown not in ("model", "failure", "ignore"):
+        raise ConfigError(f"protocol.unknown {unknown!r} is not one of model (the model's own), failure, ignore",
+                          parameters=["unknown"])  # fmt: skip
+    check_loop_options(options["order"], options["updates"], None)
 
 
 @register_protocol(
@@ -81,7 +82,7 @@ def _cyclic_model(algorithm: str, params: Mapping[str, Any], options: Mapping[st
     },
     needs_metrics=False,
     metric_names=_simulate_metrics,
-    factory=_cyclic_model,
+    check=_check_cyclic,
     description="cyclic (interactive) simulation: one recommendation per user and round, feedback from the test part",
 )
 def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:

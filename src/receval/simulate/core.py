@@ -70,7 +70,7 @@ from receval.recommenders.registry import SIMULATION_PRESETS
 from receval.simulate._loop import COLUMNS, run_rounds
 from receval.validate import check_memory
 
-__all__ = ["simulate", "simulate_many", "Trajectory", "METRICS"]
+__all__ = ["simulate", "simulate_many", "check_loop_options", "Trajectory", "METRICS"]
 
 METRICS = ("precision", "recall", "anti_precision", "fallout", "discovered", "recall_norm", "fallout_norm")
 _ORDERS = {"random": 0, "uniform-with-replacement": 1}
@@ -154,6 +154,29 @@ def _configure(model: Any, threshold: float, unknown: str | None) -> None:
                 f"unknown={unknown!r} applies to the item bandits only; {type(model).__name__} has no such option"
             )
         model.set_params(unknown=unknown)
+
+
+
+def check_loop_options(order: object, updates: object, unknown: object) -> None:
+    """The words of :func:`simulate`'s ``order``, ``updates`` and ``unknown``, or a ConfigError naming the one.
+
+    Examples
+    --------
+    >>> check_loop_options("random", "batched", None)
+    >>> check_loop_options("shuffled", "batched", None)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: order='shuffled' is not one of random, uniform-with-replacement
+    """
+    if order not in _ORDERS:
+        raise ConfigError(f"order={order!r} is not one of {', '.join(_ORDERS)}", parameters=["order"])
+    if updates not in _UPDATES:
+        raise ConfigError(f"updates={updates!r} is not one of {', '.join(_UPDATES)}", parameters=["updates"])
+    if unknown not in (None, "failure", "ignore"):
+        raise ConfigError(
+            f"unknown={unknown!r} is not one of 'failure', 'ignore' (or None for the model's own)",
+            parameters=["unknown"],
+        )
 
 
 def simulate(
@@ -263,12 +286,7 @@ def simulate(
         refit_every = int(SIMULATION_PRESETS[preset]["refit_every"])
     if not isinstance(refit_every, int | np.integer) or refit_every < 1:
         raise ConfigError(f"refit_every={refit_every!r} must be a positive integer")
-    if order not in _ORDERS:
-        raise ConfigError(f"order={order!r} is not one of {', '.join(_ORDERS)}")
-    if updates not in _UPDATES:
-        raise ConfigError(f"updates={updates!r} is not one of {', '.join(_UPDATES)}")
-    if unknown not in (None, "failure", "ignore"):
-        raise ConfigError(f"unknown={unknown!r} is not one of 'failure', 'ignore' (or None for the model's own)")
+    check_loop_options(order, updates, unknown)
     train._check_threshold(threshold)
     test._check_threshold(threshold)
     model, name = _build_model(model_or_name, preset)
