@@ -344,7 +344,8 @@ def _topk_numpy(
         above = v > kth[:, None]  # fewer than k per row
         needed = k - np.count_nonzero(above, axis=1)  # >= 1 items equal to the k-th, of the smallest keys
         tr, ti = np.nonzero(v == kth[:, None])
-        tr, ti = tr[kth[tr] > -np.inf], ti[kth[tr] > -np.inf]
+        tied = kth[tr] > -np.inf  # a row with fewer than k recommendable items takes them all (above)
+        tr, ti = tr[tied], ti[tied]
         order = np.lexsort(((perm[ti] + offsets[start + tr]) % n, tr))
         tr, ti = tr[order], ti[order]
         keep = np.arange(len(tr)) - np.searchsorted(tr, tr) < needed[tr]
