@@ -153,6 +153,21 @@ threshold = 4
 [protocol]
 name = "cyclic"
 """
+_OTHERS = """name = "o"
+metrics = ["recall@5"]
+[datasets.toy]
+generate = { n_users = 30, n_items = 20, n_ratings = 300 }
+threshold = 4
+[recommenders.biases]
+[protocol]
+"""
+_METAEVAL = """name = "m"
+metrics = ["ndcg@10"]
+[datasets.toy]
+generate = { n_users = 30, n_items = 20, n_ratings = 300, n_aspects = 3 }
+[protocol]
+name = "metaeval"
+"""
 _COHERENCE = """name = "c"
 [datasets.toy]
 generate = { n_users = 40, n_items = 30, n_ratings = 500, n_aspects = 4, reratings = 2 }
@@ -178,6 +193,18 @@ name = "coherence-barrier"
         (_CYCLIC, 'updates = ["sequential", "later"]', "updates='later' is not one of sequential, batched"),
         (_CYCLIC, 'unknown = "skip"', "protocol.unknown 'skip' is not one of model"),
         (_CYCLIC, 'preset = "paper"', "protocol.preset 'paper' is not one of standard"),
+        (_OTHERS + 'name = "debiased"\n', 'estimators = ["naive", "nips"]', "'nips' is not one of naive, ips"),
+        (_OTHERS + 'name = "debiased"\n', 'propensities = ["magic"]', "'magic' is not one of frequency"),
+        (_OTHERS + 'name = "attack"\n', 'attack = "flood"', "unknown attack 'flood'"),
+        (_OTHERS + 'name = "attack"\n', 'intent = "push"\nattack = ["average", "love-hate"]', "it has no push form"),
+        (_OTHERS + 'name = "coherence-split"\n', 'gamma = "median"', "protocol.gamma 'median' is not one of"),
+        (_OTHERS + 'name = "coherence-split"\n', 'avg = "mean"', "protocol.avg 'mean' is not one of users, equal"),
+        (_OTHERS + 'name = "coherence-split"\n', "ps = [0.5, 1.5]", "protocol.ps 1.5: give a number strictly"),
+        (_METAEVAL, 'experiments = ["swap", "power"]', "'power' is not an experiment"),
+        (_METAEVAL, "experiments = []", "protocol.experiments: no experiment"),
+        (_METAEVAL, 'systems = ["popularty"]', "unknown algorithm 'popularty'"),
+        (_METAEVAL, "strengths = [0.2, 1.5]", "strength=1.5: give a number of at most 1"),
+        (_METAEVAL, "fractions = [0]", "fraction=0: give a number strictly between 0 and 1"),
     ],
 )
 def test_protocol_option_values_are_refused_at_parse_time_on_their_line(base, option, expected):

@@ -23,7 +23,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from receval.experiment.ids import Task
@@ -130,6 +130,27 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
     )
 
 
+def _check_coherence_split(options: Mapping[str, Any]) -> None:
+    """``gamma`` a coherence function of Table 1, ``avg`` a word of ``AVERAGES``, every share ``ps`` in (0, 1)."""
+    from receval.errors import ConfigError
+    from receval.stats.coherence import GAMMAS
+    from receval.studies.partitions import AVERAGES
+    from receval.validate import check_fraction
+
+    if options["gamma"] not in GAMMAS:
+        raise ConfigError(f"protocol.gamma {options['gamma']!r} is not one of {', '.join(GAMMAS)}",
+                          parameters=["gamma"])  # fmt: skip
+    if options["avg"] not in AVERAGES:
+        raise ConfigError(f"protocol.avg {options['avg']!r} is not one of {', '.join(AVERAGES)}", parameters=["avg"])
+    if not options["ps"]:
+        raise ConfigError("protocol.ps is empty: give shares of difficult users, e.g. [0.1, 0.5]", parameters=["ps"])
+    for p in options["ps"]:
+        try:
+            check_fraction(p, "protocol.ps")
+        except ConfigError as err:
+            raise ConfigError(err.message, parameters=["ps"]) from None
+
+
 @register_protocol(
     "coherence-split",
     options={
@@ -144,6 +165,7 @@ def cyclic(task: Task, dataset: PreparedDataset) -> TaskOutput:
     description=(
         "easy vs difficult users by coherence: RMSE of the five training/test models (Said & Bellogín, UMUAI 2018)"
     ),
+    check=_check_coherence_split,
 )
 def coherence_split(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """The five-model experiment for the task's recommender; relative RMSE per p as aggregates.
@@ -199,13 +221,46 @@ def _plain(frame: Any) -> Any:
     return frame
 
 
+METAEVAL_EXPERIMENTS: tuple[str, ...] = ("swap", "discriminative", "incompleteness")
+"""The experiments of the ``metaeval`` protocol (:mod:`receval.studies.metaeval`)."""
+
+
+def _check_metaeval(options: Mapping[str, Any]) -> None:
+    """``experiments`` of :data:`METAEVAL_EXPERIMENTS`, ``systems`` that :func:`make` builds, ``strengths`` in
+    [0, 1], ``fractions`` in (0, 1)."""
+    from receval.errors import ConfigError
+    from receval.recommenders import make
+    from receval.validate import check_fraction, check_number
+
+    def refuse(key: str, message: str) -> ConfigError:
+        return ConfigError(f"protocol.{key}: {message}", parameters=[key])
+
+    unknown = [e for e in options["experiments"] if e not in METAEVAL_EXPERIMENTS]
+    if unknown or not options["experiments"]:
+        what = f"{unknown[0]!r} is not an experiment" if unknown else "no experiment"
+        raise refuse("experiments", f"{what}; give some of {', '.join(METAEVAL_EXPERIMENTS)}")
+    if not options["systems"]:
+        raise refuse("systems", "no system: give algorithm names, e.g. ['popularity', 'item-knn']")
+    checks: list[tuple[str, Callable[[Any], Any], Any]] = [
+        ("systems", make, options["systems"]),
+        ("strengths", lambda v: check_number(v, "strength", minimum=0, maximum=1), options["strengths"]),
+        ("fractions", lambda v: check_fraction(v, "fraction"), options["fractions"]),
+    ]
+    for key, check, values in checks:
+        for value in values:
+            try:
+                check(value)
+            except ConfigError as err:
+                raise refuse(key, err.message) from None
+
+
 @register_protocol(
     "metaeval",
     options={
         "k": (int, 10),
         "threshold": (float, None),
         "systems": (list, ["random", "popularity", "biases", "item-knn"]),
-        "experiments": (list, ["swap", "discriminative", "incompleteness"]),
+        "experiments": (list, list(METAEVAL_EXPERIMENTS)),
         "strengths": (list, [0.0, 0.2, 0.5]),
         "fractions": (list, [0.1, 0.3, 0.5, 0.7, 0.9]),
         "n_resamples": (int, 1000),
@@ -213,6 +268,7 @@ def _plain(frame: Any) -> Any:
     uses_recommenders=False,
     factory=None,
     description="meta-evaluation of metrics: swap correlation, discriminative power, robustness to incompleteness",
+    check=_check_metaeval,
 )
 def metaeval(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """The three meta-evaluation experiments of :mod:`receval.studies.metaeval` for the config's metrics.

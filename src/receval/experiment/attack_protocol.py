@@ -24,6 +24,9 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -40,6 +43,13 @@ from receval.experiment.protocols import (
 __all__: list[str] = []
 
 
+def _check(options: Mapping[str, Any]) -> None:
+    """``attack`` and ``intent`` (``default``: the attack's own) as :func:`~receval.studies.attacks.check_attack`."""
+    from receval.studies.attacks import check_attack
+
+    check_attack(options["attack"], None if options["intent"] == "default" else options["intent"])
+
+
 @register_protocol(
     "attack",
     options={
@@ -54,6 +64,7 @@ __all__: list[str] = []
     },
     needs_metrics=False,
     description="shilling attack on the training part: prediction shift, hit ratio, rank and metric change",
+    check=_check,
 )
 def attack(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """Attack each target on its own; aggregates are the means over targets.

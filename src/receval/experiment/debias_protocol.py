@@ -25,16 +25,34 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from receval.errors import ConfigError
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, make_model, register_protocol, task_threshold
+from receval.metrics.debiased import ESTIMATORS
 
 __all__: list[str] = []
+
+
+def _check(options: Mapping[str, Any]) -> None:
+    """Every estimator one of :data:`~receval.metrics.debiased.ESTIMATORS`, every propensity model a known one."""
+    from receval.stats.propensity import propensity_models
+
+    for key, words in (("estimators", ESTIMATORS), ("propensities", tuple(propensity_models()))):
+        unknown = [w for w in options[key] if w not in words]
+        if unknown:
+            raise ConfigError(f"protocol.{key}: {unknown[0]!r} is not one of {', '.join(words)}", parameters=[key])
+    if not options["estimators"]:
+        raise ConfigError(f"protocol.estimators is empty: give some of {', '.join(ESTIMATORS)}",
+                          parameters=["estimators"])  # fmt: skip
 
 
 @register_protocol(
     "debiased",
     options={
-        "estimators": (list, ["naive", "ips", "snips", "dr", "stratified", "wtd", "wtd_h"]),
+        "estimators": (list, list(ESTIMATORS)),
         "propensities": (list, []),
         "test_fraction": (float, 0.2),
         "k": (int, 10),
@@ -42,6 +60,7 @@ __all__: list[str] = []
     },
     uses_split=False,
     description="estimates on the familiar (MNAR) test with each estimator against the MAR truth (all test ratings)",
+    check=_check,
 )
 def debiased(task: Task, dataset: PreparedDataset) -> TaskOutput:
     """One recommender: its estimates per metric and estimator, and the MAR values.

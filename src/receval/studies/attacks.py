@@ -87,6 +87,7 @@ __all__ = [
     "AttackResult",
     "attack_effect",
     "attack_experiment",
+    "check_attack",
     "choose_targets",
     "detect_attackers",
     "detection_features",
@@ -298,6 +299,36 @@ def _fill_extra(column: np.ndarray, n: int) -> np.ndarray:
     return fill
 
 
+
+def check_attack(attack: object, intent: object = None) -> Literal["push", "nuke"]:
+    """``attack`` one of :data:`ATTACKS` and ``intent`` (None: the attack's own, else push) one it has.
+
+    Returns
+    -------
+    str
+        The intent, ``"push"`` or ``"nuke"``.
+
+    Examples
+    --------
+    >>> check_attack("average"), check_attack("love-hate")
+    ('push', 'nuke')
+    >>> check_attack("segment", "nuke")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: the segment attack is a push attack (Mobasher et al. 2007); it has no nuke form
+    """
+    if attack not in ATTACKS:
+        raise ConfigError(f"unknown attack {attack!r}; use one of {', '.join(ATTACKS)}", parameters=["attack"])
+    forced = _INTENTS[str(attack)]
+    chosen = intent or forced or "push"
+    if chosen not in ("push", "nuke"):
+        raise ConfigError(f"intent {chosen!r} must be 'push' or 'nuke'", parameters=["intent"])
+    if forced is not None and chosen != forced:
+        raise ConfigError(f"the {attack} attack is a {forced} attack (Mobasher et al. 2007); it has no {chosen} form",
+                          parameters=["intent"])  # fmt: skip
+    return chosen
+
+
 def inject(
     data: Interactions,
     attack: str,
@@ -351,14 +382,7 @@ def inject(
     >>> attacked.data.n_users, attacked.fake_users.tolist(), attacked.intent
     (84, [80, 81, 82, 83], 'push')
     """
-    if attack not in ATTACKS:
-        raise ConfigError(f"unknown attack {attack!r}; use one of {', '.join(ATTACKS)}")
-    forced = _INTENTS[attack]
-    intent = intent or forced or "push"
-    if intent not in ("push", "nuke"):
-        raise ConfigError(f"intent {intent!r} must be 'push' or 'nuke'")
-    if forced is not None and intent != forced:
-        raise ConfigError(f"the {attack} attack is a {forced} attack (Mobasher et al. 2007); it has no {intent} form")
+    intent = check_attack(attack, intent)
     target_idx = _item_indices(data, targets, "target")
     n_fake, _ = _n_fake(data, size)
     if attack in ("bandwagon", "segment"):

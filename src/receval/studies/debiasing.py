@@ -44,7 +44,7 @@ from receval.data.synthetic import SyntheticData
 from receval.errors import ConfigError, DataError
 from receval.evaluation import evaluate, evaluate_model
 from receval.metrics import parse_metric
-from receval.metrics.debiased import HT_METRICS
+from receval.metrics.debiased import ESTIMATORS, HT_METRICS
 from receval.progress import Progress, progress_to
 from receval.split import holdout
 from receval.stats.propensity import PropensityModel
@@ -64,7 +64,7 @@ __all__ = [
 ]
 
 DEFAULT_METRICS = ("recall@10", "precision@10", "ndcg@10", "map@10", "fallout@10", "rmse", "mae")
-DEFAULT_ESTIMATORS = ("naive", "ips", "snips", "dr", "stratified", "wtd", "wtd_h")
+DEFAULT_ESTIMATORS = ESTIMATORS
 
 
 @dataclass(frozen=True)

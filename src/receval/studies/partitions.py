@@ -52,6 +52,7 @@ from receval.stats.coherence import GAMMAS, coherence
 _log = logging.getLogger(__name__)
 
 __all__ = [
+    "AVERAGES",
     "MODELS",
     "PAPER_MODELS",
     "difficult_users",
@@ -61,6 +62,9 @@ __all__ = [
     "paper_models",
 ]
 
+AVERAGES: tuple[str, ...] = ("users", "equal")
+"""The ``Avg`` column of the coherence split: weighted by the users of each part (the paper's text), or the plain
+mean of the four models (the numbers of its tables)."""
 MODELS: tuple[str, ...] = ("All-All", "All-Easy", "All-Diff", "Easy-Easy", "Diff-Diff")
 _COMPARED = ("All-Diff", "All-Easy", "Diff-Diff", "Easy-Easy")  # the columns Table 6 marks
 
@@ -264,9 +268,10 @@ def coherence_split_experiment(
 
     ps = _check_p(ps)
     if gamma not in GAMMAS:
-        raise ConfigError(f"unknown coherence function gamma={gamma!r}; choose one of {', '.join(GAMMAS)}")
-    if avg not in ("users", "equal"):
-        raise ConfigError(f"avg={avg!r} is not supported; use 'users' or 'equal'")
+        raise ConfigError(f"unknown coherence function gamma={gamma!r}; choose one of {', '.join(GAMMAS)}",
+                          parameters=["gamma"])  # fmt: skip
+    if avg not in AVERAGES:
+        raise ConfigError(f"avg={avg!r} is not supported; use {' or '.join(map(repr, AVERAGES))}", parameters=["avg"])
     if not models:
         raise ConfigError("give at least one recommender (a model or a factory)")
     factories = {name: model_factory(model) for name, model in models.items()}
