@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from receval.errors import ConfigError
+from receval.errors import ConfigError, did_you_mean
 from receval.vocabulary import COLD_START_DEFAULT, NO_SPLIT
 
 if TYPE_CHECKING:
@@ -195,7 +195,9 @@ def task_threshold(task: Task, data: Interactions) -> float:
 def get_protocol(name: str) -> Protocol:
     """The registered protocol ``name`` (:class:`ConfigError` listing the known ones otherwise)."""
     if name not in PROTOCOLS:
-        raise ConfigError(f"unknown protocol {name!r}; known: {', '.join(protocol_names())}")
+        raise ConfigError(
+            f"unknown protocol {name!r}; known: {', '.join(protocol_names())}{did_you_mean(name, PROTOCOLS)}"
+        )
     return PROTOCOLS[name]
 
 
