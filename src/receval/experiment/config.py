@@ -615,7 +615,8 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
         if key not in proto.options:
             raise chk.fail(
                 ("protocol", key),
-                f"unknown option {key!r} of protocol {name!r}; valid: {', '.join(sorted(proto.options)) or 'none'}",
+                f"unknown option {key!r} of protocol {name!r}; valid: {', '.join(sorted(proto.options)) or 'none'}"
+                + did_you_mean(key, proto.options),
             )
         kind = proto.options[key][0]
         for v in value if isinstance(value, list) and kind is not list else [value]:
