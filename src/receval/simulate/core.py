@@ -160,6 +160,11 @@ def _configure(model: Any, threshold: float, unknown: str | None) -> None:
 def check_loop_options(order: object, updates: object, unknown: object) -> None:
     """The words of :func:`simulate`'s ``order``, ``updates`` and ``unknown``, or a ConfigError naming the one.
 
+    Returns
+    -------
+    None
+        When every word is known.
+
     Examples
     --------
     >>> check_loop_options("random", "batched", None)
