@@ -383,8 +383,16 @@ def estimate(
         return float(np.nanmean(values))
     n_sampled, n_items = _sizes(n_sampled, n_items)
     counts = _histogram(_ranks(ranks, n_sampled), n_sampled)
-    pi = rank_distribution(counts, n_sampled=n_sampled, n_items=n_items, method=word)
+    pi = _distribution(tuple(counts.tolist()), n_sampled, n_items, word)
     return float(pi @ rank_metric(name, k, np.arange(1, n_items + 1), n_items))
+
+
+@lru_cache(maxsize=64)
+def _distribution(counts: tuple[float, ...], n_sampled: int, n_items: int, method: str) -> np.ndarray:
+    # every metric of one system and sample estimates from the same ranks: one fit (seconds on 10k items) for all
+    pi = rank_distribution(np.asarray(counts), n_sampled=n_sampled, n_items=n_items, method=method)
+    pi.flags.writeable = False
+    return pi
 
 
 def estimate_per_row(
