@@ -353,6 +353,16 @@ def test_receval_report_on_a_tuning_folder_writes_the_tuning_report(tmp_path, ca
     assert "holds a tuning run" in build_report(out, tmp_path / "store.html").read_text(encoding="utf-8")
     assert main(["report", str(out), "--latex", str(tmp_path / "tex")]) == 2
     assert "--latex" in capsys.readouterr().err and not (tmp_path / "tex").exists()
+    summary = (out / "tune.json").read_text(encoding="utf-8")
+    for damaged, named in (('{"algorithms": {"toy/biases": {}}, "objective": "ndcg@10"}', "has no 'dataset'"),
+                           ("[1]", "not a tuning summary")):  # fmt: skip
+        (out / "tune.json").write_text(damaged, encoding="utf-8")
+        assert main(["report", str(out), "--out", str(tmp_path / "bad.html")]) == 2
+        assert named in capsys.readouterr().err and not (tmp_path / "bad.html").exists()
+    (out / "tune.json").write_text(summary, encoding="utf-8")
+    pd.DataFrame({"a": [1]}).to_parquet(out / "tune_compare.parquet")
+    assert main(["report", str(out), "--out", str(tmp_path / "bad.html")]) == 2
+    assert "tune_compare.parquet: no column 'study'" in capsys.readouterr().err
     (out / "tune_trials.parquet").write_bytes(b"not parquet")
     assert main(["report", str(out), "--out", str(tmp_path / "again.html")]) == 2
     err = capsys.readouterr().err

@@ -219,15 +219,37 @@ def report_tune_folder(root: str | Path, out: str | Path | None = None) -> Path:
     path = folder / SUMMARY_FILE
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(summary, dict) or not isinstance(summary.get("algorithms"), dict):
-            raise ValueError("no 'algorithms' table")
+        _check_summary(summary)
         tables = []
-        for name in (TRIALS_TABLE, COMPARE_TABLE):
+        for name, columns in ((TRIALS_TABLE, ("study", "trial", "best_so_far")),
+                              (COMPARE_TABLE, ("study", "metric", "pvalue_adj"))):  # fmt: skip
             path = folder / name
-            tables.append(pd.read_parquet(path))
+            table = pd.read_parquet(path)
+            missing = [c for c in columns if c not in table.columns]
+            if missing:
+                raise ValueError(f"no column {missing[0]!r}")
+            tables.append(table)
     except FileNotFoundError:
         raise DataError(f"{path}: missing; {hint}") from None
     except (OSError, ValueError) as err:
         raise DataError(f"{path}: {getattr(err, 'strerror', None) or err}; {hint}") from None
     trials, compare = tables
     return write_tune_report(summary, trials, compare, Path(out) if out is not None else folder / "tune.html")
+
+
+_SUMMARY_KEYS = ("objective", "algorithms")
+_ALGORITHM_KEYS = ("dataset", "recommender", "best_params", "trials", "trial_seconds", "budget", "validation", "test",
+                   "test_metrics", "default_test_metrics")  # fmt: skip
+"""What :func:`write_tune_report` reads of a ``tune.json``."""
+
+
+def _check_summary(summary: object) -> None:
+    """ValueError naming the first key of :data:`_SUMMARY_KEYS` / :data:`_ALGORITHM_KEYS` that ``summary`` lacks."""
+    if not isinstance(summary, dict) or any(key not in summary for key in _SUMMARY_KEYS):
+        raise ValueError(f"not a tuning summary (it needs {', '.join(_SUMMARY_KEYS)})")
+    if not isinstance(summary["algorithms"], dict) or not summary["algorithms"]:
+        raise ValueError("'algorithms' holds no recommender")
+    for name, res in summary["algorithms"].items():
+        missing = [key for key in _ALGORITHM_KEYS if not isinstance(res, dict) or key not in res]
+        if missing:
+            raise ValueError(f"algorithms[{name!r}] has no {missing[0]!r}")
