@@ -240,3 +240,24 @@ def test_parallel_kernels_run_one_thread_at_a_time_and_threads_get_the_serial_bi
             for x, y in zip(a, b, strict=True):
                 np.testing.assert_array_equal(x, y)
     assert len(results) == 4
+
+
+def test_the_baselines_fit_and_rank_without_importing_numba():
+    # numba's import and kernel load (about 0.5 s) is a simulation's cost: the online keys wait for kernel_state
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import numpy as np\n"
+        "from receval import Interactions\n"
+        "from receval.recommenders import make, recommend\n"
+        "rng = np.random.default_rng(0)\n"
+        "u, i = np.nonzero(rng.random((60, 40)) < 0.3)\n"
+        "train = Interactions.from_arrays(u, i, rng.integers(1, 6, len(u)))\n"
+        "for name in ('popularity', 'random', 'average', 'biases', 'global-mean'):\n"
+        "    recommend(make(name).fit(train), np.arange(train.n_users), 5, exclude=train)\n"
+        "print('numba' in sys.modules)\n"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "False"

@@ -22,11 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from receval.recommenders.bandits._codes import ARGMAX, COUNT, RANDOM, THOMPSON, UCB
 from receval.recommenders.bandits._rng import beta_sf, bounded, log_beta_norm
-
-# item-policy codes (params[0]) and score kinds (params[1])
-RANDOM, ARGMAX, THOMPSON = 0, 1, 2
-COUNT, MEAN, UCB = 0, 1, 2
 
 
 @njit(cache=True)

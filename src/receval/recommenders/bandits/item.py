@@ -51,12 +51,12 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.bandits import _kernels as K
+from receval.recommenders.bandits import _codes as C
 from receval.recommenders.base import Recommender
 
 __all__ = ["OnlineRandom", "OnlinePopularity", "OnlineAverage", "ItemBandit"]
 
-_POLICIES = {"egreedy": K.ARGMAX, "ucb": K.ARGMAX, "thompson": K.THOMPSON}
+_POLICIES = {"egreedy": C.ARGMAX, "ucb": C.ARGMAX, "thompson": C.THOMPSON}
 PULLS = ("all", "feedback")
 
 
@@ -96,8 +96,8 @@ class _ItemCounts(Recommender):
     """Shared state and protocol methods of the non-personalised online models."""
 
     threshold: float | None  # set by each model's __init__
-    _policy = K.ARGMAX
-    _kind = K.MEAN
+    _policy = C.ARGMAX
+    _kind = C.MEAN
 
     def _scores(self) -> np.ndarray:
         """The current score of every item (one row, the same for every user); each model defines it."""
@@ -130,14 +130,14 @@ class _ItemCounts(Recommender):
         self.params_ = self._kernel_params(0.0 if from_feedback else float((a + b).sum()))
         n, levels = train.n_items, 0
         w = np.zeros(n)
-        if self._kind == K.UCB:  # the weights, then the observations that are not pulls
+        if self._kind == C.UCB:  # the weights, then the observations that are not pulls
             w = np.concatenate([w, self.a_ + self.b_ if from_feedback else np.full(n, a0 + b0)])
-        if self._policy == K.THOMPSON:  # thresholds with 2·3^k arms above, k < levels, up to 90% of the arms
+        if self._policy == C.THOMPSON:  # thresholds with 2·3^k arms above, k < levels, up to 90% of the arms
             levels = 1 + sum(1 for k in range(1, 64) if 2 * 3**k <= 0.9 * n)
             self.params_[10] = float(n)  # new thresholds every n_items decisions
         users = train.n_users if levels else 0
         self.keys_ = (np.zeros(n), w, np.zeros(n * levels), np.zeros(users), np.zeros(levels))
-        K.item_keys(self.kernel_state())
+        self.keyed_ = False  # the items' keys serve a simulation's decisions only: made when one asks for them
         return self
 
     def _kernel_params(self, total: float) -> np.ndarray:
@@ -151,7 +151,13 @@ class _ItemCounts(Recommender):
     def kernel_state(self) -> tuple[np.ndarray, ...]:
         """The arrays the simulator's kernels read and update in place."""
         self._check_fitted()
-        return self.a_, self.b_, self.params_, *self.keys_
+        state = (self.a_, self.b_, self.params_, *self.keys_)
+        if not self.keyed_:
+            from receval.recommenders.bandits._kernels import item_keys
+
+            item_keys(state)
+            self.keyed_ = True
+        return state
 
     def update(self, users: np.ndarray, items: np.ndarray, feedback: np.ndarray) -> None:
         """Learn from feedback: 1 a success, 0 a failure, NaN unknown (see ``unknown``)."""
@@ -160,9 +166,11 @@ class _ItemCounts(Recommender):
         codes = feedback_codes(feedback)
         if not len(users) == len(items) == len(codes):
             raise ConfigError(f"update got {len(users)} users, {len(items)} items and {len(codes)} feedback values")
+        from receval.recommenders.bandits._kernels import item_update
+
         state = self.kernel_state()
         for u, i, f in zip(users, items, codes, strict=True):
-            K.item_update(state, u, i, f)
+            item_update(state, u, i, f)
 
     def _expected(self) -> np.ndarray:
         n = self.a_ + self.b_
@@ -183,7 +191,7 @@ class OnlineRandom(_ItemCounts):
     (2, 2)
     """
 
-    _policy = K.RANDOM
+    _policy = C.RANDOM
 
     def __init__(self, threshold: float | None = None, seed: int = 0):
         self.threshold = threshold
@@ -200,7 +208,7 @@ class OnlinePopularity(_ItemCounts):
     popularity); feedback adds positives in both modes.
     """
 
-    _kind = K.COUNT
+    _kind = C.COUNT
 
     def __init__(self, count: str = "positive", threshold: float | None = None):
         self.count = count
@@ -219,7 +227,7 @@ class OnlinePopularity(_ItemCounts):
 class OnlineAverage(_ItemCounts):
     """Best smoothed mean σᵢ = (aᵢ + 1)/(nᵢ + 2) of the binarised ratings so far."""
 
-    _kind = K.MEAN
+    _kind = C.MEAN
 
     def __init__(self, threshold: float | None = None):
         self.threshold = threshold
@@ -314,7 +322,7 @@ class ItemBandit(_ItemCounts):
                 f"positive parameters: raise alpha0/beta0 (now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
             )
         self._policy = _POLICIES[self.policy]
-        self._kind = K.UCB if self.policy == "ucb" else K.MEAN
+        self._kind = C.UCB if self.policy == "ucb" else C.MEAN
         super().fit(train)
         return self
 

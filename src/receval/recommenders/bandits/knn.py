@@ -54,7 +54,6 @@ import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.bandits import _kernels as K
 from receval.recommenders.bandits.item import _check_threshold, feedback_codes
 from receval.recommenders.base import Recommender
 from receval.validate import check_memory
@@ -168,9 +167,11 @@ class KNNBandit(Recommender):
         users = self._check_users(users)
         items = self._check_items(items)
         codes = feedback_codes(feedback)
+        from receval.recommenders.bandits._kernels import knn_update
+
         state = self.kernel_state()
         for u, i, f in zip(users, items, codes, strict=True):
-            K.knn_update(state, u, i, f)
+            knn_update(state, u, i, f)
 
     def score(self, users: np.ndarray) -> np.ndarray:
         """Σ_j x_j · liked(nn_j, i) with freshly drawn neighbour weights (seeded)."""
