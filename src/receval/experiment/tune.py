@@ -572,10 +572,12 @@ def _finish(
         chosen = {} if keep_default else dict(best.params)
         refit = trains[st.dataset] if tune.refit == "train+validation" else parts[st.dataset].fit
         values = {}
-        for system, params in (("tuned", {**st.rec.params, **chosen}), ("default", dict(st.rec.params))):
-            model = build_model(st.rec.algorithm, params, opts)
-            result = evaluate_model(
-                model,
+        param_sets = {"tuned": {**st.rec.params, **chosen}, "default": dict(st.rec.params)}
+        results: dict[str, Any] = {}
+        for system, params in param_sets.items():
+            same = [results[other] for other in results if param_sets[other] == params]  # the defaults kept
+            results[system] = same[0] if same else evaluate_model(
+                build_model(st.rec.algorithm, params, opts),
                 refit,
                 tests[st.dataset],
                 metrics,
@@ -586,6 +588,7 @@ def _finish(
                 seed_model="seed" not in params,
                 cold_start=opts["cold_start"],
             )
+        for system, result in results.items():
             values[system] = {m: float(result.summary[m]) for m in metrics}
             frame = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
             per_user.append(frame.assign(study=st.key, system=system))

@@ -101,7 +101,8 @@ numba not yet imported, the neighbourhoods of the whole-vector similarities (all
 ``cosine`` and ``adjusted-cosine``) are made with scipy and numpy, with the same bits (scipy's sparse
 product adds a pair's terms in the kernels' order); :func:`~receval.recommenders.recommend` does the same
 for its lists. On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN (fit and top-10 for every user)
-then takes about 0.55 s in all, implicit's ``CosineRecommender`` 0.6 s (``benchmarks/bench_knn_implicit.py``).
+then takes 0.60 s in all, implicit's ``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets
+ml100k``, 7 runs, load average 0.3-0.5).
 
 Examples
 --------
@@ -125,6 +126,7 @@ from receval._jit import njit, numpy_pays, one_at_a_time, prange
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
+from receval.recommenders.baselines import check_pairs
 from receval.recommenders.topn import _NUMPY_CHUNK, _chunks, _offer, _pop_all, _topk_numpy
 from receval.validate import check_memory
 
@@ -746,8 +748,6 @@ class _KNN(Recommender):
         numpy.ndarray
             float64, one prediction per pair (clipped to the rating scale when ``clip``).
         """
-        from receval.recommenders.baselines import check_pairs  # here: baselines' bandits import numba
-
         users, items = check_pairs(self, users, items)
         xs, ys = (users, items) if self.user_based else (items, users)
         xs, ys = np.asarray(xs, dtype=np.int64), np.asarray(ys, dtype=np.int64)

@@ -156,7 +156,6 @@ def _configure(model: Any, threshold: float, unknown: str | None) -> None:
         model.set_params(unknown=unknown)
 
 
-
 def check_loop_options(order: object, updates: object, unknown: object) -> None:
     """The words of :func:`simulate`'s ``order``, ``updates`` and ``unknown``, or a ConfigError naming the one.
 

@@ -299,7 +299,6 @@ def _fill_extra(column: np.ndarray, n: int) -> np.ndarray:
     return fill
 
 
-
 def check_attack(attack: object, intent: object = None) -> Literal["push", "nuke"]:
     """``attack`` one of :data:`ATTACKS` and ``intent`` (None: the attack's own, else push) one it has.
 
