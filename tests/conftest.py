@@ -48,3 +48,27 @@ def ml_latest_small_dir() -> Path:
 @pytest.fixture
 def cm100k_dir() -> Path:
     return shared_path("cm100k")
+
+
+@pytest.fixture
+def imports_numba():
+    """``imports_numba(body)``: whether a fresh interpreter imports numba while it runs ``body`` (Python lines
+    using ``np``, ``Interactions`` and ``train``, 60 users x 40 items of random ratings)."""
+    import subprocess
+    import sys
+
+    def run(body: str) -> bool:
+        code = (
+            "import sys\n"
+            "import numpy as np\n"
+            "from receval import Interactions\n"
+            "rng = np.random.default_rng(0)\n"
+            "u, i = np.nonzero(rng.random((60, 40)) < 0.3)\n"
+            "train = Interactions.from_arrays(u, i, rng.integers(1, 6, len(u)))\n"
+            f"{body}\n"
+            "print('numba' in sys.modules)\n"
+        )
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+        return {"True": True, "False": False}[out.strip()]
+
+    return run

@@ -201,8 +201,10 @@ def test_model_shortcut_is_used_unless_not_implemented():
     assert deferred.calls == [([1], 2, False)]
 
 
-def test_parallel_kernels_run_one_thread_at_a_time_and_threads_get_the_serial_bits():
+def test_parallel_kernels_run_one_thread_at_a_time_and_threads_get_the_serial_bits(monkeypatch):
     # numba's threading layers abort the process when threads launch parallel kernels at once
+    monkeypatch.setattr(knn, "_NUMPY", False)  # the kernels, not the numpy path of small problems
+    monkeypatch.setattr(topn, "_NUMPY", False)
     inside, most = [0], [0]
 
     def busy() -> None:
@@ -242,22 +244,12 @@ def test_parallel_kernels_run_one_thread_at_a_time_and_threads_get_the_serial_bi
     assert len(results) == 4
 
 
-def test_the_baselines_fit_and_rank_without_importing_numba():
+def test_the_baselines_fit_and_rank_without_importing_numba(imports_numba):
     # numba's import and kernel load (about 0.5 s) is a simulation's cost: the online keys wait for kernel_state
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "import numpy as np\n"
-        "from receval import Interactions\n"
+    assert not imports_numba(
         "from receval.recommenders import make, recommend\n"
-        "rng = np.random.default_rng(0)\n"
-        "u, i = np.nonzero(rng.random((60, 40)) < 0.3)\n"
-        "train = Interactions.from_arrays(u, i, rng.integers(1, 6, len(u)))\n"
         "for name in ('popularity', 'random', 'average', 'biases', 'global-mean'):\n"
-        "    recommend(make(name).fit(train), np.arange(train.n_users), 5, exclude=train)\n"
-        "print('numba' in sys.modules)\n"
+        "    recommend(make(name).fit(train), np.arange(train.n_users), 5, exclude=train)"
     )
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "False"
+    assert imports_numba("from receval.recommenders import make\n"
+                         "make('item-bandit-ucb', threshold=4).fit(train).kernel_state()")  # a simulation's first ask
