@@ -116,8 +116,10 @@ def bench_predict(repeat: int) -> None:
         _compare("receval predict item-kNN pearson k=50, ML-100K u1 vs scikit-surprise KNNBasic", ">= 5x",
                  ours, anchor, repeat)  # fmt: skip
         a, b = pd.read_csv(f"{tmp}/ours.tsv", sep="\t"), pd.read_csv(f"{tmp}/surprise.tsv", sep="\t")
-        rmse = {name: float(((f["prediction"] - f["rating"]) ** 2).mean() ** 0.5) for name, f in (("receval", a),
-                                                                                                   ("surprise", b))}
+        rmse = {
+            name: float(((f["prediction"] - f["rating"]) ** 2).mean() ** 0.5)
+            for name, f in (("receval", a), ("surprise", b))
+        }
         print(f"    RMSE receval {rmse['receval']:.4f}, surprise {rmse['surprise']:.4f} ({len(a)} vs {len(b)} rows)")
         both = a.merge(b, on=["user", "item"], suffixes=("", "_surprise"))
         gap = float((both["prediction"] - both["prediction_surprise"]).abs().max())

@@ -129,8 +129,10 @@ def main() -> None:
     n_users = 10_000 if args.quick else 100_000
     data = make_data(n_users)
     train, test = leave_one_out(data, "random", seed=0)
-    print(f"{n_users:,} users x {N_ITEMS:,} items, {train.n_ratings:,} training ratings, {test.n_ratings:,} held out; "
-          f"{N_SAMPLED} sampled negatives; minimum of {args.repeat} runs")
+    print(
+        f"{n_users:,} users x {N_ITEMS:,} items, {train.n_ratings:,} training ratings, {test.n_ratings:,} held out; "
+        f"{N_SAMPLED} sampled negatives; minimum of {args.repeat} runs"
+    )
     for name in ("popularity", "mf"):
         model = make(name, seed=0) if name == "mf" else make(name)
         model.fit(train)
@@ -142,8 +144,10 @@ def main() -> None:
         kern_f = min(full_kernel(model, train, test)[0] for _ in range(args.repeat))
         print(f"{name:<11} whole:  full {full_t:7.2f} s  sampled {samp_t:7.2f} s  ratio {full_t / samp_t:6.1f}")
         print(f"{'':<11} kernel: full {kern_f:7.2f} s  sampled {kern_s:7.2f} s  ratio {kern_f / kern_s:6.1f}")
-        print(f"{'':<11} ndcg@10 full {full_v['ndcg@10']:.4f}  sampled {samp_v['ndcg@10|none']:.4f}  "
-              f"bv {samp_v['ndcg@10|bv']:.4f}")
+        print(
+            f"{'':<11} ndcg@10 full {full_v['ndcg@10']:.4f}  sampled {samp_v['ndcg@10|none']:.4f}  "
+            f"bv {samp_v['ndcg@10|bv']:.4f}"
+        )
 
 
 if __name__ == "__main__":

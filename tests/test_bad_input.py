@@ -49,9 +49,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         out[f"rating_{name}"] = d / f"rating_{name}.csv"
         frame.to_csv(out[f"rating_{name}"], index=False)
     out["recs_unknown"] = d / "recs_unknown.csv"
-    pd.concat(
-        [pd.read_csv(out["recs"]), pd.DataFrame({"user": [999], "item": [1], "score": [0.5]})]
-    ).to_csv(out["recs_unknown"], index=False)
+    pd.concat([pd.read_csv(out["recs"]), pd.DataFrame({"user": [999], "item": [1], "score": [0.5]})]).to_csv(
+        out["recs_unknown"], index=False
+    )
     return out
 
 

@@ -170,7 +170,8 @@ def test_evaluate_on_lists_without_cold_users_gives_the_same_numbers(files: Path
                           "--cold-start", policy, "--json"])  # fmt: skip
     precision, recall, _ = EXPECTED[policy]
     assert (body["precision@1"], body["recall@2"], body["conventions"]["users_cold_without_list"]) == pytest.approx(
-        (precision, recall, 2))
+        (precision, recall, 2)
+    )
 
 
 @pytest.mark.parametrize("policy", list(EXPECTED))
@@ -203,7 +204,7 @@ def _config(files: Path, policy: str) -> Path:
         f'[datasets.toy]\npath = "{(files / "all.csv").as_posix()}"\nformat = "csv"\n'
         f'[split]\nmethod = "temporal"\ntest_fraction = {4 / 9!r}\n'
         f'[protocol]\nname = "one-shot"\nk = 2\nthreshold = 4\ncold_start = "{policy}"\n'
-        '[recommenders.popularity]\nparams = { threshold = 4 }\n'
+        "[recommenders.popularity]\nparams = { threshold = 4 }\n"
     )
     return path
 
@@ -251,7 +252,8 @@ def test_a_bad_policy_in_a_configuration_names_its_line(files: Path, capsys) -> 
     assert main(["run", str(_config(files, "Nope")), "--out", str(files / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].endswith(
-        "Nope.toml, line 14: cold_start='Nope' is not a cold-start policy; use one of empty, exclude, fallback")
+        "Nope.toml, line 14: cold_start='Nope' is not a cold-start policy; use one of empty, exclude, fallback"
+    )
     with pytest.raises(ConfigError, match="not a cold-start policy"):
         evaluate(POPULARITY_LISTS, _frame(TEST), "mrr", train=_frame(TRAIN), cold_start="none")
 

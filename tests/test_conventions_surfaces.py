@@ -83,9 +83,9 @@ def model_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     pd.DataFrame({"user": users[keep], "item": test.item_ids[items[keep]], "rank": ranks[keep]}).to_csv(
         tmp / "recs.csv", index=False
     )
-    pd.DataFrame(
-        {"user": test.user_ids[test.users], "item": test.item_ids[test.items], "rating": test.ratings}
-    ).to_csv(tmp / "truth.csv", index=False)
+    pd.DataFrame({"user": test.user_ids[test.users], "item": test.item_ids[test.items], "rating": test.ratings}).to_csv(
+        tmp / "truth.csv", index=False
+    )
     return tmp, preset.summary, plain.summary
 
 
@@ -201,8 +201,22 @@ def test_the_options_help_names_only_presets_that_exist():
 def test_bad_preset_on_evaluate_is_one_line_and_writes_nothing(model_run, tmp_path, capsys):
     tmp, _, _ = model_run
     per_user = tmp_path / "per_user.csv"
-    err = _one_error_line(capsys, ["evaluate", "--truth", str(tmp / "truth.csv"), "--recs", str(tmp / "recs.csv"),
-                                   "--metrics", "mrr", "--convention", "pyterrier", "--per-user", str(per_user)])
+    err = _one_error_line(
+        capsys,
+        [
+            "evaluate",
+            "--truth",
+            str(tmp / "truth.csv"),
+            "--recs",
+            str(tmp / "recs.csv"),
+            "--metrics",
+            "mrr",
+            "--convention",
+            "pyterrier",
+            "--per-user",
+            str(per_user),
+        ],
+    )
     assert err.startswith("error: --convention pyterrier is not a library preset; use one of trec_eval, ranx, ")
     assert not per_user.exists()
 

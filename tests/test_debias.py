@@ -61,7 +61,10 @@ def replications():
             recs, t.data, metrics, threshold=4, predictions=_predictions(t.data, pred), propensities=table
         ).summary
         complete = evaluate(
-            recs, t.complete, ["recall@10(agg=micro)", "recall@10", "rmse"], threshold=4,
+            recs,
+            t.complete,
+            ["recall@10(agg=micro)", "recall@10", "rmse"],
+            threshold=4,
             predictions=_predictions(t.complete, pred),
         ).summary
         row = {"seed": seed, "micro_mar": complete["recall@10(agg=micro)"], "macro_mar": complete["recall@10"]}
@@ -127,8 +130,17 @@ def _small_input(p: np.ndarray | float = 1.0, with_predictions: bool = True) -> 
 
 @pytest.mark.parametrize(
     "name",
-    ["precision@3", "recall@3", "recall@3(agg=micro)", "ndcg@3", "ndcg@2(gain=exponential)", "map@3",
-     "hit_rate@2", "fallout@3", "anti_precision@3"],
+    [
+        "precision@3",
+        "recall@3",
+        "recall@3(agg=micro)",
+        "ndcg@3",
+        "ndcg@2(gain=exponential)",
+        "map@3",
+        "hit_rate@2",
+        "fallout@3",
+        "anti_precision@3",
+    ],
 )
 def test_ips_with_unit_propensities_is_the_naive_metric(name):
     """Every rating observed (p = 1): IPS changes nothing."""

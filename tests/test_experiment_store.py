@@ -324,7 +324,7 @@ def test_run_force_into_a_folder_of_the_users_keeps_its_files(
     (folder / "my_data.parquet").write_bytes(b"PAR1 the user's data")
     config = tmp_path / "c.toml"
     config.write_text(
-        '[datasets.toy]\ngenerate = { n_users = 20, n_items = 20, n_ratings = 100 }\n'
+        "[datasets.toy]\ngenerate = { n_users = 20, n_items = 20, n_ratings = 100 }\n"
         '[protocol]\nname = "test-store-constant"\n'
     )
 

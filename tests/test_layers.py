@@ -175,9 +175,7 @@ def cycles(imports: Iterable[Import]) -> set[str]:
                 work.append((child, iter(sorted(graph[child]))))
             elif child in on_stack:
                 low[node] = min(low[node], index[child])
-    return {
-        f"cycle through {', '.join(sorted(c))}: " + " -> ".join(_one_cycle(sorted(c), graph)) for c in components
-    }
+    return {f"cycle through {', '.join(sorted(c))}: " + " -> ".join(_one_cycle(sorted(c), graph)) for c in components}
 
 
 def _one_cycle(component: list[str], graph: Mapping[str, set[str]]) -> list[str]:

@@ -21,10 +21,11 @@ def test_ci_lints_before_the_tests_and_fails_on_findings():
     assert "exit 1" in ci[lint]  # a lint failure stops CI with a non-zero status
 
 
-def test_dev_lint_runs_ruff_and_mypy_and_returns_their_failure(tmp_path):
+def test_dev_lint_runs_ruff_check_ruff_format_and_mypy_and_returns_their_failure(tmp_path):
     dev = (ROOT / "dev").read_text(encoding="utf-8")
     body = dev[dev.index("  lint)") : dev.index(";;", dev.index("  lint)"))]
     assert ".venv/bin/ruff check src tests benchmarks examples" in body and ".venv/bin/mypy" in body
+    assert ".venv/bin/ruff format --check src tests benchmarks examples" in body
     # the same case arm with stand-ins for the tools: either one failing makes the status 1
     for ruff, mypy, want in (("true", "true", 0), ("false", "true", 1), ("true", "false", 1)):
         arm = body.replace(".venv/bin/ruff", ruff).replace(".venv/bin/mypy", mypy).replace("  lint)", "")

@@ -123,9 +123,7 @@ def test_studies_report_monotone_counts_reaching_total():
     assert_monotone_to_total(seen.of("attack grid"), 2 * 1 * 2 * 2)
 
     seen = Recorder()
-    coherence_split_experiment(
-        data, {"mean": lambda: make("global-mean")}, [0.3, 0.6], folds=2, seed=1, progress=seen
-    )
+    coherence_split_experiment(data, {"mean": lambda: make("global-mean")}, [0.3, 0.6], folds=2, seed=1, progress=seen)
     assert_monotone_to_total(seen.of("coherence-split fits"), 2 * 1 * (1 + 2 * 2))
 
 
@@ -174,8 +172,13 @@ def test_parquet_shards_report_to_the_active_callback(tmp_path):
     from receval.evaluation.sharded_files import evaluate_parquet_sharded
 
     rng = np.random.default_rng(7)
-    truth = pd.DataFrame({"user": np.repeat(np.arange(60), 4), "item": rng.integers(0, 30, 240),
-                          "rating": rng.integers(1, 6, 240).astype(float)}).drop_duplicates(["user", "item"])
+    truth = pd.DataFrame(
+        {
+            "user": np.repeat(np.arange(60), 4),
+            "item": rng.integers(0, 30, 240),
+            "rating": rng.integers(1, 6, 240).astype(float),
+        }
+    ).drop_duplicates(["user", "item"])
     run = pd.DataFrame({"user": np.repeat(np.arange(60), 10), "item": rng.integers(0, 40, 600),
                         "score": rng.random(600).round(2)}).drop_duplicates(["user", "item"])  # fmt: skip
     truth.to_parquet(tmp_path / "truth.parquet", row_group_size=60)

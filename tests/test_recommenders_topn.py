@@ -251,5 +251,6 @@ def test_the_baselines_fit_and_rank_without_importing_numba(imports_numba):
         "for name in ('popularity', 'random', 'average', 'biases', 'global-mean'):\n"
         "    recommend(make(name).fit(train), np.arange(train.n_users), 5, exclude=train)"
     )
-    assert imports_numba("from receval.recommenders import make\n"
-                         "make('item-bandit-ucb', threshold=4).fit(train).kernel_state()")  # a simulation's first ask
+    assert imports_numba(
+        "from receval.recommenders import make\nmake('item-bandit-ucb', threshold=4).fit(train).kernel_state()"
+    )  # a simulation's first ask

@@ -67,7 +67,14 @@ def test_debiased_metric_is_the_same_whatever_was_imported_first(first):
 def test_protocol_lookup_is_the_same_whatever_was_imported_first(first):
     names, attack_size, cyclic = _fresh(first, _PROTOCOLS)
     assert names == [
-        "attack", "coherence-barrier", "coherence-split", "cyclic", "debiased", "metaeval", "one-shot", "sampled"
+        "attack",
+        "coherence-barrier",
+        "coherence-split",
+        "cyclic",
+        "debiased",
+        "metaeval",
+        "one-shot",
+        "sampled",
     ]
     assert (attack_size, cyclic) == (0.05, "cyclic")
 

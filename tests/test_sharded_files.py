@@ -21,8 +21,13 @@ def files(tmp_path_factory):
     """Truth of users 0..599 and a run of users 40..639 (40 users without truth, 40 truth users without a list)."""
     folder = tmp_path_factory.mktemp("shards")
     rng = np.random.default_rng(7)
-    truth = pd.DataFrame({"user": np.repeat(np.arange(600), 6), "item": rng.integers(0, 120, 3600),
-                          "rating": rng.integers(1, 6, 3600).astype(float)}).drop_duplicates(["user", "item"])
+    truth = pd.DataFrame(
+        {
+            "user": np.repeat(np.arange(600), 6),
+            "item": rng.integers(0, 120, 3600),
+            "rating": rng.integers(1, 6, 3600).astype(float),
+        }
+    ).drop_duplicates(["user", "item"])
     run = pd.DataFrame({"user": np.repeat(np.arange(40, 640), 25), "item": rng.integers(0, 150, 15000),
                         "score": rng.random(15000).round(2)}).drop_duplicates(["user", "item"])  # fmt: skip
     truth.to_parquet(folder / "truth.parquet", row_group_size=500)
@@ -81,8 +86,15 @@ def test_dask_cluster_gives_bit_identical_results(files):
     local = evaluate_parquet_sharded(folder / "truth.parquet", folder / "run.parquet", METRICS, threshold=4,
                                      n_shards=4)  # fmt: skip
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        on_dask = evaluate_parquet_sharded(folder / "truth.parquet", folder / "run.parquet", METRICS, threshold=4,
-                                           n_shards=4, executor="dask", scheduler=cluster.scheduler_address)
+        on_dask = evaluate_parquet_sharded(
+            folder / "truth.parquet",
+            folder / "run.parquet",
+            METRICS,
+            threshold=4,
+            n_shards=4,
+            executor="dask",
+            scheduler=cluster.scheduler_address,
+        )
     assert on_dask.summary == local.summary
     pd.testing.assert_frame_equal(on_dask.per_user, local.per_user)
 

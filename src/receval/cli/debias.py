@@ -76,9 +76,7 @@ def debias_command(
     from receval.studies.debiasing import DEFAULT_ESTIMATORS, DEFAULT_METRICS, cm100k_parts, debiasing_study
     from receval.validate import check_command_options, check_threshold
 
-    check_command_options(
-        seed=seed, k=k, test_fraction=test_fraction, negative_threshold=negative_threshold
-    )
+    check_command_options(seed=seed, k=k, test_fraction=test_fraction, negative_threshold=negative_threshold)
     if out is not None:
         from receval.outputs import check_output_dir
 

@@ -184,9 +184,7 @@ class Table:
         out = []
         for j in range(len(self.columns)):
             values = [row[j] for row in self.rows if row[j] is not None]
-            out.append(
-                bool(values) and all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in values)
-            )
+            out.append(bool(values) and all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in values))
         return out
 
     def json_rows(self) -> list[list[Any]]:

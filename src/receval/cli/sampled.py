@@ -42,8 +42,11 @@ def sampled_command(
     format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
     algorithms: Annotated[
         str | None,
-        typer.Option("--algorithms", help="Comma-separated algorithm names (default: popularity, item-knn, user-knn, "
-                     "mf, hkv and the strong baselines this receval has)."),
+        typer.Option(
+            "--algorithms",
+            help="Comma-separated algorithm names (default: popularity, item-knn, user-knn, "
+            "mf, hkv and the strong baselines this receval has).",
+        ),
     ] = None,
     n: Annotated[int, typer.Option("--n", help="Sampled negatives per test item.")] = 100,
     sampling: Annotated[str, typer.Option("--sampling", help="How negatives are drawn: uniform or popularity.")] = (
@@ -122,13 +125,19 @@ def sampled_command(
     if as_json:
         typer.echo(study.to_json(_JSON_METRIC))
         return
-    typer.echo(f"Kendall tau between each estimate's ranking of {len(names)} systems and the full ranking "
-               f"(mean over {repeats} samples of {n})")
-    typer.echo(study.kendall.pivot_table(index="estimate", columns="metric", values="kendall_tau",
-                                         sort=False).round(3).to_string())
+    typer.echo(
+        f"Kendall tau between each estimate's ranking of {len(names)} systems and the full ranking "
+        f"(mean over {repeats} samples of {n})"
+    )
+    typer.echo(
+        study.kendall.pivot_table(index="estimate", columns="metric", values="kendall_tau", sort=False)
+        .round(3)
+        .to_string()
+    )
     typer.echo("\nMean absolute error against the full-catalogue value")
-    typer.echo(study.kendall.pivot_table(index="estimate", columns="metric", values="mae",
-                                         sort=False).round(4).to_string())
+    typer.echo(
+        study.kendall.pivot_table(index="estimate", columns="metric", values="mae", sort=False).round(4).to_string()
+    )
     frame = study.to_frame()
     typer.echo("\nFull value and mean estimate per system")
     typer.echo(frame.pivot_table(index=["metric", "system"], columns="estimate", values="mean", sort=False)

@@ -211,7 +211,6 @@ def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input", r
     return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {_TIE_WORDS[ties]}"
 
 
-
 def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> Any:
     """A table given for ``kind``: a path is read (every format :func:`~receval.data.tables.read_table` knows).
 
@@ -230,9 +229,7 @@ def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> 
 
         if kind == "aspects":
             return read_aspects(Path(obj))
-        table = read_table(
-            Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True
-        )
+        table = read_table(Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True)
         return table.to_pandas() if kind == "predictions" else table  # predictions are checked as a DataFrame
     table = as_frame(obj, kind, columns)
     if kind == "predictions" and hasattr(table, "column_names"):
@@ -446,9 +443,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
             bad = ~(order >= 1) | (order != np.floor(order))
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
-            raise MetricError(
-                f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank"
-            )
+            raise MetricError(f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank")
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
     users = _index_of(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once

@@ -23,7 +23,7 @@ from receval.errors import DataError, shown_id
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["Interactions", "RatingScale", "aspect_matrix", "relevant"]
+__all__ = ["Interactions", "RatingScale", "Relevance", "aspect_matrix", "relevant"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,27 @@ class RatingScale:
         first = round(self.low + self.step * (np.floor(-self.low / self.step + 1e-9) + 1), 10)
         return float(first) if first < 1 and first <= self.high else 1.0
 
+    def relevance(self, threshold: float | None = None, negative_threshold: float | None = None) -> Relevance:
+        """The relevance of this scale: the one place a missing λ (or negative λ) gets its default.
+
+        ``threshold`` defaults to :meth:`default_threshold`; ``negative_threshold`` to the
+        threshold (a rating is then either positive or negative, as in the thesis' Fallout).
+
+        Returns
+        -------
+        Relevance
+            The thresholds as floats, given or defaulted.
+
+        Examples
+        --------
+        >>> RatingScale(1, 5, 1).relevance()
+        Relevance(threshold=1.0, negative_threshold=1.0)
+        >>> RatingScale(1, 5, 1).relevance(4, 3)
+        Relevance(threshold=4.0, negative_threshold=3.0)
+        """
+        lam = self.default_threshold() if threshold is None else float(threshold)
+        return Relevance(lam, lam if negative_threshold is None else float(negative_threshold))
+
     @classmethod
     def infer(cls, ratings: np.ndarray) -> RatingScale:
         """Infer a scale from data: min..max, with a step when all values are on a grid.
@@ -129,6 +150,33 @@ class RatingScale:
                 step = candidate
                 break
         return cls(round(low, 6), round(high, 6), step)
+
+
+@dataclass(frozen=True)
+class Relevance:
+    """Which ratings count as positive and which as negative: r ≥ ``threshold`` is positive, r < ``negative_threshold``
+    negative, and a rating in between (or an unrated item) neither.
+
+    Make one with :meth:`RatingScale.relevance`, which fills in the defaults.
+
+    Examples
+    --------
+    >>> Relevance(4.0, 3.0).positive(np.array([5.0, 3.5, 2.0])).tolist()
+    [True, False, False]
+    >>> Relevance(4.0, 3.0).negative(np.array([5.0, 3.5, 2.0])).tolist()
+    [False, False, True]
+    """
+
+    threshold: float
+    negative_threshold: float
+
+    def positive(self, ratings: np.ndarray | Sequence[float] | float) -> np.ndarray:
+        """Where the rating is relevant (:func:`relevant`)."""
+        return relevant(ratings, self.threshold)
+
+    def negative(self, ratings: np.ndarray | Sequence[float] | float) -> np.ndarray:
+        """Where the rating is below the negative threshold (NaN, an unrated item, never is)."""
+        return np.asarray(ratings) < self.negative_threshold
 
 
 def relevant(ratings: np.ndarray | Sequence[float] | float, threshold: float) -> np.ndarray:
@@ -704,9 +752,7 @@ def aspect_matrix(
         keep = rows >= 0
         rows, aspects = rows[keep], table["aspect"][keep]
     codes, names = pd.factorize(aspects.astype(str), sort=True)
-    m = sp.csr_matrix(
-        (np.ones(len(rows), dtype=np.float32), (rows, codes)), shape=(len(item_ids), len(names))
-    )
+    m = sp.csr_matrix((np.ones(len(rows), dtype=np.float32), (rows, codes)), shape=(len(item_ids), len(names)))
     m.sum_duplicates()
     m.data[:] = 1.0
     return m, np.asarray(names, dtype=object)

@@ -166,8 +166,10 @@ def _read_shard(path: str, columns: Mapping[str, str], user: str, after: Any, up
     groups = []
     for g in range(meta.num_row_groups):
         stats = meta.row_group(g).column(column).statistics
-        if stats is not None and stats.has_min_max and (
-            (after is not None and stats.max <= after) or (upto is not None and stats.min > upto)
+        if (
+            stats is not None
+            and stats.has_min_max
+            and ((after is not None and stats.max <= after) or (upto is not None and stats.min > upto))
         ):
             continue  # no user of this group is in the shard
         groups.append(g)

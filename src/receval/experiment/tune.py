@@ -576,17 +576,21 @@ def _finish(
         results: dict[str, Any] = {}
         for system, params in param_sets.items():
             same = [results[other] for other in results if param_sets[other] == params]  # the defaults kept
-            results[system] = same[0] if same else evaluate_model(
-                build_model(st.rec.algorithm, params, opts),
-                refit,
-                tests[st.dataset],
-                metrics,
-                k=int(opts["k"]),
-                threshold=thresholds[st.dataset],
-                seed=tune.seed,
-                exclude_train=bool(opts["exclude_train"]),
-                seed_model="seed" not in params,
-                cold_start=opts["cold_start"],
+            results[system] = (
+                same[0]
+                if same
+                else evaluate_model(
+                    build_model(st.rec.algorithm, params, opts),
+                    refit,
+                    tests[st.dataset],
+                    metrics,
+                    k=int(opts["k"]),
+                    threshold=thresholds[st.dataset],
+                    seed=tune.seed,
+                    exclude_train=bool(opts["exclude_train"]),
+                    seed_model="seed" not in params,
+                    cold_start=opts["cold_start"],
+                )
             )
         for system, result in results.items():
             values[system] = {m: float(result.summary[m]) for m in metrics}

@@ -173,6 +173,7 @@ def simulation_option(name: str, preset: str | None = None, value: Any = None) -
         raise ConfigError(f"{name!r} is not a simulation option of a preset; use one of {', '.join(options)}")
     return options[name] if value is None else value
 
+
 _ADAPTERS = {
     "surprise": "receval.recommenders.adapters:SurpriseAdapter",
     "implicit": "receval.recommenders.adapters:ImplicitAdapter",

@@ -51,8 +51,9 @@ def plot_estimates(estimates: pd.DataFrame, metric: str, path: str | Path) -> Pa
     ax = axes[0, 0]
     for i, (est, group) in enumerate(rows.groupby("estimator", sort=False)):
         style = series_style(i)
-        ax.plot(group["truth"], group["estimate"], linestyle="none", marker=style["marker"], color=style["color"],
-                label=est)
+        ax.plot(
+            group["truth"], group["estimate"], linestyle="none", marker=style["marker"], color=style["color"], label=est
+        )
     values = pd.concat([rows["truth"], rows["estimate"]]).to_numpy(dtype=float)
     values = values[np.isfinite(values)]
     if values.size:
@@ -89,8 +90,13 @@ def plot_tau(kendall: pd.DataFrame, path: str | Path) -> Path:
     table = kendall.pivot_table(index="metric", columns="estimator", values="kendall_tau", sort=False)
     for i, est in enumerate(estimators):
         heights = table.reindex(metrics)[est].to_numpy(dtype=float) if est in table else np.full(len(metrics), np.nan)
-        ax.bar(np.arange(len(metrics)) + (i - (len(estimators) - 1) / 2) * width, np.nan_to_num(heights), width,
-               color=series_style(i)["color"], label=est)
+        ax.bar(
+            np.arange(len(metrics)) + (i - (len(estimators) - 1) / 2) * width,
+            np.nan_to_num(heights),
+            width,
+            color=series_style(i)["color"],
+            label=est,
+        )
     ax.axhline(0.0, color="0.3", linewidth=0.6)
     ax.set_xticks(np.arange(len(metrics)), metrics, rotation=30, ha="right")
     ax.set_ylim(-1.05, 1.05)

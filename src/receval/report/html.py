@@ -455,7 +455,7 @@ def _system_labels(tasks: pd.DataFrame) -> pd.Series:
         return configs.str.split("/", n=1).str[-1]
     prefixes = tasks["dataset"].astype(str) + "/"
     return pd.Series(
-        [c[len(p):] if c.startswith(p) else c for c, p in zip(configs, prefixes, strict=True)], index=tasks.index
+        [c[len(p) :] if c.startswith(p) else c for c, p in zip(configs, prefixes, strict=True)], index=tasks.index
     )
 
 

@@ -50,6 +50,7 @@ def _rank(estimate: str) -> int:
 def _style(estimate: str) -> dict[str, Any]:
     return series_style(_rank(estimate))
 
+
 def estimates_figure(summary: pd.DataFrame) -> Any:
     """Per metric a panel: each estimate's mean (± its spread over samples) against the full value, per system.
 
@@ -97,8 +98,13 @@ def estimates_figure(summary: pd.DataFrame) -> Any:
 
 
 def _bars(
-    kendall: pd.DataFrame, column: str, spread: str | None, ylabel: str, limits: tuple[float, float] | None,
-    *, log: bool = False,
+    kendall: pd.DataFrame,
+    column: str,
+    spread: str | None,
+    ylabel: str,
+    limits: tuple[float, float] | None,
+    *,
+    log: bool = False,
 ):
     metrics = list(dict.fromkeys(kendall["metric"]))
     estimates = sorted(dict.fromkeys(kendall["estimate"]), key=_rank)
@@ -109,8 +115,15 @@ def _bars(
         rows = kendall[kendall["estimate"] == est].set_index("metric").reindex(metrics)
         heights = rows[column].to_numpy(dtype=float)
         errors = None if spread is None else np.nan_to_num(rows[spread].to_numpy(dtype=float))
-        ax.bar(np.arange(len(metrics)) + (i - (len(estimates) - 1) / 2) * width, np.nan_to_num(heights), width,
-               yerr=errors, capsize=2, color=_style(est)["color"], label=est)
+        ax.bar(
+            np.arange(len(metrics)) + (i - (len(estimates) - 1) / 2) * width,
+            np.nan_to_num(heights),
+            width,
+            yerr=errors,
+            capsize=2,
+            color=_style(est)["color"],
+            label=est,
+        )
     ax.axhline(0.0, color="0.3", linewidth=0.6)
     ax.set_xticks(np.arange(len(metrics)), metrics, rotation=30, ha="right")
     if limits is not None:
@@ -206,13 +219,19 @@ def write_outputs(study: SampledStudy, folder: str | Path) -> list[Path]:
             rep.heading("Design")
             rep.raw(f'<table class="facts">{items}</table>')
         rep.heading("Estimates against the full value")
-        rep.figure("estimates", "each estimate (mean ± std over samples) against the full value, per system",
-                   lambda: estimates_figure(summary))
+        rep.figure(
+            "estimates",
+            "each estimate (mean ± std over samples) against the full value, per system",
+            lambda: estimates_figure(summary),
+        )
         rep.raw(_table(summary, "summary"))
         rep.heading("Errors and agreement with the full ranking")
         rep.figure("errors", "mean absolute error against the full value", lambda: errors_figure(study.kendall))
-        rep.figure("tau", "Kendall τ between each estimate's and the full ranking of the systems",
-                   lambda: tau_figure(study.kendall))
+        rep.figure(
+            "tau",
+            "Kendall τ between each estimate's and the full ranking of the systems",
+            lambda: tau_figure(study.kendall),
+        )
         rep.raw(_table(study.kendall, "kendall"))
         page = out / "report.html"
         write_text(publication.path(page), rep.render(f"{len(set(study.values['system']))} systems"))

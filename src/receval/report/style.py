@@ -134,9 +134,7 @@ def series_style(i: int, *, markers: bool = True) -> dict[str, Any]:
     return style
 
 
-def system_styles(
-    systems: Iterable[Any], together: Iterable[Iterable[Any]] = ()
-) -> dict[str, dict[str, Any]]:
+def system_styles(systems: Iterable[Any], together: Iterable[Iterable[Any]] = ()) -> dict[str, dict[str, Any]]:
     """``{system: series_style}`` in the order given (repeats ignored): one look per system.
 
     A report builds this once over all its systems and passes it to every figure, so a

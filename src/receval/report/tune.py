@@ -68,7 +68,8 @@ def results_table(summary: Mapping[str, Any], compare: pd.DataFrame) -> pd.DataF
         row |= {
             "trials": res["trials"],
             "trial seconds": res["trial_seconds"],
-            "chosen parameters": "the defaults" if res.get("chosen") == "default"
+            "chosen parameters": "the defaults"
+            if res.get("chosen") == "default"
             else json.dumps(res["best_params"], sort_keys=True),
             "validation": res["validation"],
             "default validation": res.get("default_validation"),

@@ -339,8 +339,16 @@ def debiasing_study(
         can_predict = hasattr(model, "predict")
         mar_metrics = [truth_labels[m] for m in metrics if can_predict or parse_metric(m).kind != "error"]
         mar = evaluate_model(
-            model, parts.train, parts.mar_test, mar_metrics, k=k, threshold=threshold,
-            negative_threshold=negative_threshold, seed=seed, fitted=True, propensities=mar_table,
+            model,
+            parts.train,
+            parts.mar_test,
+            mar_metrics,
+            k=k,
+            threshold=threshold,
+            negative_threshold=negative_threshold,
+            seed=seed,
+            fitted=True,
+            propensities=mar_table,
         )
         users = np.unique(parts.mar_test.users)
         asked = [(m, e, label) for m, e, label in plan if can_predict or parse_metric(m).kind != "error"]
@@ -355,9 +363,16 @@ def debiasing_study(
                 }
             )
         mnar = evaluate(
-            mar.rankings, parts.mnar_test, [label for _, _, label in asked], users=users, train=parts.train,
-            threshold=threshold, negative_threshold=negative_threshold, predictions=predictions,
-            propensities=given, mar_sample=parts.mar_sample,
+            mar.rankings,
+            parts.mnar_test,
+            [label for _, _, label in asked],
+            users=users,
+            train=parts.train,
+            threshold=threshold,
+            negative_threshold=negative_threshold,
+            predictions=predictions,
+            propensities=given,
+            mar_sample=parts.mar_sample,
         )
         recorded = mnar.conventions.estimators  # {label: estimator_of(metric)}
         assert isinstance(recorded, dict)

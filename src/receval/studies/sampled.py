@@ -148,9 +148,7 @@ def check_study_metrics(metrics: Sequence[str], option: str = "metrics") -> list
     return out
 
 
-def study_corrections(
-    corrections: Sequence[str] | None, sampling: str, option: str = "corrections"
-) -> list[str]:
+def study_corrections(corrections: Sequence[str] | None, sampling: str, option: str = "corrections") -> list[str]:
     """The corrections of a study, in the vocabulary's order; by default ``DEFAULT_SAMPLED_CORRECTIONS``.
 
     Every correction but ``none`` assumes uniformly drawn negatives
@@ -518,9 +516,7 @@ def sampled_study(
     if test.n_ratings == 0:
         raise DataError(f"split {split!r} left no test pairs; use another split method")
     seeds = _sample_seeds(seed, repeats)
-    draws = [
-        draw_candidates(train, test, n, sampling=sampling, exponent=exponent, shape=shape, seed=s) for s in seeds
-    ]
+    draws = [draw_candidates(train, test, n, sampling=sampling, exponent=exponent, shape=shape, seed=s) for s in seeds]
     users, items, seen = _test_rows(train, test)
     negatives = [d.negatives[_candidate_rows(d, users, items, train.n_items)] for d in draws]
     # each test item's full list: every item that is not one of the user's training or test items, and itself
@@ -539,8 +535,9 @@ def sampled_study(
                 if metric not in SUPPORTED.get(correction, frozenset()):
                     continue
                 for d in range(repeats):
-                    value = estimate(metric, k, ranks[d], n_sampled=n, n_items=n_catalogue, correction=correction,
-                                     sampling=sampling)
+                    value = estimate(
+                        metric, k, ranks[d], n_sampled=n, n_items=n_catalogue, correction=correction, sampling=sampling
+                    )
                     rows.append({"system": name, "metric": text, "estimate": estimate_label(correction),
                                  "repeat": d, "value": float(value), "full": full})  # fmt: skip
         _log.info("sampled: %s fitted, %d test items ranked in full and in %d samples", name, len(users), repeats)
