@@ -95,8 +95,10 @@ COLD_START_DEFAULT: ColdStart = "empty"
 
 SAMPLING_SCHEMES: tuple[str, ...] = ("uniform", "popularity")
 """How sampled negatives are drawn: uniformly, or in proportion to training popularity ** exponent."""
-SAMPLE_SHAPES: tuple[str, ...] = ("per-item", "per-user")
-"""One sample of negatives per held-out test item (NCF), or one per user shared by its test items (RecBole)."""
+SAMPLE_SHAPES: tuple[str, ...] = ("per-item", "per-user", "recbole")
+"""One sample of negatives per held-out test item, each item ranked against its own (NCF); one per user shared by its
+test items, each ranked against the negatives alone; or RecBole's ``uni100``: a sample per held-out item, pooled per
+user, and all of the user's positives ranked together with the pooled negatives in one list."""
 SAMPLED_CORRECTIONS: tuple[str, ...] = ("none", "ls", "bv", "mapping", "mle", "mes")
 """Estimates of the full-catalogue metric from sampled ranks: uncorrected, Krichene & Rendle's least squares and
 bias-variance, Li et al.'s mapping, Jin et al.'s maximum likelihood and maximum entropy."""

@@ -248,7 +248,7 @@ def draw_candidates(
     n_items = _same_space(train, test)
     excluded = _excluded(train, test, n_items)
     pairs = np.unique(test.users.astype(np.int64) * n_items + test.items)
-    if shape == "per-item":
+    if shape != "per-user":  # per-item and recbole: a sample per held-out item (recbole pools them when ranking)
         users, items = (pairs // n_items).astype(np.int32), (pairs % n_items).astype(np.int32)
     else:
         users, items = np.unique(test.users).astype(np.int32), None

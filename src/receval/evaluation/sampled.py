@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BATCH_CELLS",
     "SampledPlan",
+    "check_sampled_metrics",
     "design_of",
     "evaluate_sampled",
     "plan_sampled",
@@ -83,6 +84,8 @@ BATCH_CELLS = 1 << 17
 
 # the design keys that decide the candidates (the seed and the exclusions are the evaluation's)
 _DESIGN = ("n", "sampling", "exponent", "shape")
+# how the summary aggregates: by held-out positive (per-item, per-user), or by user (recbole: one list per user)
+_AGGREGATION = {False: "mean over held-out positives", True: "mean over users (one list per user, as RecBole)"}
 
 
 def design_of(metric: Metric) -> dict[str, Any]:
@@ -193,7 +196,9 @@ class SampledPlan:
         """Score the candidates with the fitted ``model``, rank, estimate: the :class:`EvaluationResult`."""
         train, test, policy = self.train, self.test, self.policy
         train_counts = np.bincount(train.users, minlength=train.n_users)
-        scored = {key: _ranks(model, train, test, cands, train_counts, policy) for key, cands in self.drawn.items()}
+        # the key's last entry is the shape: recbole's rows are ranked per user once the positives are known
+        scored = {key: _ranks(model, train, test, cands, train_counts, policy, pooled=key[-1] == "recbole")
+                  for key, cands in self.drawn.items()}  # fmt: skip
         evaluated = np.zeros(test.n_users, dtype=bool)
         chosen = []
         sampled: dict[str, dict[str, Any]] = {}
@@ -213,14 +218,18 @@ class SampledPlan:
         summary: dict[str, float] = {}
         columns: dict[str, np.ndarray] = {}
         for label, spec, pairs, keep in chosen:
-            summary[label], per_pair = _estimate(spec, pairs, keep)
-            columns[label] = _per_user(pairs.users[keep], per_pair, test.n_users)[eval_users]
+            if pairs.pooled is not None:
+                summary[label], per_user = _pooled(spec, pairs, keep, test.n_users, test.n_items)
+            else:
+                summary[label], per_pair = _estimate(spec, pairs, keep)
+                per_user = _per_user(pairs.users[keep], per_pair, test.n_users)
+            columns[label] = per_user[eval_users]
         cold = int((train_counts[eval_users] == 0).sum())
         conventions = Conventions(
             threshold=self.threshold,
             negative_threshold=self.threshold,
             tie_break="sampled ranks: a negative scored equal to the positive ranks above it (pessimistic)",
-            aggregation={label: "mean over held-out positives" for label, _ in self.specs},
+            aggregation={label: _AGGREGATION[spec.params["shape"] == "recbole"] for label, spec in self.specs},
             users_evaluated=len(eval_users),
             users_scored={label: int(np.isfinite(col).sum()) for label, col in columns.items()},
             cold_start=policy,
@@ -271,29 +280,114 @@ def plan_sampled(
     policy = cold_start_policy(cold_start)
     _check_split(train, test, "evaluate_sampled")
     for label, spec in specs:
+        _check_shape(spec, label)
         try:
             check_correction(spec.params["correction"], SAMPLED_METRICS[spec.name], sampling=spec.params["sampling"])
         except ReceValError as exc:
             raise MetricError(f"metric {label!r}: {exc}") from None
     drawn: dict[tuple[Any, ...], Candidates] = {}
+    counts = np.bincount(train.items, minlength=train.n_items)
     for label, spec in specs:
         design = design_of(spec)
         if candidates is not None:
             _check_design(candidates, design, label)
             drawn[_key(spec)] = candidates
         elif _key(spec) not in drawn:
+            _check_draw(design, label, counts, _rows(test, design["shape"]))
             drawn[_key(spec)] = draw_candidates(
                 train, test, design["n"], sampling=design["sampling"], exponent=design["exponent"],
                 shape=design["shape"], seed=seed,
             )  # fmt: skip
     if candidates is not None:
         check_candidates(candidates, train, test, where="the given candidates")
-    thr = test.scale.default_threshold() if threshold is None else float(threshold)
+    thr = test.scale.relevance(threshold).threshold
     wanted = None
     if users is not None:
         wanted = np.zeros(test.n_users, dtype=bool)
         wanted[np.asarray(users, dtype=np.int64)] = True
     return SampledPlan(list(specs), train, test, drawn, thr, wanted, policy)
+
+
+def check_sampled_metrics(metrics: Sequence[str | Metric], data: Interactions) -> None:
+    """Refuse, before any split or task, the sampled metrics that cannot run on ``data``: the one check of a
+    configuration's (or a command's) sampled metric strings once the data is known.
+
+    Every split keeps a user's items apart from the negatives, so a test user has at most
+    the catalogue minus the items the user has in ``data`` to draw from: ``sampled=N``
+    beyond that for every user is refused; so are popularity weights that overflow on the
+    data's counts (:func:`receval.stats.sampled.check_exponent`; training counts are at most
+    these), a sample that cannot fit in memory
+    (:func:`receval.stats.sampled.check_sample_memory`) and ``shape=recbole`` with a
+    correction. Metrics without ``sampled=`` are skipped.
+
+    Returns
+    -------
+    None
+        Or a one-line :class:`~receval.errors.MetricError` naming the metric and the value.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(40, 120, 1200, seed=0)
+    >>> check_sampled_metrics(["ndcg@10", "ndcg@10(sampled=50)"], data)
+    >>> check_sampled_metrics(["ndcg@10(sampled=1000000000)"], data)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: metric 'ndcg@10(sampled=1000000000)': sampled=1000000000 negatives cannot be drawn: ...
+    """
+    from receval.metrics import parse_metric
+
+    counts = np.bincount(data.items, minlength=data.n_items)
+    per_user = np.bincount(np.unique(data.users.astype(np.int64) * data.n_items + data.items) // max(data.n_items, 1),
+                           minlength=data.n_users)  # fmt: skip
+    for given in metrics:
+        spec = given if isinstance(given, Metric) else parse_metric(given)
+        if spec.sampled is None:
+            continue
+        label = str(given)
+        _check_shape(spec, label)
+        design = design_of(spec)
+        drawable = int((counts > 0).sum()) if design["sampling"] == "popularity" else data.n_items
+        fewest = int(per_user[per_user > 0].min()) if (per_user > 0).any() else 0
+        if design["n"] > drawable - fewest:
+            what = "items rated" if design["sampling"] == "popularity" else "items"
+            raise MetricError(
+                f"metric {label!r}: sampled={design['n']} negatives cannot be drawn: the data has {drawable:,} {what} "
+                f"and every user has {fewest:,} or more of them, so at most {drawable - fewest:,} are left to draw "
+                f"from; use sampled={max(drawable - fewest, 1)} or fewer"
+            )
+        _check_draw(design, label, counts, 1)
+
+
+def _rows(test: Interactions, shape: str) -> int:
+    """The candidate rows a shape draws for ``test``: its users (per-user), else its distinct (user, item) pairs."""
+    if shape == "per-user":
+        return len(np.unique(test.users))
+    return len(np.unique(test.users.astype(np.int64) * test.n_items + test.items))
+
+
+def _check_shape(spec: Metric, label: str) -> None:
+    """RecBole's shape ranks all of a user's positives in one list: no correction (they estimate one item's rank)."""
+    if spec.params["shape"] == "recbole" and spec.params["correction"] != "none":
+        raise MetricError(
+            f"metric {label!r}: shape=recbole ranks all of a user's positives in one list, and correction="
+            f"{spec.params['correction']} estimates from one held-out item's rank; use correction=none, or "
+            "shape=per-item to estimate the full metric"
+        )
+
+
+def _check_draw(design: Mapping[str, Any], label: str, counts: np.ndarray, rows: int) -> None:
+    """A design's draw fits in memory and its popularity weights are finite (on ``counts``), before it is drawn."""
+    from receval.stats.sampled import check_exponent, check_sample_memory
+
+    try:
+        if design["sampling"] == "popularity":
+            check_exponent(design["exponent"], counts)
+        # RecBole's shape keeps each row's scores (float64) until the user's list is ranked
+        kept = 12.0 if design["shape"] == "recbole" else 4.0
+        check_sample_memory(design["n"], rows, kept=kept, fix="use a smaller sampled=")
+    except ReceValError as exc:
+        raise MetricError(f"metric {label!r}: {exc}") from None
 
 
 def _key(spec: Metric) -> tuple[Any, ...]:
@@ -303,8 +397,10 @@ def _key(spec: Metric) -> tuple[Any, ...]:
 
 def _check_design(candidates: Candidates, design: Mapping[str, Any], label: str) -> None:
     """The given candidates are the design the metric asks for (their size, shape and scheme)."""
-    have = {"n": int(candidates.negatives.shape[1]), "shape": candidates.design.get("shape"),
-            "sampling": candidates.design.get("sampling")}  # fmt: skip
+    shape = candidates.design.get("shape")
+    if design["shape"] == "recbole" and candidates.items is not None:  # a sample per held-out item: pooled per user
+        shape = "recbole"
+    have = {"n": int(candidates.negatives.shape[1]), "shape": shape, "sampling": candidates.design.get("sampling")}
     for key, value in have.items():
         if design[key] != value:
             word = "sampled" if key == "n" else key
@@ -316,16 +412,28 @@ def _check_design(candidates: Candidates, design: Mapping[str, Any], label: str)
 
 
 class _Pairs:
-    """Every held-out (user, test item) pair of a set of candidates, with its test rating and sampled rank."""
+    """Every held-out (user, test item) pair of a set of candidates, with its test rating and sampled rank; for
+    RecBole's shape also its item's and its negatives' scores (``pooled``: positive scores, negative items, their
+    scores), ranked per user once the positives are known."""
 
-    def __init__(self, users: np.ndarray, ratings: np.ndarray, ranks: np.ndarray, n: int, n_items: int) -> None:
+    def __init__(self, users: np.ndarray, ratings: np.ndarray, ranks: np.ndarray, n: int, n_items: int,
+                 pooled: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> None:  # fmt: skip
         self.users, self.ratings, self.ranks, self.n, self.n_items = users, ratings, ranks, n, n_items
+        self.pooled = pooled
 
 
 def _ranks(
-    model: Any, train: Interactions, test: Interactions, cands: Candidates, train_counts: np.ndarray, policy: str
+    model: Any,
+    train: Interactions,
+    test: Interactions,
+    cands: Candidates,
+    train_counts: np.ndarray,
+    policy: str,
+    *,
+    pooled: bool = False,
 ) -> _Pairs:
-    """Score the candidates in batches of rows (through score_items) and rank each held-out pair's item."""
+    """Score the candidates in batches of rows (through score_items) and rank each held-out pair's item; ``pooled``
+    (RecBole's shape) keeps the scores instead, for :func:`_pooled`."""
     from receval.recommenders.base import score_items
     from receval.stats.sampled import sampled_ranks
 
@@ -335,6 +443,8 @@ def _ranks(
     popularity = np.bincount(train.items, minlength=train.n_items).astype(np.float64)
     step = max(1, BATCH_CELLS // (n + 1))
     ranks = np.empty(len(pair_users), dtype=np.float64)
+    pos_scores = np.empty(len(pair_users) if pooled else 0, dtype=np.float64)
+    neg_scores = np.empty((len(pair_users), n) if pooled else (0, n), dtype=np.float64)
     # pairs are sorted by row: the pairs of rows [start, stop) are one slice
     bounds = np.searchsorted(pair_rows, np.arange(0, len(cands.users) + step, step))
     for lo, hi in itertools.pairwise(bounds):
@@ -347,12 +457,18 @@ def _ranks(
         cold = train_counts[users] == 0
         if cold.any() and policy == "fallback":  # the fallback list's order: training popularity
             scores[cold] = popularity[grid[cold]]
-        batch = np.asarray(sampled_ranks(scores[:, 0], scores[:, 1:]), dtype=np.float64)
         if policy == "empty":  # an empty list finds nothing: below every negative
+            scores[cold, 0] = -np.inf
+        if pooled:  # ranked per user once the metric's positives are known
+            pos_scores[lo:hi], neg_scores[lo:hi] = scores[:, 0], scores[:, 1:]
+            continue
+        batch = np.asarray(sampled_ranks(scores[:, 0], scores[:, 1:]), dtype=np.float64)
+        if policy == "empty":
             batch[cold] = n + 1
         ranks[lo:hi] = batch
     n_items = train.n_items - train_counts[pair_users]
-    return _Pairs(pair_users, ratings, ranks, n, int(round(float(n_items.mean()))) if len(n_items) else n + 1)
+    return _Pairs(pair_users, ratings, ranks, n, int(round(float(n_items.mean()))) if len(n_items) else n + 1,
+                  (pos_scores, cands.negatives[pair_rows], neg_scores) if pooled else None)  # fmt: skip
 
 
 def _pairs(cands: Candidates, test: Interactions) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -408,6 +524,27 @@ def _estimate(spec: Metric, pairs: _Pairs, keep: np.ndarray) -> tuple[float, np.
     if spec.params["correction"] in ("mle", "mes"):  # an estimate of the rank distribution: no value per row
         return value, np.full(len(ranks), np.nan)
     return value, np.asarray(estimate_per_row(name, spec.k, ranks, **options), dtype=np.float64)
+
+
+def _pooled(spec: Metric, pairs: _Pairs, keep: np.ndarray, n_users: int, n_items: int) -> tuple[float, np.ndarray]:
+    """RecBole's shape: each user's kept positives and the distinct negatives of their rows ranked as one list; the
+    summary (the mean over users) and each user's value (NaN without a positive)."""
+    from receval.stats.sampled import list_metric, pooled_ranks
+
+    assert pairs.pooled is not None
+    pos_scores, negatives, neg_scores = pairs.pooled
+    users = pairs.users[keep]
+    out = np.full(n_users, np.nan)
+    if not len(users):
+        return float("nan"), out
+    neg_users = np.repeat(users, negatives.shape[1])
+    # a negative drawn for two of a user's positives is one item of the user's list (RecBole's scores by item)
+    _, first = np.unique(neg_users * n_items + negatives[keep].ravel(), return_index=True)
+    neg_users = neg_users[first]
+    ranks = pooled_ranks(users, pos_scores[keep], neg_users, neg_scores[keep].ravel()[first])
+    ids, values = list_metric(spec.name, spec.k, users, ranks, np.bincount(neg_users, minlength=n_users))
+    out[ids] = values
+    return float(values.mean()), out
 
 
 def _per_user(users: np.ndarray, values: np.ndarray, n_users: int) -> np.ndarray:

@@ -64,8 +64,12 @@ __all__ = [
     "SUPPORTED",
     "TIES",
     "check_correction",
+    "check_exponent",
+    "check_sample_memory",
     "estimate",
     "estimate_per_row",
+    "list_metric",
+    "pooled_ranks",
     "rank_distribution",
     "rank_metric",
     "sampled_ranks",
@@ -92,6 +96,13 @@ SUPPORTED: dict[str, frozenset[str]] = {
 }
 """The metrics each correction of :data:`~receval.vocabulary.SAMPLED_CORRECTIONS` estimates."""
 
+# measured with tracemalloc (receval.evaluation.candidates.draw_candidates, 50,000 to 8M negatives, both schemes and
+# shapes): a draw peaks at 102-163 bytes per negative and keeps 4 (int32); the lower figure is used, so a sample
+# refused certainly cannot fit
+_DRAW_BYTES = 100
+_KEPT_BYTES = 8  # a kept sample (int32) and its copy ordered by test pair (the study's) or its ranks
+_SAMPLE_BYTES = 512  # per sample: its seed, its candidate object and a few table rows
+_LOG_FLOAT_MAX = float(np.log(np.finfo(np.float64).max))
 _PER_ROW = ("none", "ls", "bv", "mapping")  # mle and mes estimate a rank distribution: a mean, not a row's value
 _EM_ITERATIONS = 5000
 
@@ -293,6 +304,195 @@ def check_correction(correction: str, name: str, *, sampling: str = "uniform") -
             parameters=["correction"],
         )
     return word
+
+
+def check_sample_memory(n: int, rows: int = 1, *, repeats: int = 1, kept: float = _KEPT_BYTES, fix: str) -> None:
+    """Refuse, before anything is drawn, ``repeats`` samples of ``n`` negatives for ``rows`` rows that cannot fit.
+
+    A draw peaks at about 100 bytes per negative (measured: 102-163) and every sample kept
+    holds ``kept`` bytes per negative (its int32 negatives and a copy or their ranks), so
+    ``rows x n x (100 + repeats x kept) + repeats x 512`` bytes must fit in the available
+    memory (:func:`receval.validate.check_memory`). Without the data, ``rows = 1`` gives the
+    bound every data set needs.
+
+    Returns
+    -------
+    None
+        Or a one-line :class:`~receval.errors.ConfigError` with the memory needed and available, and ``fix``.
+
+    Examples
+    --------
+    >>> check_sample_memory(100, 1000, repeats=20, fix="lower --repeats")
+    >>> check_sample_memory(100, repeats=10**12, fix="lower --repeats")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: 1,000,000,000,000 samples of 100 negatives for 1 row needs 1312.0 TB of memory and ...
+    """
+    n_bytes = float(rows) * n * (_DRAW_BYTES + repeats * kept) + repeats * float(_SAMPLE_BYTES)
+    what = (
+        f"{repeats:,} sample{'s' if repeats > 1 else ''} of {n:,} negatives for {rows:,} row{'s' if rows > 1 else ''}"
+    )
+    check_memory(n_bytes, what, fix)
+
+
+def check_exponent(exponent: float, counts: np.ndarray | Any, option: str = "exponent") -> float:
+    """``exponent`` if the popularity weights ``counts ** exponent`` and their sum are finite float64 numbers.
+
+    Negatives drawn by popularity are drawn in proportion to the training count ``**
+    exponent``; counts are at least 1 there, so a weight never underflows, but it overflows
+    (and its sum, drawn against, is NaN) once ``exponent x ln(largest count) + ln(items)``
+    passes ``ln`` of the largest float64 (about 709.78). The refusal names the largest
+    exponent the data allows.
+
+    Returns
+    -------
+    float
+        The exponent.
+
+    Examples
+    --------
+    >>> check_exponent(0.75, [1, 5, 583])
+    0.75
+    >>> check_exponent(400, [1, 5, 583])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: exponent=400: the popularity weights overflow float64 (583 ** 400 summed over 3 ...
+    """
+    c = np.asarray(counts, dtype=np.float64)
+    drawable = c[c > 0]
+    top = float(drawable.max()) if drawable.size else 1.0
+    if top <= 1.0:  # every weight is 1 whatever the exponent
+        return float(exponent)
+    limit = (_LOG_FLOAT_MAX - np.log(drawable.size)) / np.log(top)
+    if exponent >= limit:
+        below = np.floor(limit * 100) / 100
+        raise ConfigError(
+            f"{option}={exponent:g}: the popularity weights overflow float64 ({top:g} ** {exponent:g} summed over "
+            f"{drawable.size:,} items is beyond 1.8e308); on this data use {option} below {below:g}",
+            parameters=[option],
+        )
+    return float(exponent)
+
+
+def pooled_ranks(
+    pos_users: np.ndarray | Any, pos_scores: np.ndarray | Any, neg_users: np.ndarray | Any, neg_scores: np.ndarray | Any
+) -> np.ndarray:
+    """The 1-based rank of each positive in its user's one list: all of the user's positives and negatives together.
+
+    RecBole's sampled evaluation (``uni100``) scores each user's positives and sampled
+    negatives and ranks them as one list (``recbole/trainer/trainer.py``
+    ``_neg_sample_batch_eval``: the candidates' scores in a row of ``-inf``), so a
+    positive is ranked below the user's other positives scored higher, unlike
+    :func:`sampled_ranks`. A negative scored equal to a positive ranks above it
+    (pessimistic); positives scored equal keep the order given (it changes no metric of
+    binary relevance). Negatives must be distinct per user.
+
+    Parameters
+    ----------
+    pos_users, pos_scores
+        The user of each positive and its score.
+    neg_users, neg_scores
+        The user of each negative and its score (no NaN; ``-inf`` is below every score).
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ranks, one per positive, from 1 to the length of its user's list.
+
+    Examples
+    --------
+    User 0 has positives scored 0.9 and 0.2 and negatives 0.5 and 0.9: the list is 0.9 (the
+    negative, tied above), 0.9, 0.5, 0.2.
+
+    >>> pooled_ranks([0, 0], [0.9, 0.2], [0, 0], [0.5, 0.9]).tolist()
+    [2.0, 4.0]
+    """
+    pu = np.asarray(pos_users, dtype=np.int64)
+    ps = np.asarray(pos_scores, dtype=np.float64)
+    nu = np.asarray(neg_users, dtype=np.int64)
+    ns = np.asarray(neg_scores, dtype=np.float64)
+    if np.isnan(ns).any() or np.isnan(ps).any():
+        raise ConfigError("a candidate's score is NaN; score every candidate (-inf ranks an item last)")
+    # scores as integer codes (their order), so that (user, code) is one sortable int64 key
+    codes = np.unique(np.concatenate([ps, ns]), return_inverse=True)[1]
+    width = int(codes.max(initial=0)) + 2
+    pos_code, neg_code = codes[: len(ps)], codes[len(ps) :]
+    neg_keys = np.sort(nu * width + neg_code)
+    # negatives of the user scored at least the positive's score
+    above = np.searchsorted(neg_keys, pu * width + width - 1) - np.searchsorted(neg_keys, pu * width + pos_code)
+    # positives of the user scored higher (or equal and given earlier)
+    order = np.lexsort((np.arange(len(pu)), -pos_code, pu))
+    starts = np.searchsorted(pu[order], pu[order], side="left")
+    before = np.empty(len(pu), dtype=np.int64)
+    before[order] = np.arange(len(pu)) - starts
+    return 1.0 + above + before
+
+
+def list_metric(
+    name: str, k: int | None, users: np.ndarray | Any, ranks: np.ndarray | Any, n_negatives: np.ndarray | Any
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's metric over one list holding all of the user's positives (ranks from :func:`pooled_ranks`).
+
+    The definitions of RecBole (``recbole/evaluator/metrics.py``, binary relevance):
+    ``recall`` hits / positives, ``hit_rate`` 1 if any hit, ``precision`` hits / ``k``,
+    ``ndcg`` the DCG of the hits over the ideal DCG of ``min(k, positives)`` items, ``mrr``
+    1 / the first hit's rank, ``map`` the sum of the precision at each hit over ``min(k,
+    positives)``; ``auc`` is the share of (positive, negative) pairs ordered right. A hit is
+    a positive at rank ``<= k``; without ``k`` the cutoff is the list's length.
+
+    Parameters
+    ----------
+    name
+        ``recall``, ``hit_rate``, ``precision``, ``ndcg``, ``mrr``, ``map`` or ``auc``.
+    k
+        The cutoff, or ``None``.
+    users, ranks
+        Each positive's user and rank in the user's list.
+    n_negatives
+        Per user index (``n_negatives[u]``), the number of negatives in the user's list.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The users (sorted, each once) and their values.
+
+    Examples
+    --------
+    A user with 2 positives at ranks 2 and 4 of a list of 6 (4 negatives):
+
+    >>> [round(float(list_metric(m, 3, [0, 0], [2, 4], [4])[1][0]), 4) for m in ("recall", "ndcg", "map", "auc")]
+    [0.5, 0.3869, 0.25, 0.625]
+    """
+    u = np.asarray(users, dtype=np.int64)
+    r = np.asarray(ranks, dtype=np.float64)
+    negatives = np.asarray(n_negatives, dtype=np.float64)
+    order = np.lexsort((r, u))
+    u, r = u[order], r[order]
+    ids, starts, m = np.unique(u, return_index=True, return_counts=True)
+    if name == "auc":  # the negatives below each positive: its list length minus what is above it, itself excluded
+        below = negatives[u] - (r - 1 - (np.arange(len(u)) - np.repeat(starts, m)))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ids, np.add.reduceat(below, starts) / (m * negatives[ids])
+    cutoff = negatives[u] + np.repeat(m, m) if k is None else np.full(len(u), float(k))
+    hit = (r <= cutoff).astype(np.float64)
+    per_user_cutoff = cutoff[starts]
+    if name == "recall":
+        return ids, np.add.reduceat(hit, starts) / m
+    if name == "hit_rate":
+        return ids, (np.add.reduceat(hit, starts) > 0).astype(np.float64)
+    if name == "precision":
+        return ids, np.add.reduceat(hit, starts) / per_user_cutoff
+    if name == "mrr":
+        return ids, hit[starts] / r[starts]
+    position = np.arange(len(u)) - np.repeat(starts, m) + 1.0  # the positive's place among the user's positives
+    ideal_n = np.minimum(m, per_user_cutoff)
+    if name == "map":
+        return ids, np.add.reduceat(hit * position / r, starts) / ideal_n
+    if name == "ndcg":
+        discount = 1.0 / np.log2(np.arange(2, int(ideal_n.max(initial=1)) + 2))
+        ideal = np.concatenate([[0.0], np.cumsum(discount)])[ideal_n.astype(np.int64)]
+        return ids, np.add.reduceat(hit / np.log2(r + 1.0), starts) / ideal
+    raise ConfigError(f"metric {name!r} has no list form; use recall, hit_rate, precision, ndcg, mrr, map or auc")
 
 
 def _ranks(ranks: np.ndarray | Any, n_sampled: int) -> np.ndarray:
