@@ -54,7 +54,12 @@ def sampled_command(
     ),
     exponent: Annotated[float, typer.Option("--exponent", help="Popularity sampling: counts ** exponent.")] = 1.0,
     shape: Annotated[
-        str, typer.Option("--shape", help="per-item (one sample per test item, NCF) or per-user (RecBole).")
+        str,
+        typer.Option(
+            "--shape",
+            help="per-item (one sample per test item, NCF) or per-user (one per user, each test item ranked "
+            "against it alone).",
+        ),
     ] = "per-item",
     corrections: Annotated[
         str | None,
@@ -80,19 +85,20 @@ def sampled_command(
     from receval.metrics import parse_metric_list
     from receval.studies.sampled import (
         check_algorithms,
+        check_study_design,
         check_study_metrics,
         default_systems,
         sampled_study,
         study_corrections,
     )
     from receval.validate import check_command_options, check_count, check_number
-    from receval.vocabulary import SAMPLE_SHAPES, sampled_word, split_method
+    from receval.vocabulary import split_method
 
     check_command_options(seed=seed, test_fraction=test_fraction)
     check_count(n, "n")
     check_count(repeats, "repeats")
     check_number(exponent, "exponent", minimum=0)
-    sampled_word("shape", shape, SAMPLE_SHAPES)
+    check_study_design(n, repeats, shape)  # the memory of the samples, before the data is read
     split_method(split)
     chosen = study_corrections(_names(corrections), sampling)
     metric_list = parse_metric_list(metrics)

@@ -293,6 +293,11 @@ def plan_sampled(
             _check_design(candidates, design, label)
             drawn[_key(spec)] = candidates
         elif _key(spec) not in drawn:
+            if design["n"] >= train.n_items:  # a test user has a test item: n_items - 1 others at most
+                raise MetricError(
+                    f"metric {label!r}: sampled={design['n']} negatives cannot be drawn from a catalogue of "
+                    f"{train.n_items:,} items, less the user's own: use a smaller sampled="
+                )
             _check_draw(design, label, counts, _rows(test, design["shape"]))
             drawn[_key(spec)] = draw_candidates(
                 train, test, design["n"], sampling=design["sampling"], exponent=design["exponent"],
@@ -337,18 +342,18 @@ def check_sampled_metrics(metrics: Sequence[str | Metric], data: Interactions) -
     """
     from receval.metrics import parse_metric
 
+    specs = [(str(m), m if isinstance(m, Metric) else parse_metric(m)) for m in metrics]
+    specs = [(label, spec) for label, spec in specs if spec.sampled is not None]
+    if not specs:
+        return
     counts = np.bincount(data.items, minlength=data.n_items)
-    per_user = np.bincount(np.unique(data.users.astype(np.int64) * data.n_items + data.items) // max(data.n_items, 1),
-                           minlength=data.n_users)  # fmt: skip
-    for given in metrics:
-        spec = given if isinstance(given, Metric) else parse_metric(given)
-        if spec.sampled is None:
-            continue
-        label = str(given)
+    keys = np.unique(data.users.astype(np.int64) * data.n_items + data.items)
+    per_user = np.bincount(keys // max(data.n_items, 1), minlength=data.n_users)
+    fewest = int(per_user[per_user > 0].min()) if (per_user > 0).any() else 0
+    for label, spec in specs:
         _check_shape(spec, label)
         design = design_of(spec)
         drawable = int((counts > 0).sum()) if design["sampling"] == "popularity" else data.n_items
-        fewest = int(per_user[per_user > 0].min()) if (per_user > 0).any() else 0
         if design["n"] > drawable - fewest:
             what = "items rated" if design["sampling"] == "popularity" else "items"
             raise MetricError(

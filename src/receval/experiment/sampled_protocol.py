@@ -38,16 +38,16 @@ __all__: list[str] = []
 
 def _check(opts: Mapping[str, Any]) -> None:
     """The sample's design as ``receval sampled`` checks it: counts, vocabulary words, corrections fit for it."""
-    from receval.studies.sampled import study_corrections
+    from receval.studies.sampled import check_study_design, study_corrections
     from receval.validate import check_count, check_number
-    from receval.vocabulary import SAMPLE_SHAPES, SAMPLING_SCHEMES, sampled_word
+    from receval.vocabulary import SAMPLING_SCHEMES, sampled_word
 
     for key, check in (
         ("n", lambda v: check_count(v, "protocol.n")),
         ("repeats", lambda v: check_count(v, "protocol.repeats")),
         ("exponent", lambda v: check_number(v, "protocol.exponent")),
         ("sampling", lambda v: sampled_word("protocol.sampling", v, SAMPLING_SCHEMES)),
-        ("shape", lambda v: sampled_word("protocol.shape", v, SAMPLE_SHAPES)),
+        ("shape", lambda v: check_study_design(opts["n"], opts["repeats"], v, "protocol.shape")),
         ("corrections", lambda v: study_corrections(list(v) or None, opts["sampling"], "protocol.corrections")),
     ):
         try:

@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError, shown_id
+from receval.errors import ConfigError, DataError, MetricError, shown_id
+from receval.evaluation.sampled import check_sampled_metrics
 from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
@@ -76,6 +77,10 @@ def prepare_checked(
     for task in tasks:
         data = datasets[task.dataset_key].data
         label = labels[task.dataset_key]
+        try:  # sampled metrics (sampled=, exponent=) against the data, as a task would draw them
+            check_sampled_metrics(task.metrics, data)
+        except MetricError as err:
+            raise chk.fail(("metrics",), f"{err.message} (data set {label!r})") from None
         thr = task.options.get("threshold")
         method = task.split.get("method", NO_SPLIT)
         by_split = method != NO_SPLIT and split_method(method).folds

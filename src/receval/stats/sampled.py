@@ -48,6 +48,7 @@ np.float64(0.667)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -306,7 +307,9 @@ def check_correction(correction: str, name: str, *, sampling: str = "uniform") -
     return word
 
 
-def check_sample_memory(n: int, rows: int = 1, *, repeats: int = 1, kept: float = _KEPT_BYTES, fix: str) -> None:
+def check_sample_memory(
+    n: int, rows: int = 1, *, repeats: int = 1, kept: float = _KEPT_BYTES, fix: str, parameters: Sequence[str] = ()
+) -> None:
     """Refuse, before anything is drawn, ``repeats`` samples of ``n`` negatives for ``rows`` rows that cannot fit.
 
     A draw peaks at about 100 bytes per negative (measured: 102-163) and every sample kept
@@ -314,6 +317,8 @@ def check_sample_memory(n: int, rows: int = 1, *, repeats: int = 1, kept: float 
     ``rows x n x (100 + repeats x kept) + repeats x 512`` bytes must fit in the available
     memory (:func:`receval.validate.check_memory`). Without the data, ``rows = 1`` gives the
     bound every data set needs.
+
+    ``parameters`` are the options ``fix`` names as ``name=`` (a command spells them as its own).
 
     Returns
     -------
@@ -332,7 +337,10 @@ def check_sample_memory(n: int, rows: int = 1, *, repeats: int = 1, kept: float 
     what = (
         f"{repeats:,} sample{'s' if repeats > 1 else ''} of {n:,} negatives for {rows:,} row{'s' if rows > 1 else ''}"
     )
-    check_memory(n_bytes, what, fix)
+    try:
+        check_memory(n_bytes, what, fix)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, parameters=parameters) from None
 
 
 def check_exponent(exponent: float, counts: np.ndarray | Any, option: str = "exponent") -> float:
@@ -368,7 +376,7 @@ def check_exponent(exponent: float, counts: np.ndarray | Any, option: str = "exp
         below = np.floor(limit * 100) / 100
         raise ConfigError(
             f"{option}={exponent:g}: the popularity weights overflow float64 ({top:g} ** {exponent:g} summed over "
-            f"{drawable.size:,} items is beyond 1.8e308); on this data use {option} below {below:g}",
+            f"{drawable.size:,} items is beyond 1.8e308); on this data the largest is {option}={below:g}",
             parameters=[option],
         )
     return float(exponent)

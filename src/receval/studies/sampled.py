@@ -58,7 +58,15 @@ from receval.metrics import parse_metric
 from receval.metrics._definition import SAMPLED_METRICS
 from receval.progress import Progress, progress_to
 from receval.split import split_by_name
-from receval.stats.sampled import SUPPORTED, check_correction, estimate, rank_metric, sampled_ranks
+from receval.stats.sampled import (
+    SUPPORTED,
+    check_correction,
+    check_exponent,
+    check_sample_memory,
+    estimate,
+    rank_metric,
+    sampled_ranks,
+)
 from receval.stats.significance import rank_agreement
 from receval.validate import check_count, check_number, check_seed
 from receval.vocabulary import (
@@ -80,6 +88,7 @@ __all__ = [
     "UNCORRECTED",
     "SampledStudy",
     "check_algorithms",
+    "check_study_design",
     "check_study_metrics",
     "estimate_label",
     "sampled_study",
@@ -94,6 +103,7 @@ UNCORRECTED = "sampled"
 """The label of the uncorrected sampled estimate (correction ``none``) in tables and JSON."""
 
 _BATCH_CELLS = 1 << 22  # score cells per batch of test users (32 MB of float64)
+_SMALLER = "use fewer repeats= or a smaller n="
 
 
 def estimate_label(correction: str) -> str:
@@ -140,12 +150,71 @@ def check_study_metrics(metrics: Sequence[str], option: str = "metrics") -> list
                 f"{text} in {option}= has no sampled form; use recall, precision, ndcg, mrr, map or auc",
                 parameters=[option],
             )
+        if metric.explicit:
+            raise _own_parameters(text, metric, option)
         if name != "auc" and metric.k is None:
             raise ConfigError(
                 f"{text} in {option}= needs a cutoff for the sampled study, e.g. {metric.name}@10", parameters=[option]
             )
         out.append((str(text), name, metric.k))
     return out
+
+
+def check_study_design(n: int, repeats: int, shape: str, option: str = "shape") -> str:
+    """The study's ``shape`` (per-item or per-user), once ``repeats`` samples of ``n`` negatives can fit in memory.
+
+    Checked before the data is read: every data set needs at least one row per sample
+    (:func:`receval.stats.sampled.check_sample_memory`), so ``repeats=10**12`` is refused
+    here; :func:`sampled_study` checks again with the data's test pairs. The study compares
+    each held-out item's sampled rank with its full rank, so RecBole's shape (a user's
+    positives ranked in one list, ``shape=recbole``) is refused: evaluate it with
+    :func:`receval.evaluation.sampled.evaluate_sampled`.
+
+    Returns
+    -------
+    str
+        The shape's word.
+
+    Examples
+    --------
+    >>> check_study_design(100, 20, "Per_Item")
+    'per-item'
+    >>> check_study_design(100, 20, "recbole")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: shape=recbole ranks a user's positives in one list; the study compares each held-out ...
+    """
+    word = sampled_word(option, shape, SAMPLE_SHAPES)
+    if word == "recbole":
+        raise ConfigError(
+            f"{option}=recbole ranks a user's positives in one list; the study compares each held-out item's sampled "
+            f"rank with its full rank: use {option}=per-item or {option}=per-user (evaluate recbole's shape with a "
+            "metric string, e.g. ndcg@10(sampled=100,shape=recbole))",
+            parameters=[option],
+        )
+    check_sample_memory(n, repeats=repeats, kept=16.0, fix=_SMALLER, parameters=["repeats", "n"])
+    return word
+
+
+def _own_parameters(text: str, metric: Any, option: str) -> ConfigError:
+    """A metric string's own parameters are refused by the study, which would not apply them (one sample design and
+    set of corrections for every metric; every held-out item counts): the message says which option does."""
+    given = sorted(metric.explicit)
+    reasons = []
+    if {"sampled", "candidates", "sampling", "exponent", "shape"} & set(given):
+        reasons.append("the sample is the study's own (n=, sampling=, exponent=, shape=), the same for every metric")
+    if {"correction", "gamma"} & set(given):
+        reasons.append("the estimates are the study's corrections=")
+    if "threshold" in given:
+        reasons.append("every held-out item of the split counts, whatever its rating")
+    if not reasons:
+        reasons.append("the study computes one held-out item's metric from its rank")
+    bare = metric.name if metric.k is None else f"{metric.name}@{metric.k}"
+    return ConfigError(
+        f"{text} in {option}= sets {', '.join(f'{p}=' for p in given)}, which the sampled study does not apply: "
+        f"{'; '.join(reasons)}; write {bare}",
+        parameters=[option, "n", "sampling", "exponent", "shape", "corrections"],
+    )
 
 
 def study_corrections(corrections: Sequence[str] | None, sampling: str, option: str = "corrections") -> list[str]:
@@ -505,7 +574,7 @@ def sampled_study(
     repeats = check_count(repeats, "repeats")
     seed = check_seed(seed)
     exponent = check_number(exponent, "exponent", minimum=0)
-    shape = sampled_word("shape", shape, SAMPLE_SHAPES)
+    shape = check_study_design(n, repeats, shape)
     if isinstance(algorithms, Mapping):
         systems = dict(algorithms)
         if not systems:
@@ -515,9 +584,20 @@ def sampled_study(
     train, test = _split(data, split, test_fraction, seed)
     if test.n_ratings == 0:
         raise DataError(f"split {split!r} left no test pairs; use another split method")
+    users, items, seen = _test_rows(train, test)
+    most = train.n_items - int(np.diff(seen.indptr)[users].min())  # the most items a test user has left
+    if n > most:
+        raise ConfigError(
+            f"n={n} negatives cannot be drawn: every test user has at most {most} items outside their training and "
+            f"test items; use n={most} or fewer",
+            parameters=["n"],
+        )
+    # each sample: the drawn rows (a test pair's or a user's) and their copy by test pair (int32), and its ranks
+    check_sample_memory(n, len(users), repeats=repeats, kept=8.0 + 8.0 / n, fix=_SMALLER, parameters=["repeats", "n"])
+    if sampling == "popularity":
+        check_exponent(exponent, np.bincount(train.items, minlength=train.n_items))
     seeds = _sample_seeds(seed, repeats)
     draws = [draw_candidates(train, test, n, sampling=sampling, exponent=exponent, shape=shape, seed=s) for s in seeds]
-    users, items, seen = _test_rows(train, test)
     negatives = [d.negatives[_candidate_rows(d, users, items, train.n_items)] for d in draws]
     # each test item's full list: every item that is not one of the user's training or test items, and itself
     n_full = train.n_items - np.diff(seen.indptr)[users] + 1
