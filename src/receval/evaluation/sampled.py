@@ -9,7 +9,8 @@ negatives sampled from the items the user has neither in training nor in test, a
 1. **Candidates**: drawn once per *design* — scheme (``sampling=uniform|popularity``,
    ``exponent=``), size (``sampled=N``), ``shape`` (``per-item``: one sample per held-out
    test item, NCF's leave-one-out; ``per-user``: one sample per user shared by all of the
-   user's test items, RecBole's ``uni100``) and ``seed`` — by
+   user's test items; ``recbole``: a sample per held-out item, pooled per user, RecBole's
+   ``uni100``) and ``seed`` — by
    :func:`receval.evaluation.candidates.draw_candidates`, and shared by every metric of
    that design; or given (``candidates=``, e.g. read from NCF's files by :func:`read_ncf`).
    Every system evaluated with the same seed is ranked against the same candidates, which
@@ -18,7 +19,10 @@ negatives sampled from the items the user has neither in training nor in test, a
    :func:`receval.recommenders.base.score_items` (1M users x 100 candidates never builds
    1M full score rows).
 3. **Ranks**: each positive's rank among its row's negatives
-   (:func:`receval.stats.sampled.sampled_ranks`; ties as documented there).
+   (:func:`receval.stats.sampled.sampled_ranks`; ties as documented there); with
+   ``shape=recbole``, among all of its user's positives and pooled negatives in one list
+   (:func:`receval.stats.sampled.pooled_ranks`), and the metric is RecBole's over that list
+   (:func:`receval.stats.sampled.list_metric`), averaged over users.
 4. **Estimates**: ``correction=none`` is the metric on the sampled list (uncorrected, as
    published results report it); ``ls`` and ``bv`` (Krichene & Rendle, KDD 2020),
    ``mapping`` (Li et al., KDD 2020), ``mle`` and ``mes`` (Jin et al., AAAI 2021) estimate

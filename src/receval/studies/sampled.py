@@ -530,7 +530,7 @@ def sampled_study(
         the training part. Kendall τ needs at least two.
     n, sampling, exponent, shape
         The candidate samples: ``n`` negatives per test item (``shape="per-item"``, as NCF)
-        or per user (``"per-user"``, as RecBole), drawn uniformly or in proportion to
+        or per user (``"per-user"``, each test item ranked against it alone), drawn uniformly or in proportion to
         training popularity ``** exponent``, never a training or test item of the user.
     repeats, seed
         The number of samples, their seeds derived from ``seed`` (which also seeds the
