@@ -139,8 +139,8 @@ DOCUMENTED = [
     "stats/propensity.py", "metrics/conventions.py", "metrics/beyond.py", "evaluation/__init__.py", "cold_start.py",
     "stats/sampled.py", "evaluation/candidates.py", "evaluation/sampled.py", "studies/sampled.py",
     "studies/cyclic_selection.py", "recommenders/linear.py", "recommenders/graph.py",
-    "experiment/tune.py", "report/tune.py", "report/sampled.py", "experiment/coherence_protocol.py", "data/ncf.py",
-    "experiment/sampled_protocol.py",
+    "experiment/tune.py", "report/tune.py", "report/sampled.py", "data/ncf.py",
+    "experiment/protocols/coherence_barrier.py", "experiment/protocols/sampled.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)

@@ -1,6 +1,7 @@
 """Entry point of the ``receval`` command (also ``python -m receval``).
 
-Each command module exposes ``register(app)``; :data:`COMMAND_MODULES` lists them.
+Each command module exposes ``register(app)`` and ``EXAMPLES`` (command name -> one example
+command line); :data:`COMMAND_MODULES` lists them.
 Errors of the :class:`~receval.errors.ReceValError` family print their message and
 exit with status 2, never a traceback; with ``--json`` (or ``--output json``) the
 message goes to stdout as ``{"error": "..."}``, so a script reading JSON always gets
@@ -10,7 +11,8 @@ the command's own flag (``--force``, :func:`flag_spelling`). Operating-system er
 too, status 2. Long-running commands show progress bars on stderr when it is a terminal (not
 with ``--quiet``, never when piped); ``-v``/``-vv`` show the library's log lines there.
 Help is plain text (no markup: ``[quick]`` stays as written; long defaults wrap, never
-cut), and every command's help ends with one example from :data:`EXAMPLES`.
+cut), and every command's help ends with its example (:data:`EXAMPLES` gathers them). The process
+around a command (the allocator's tuning, the pools' trackers) is :mod:`receval.cli._process`'s.
 
 Examples
 --------
@@ -36,12 +38,15 @@ import re
 import shlex
 import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TextIO
 
 import typer
 import typer.main
 
+from receval.cli._process import TUNED_COMMANDS as TUNED_COMMANDS  # the commands tuned, named here too
+from receval.cli._process import TUNING_VARIABLE as TUNING_VARIABLE
+from receval.cli._process import stop_resource_trackers, tune_allocator, wants_tuning
 from receval.cli.output import CheckedStdout, StdoutError
 from receval.errors import ReceValError, ReceValWarning, Spelling, describe_os_error
 
@@ -59,7 +64,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.split",
     "receval.cli.demo",
     "receval.cli.coherence",
+    "receval.cli.barrier",
+    "receval.cli.coherence_barrier",
+    "receval.cli.coherence_split",
     "receval.cli.run",
+    "receval.cli.results",
     "receval.cli.evaluate",
     "receval.cli.compare",
     "receval.cli.recommend",
@@ -72,42 +81,14 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.tune",
 )
 
-# One example per command, shown at the end of its --help (a command's own epilog wins).
-EXAMPLES: dict[str, str] = {
-    "data stats": "receval data stats ~/data/ml-100k --format movielens-100k",
-    "data fetch": "receval data fetch ml-100k --cache ~/data",
-    "data list": "receval data list",
-    "split": "receval split ~/data/ml-100k --format ml-100k --method per-user --test-fraction 0.2 --seed 1 --out split",
-    "demo": "receval demo --seed 1 --users 300 --items 500 --ratings 15000 --rounds 20 --out demo",
-    "coherence": "receval coherence --data ~/data/ml-100k --format movielens-100k --gamma wstd --json",
-    "barrier": "receval barrier --data rerated.csv --format csv --scale 1..5 --bootstrap 200",
-    "coherence-barrier": "receval coherence-barrier --data rerated.csv --format csv --aspects genres.csv --json",
-    "coherence-split": (
-        "receval coherence-split --data ~/data/ml-100k --format movielens-100k --p 0.1,0.5,0.9 --models ib,ub,mf "
-        "--out split"
-    ),
-    "run": "receval run examples/quickstart.toml --out results/quickstart --jobs 2",
-    "results": "receval results results/quickstart --compare ndcg@10 --baseline 'popularity()'",
-    "evaluate": "receval evaluate --truth test.tsv --recs recs.tsv --metrics ndcg@10,precision@10 --threshold 4",
-    "compare": "receval compare --truth qrels.trec bm25.trec als=als-run.trec --metrics nDCG@10,P@10 --report cmp.html",
-    "recommend": "receval recommend --train train.tsv --algorithm item-knn --param k=50 --k 100 --out recs.tsv",
-    "predict": "receval predict --train train.tsv --test test.tsv --algorithm user-knn --out predictions.tsv",
-    "algorithms": "receval algorithms",
-    "metaeval": "receval metaeval --data ~/data/ml-100k --format movielens-100k --systems random,popularity,mf",
-    "simulate": "receval simulate --data ~/data/cm100k --format cm100k --threshold 3 --preset thesis --out cyclic",
-    "report": "receval report results/quickstart --out quickstart.html --latex tables",
-    "attack": (
-        "receval attack --data ~/data/ml-100k --format movielens-100k --attack average --size 0.05 --target 50 "
-        "--algorithm user-knn"
-    ),
-    "debias": "receval debias --data ~/data/cm100k --format cm100k --seed 1 --json",
-    "sampled": "receval sampled --data ~/data/ml-100k --format movielens-100k --n 100 --repeats 20 --json",
-    "version": "receval version",
-    "tune": "receval tune examples/tune_ml100k.toml --out results/tune-ml100k --trials 20 --json",
-}
+# One example per command, shown at the end of its --help (a command's own epilog wins): each command
+# module's EXAMPLES, gathered here
+EXAMPLES: dict[str, str] = {"version": "receval version"}
 
 for _name in COMMAND_MODULES:
-    importlib.import_module(_name).register(app)
+    _module = importlib.import_module(_name)
+    _module.register(app)
+    EXAMPLES |= _module.EXAMPLES
 
 
 @app.command("version")
@@ -380,80 +361,17 @@ def entry() -> None:
     """Console-script entry point: :func:`main`, in a tuned process for the commands that gain from it.
 
     ``receval evaluate`` gets glibc's allocator tuned for arrays of a few million rows
-    (:func:`_tune_allocator`; set ``RECEVAL_MALLOC_TUNING=0`` to run it untuned); no other command
-    is tuned, and nothing is set that a child process would inherit. Once the command is
-    done, the resource trackers of its worker pools are stopped (:func:`_stop_resource_trackers`)
+    (:func:`~receval.cli._process.tune_allocator`; set ``RECEVAL_MALLOC_TUNING=0`` to run it untuned); no
+    other command is tuned, and nothing is set that a child process would inherit. Once the command is
+    done, the resource trackers of its worker pools are stopped (:func:`~receval.cli._process.stop_resource_trackers`)
     and the objects left are frozen out of the garbage collector (:func:`gc.freeze`): the
     interpreter's exit then skips scanning what numba, scipy and pandas built at import (a visible
     share of a short command such as ``receval predict``); exit handlers still run and files are
     closed as before.
     """
-    if _wants_tuning(sys.argv[1:], os.environ):
-        _tune_allocator()
+    if wants_tuning(sys.argv[1:], os.environ):
+        tune_allocator()
     status = main()
-    _stop_resource_trackers()
+    stop_resource_trackers()
     gc.freeze()
     sys.exit(status)
-
-
-# Commands whose whole process gains from _tune_allocator (benchmarks/bench_process_tuning.py): one-shot
-# commands only, never those with workers or whose tasks record their peak memory (run)
-TUNED_COMMANDS = frozenset({"evaluate"})
-TUNING_VARIABLE = "RECEVAL_MALLOC_TUNING"  # "0": no tuning
-
-
-def _wants_tuning(args: Sequence[str], environ: Mapping[str, str]) -> bool:
-    """Whether the command line names a command of :data:`TUNED_COMMANDS` and the user has not opted out.
-
-    The root options (``-v``, ``-q``, ``--version``) take no value, so the command is the first other word.
-
-    >>> _wants_tuning(["-v", "evaluate", "--truth", "t.tsv"], {}), _wants_tuning(["run", "x.toml"], {})
-    (True, False)
-    >>> _wants_tuning(["evaluate"], {"RECEVAL_MALLOC_TUNING": "0"})
-    False
-    """
-    command = next((arg for arg in args if not arg.startswith("-")), None)
-    return command in TUNED_COMMANDS and environ.get(TUNING_VARIABLE, "1") != "0"
-
-
-# the helper processes worker pools start beside their workers, by the module that starts them
-_RESOURCE_TRACKERS = ("joblib.externals.loky.backend.resource_tracker", "multiprocessing.resource_tracker")
-
-
-def _stop_resource_trackers() -> None:
-    """Stop the resource trackers a worker pool started (loky's, multiprocessing's) and wait for them to exit.
-
-    Each would end by itself only after this process has (when its pipe from here closes), so it
-    outlives the command by a moment, long enough for whoever started the command to find it. The
-    pools' semaphores are collected first: each unregisters with its tracker, and one collected
-    after the stop would start a new tracker. A command that started no pool has no tracker.
-    """
-    running = [
-        tracker
-        for tracker in (getattr(sys.modules.get(name), "_resource_tracker", None) for name in _RESOURCE_TRACKERS)
-        if tracker is not None and getattr(tracker, "_fd", None) is not None
-    ]
-    if running:
-        gc.collect()
-        for tracker in running:
-            tracker._stop()
-
-
-def _tune_allocator() -> None:
-    """Fewer page faults for a short process that allocates and frees large arrays (glibc only).
-
-    glibc hands blocks above 128 kB to the kernel and back on every allocation, so each temporary
-    array faults its pages in anew: up to 32 MB they now come from the heap, which keeps freed
-    memory for the next one (``benchmarks/bench_process_tuning.py``, a 3-million-row ``receval
-    evaluate``: 40% fewer page faults, a quarter less system time, a tenth less CPU time; the
-    same peak memory). numpy's request for huge pages is left alone: turning it off bought
-    nothing there and doubled the page faults. Settings of this process only: a child process
-    starts with glibc's defaults. Elsewhere (no glibc) nothing changes.
-    """
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            libc = ctypes.CDLL(None)
-            libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks up to 32 MB from the heap
-            libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: freed memory stays for reuse

@@ -20,13 +20,12 @@ data. ``--json`` prints one object with at least ``prediction_shift``,
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, load_data
+from receval.cli.common import FormatOption, json_value, load_data
 from receval.errors import ConfigError
 
 
@@ -48,15 +47,9 @@ def parse_filler(value: str) -> int | float:
         raise ConfigError(f"--filler {value!r} must be a fraction (0.05) or a count (30)") from None
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value.item() if hasattr(value, "item") else value
-
-
 def attack_command(
     data: Annotated[Path, typer.Option("--data", help="Ratings file or folder.")],
-    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
+    format: FormatOption,
     attack: Annotated[str, typer.Option("--attack", help="random, average, bandwagon, segment or love-hate.")],
     size: Annotated[float, typer.Option("--size", help="Fake users as a fraction of the real users, e.g. 0.05.")],
     target: Annotated[list[str], typer.Option("--target", help="Original id of the target item (repeatable).")],
@@ -106,7 +99,7 @@ def attack_command(
         detect=detect,
         seed=seed,
     )
-    out = {key: _plain(value) if not isinstance(value, list) else value for key, value in out.items()}
+    out = {key: json_value(value) if not isinstance(value, list) else value for key, value in out.items()}
     if as_json:
         typer.echo(json.dumps(out))
         return
@@ -114,3 +107,12 @@ def attack_command(
     for key, value in out.items():
         shown = f"{value:.6g}" if isinstance(value, float) else value
         typer.echo(f"{key:<{width}}  {shown}")
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "attack": (
+        "receval attack --data ~/data/ml-100k --format movielens-100k --attack average --size 0.05 --target 50 "
+        "--algorithm user-knn"
+    )
+}

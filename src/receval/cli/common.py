@@ -17,6 +17,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
@@ -33,15 +34,22 @@ __all__ = [
     "FORMAT_HELP",
     "SCALE_HELP",
     "TABLE_FORMAT_HELP",
+    "AspectsOption",
+    "DataOption",
+    "FormatOption",
     "ItemColumn",
     "NoHeader",
     "RankColumn",
     "RatingColumn",
+    "ScaleOption",
     "ScoreColumn",
     "TimestampColumn",
     "UserColumn",
+    "id_text",
+    "json_value",
     "load_data",
     "load_pair",
+    "load_with_aspects",
     "one_of",
     "table_reader",
     "validate_format",
@@ -99,6 +107,17 @@ def table_reader(
 
 
 SCALE_HELP = "Rating scale LOW..HIGH[:STEP], e.g. 1..5 or 0.5..5:0.5 (known formats declare theirs)."
+# The data options of the commands that read one data set (``--data PATH --format NAME``).
+DataOption = Annotated[Path, typer.Option("--data", help="The data set's folder (multi-file formats) or file.")]
+FormatOption = Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)]
+ScaleOption = Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)]
+AspectsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--aspects",
+        help="Item attributes: a CSV/TSV with columns item,aspect (one row per pair; '|' separates several).",
+    ),
+]
 
 
 def load_data(path: str | Path, format: str | None, *, no_header: bool = False, **options: Any) -> Interactions:
@@ -121,6 +140,16 @@ def load_data(path: str | Path, format: str | None, *, no_header: bool = False, 
     from receval.data.loaders import load
 
     return load(path, None if format is None else check_format(format, "--format", path), **options)
+
+
+def load_with_aspects(data: Path, format: str, aspects: Path | None, scale: str | None) -> Interactions:
+    """:func:`load_data` with the items' attributes of ``--aspects`` (when given) in place of the data's own."""
+    inter = load_data(data, format, scale=scale)
+    if aspects is not None:
+        from receval.data.tables import read_aspects
+
+        inter = inter.with_aspects(read_aspects(aspects, inter.item_ids))
+    return inter
 
 
 def load_pair(
@@ -166,3 +195,27 @@ def validate_format(fmt: str) -> str:
     from receval.data.formats import check_format
 
     return check_format(fmt, "--format")
+
+
+def json_value(value: Any) -> Any:
+    """``value`` as JSON writes it: NaN as None (``null``), a numpy scalar as Python's.
+
+    >>> import numpy as np
+    >>> json_value(np.float64("nan")), json_value(np.float64(0.5)), json_value(None)
+    (None, 0.5, None)
+    """
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+def id_text(value: Any) -> str:
+    """A user's or item's id as the key of a JSON object (a numpy scalar as Python's, then as text).
+
+    >>> import numpy as np
+    >>> id_text(np.int64(7)), id_text("u1")
+    ('7', 'u1')
+    """
+    import numpy as np
+
+    return str(value.item() if isinstance(value, np.generic) else value)

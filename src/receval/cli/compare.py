@@ -175,3 +175,9 @@ def compare_command(
 def register(app: typer.Typer) -> None:
     """Attach ``compare`` to the main app."""
     app.command("compare")(compare_command)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "compare": "receval compare --truth qrels.trec bm25.trec als=als-run.trec --metrics nDCG@10,P@10 --report cmp.html"
+}

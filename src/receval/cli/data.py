@@ -134,3 +134,11 @@ def list_command(output: str = typer.Option("table", "--output", help=OUTPUT_HEL
         check = "by hand" if d.url is None else ("yes" if d.sha256 else "none (--sha256)")
         table.add_row(d.name, d.format, check, d.description)
     print_table(table, output_format(output))
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "data stats": "receval data stats ~/data/ml-100k --format movielens-100k",
+    "data fetch": "receval data fetch ml-100k --cache ~/data",
+    "data list": "receval data list",
+}

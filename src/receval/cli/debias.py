@@ -136,3 +136,7 @@ def debias_command(
     if not study.recall_fallout.empty:
         typer.echo("\ntau(Recall, Fallout) per estimator (mar = the MAR truth)")
         typer.echo(study.recall_fallout.set_index("estimator").round(3).to_string())
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {"debias": "receval debias --data ~/data/cm100k --format cm100k --seed 1 --json"}

@@ -258,3 +258,9 @@ def _default(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     return str(value)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "demo": "receval demo --seed 1 --users 300 --items 500 --ratings 15000 --rounds 20 --out demo"
+}

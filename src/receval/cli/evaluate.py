@@ -278,3 +278,9 @@ def _summary_table(result: EvaluationResult) -> Table:
 def register(app: typer.Typer) -> None:
     """Attach ``evaluate`` to the main app."""
     app.command("evaluate")(evaluate_command)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "evaluate": "receval evaluate --truth test.tsv --recs recs.tsv --metrics ndcg@10,precision@10 --threshold 4"
+}

@@ -138,3 +138,9 @@ def metaeval_command(
 def register(app: typer.Typer) -> None:
     """Attach ``receval metaeval`` to the main app."""
     app.command("metaeval")(metaeval_command)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "metaeval": "receval metaeval --data ~/data/ml-100k --format movielens-100k --systems random,popularity,mf"
+}

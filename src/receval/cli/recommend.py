@@ -276,3 +276,11 @@ def register(app: typer.Typer) -> None:
     app.command("recommend")(recommend_command)
     app.command("predict")(predict_command)
     app.command("algorithms")(algorithms_command)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "recommend": "receval recommend --train train.tsv --algorithm item-knn --param k=50 --k 100 --out recs.tsv",
+    "predict": "receval predict --train train.tsv --test test.tsv --algorithm user-knn --out predictions.tsv",
+    "algorithms": "receval algorithms",
+}

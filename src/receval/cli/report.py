@@ -57,3 +57,7 @@ def report_command(
 def register(app: typer.Typer) -> None:
     """Attach ``report`` to the main app."""
     app.command("report")(report_command)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {"report": "receval report results/quickstart --out quickstart.html --latex tables"}

@@ -149,3 +149,9 @@ def sampled_command(
     typer.echo(frame.pivot_table(index=["metric", "system"], columns="estimate", values="mean", sort=False)
                .join(frame.groupby(["metric", "system"], sort=False)["full"].first())
                .round(4).to_string())  # fmt: skip
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "sampled": "receval sampled --data ~/data/ml-100k --format movielens-100k --n 100 --repeats 20 --json"
+}

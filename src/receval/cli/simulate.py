@@ -188,3 +188,9 @@ def simulate_command(
             comment + f"Kendall τ-{tau_variant} between the algorithms' rankings by Recall and by Fallout: "
             f"{selection.tau['']:.3f}"
         )
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "simulate": "receval simulate --data ~/data/cm100k --format cm100k --threshold 3 --preset thesis --out cyclic"
+}

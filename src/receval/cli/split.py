@@ -30,7 +30,7 @@ from typing import Annotated
 
 import typer
 
-from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data
+from receval.cli.common import FORMAT_HELP, NoHeader, ScaleOption, load_data
 from receval.errors import ConfigError
 from receval.vocabulary import SPLIT_ALIASES, SPLIT_METHODS, split_method
 
@@ -72,7 +72,7 @@ def split_command(
     ] = 0.2,
     folds: Annotated[int, typer.Option("--folds", help="Number of folds of --method kfold.")] = 5,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (ties included).")] = 0,
-    scale: Annotated[str | None, typer.Option("--scale", help=SCALE_HELP)] = None,
+    scale: ScaleOption = None,
     sep: Annotated[str | None, typer.Option("--sep", help="Field separator of a csv/tsv file.")] = None,
     user: Annotated[str | None, typer.Option("--user", help="User column of a csv/tsv/parquet file.")] = None,
     item: Annotated[str | None, typer.Option("--item", help="Item column of a csv/tsv/parquet file.")] = None,
@@ -119,3 +119,9 @@ def _split_files(out: Path) -> list[Path]:
 def register(app: typer.Typer) -> None:
     """Attach ``split`` to the main app."""
     app.command("split")(split_command)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "split": "receval split ~/data/ml-100k --format ml-100k --method per-user --test-fraction 0.2 --seed 1 --out split"
+}

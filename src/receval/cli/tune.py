@@ -87,3 +87,9 @@ def tune_command(
         typer.echo("note: the budgets differ between recommenders (see tune.html)")
     typer.echo(f"results in {report.root}; report {page} ({report.seconds:.1f}s)")
     return 0
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "tune": "receval tune examples/tune_ml100k.toml --out results/tune-ml100k --trials 20 --json"
+}

@@ -11,8 +11,6 @@
 ['toy/popularity() seed=0']
 """
 
-# the modules of the built-in protocols other than one-shot: importing each registers its protocols
-from receval.experiment import adapters, attack_protocol, coherence_protocol, debias_protocol, sampled_protocol  # noqa: F401
 from receval.experiment.config import ExperimentConfig, load_config, parse_config
 from receval.experiment.grid import Task, expand
 from receval.experiment.protocols import PROTOCOLS, TaskOutput, get_protocol, register_protocol

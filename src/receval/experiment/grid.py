@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig
@@ -39,7 +39,10 @@ from receval.experiment.ids import Task, task_id
 from receval.experiment.protocols import get_protocol
 from receval.vocabulary import NO_SPLIT, split_method
 
-__all__ = ["Task", "expand", "grid_points"]
+if TYPE_CHECKING:
+    from receval.experiment.protocols import PreparedDataset
+
+__all__ = ["Task", "expand", "first_task", "grid_points"]
 
 
 def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -165,3 +168,28 @@ def task_record(task: Task) -> dict[str, Any]:
     ('item-knn', {'k': 10}, 0)
     """
     return asdict(task)
+
+
+def first_task(text: str) -> tuple[Task, PreparedDataset]:
+    """The first task of the configuration ``text`` and its data set, prepared as a worker gets them.
+
+    A protocol's ``run`` takes the pair: this tries one protocol by hand, without a result store.
+
+    Returns
+    -------
+    tuple of (Task, PreparedDataset)
+        The first task of :func:`expand` and its data set (:func:`~receval.experiment.datasets.prepare_dataset`).
+
+    Examples
+    --------
+    >>> text = 'metrics = ["ndcg@10"]\\n[datasets.toy]\\ngenerate = { n_users = 50, n_items = 40, n_ratings = 600 }\\n'
+    >>> task, dataset = first_task(text + "[recommenders.popularity]\\n")
+    >>> task.describe(), dataset.data.n_users
+    ('toy/popularity() seed=0', 50)
+    """
+    from receval.experiment.config import parse_config
+    from receval.experiment.datasets import prepare_dataset
+
+    cfg = parse_config(text)
+    task = expand(cfg)[0]
+    return task, prepare_dataset(cfg.datasets[task.dataset])

@@ -1,21 +1,17 @@
-"""Protocols: what one task does with its data set. A registry maps names to small adapters.
+"""What every protocol is built on: the registry, what a task gets and gives, and the steps protocols share.
 
 A protocol is a function ``run(task, dataset) -> TaskOutput`` plus the options it
-accepts (name -> (type, default)) and whether its grid crosses recommenders. The
-built-in ones adapt the library's entry points: ``one-shot`` (split, fit, recommend,
-:func:`receval.evaluate`); others (cyclic, coherence-split, metaeval) are registered
-in :mod:`receval.experiment.adapters` (and :mod:`receval.experiment.attack_protocol`) the same way.
+accepts (name -> (type, default)) and whether its grid crosses recommenders;
+:func:`register_protocol` adds one to :data:`PROTOCOLS`. The steps several protocols
+take are here once: the task's split (:func:`split_for`, cached per worker), its model
+(:func:`make_model`), its relevance threshold (:func:`task_threshold`) and the long
+per-user table (:func:`long_per_user`). The built-in protocols are the other modules of
+:mod:`receval.experiment.protocols`, one each.
 
 Examples
 --------
->>> "one-shot" in protocol_names()
-True
 >>> get_protocol("one-shot").options["k"]
 (<class 'int'>, 10)
->>> get_protocol("oneshot")  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-receval.errors.ConfigError: unknown protocol 'oneshot'; known: ...one-shot...
 """
 
 from __future__ import annotations
@@ -24,20 +20,21 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from typing import Protocol as Structural
 
 import numpy as np
 import pandas as pd
 
 from receval.errors import ConfigError, did_you_mean
-from receval.vocabulary import COLD_START_DEFAULT, NO_SPLIT
+from receval.vocabulary import NO_SPLIT
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
-    from receval.experiment.config import ExperimentConfig
     from receval.experiment.ids import Task
 
 __all__ = [
     "PROTOCOLS",
+    "Configuration",
     "PreparedDataset",
     "Protocol",
     "TaskOutput",
@@ -48,6 +45,8 @@ __all__ = [
     "protocol_names",
     "register_protocol",
     "split_for",
+    "string_columns",
+    "task_threshold",
 ]
 
 
@@ -86,6 +85,20 @@ def build_model(algorithm: str, params: Mapping[str, Any], options: Mapping[str,
     return make(algorithm, preset=str(options.get("preset", "standard")), **params)
 
 
+class Configuration(Structural):
+    """What :meth:`Protocol.validate` reads of a configuration (:class:`~receval.experiment.config.ExperimentConfig`).
+
+    Named by its parts so that the registry needs nothing of the module that parses configurations.
+    """
+
+    @property
+    def metrics(self) -> Sequence[str]: ...
+    @property
+    def recommenders(self) -> Mapping[str, Any]: ...
+    @property
+    def datasets(self) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Protocol:
     """A registered protocol; see :func:`register_protocol`."""
@@ -105,7 +118,7 @@ class Protocol:
         """The option defaults."""
         return {k: v[1] for k, v in self.options.items()}
 
-    def validate(self, cfg: ExperimentConfig) -> None:
+    def validate(self, cfg: Configuration) -> None:
         """Checks that need the whole configuration."""
         if self.needs_metrics and not cfg.metrics:
             raise ConfigError(f'protocol {self.name!r} needs at least one metric: add metrics = ["ndcg@10", ...]')
@@ -116,8 +129,8 @@ class Protocol:
 
 
 # The built-in protocols are registered by their decorators in the modules that define them, which the
-# package receval.experiment imports (listed there): a package is initialised before any of its modules,
-# so every process that can look a protocol up has them all, whatever it imported first.
+# package receval.experiment.protocols imports (listed there): a package is initialised before any of its
+# modules, so every process that can look a protocol up has them all, whatever it imported first.
 PROTOCOLS: dict[str, Protocol] = {}
 
 
@@ -188,8 +201,7 @@ def task_threshold(task: Task, data: Interactions) -> float:
     >>> task_threshold(SimpleNamespace(options={"threshold": 4}), data)
     4.0
     """
-    given = task.options.get("threshold")
-    return data.scale.default_threshold() if given is None else float(given)
+    return data.scale.relevance(task.options.get("threshold")).threshold
 
 
 def get_protocol(name: str) -> Protocol:
@@ -255,75 +267,12 @@ def long_per_user(per_user: pd.DataFrame, users: np.ndarray, user_ids: np.ndarra
     return pd.concat(frames, ignore_index=True)
 
 
-@register_protocol(
-    "one-shot",
-    options={
-        "k": (int, 10),
-        "exclude_train": (bool, True),
-        "threshold": (float, None),
-        "cold_start": (str, COLD_START_DEFAULT),
-    },
-    description="train on the split's training part, rank k items per test user, evaluate on the test part",
-)
-def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
-    """One-shot evaluation: split, fit, recommend top-k for every test user, evaluate.
+def string_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose column names are strings, as Parquet needs them.
 
-    :func:`receval.evaluation.evaluate_model` applies the protocol's rules; error metrics
-    (RMSE, MAE) are NaN for models without ``predict`` (pure rankers). The model takes
-    the task's seed unless the grid fixes one. ``cold_start`` (``empty``, ``exclude`` or
-    ``fallback``) treats test users without a training rating as ``receval evaluate
-    --cold-start`` does (:mod:`receval.cold_start`).
+    >>> string_columns(pd.DataFrame({0.1: [1.0]})).columns.tolist()
+    ['0.1']
     """
-    from receval.evaluation import evaluate, evaluate_model
-
-    train, test = split_for(task, dataset.data)
-    opts, threshold = task.options, task_threshold(task, dataset.data)
-    result = evaluate_model(
-        make_model(task),
-        train,
-        test,
-        list(task.metrics),
-        k=int(opts["k"]),
-        threshold=threshold,
-        seed=task.seed,
-        exclude_train=bool(opts["exclude_train"]),
-        seed_model=False,  # make_model has seeded it
-        cold_start=opts["cold_start"],
-    )
-    skipped = result.conventions.not_applicable or ()  # the metrics evaluate_model could not compute
-    not_applicable = set(skipped)
-    metrics = [m for m in task.metrics if m not in not_applicable]
-    users = test.user_index(result.per_user["user"].to_numpy())  # the rows of result.rankings
-
-    def wide(truth: Interactions) -> pd.DataFrame:
-        """The per-user values of the same lists and predictions on a slice of the test data."""
-        preds = result.predictions
-        if preds is not None:  # only the slice's pairs
-            keys = pd.MultiIndex.from_arrays([truth.user_ids[truth.users], truth.item_ids[truth.items]])
-            preds = preds[pd.MultiIndex.from_frame(preds[["user", "item"]]).isin(keys)]
-        per_user = evaluate(
-            result.rankings, truth, metrics, train=train, threshold=threshold, users=users, predictions=preds,
-            cold_start=opts["cold_start"],
-        ).per_user  # fmt: skip
-        index = truth.user_index(per_user["user"].to_numpy())
-        return per_user.drop(columns="user").set_index(pd.Index(index, name="user_index"))
-
-    per_user = result.per_user.drop(columns=sorted(not_applicable))
-    out = TaskOutput(
-        aggregates={m: float(result.summary[m]) for m in task.metrics},  # NaN: the metric does not apply
-        per_user=long_per_user(per_user.drop(columns="user"), users, dataset.data.user_ids),
-    )
-    conv = result.conventions  # the cold users and what the policy did, for every task
-    out.tables["cold_start"] = pd.DataFrame(
-        {
-            "cold_start": [conv.cold_start],
-            "users_evaluated": [conv.users_evaluated],
-            "users_cold": pd.array([conv.users_cold], dtype="Int64"),
-            "users_cold_without_list": pd.array([conv.users_cold_without_list], dtype="Int64"),
-        }
-    )
-    if task.slices:
-        from receval.studies.slicing import evaluate_slices
-
-        out.tables["slices"] = evaluate_slices(wide, train, test, task.slices, user_features=dataset.user_features)
-    return out
+    frame = frame.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    return frame
