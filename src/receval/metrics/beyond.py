@@ -5,7 +5,9 @@ Telecom Press, 2012, ch. 1.
 
 Conventions:
 
-- ``coverage[@k]`` = |∪_u top-k(u)| / |I| over the whole item id space (system level).
+- ``coverage[@k]`` = |∪_u top-k(u)| / |I| over the whole item id space (system level);
+  ``pad=true`` counts one more item in |I|, never recommended: RecBole's ``num_items``
+  counts its ``[PAD]`` token (item id 0), so its ItemCoverage and GiniIndex divide by n + 1.
 - ``entropy[@k]`` and ``gini[@k]`` describe the popularity of the recommended items:
   p(i) = times item i appears in the top-k lists / all recommendations.
   H = −Σ p log p (natural log; ``base=2`` for bits); ``per_item=true`` divides H by the
@@ -13,7 +15,8 @@ Conventions:
   G = 1/(n−1) Σ_j (2j − n − 1) p(i_j), items sorted by ascending p, over the whole
   catalogue (``items=catalogue``, never-recommended items count with p = 0) or, as in
   Xiang's code, only over the items that appear (``items=recommended``);
-  ``denominator=n`` divides by n instead of n − 1 (RecBole's GiniIndex, LensKit's gini).
+  ``denominator=n`` divides by n instead of n − 1 (RecBole's GiniIndex, LensKit's gini);
+  ``pad=true`` adds RecBole's never-recommended ``[PAD]`` item to the catalogue (n + 1 items).
   ``gini_train`` is G1 of the training ratings' item popularity and
   ``matthew_effect@k`` = G2 − G1 (> 0: the recommender concentrates popularity).
 - ``diversity@k`` (intra-list) = 1 − Σ_{i≠j} s(i, j) / (½|R|(|R|−1)) with a pluggable
@@ -209,11 +212,18 @@ def gini_index(popularity: np.ndarray) -> float:
     bounds=(0, 1),
     kind="system",
     k="optional",
+    defaults={"pad": False},
     description="Share of the catalogue recommended",
 )
-def coverage(data: MetricInput, k: int | None) -> float:
-    """|∪_u top-k(u)| / |I|."""
-    return float(np.count_nonzero(_recommended_counts(data, k)) / data.n_items)
+def coverage(data: MetricInput, k: int | None, pad: bool = False) -> float:
+    """|∪_u top-k(u)| / |I|; ``pad=true``: / (|I| + 1), RecBole's ItemCoverage (its ``num_items`` counts [PAD]).
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[0], [0]]), sp.csr_matrix((2, 4)))  # 4 items, one recommended
+    >>> coverage(data, 1), coverage(data, 1, pad=True)
+    (0.25, 0.2)
+    """
+    return float(np.count_nonzero(_recommended_counts(data, k)) / (data.n_items + int(pad)))
 
 
 @register_metric(
@@ -239,9 +249,11 @@ GINI_ITEMS = ("catalogue", "recommended")
 _GINI_CHOICES = {"items": GINI_ITEMS, "denominator": GINI_DENOMINATORS}
 
 
-def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
+def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1", pad: bool = False) -> float:
+    if pad and items != "catalogue":
+        raise MetricError("gini pad=true adds RecBole's [PAD] item to the catalogue; it needs items=catalogue")
     if items == "catalogue":
-        values = counts
+        values = np.append(counts, 0.0) if pad else counts
     elif items == "recommended":
         values = counts[counts > 0]
     else:
@@ -259,13 +271,21 @@ def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
     bounds=(0, 1),
     kind="system",
     k="optional",
-    defaults={"items": "catalogue", "denominator": "n-1"},
+    defaults={"items": "catalogue", "denominator": "n-1", "pad": False},
     choices=_GINI_CHOICES,
     description="Gini of recommended-item popularity (G2)",
 )
-def gini(data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1") -> float:
-    """G2: Gini index of how often each item is recommended."""
-    return _gini_of(_recommended_counts(data, k), items, denominator)
+def gini(
+    data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1", pad: bool = False
+) -> float:
+    """G2: Gini index of how often each item is recommended (``pad=true``: over n + 1 items, RecBole's GiniIndex).
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[0], [0]]), sp.csr_matrix((2, 4)))  # 4 items, one recommended
+    >>> gini(data, 1, denominator="n"), round(gini(data, 1, denominator="n", pad=True), 12)
+    (0.75, 0.8)
+    """
+    return _gini_of(_recommended_counts(data, k), items, denominator, pad)
 
 
 @register_metric(
