@@ -204,7 +204,9 @@ def test_diversity_single_item() -> None:
 
 # ------------------------------------------------------------------------ presets by name
 def test_names_are_the_issue_names_and_case_insensitive() -> None:
-    assert CONVENTION_NAMES == ("trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot")
+    assert CONVENTION_NAMES == (
+        "trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot", "msr", "cornac"
+    )  # fmt: skip
     for name in CONVENTION_NAMES:
         assert str(parse_metric(f"recall@5(convention={name.upper()})")) == str(
             parse_metric(f"recall@5(convention={name})")

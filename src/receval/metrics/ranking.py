@@ -210,6 +210,33 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_
 
 
 @register_metric(
+    "ncrr",
+    direction="higher",
+    bounds=(0, 1),
+    k="optional",
+    defaults={**_THRESHOLD, **_LIST},
+    choices={"empty_list": EMPTY_LIST},
+    description="Normalised cumulative reciprocal rank: Σ 1/rank of the positives in the top k over its ideal",
+)
+def ncrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero") -> np.ndarray:
+    """Σ_{i ≤ k, i positive} 1/i divided by Σ_{i ≤ m} 1/i, m = min(|positives|, the list's length within k)
+    (Cornac's ``NCRR``); 0 without a positive in the top k.
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[1, 2, 0]]), sp.csr_matrix(np.array([[1.0, 0, 1.0]])), threshold=1)
+    >>> ncrr(data, None).item() == (1 / 2 + 1 / 3) / (1 + 1 / 2)
+    True
+    """
+    hits = _hits(data, k, threshold)
+    n_pos = data.n_positive_at(_thr(data, threshold))
+    inverse = 1.0 / np.arange(1, hits.shape[1] + 1, dtype=np.float64)
+    crr = (hits * inverse).sum(axis=1)
+    length = data.list_length if k is None else np.minimum(data.list_length, k)
+    ideal = np.concatenate(([0.0], np.cumsum(inverse)))[np.minimum(n_pos, length)]
+    return _empty(_safe_div(crr, ideal), n_pos == 0, data, empty_list)
+
+
+@register_metric(
     "map",
     direction="higher",
     bounds=(0, 1),
@@ -285,32 +312,69 @@ def f1(
     return _empty(_safe_div((1.0 + b2) * hits, k + b2 * n_pos), n_pos == 0, data, empty_list)
 
 
+R_PRECISION_DEPTHS = ("k", "r")
+R_PRECISION_DENOMINATORS = ("min", "all")
+MISSES = ("zero", "skip")
+
+
 @register_metric(
     "r_precision",
     direction="higher",
     bounds=(0, 1),
     k="optional",
-    defaults={**_THRESHOLD, **_LIST},
-    choices={"empty_list": EMPTY_LIST},
+    defaults={**_THRESHOLD, **_LIST, "depth": "k", "denominator": "min", "misses": "zero"},
+    choices={
+        "empty_list": EMPTY_LIST,
+        "depth": R_PRECISION_DEPTHS,
+        "denominator": R_PRECISION_DENOMINATORS,
+        "misses": MISSES,
+    },
     description="Precision at R, R = the user's number of positives (trec_eval Rprec); cut at k with @k",
 )
 def r_precision(
-    data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero"
+    data: MetricInput,
+    k: int | None,
+    threshold: float | None = None,
+    empty_list: str = "zero",
+    depth: str = "k",
+    denominator: str = "min",
+    misses: str = "zero",
 ) -> np.ndarray:
     """Positives among the first R recommended items / R, R = the user's positives in the truth.
 
     A list shorter than R counts its missing positions as misses (trec_eval ``Rprec``, ranx
     ``r-precision``). ``r_precision@k``, the R-precision cut at k, is RecTools'
     ``Precision(k, r_precision=True)``: positives in the top k / min(k, R) — positives down
-    to rank k count even when R < k, as RecTools counts them.
+    to rank k count even when R < k, as RecTools counts them. Its parameters give Microsoft
+    Recommenders' ``r_precision_at_k``: ``depth=r`` counts positives only within the first
+    min(R, k) ranks, ``denominator=all`` divides by R, and ``misses=skip`` leaves out (NaN)
+    a user without a positive counted, as its mean over the users with a hit does
+    (``misses`` applies without k too). Without k, ``depth`` and ``denominator`` are trec_eval's
+    (within R, divided by R) and must keep their defaults.
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[3, 0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0, 0, 0]])), threshold=4)
+    >>> [r_precision(data, 3).item(), r_precision(data, 3, depth="r", denominator="all").item()]
+    [1.0, 0.5]
     """
     hits = data.positive_at(_thr(data, threshold))
     n_pos = data.n_positive_at(_thr(data, threshold))
     if k is not None:
-        den = np.minimum(n_pos, k)
-        return _empty(_safe_div(hits[:, :k].sum(axis=1), den), n_pos == 0, data, empty_list)
-    within = np.arange(hits.shape[1])[None, :] < n_pos[:, None]
-    return _empty(_safe_div((hits & within).sum(axis=1), n_pos), n_pos == 0, data, empty_list)
+        upto = np.minimum(n_pos, k) if depth == "r" else np.full(len(n_pos), min(k, hits.shape[1]))
+        den = n_pos if denominator == "all" else np.minimum(n_pos, k)
+    elif depth != "k" or denominator != "min":
+        raise MetricError(
+            "r_precision without a cutoff reads the first R ranks and divides by R (trec_eval's Rprec); depth= "
+            "and denominator= shape r_precision@k: add @k or drop them"
+        )
+    else:
+        upto, den = n_pos, n_pos
+    within = np.arange(hits.shape[1])[None, :] < np.asarray(upto)[:, None]
+    counted = (hits & within).sum(axis=1)
+    values = _empty(_safe_div(counted, den), n_pos == 0, data, empty_list)
+    if misses == "skip":
+        values[counted == 0] = np.nan
+    return values
 
 
 def _auc_pairs(
