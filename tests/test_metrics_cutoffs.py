@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import receval
 from receval.cli import main
 from receval.errors import MetricError
-from receval.metrics import MetricInput, available_metrics, get_definition, parse_metric
+from receval.metrics import Metric, MetricInput, available_metrics, get_definition, parse_metric
 from receval.metrics.ranking import discount_sum, harmonic_tail, rank_discount
 
 HUGE = 10**12
@@ -190,6 +190,13 @@ def test_a_cutoff_beyond_a_64_bit_integer_is_a_parse_error(text: str) -> None:
     with pytest.raises(MetricError, match=r"the cutoff k must be at most 2\^63 - 1 .*got '9"):
         parse_metric(text)
     assert parse_metric(_with_k("ndcg", 2**63 - 1)).k == 2**63 - 1
+
+
+@pytest.mark.parametrize("name", ["ndcg", "judged", "set_p", "r_precision", "unjudged", "num_ret"])
+def test_a_cutoff_beyond_a_64_bit_integer_from_python_is_refused(name: str) -> None:
+    # on main: Metric.of took it, and computing was an OverflowError (or UFuncTypeError) traceback
+    with pytest.raises(MetricError, match=r"at most 2\^63 - 1 .*got 100000000000000000000"):
+        Metric.of(name, 10**20)
 
 
 def test_a_cutoff_beyond_a_64_bit_integer_on_the_command_line(tmp_path, capsys) -> None:

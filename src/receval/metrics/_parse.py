@@ -23,7 +23,15 @@ import re
 from typing import Any
 
 from receval.errors import MetricError
-from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_metric, resolve_name
+from receval.metrics._definition import (
+    _REGISTRY,
+    CUTOFF_LIMIT,
+    MAX_CUTOFF,
+    Metric,
+    check_k,
+    resolve_metric,
+    resolve_name,
+)
 from receval.metrics.conventions import CONVENTION_PARAM, TREC_LEVEL_PARAMS, spelling_convention
 
 __all__ = ["apply_convention", "parse_metric", "parse_metric_list"]
@@ -33,9 +41,6 @@ _TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.](\d+)$")  # trec_eval's
 _TREC_LEVEL = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_(\d+\.\d+)$")  # trec_eval's iprec_at_recall_0.10
 _RANX_LEVEL = re.compile(r"^([^()]*?)-l(\d+)\s*$")  # ranx's relevance level: ndcg@10-l4
 _TREC_NUMBER = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.]([-+.]?\d\S*)$")  # P_-1, P_1e3: a number that is no cutoff
-# the largest cutoff: a 64-bit integer (a cutoff beyond the longest list reads the whole list, so any larger
-# one would mean the same; receval.metrics caps k at the lists, never allocating k positions)
-MAX_CUTOFF = 2**63 - 1
 
 
 def parse_metric(text: str | Metric) -> Metric:
@@ -109,11 +114,8 @@ def parse_metric(text: str | Metric) -> Metric:
     if k_text is not None:
         if not re.fullmatch(r"\d+", k_text) or int(k_text) <= 0:
             raise MetricError(f"metric {text.strip()!r}: the cutoff k must be a positive integer, got {k_text!r}")
-        if int(k_text) > MAX_CUTOFF:
-            raise MetricError(
-                f"metric {text.strip()!r}: the cutoff k must be at most 2^63 - 1 (a cutoff beyond the longest list "
-                f"reads the whole list), got {k_text!r}"
-            )
+        if int(k_text) > MAX_CUTOFF:  # quoted as typed, before check_k reads the number
+            raise MetricError(f"metric {text.strip()!r}: {CUTOFF_LIMIT}, got {k_text!r}")
         k = int(k_text)
     check_k(definition, k, text.strip())
     params: dict[str, Any] = {**preset, **suffix}
