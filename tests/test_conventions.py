@@ -142,12 +142,14 @@ def test_recbole_gauc_formula_on_a_full_ranking() -> None:
 
 
 def test_gini_denominator_n_recbole_lenskit() -> None:
-    # every list recommends item 2 of 3: receval's (Xiang) Gini 1; recbole metrics.py GiniIndex and
-    # lenskit stats.py gini divide Σ (2j − n − 1) p_j by n: (2·3 − 3 − 1)·1 / 3
+    # every list recommends item 2 of 3: receval's (Xiang) Gini 1; lenskit stats.py gini divides
+    # Σ (2j − n − 1) p_j by n: (2·3 − 3 − 1)·1 / 3; recbole metrics.py GiniIndex too, over its num_items = n + 1
+    # (the [PAD] token counts): (2·4 − 4 − 1)·1 / 4
     data = MetricInput(np.array([[2], [2]]), sp.csr_matrix((2, 3)))
     assert parse_metric("gini").compute(data) == pytest.approx(1.0)
     assert parse_metric("gini(denominator=n)").compute(data) == pytest.approx(2 / 3)
-    assert parse_metric("gini(convention=recbole)").compute(data) == pytest.approx(2 / 3)
+    assert parse_metric("gini(convention=lenskit)").compute(data) == pytest.approx(2 / 3)
+    assert parse_metric("gini(convention=recbole)").compute(data) == pytest.approx(3 / 4)
     with pytest.raises(MetricError, match="denominator must be one of n-1, n, got 'm'"):
         parse_metric("gini(denominator=m)")
 
@@ -202,7 +204,9 @@ def test_diversity_single_item() -> None:
 
 # ------------------------------------------------------------------------ presets by name
 def test_names_are_the_issue_names_and_case_insensitive() -> None:
-    assert CONVENTION_NAMES == ("trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot")
+    assert CONVENTION_NAMES == (
+        "trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot", "msr", "cornac"
+    )  # fmt: skip
     for name in CONVENTION_NAMES:
         assert str(parse_metric(f"recall@5(convention={name.upper()})")) == str(
             parse_metric(f"recall@5(convention={name})")
@@ -216,7 +220,7 @@ def test_names_are_the_issue_names_and_case_insensitive() -> None:
 def test_explicit_parameters_win_and_the_string_shows_the_resolution() -> None:
     assert str(parse_metric("precision@10(convention=lenskit)")) == "precision@10(denominator=list,empty_list=skip)"
     assert str(parse_metric("precision@10(convention=lenskit,denominator=k)")) == "precision@10(empty_list=skip)"
-    assert str(parse_metric("gini(convention=recbole)")) == "gini(denominator=n)"
+    assert str(parse_metric("gini(convention=recbole)")) == "gini(denominator=n,pad=true)"
     metric = apply_convention("recall@5(denominator=all)", "lenskit")
     assert str(metric) == "recall@5" and metric.convention == "lenskit"
     named = apply_convention("ndcg@10(convention=ranx)", "trec_eval")  # a convention in the string is kept
@@ -365,3 +369,17 @@ def test_diversity_of_an_empty_list_as_recpack_scores_it() -> None:
     assert got.loc["a"].tolist() == [1.0, 1.0, 1.0]  # x and y share no aspect: Jaccard distance 1
     assert np.isnan(got.loc["b", "diversity@2"])
     assert got.loc["b", "diversity@2(empty_list=zero)"] == got.loc["b", "diversity@2(convention=recpack)"] == 0.0
+
+
+# ------------------------------------------------------------------ where a preset's library differs
+def test_ranx_bpref_without_a_judged_nonrelevant_document_is_trec_evals_value() -> None:
+    # ranx/metrics/bpref.py divides by min(R, N) = 0 here and returns NaN; receval keeps trec_eval's value under
+    # convention=ranx (m_bpref.c: a relevant document with no non-relevant one above it counts 1), as documented
+    run = pd.DataFrame({"user": ["q1"] * 3, "item": ["d1", "d3", "d4"], "score": [3, 2, 1]})
+    truth = pd.DataFrame({"user": ["q1", "q1"], "item": ["d1", "d2"], "rating": [1, 1]})
+    for convention in ("ranx", "trec_eval"):
+        per_user = receval.evaluate(run, truth, ["bpref"], convention=convention, threshold=1).per_user
+        assert per_user["bpref"].tolist() == [0.5]  # d1 ranked of d1, d2
+    text = (DOCS / "conventions.md").read_text(encoding="utf-8")
+    section = text.split("## Where a preset's library gives another number", 1)[1].split("\n## ", 1)[0]
+    assert "ranx's `bpref` is NaN" in section and "convention=ranx" in section

@@ -197,6 +197,57 @@ def test_the_options_help_names_only_presets_that_exist():
     assert named is not None and set(named.group(1).split(", ")) <= set(CONVENTION_NAMES)
 
 
+# ------------------------------------------------------------------ the presets added last, on every surface
+# the metrics of METRICS each library has (Microsoft Recommenders has no MRR), and one that only the preset changes
+NEW_PRESETS = {
+    "msr": ["precision@5", "recall@5", "ndcg@5", "map@5", "r_precision@5"],
+    "cornac": ["precision@5", "recall@5", "ndcg@5", "mrr", "ncrr@5"],
+}
+
+
+@pytest.mark.parametrize(("library", "spelling"), [("msr", "MSR"), ("cornac", "Cornac")])
+def test_msr_and_cornac_on_every_surface(model_run, tmp_path, capsys, library, spelling):
+    tmp, _, _ = model_run
+    metrics = NEW_PRESETS[library]
+    train, test = holdout(generate(**DATA), test_fraction=0.25, seed=0)
+    python = evaluate_model(make("popularity"), train, test, metrics, k=5, seed=0, threshold=4, convention=spelling)
+    plain = evaluate_model(make("popularity"), train, test, metrics, k=5, seed=0, threshold=4)
+    assert python.summary["ndcg@5"] != pytest.approx(plain.summary["ndcg@5"])  # both presets: binary gains
+    # receval evaluate --convention
+    args = ["evaluate", "--truth", str(tmp / "truth.csv"), "--recs", str(tmp / "recs.csv"),
+            "--metrics", ",".join(metrics), "--threshold", "4", "--convention", spelling, "--json"]  # fmt: skip
+    assert main(args) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert {m: got[m] for m in metrics} == pytest.approx(python.summary, rel=1e-12)
+    assert got["conventions"]["convention"] == library
+    # a configuration's convention, and receval run --convention
+    config = CONFIG.replace(json.dumps(METRICS), json.dumps(metrics)).format(metrics="", convention="")
+    path = tmp_path / "c.toml"
+    for in_file, option in ((f'convention = "{spelling}"', []), ("", ["--convention", spelling])):
+        path.write_text(config.replace("metrics = \n", f"metrics = {json.dumps(metrics)}\n{in_file}\n"))
+        out = tmp_path / f"out-{bool(option)}"
+        assert main(["run", str(path), "--out", str(out), *option]) == 0
+        assert pd.read_parquet(out / "tasks.parquet")["convention"].tolist() == [library]
+    capsys.readouterr()
+    # receval compare --convention (two copies of the run: compare needs two)
+    second = tmp_path / "again.csv"
+    second.write_bytes((tmp / "recs.csv").read_bytes())
+    compare = ["compare", "--truth", str(tmp / "truth.csv"), str(tmp / "recs.csv"), str(second),
+               "--metrics", ",".join(metrics), "--threshold", "4", "--convention", spelling, "--json"]  # fmt: skip
+    assert main(compare) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    for values in summary.values():
+        assert values == pytest.approx({m: got[m] for m in metrics}, rel=1e-12)
+
+
+def test_a_metric_the_new_presets_do_not_have_is_refused_in_one_line(model_run, capsys):
+    tmp, _, _ = model_run
+    args = ["evaluate", "--truth", str(tmp / "truth.csv"), "--recs", str(tmp / "recs.csv"), "--metrics", "mrr",
+            "--convention", "msr"]  # fmt: skip
+    err = _one_error_line(capsys, args)
+    assert "msr has no metric mrr" in err and "convention=" in err
+
+
 # ------------------------------------------------------------------ a name that is no preset
 def test_bad_preset_on_evaluate_is_one_line_and_writes_nothing(model_run, tmp_path, capsys):
     tmp, _, _ = model_run

@@ -80,7 +80,17 @@ __all__ = [
     "split_method",
 ]
 
-CONVENTION_NAMES: tuple[str, ...] = ("trec_eval", "ranx", "recbole", "lenskit", "rectools", "recpack", "elliot")
+CONVENTION_NAMES: tuple[str, ...] = (
+    "trec_eval",
+    "ranx",
+    "recbole",
+    "lenskit",
+    "rectools",
+    "recpack",
+    "elliot",
+    "msr",
+    "cornac",
+)
 """The libraries whose conventions receval reproduces by name (case-insensitive, ``-`` read as ``_``)."""
 
 ColdStart = Literal["empty", "exclude", "fallback"]

@@ -434,10 +434,18 @@ def available_metrics() -> list[str]:
     return sorted(_REGISTRY)
 
 
+# the largest cutoff, a 64-bit integer: a cutoff beyond the longest list reads the whole list (the metrics cap k at
+# the lists, never allocating k positions), so a larger one would mean the same
+MAX_CUTOFF = 2**63 - 1
+CUTOFF_LIMIT = "the cutoff k must be at most 2^63 - 1 (a cutoff beyond the longest list reads the whole list)"
+
+
 def check_k(definition: MetricDefinition, k: int | None, label: str) -> None:
     """Validate the cutoff of a metric string against what the definition accepts."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0):
         raise MetricError(f"metric {label!r}: the cutoff k must be a positive integer, got {k!r}")
+    if k is not None and k > MAX_CUTOFF:
+        raise MetricError(f"metric {label!r}: {CUTOFF_LIMIT}, got {k!r}")
     if definition.k == "required" and k is None:
         raise MetricError(f"metric {label!r} needs a cutoff: write {definition.name}@k, e.g. {definition.name}@10")
     if definition.k == "none" and k is not None:

@@ -23,7 +23,15 @@ import re
 from typing import Any
 
 from receval.errors import MetricError
-from receval.metrics._definition import _REGISTRY, Metric, check_k, resolve_metric, resolve_name
+from receval.metrics._definition import (
+    _REGISTRY,
+    CUTOFF_LIMIT,
+    MAX_CUTOFF,
+    Metric,
+    check_k,
+    resolve_metric,
+    resolve_name,
+)
 from receval.metrics.conventions import CONVENTION_PARAM, TREC_LEVEL_PARAMS, spelling_convention
 
 __all__ = ["apply_convention", "parse_metric", "parse_metric_list"]
@@ -32,6 +40,7 @@ _PATTERN = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_.-]*)\s*(?:@\s*([^(\s]*))?\s*(?:
 _TREC_CUTOFF = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.](\d+)$")  # trec_eval's P_10, ndcg_cut_10, P.10
 _TREC_LEVEL = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)_(\d+\.\d+)$")  # trec_eval's iprec_at_recall_0.10
 _RANX_LEVEL = re.compile(r"^([^()]*?)-l(\d+)\s*$")  # ranx's relevance level: ndcg@10-l4
+_TREC_NUMBER = re.compile(r"^([A-Za-z][A-Za-z0-9_]*?)[_.]([-+.]?\d\S*)$")  # P_-1, P_1e3: a number that is no cutoff
 
 
 def parse_metric(text: str | Metric) -> Metric:
@@ -66,6 +75,14 @@ def parse_metric(text: str | Metric) -> Metric:
     Traceback (most recent call last):
     ...
     receval.errors.MetricError: unknown metric 'nope'...
+    >>> parse_metric("P_-1")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: metric 'P_-1': the cutoff k must be a positive integer, got '-1'
+    >>> parse_metric("ndcg@99999999999999999999")
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: metric 'ndcg@99999999999999999999': the cutoff k must be at most 2^63 - 1 ...
     """
     if isinstance(text, Metric):
         return text
@@ -75,8 +92,8 @@ def parse_metric(text: str | Metric) -> Metric:
     match = _PATTERN.match(ranx_level.group(1) if ranx_level else text)
     if not match:
         raise MetricError(f"cannot read metric {text!r}; write name@k or name@k(key=value,...), e.g. 'ndcg@10'")
-    name, k_text, param_text = match.groups()
-    name = name.replace("-", "_")  # ranx's r-precision
+    typed, k_text, param_text = match.groups()
+    name = typed.replace("-", "_")  # ranx's r-precision
     library = None
     suffix: dict[str, float] = {}
     trec = _TREC_CUTOFF.match(name) if k_text is None else None
@@ -88,12 +105,17 @@ def parse_metric(text: str | Metric) -> Metric:
         name = level.group(1)
         suffix[TREC_LEVEL_PARAMS[name.lower()]] = float(level.group(2))
         library = "trec_eval"
-    canonical, preset = resolve_name(name)
+    try:
+        canonical, preset = resolve_name(name)
+    except MetricError as exc:
+        raise _unknown(typed, name, text.strip(), exc) from None
     definition = _REGISTRY[canonical]
     k = None
     if k_text is not None:
         if not re.fullmatch(r"\d+", k_text) or int(k_text) <= 0:
             raise MetricError(f"metric {text.strip()!r}: the cutoff k must be a positive integer, got {k_text!r}")
+        if int(k_text) > MAX_CUTOFF:  # quoted as typed, before check_k reads the number
+            raise MetricError(f"metric {text.strip()!r}: {CUTOFF_LIMIT}, got {k_text!r}")
         k = int(k_text)
     check_k(definition, k, text.strip())
     params: dict[str, Any] = {**preset, **suffix}
@@ -115,6 +137,20 @@ def parse_metric(text: str | Metric) -> Metric:
             given[key] = part.strip()
             params[key] = _parse_value(value)
     return resolve_metric(definition, k, params, text.strip())
+
+
+def _unknown(typed: str, name: str, label: str, exc: MetricError) -> MetricError:
+    """The error ``exc`` for a name no metric has, quoting the name as typed (``name`` is it with ``-`` read as
+    ``_``): a known measure with a number that is no cutoff (``P_-1``, ``P_1e3``) says so."""
+    number = _TREC_NUMBER.match(typed)
+    if number is not None and _known(number.group(1)):
+        prefix, suffix = number.groups()
+        if prefix.lower() in TREC_LEVEL_PARAMS:
+            what = f"the {TREC_LEVEL_PARAMS[prefix.lower()]} level must be a number like 0.10"
+        else:
+            what = "the cutoff k must be a positive integer"
+        return MetricError(f"metric {label!r}: {what}, got {suffix!r}")
+    return MetricError(str(exc).replace(repr(name), repr(typed), 1))
 
 
 def _known(name: str) -> bool:

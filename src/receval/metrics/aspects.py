@@ -19,7 +19,10 @@ Conventions (each one a parameter; defaults in brackets)
   (NaN, left out of the mean) or ``"zero"``.
 - A cutoff ``k`` beyond the list width: the lists are treated as padded with -1
   (missing positions gain nothing; normalisers still use k positions), as trec_eval
-  and ndeval do. Items without aspects gain nothing.
+  and ndeval do. The padding is not allocated: the run is read to the longest list, an
+  ideal to the longest ideal list (the user's relevant items; αβ-nDCG's candidates, at
+  most the catalogue), and what k positions add beyond them is computed in closed form
+  (P-IA's 1/k, EU's cost e per position). Items without aspects gain nothing.
 - Discount of the DCG-type metrics: 1 / log2(1 + rank).
 - Ideal rankings are built greedily (the exact problem is NP-hard): at each position
   the candidate with the largest marginal gain; ties go to the lowest item index
@@ -102,7 +105,8 @@ def _csr(matrix: object, what: str) -> sp.csr_matrix:
 def _prepare(
     rankings: np.ndarray, truth: sp.csr_matrix, aspects: sp.csr_matrix | None, k: int | None
 ) -> tuple[np.ndarray, sp.csr_matrix, sp.csr_matrix, int]:
-    """Validated int32 rankings cut/padded to k, sorted CSR truth and 0/1 CSR aspects."""
+    """Validated int32 rankings cut to k (a cutoff beyond the lists reads them whole), sorted CSR truth,
+    0/1 CSR aspects and k."""
     truth = _csr(truth, "truth")
     if aspects is None:
         raise MetricError("this metric needs an item→aspect table: pass aspects=", parameters=["aspects"])
@@ -142,11 +146,12 @@ def _prepare(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k <= 0:
         raise MetricError(f"the cutoff k must be a positive integer, got {k!r}")
     k = int(k)
-    if k <= r.shape[1]:
-        out = np.ascontiguousarray(r[:, :k], dtype=np.int32)
-    else:  # documented: a cutoff beyond the list pads with -1
-        out = np.full((n_users, k), -1, dtype=np.int32)
-        out[:, : r.shape[1]] = r
+    # positions after the longest list hold nothing: never allocated, however large k (one column for no list)
+    width = min(k, max(r.shape[1], 1))
+    if width <= r.shape[1]:
+        out = np.ascontiguousarray(r[:, :width], dtype=np.int32)
+    else:
+        out = np.full((n_users, width), -1, dtype=np.int32)
     return out, truth, aspects, k
 
 
@@ -324,8 +329,9 @@ def _ia_kernel(rankings, rel_indptr, rel_indices, a_indptr, a_indices, n_aspects
 def _ia(rankings, truth, aspects, k, threshold, alpha, ideal_depth):
     r, truth, aspects, k = _prepare(rankings, truth, aspects, k)
     rel = _relevant(truth, threshold)
-    if ideal_depth is None:  # the whole ideal ranking of every relevant item
-        ideal_depth = max(1, int(np.diff(rel.indptr).max(initial=0)))
+    longest = max(1, int(np.diff(rel.indptr).max(initial=0)))  # the longest ideal list: a user's relevant items
+    # the whole ideal ranking (None), or k positions of it: beyond the longest list and ideal, nothing
+    ideal_depth = longest if ideal_depth is None else min(ideal_depth, max(r.shape[1], longest))
     run, ideal, ns, pairs = _ia_kernel(
         r,
         _ix(rel.indptr),
@@ -371,8 +377,8 @@ def alpha_ndcg(
     _check_empty(empty)
     alpha = _check_unit("alpha", alpha)
     _, k, _, _, run, ideal, ns, _ = _ia(rankings, truth, aspects, k, threshold, alpha, k)
-    d = _discount(k)
-    dcg, idcg = (run * d).sum(axis=1), (ideal * d).sum(axis=1)  # row-wise: batch-independent
+    # row-wise: batch-independent
+    dcg, idcg = (run * _discount(run.shape[1])).sum(axis=1), (ideal * _discount(ideal.shape[1])).sum(axis=1)
     defined = (ns > 0) & (idcg > 0)
     return _finish(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=defined), defined, empty)
 
@@ -555,7 +561,7 @@ def p_ia(
     """
     _check_empty(empty)
     _, k, _, _, _, _, ns, pairs = _ia(rankings, truth, aspects, k, threshold, 0.5, 1)
-    return _finish(pairs.sum(axis=1) / (k * np.maximum(ns, 1)), ns > 0, empty)
+    return _finish(pairs.sum(axis=1) / (float(k) * np.maximum(ns, 1)), ns > 0, empty)
 
 
 @njit(cache=True, nogil=True)
@@ -756,7 +762,10 @@ def eu(
     _check_effort(e)
     _, k, _, _, run, _, ns, _ = _ia(rankings, truth, aspects, k, threshold, alpha, 1)
     gains = run / np.maximum(ns, 1)[:, None] - e
-    return _finish(_rbp_sum(gains, p), ns > 0, empty)
+    # the positions after the longest list gain nothing and cost e each: e Σ_{j=n}^{k-1} p^j
+    n = run.shape[1]
+    rest = 0.0 if k <= n else float(k - n) if p == 1.0 else p**n * (1.0 - p ** (k - n)) / (1.0 - p)
+    return _finish(_rbp_sum(gains, p) - e * rest, ns > 0, empty)
 
 
 # ------------------------------------------------------------------- αβ-nDCG
@@ -818,8 +827,9 @@ def _ab_kernel(
     sig_aspects,
     sig_count,
     use_unrated,
+    depth,
 ):
-    """Per user: αβ gains of the run and of the greedy ideal (k positions each)."""
+    """Per user: αβ gains of the run (its positions) and of the greedy ideal (``depth`` positions)."""
     n_users, k = rankings.shape
     n_aspects = gamma.shape[1]
     n_sig = sig_count.shape[0]
@@ -827,7 +837,7 @@ def _ab_kernel(
     for s in range(n_sig):
         max_len = max(max_len, sig_indptr[s + 1] - sig_indptr[s])
     run = np.zeros((n_users, k))
-    ideal = np.zeros((n_users, k))
+    ideal = np.zeros((n_users, depth))
     rem = np.empty(n_aspects)
     avail = np.empty(n_sig, dtype=np.int64)
     for u in range(n_users):
@@ -864,7 +874,7 @@ def _ab_kernel(
                 s = item_sig[it]
                 if s >= 0 and not _contains(t_indices, lo, hi, it):
                     avail[s] -= 1
-        for j in range(k):
+        for j in range(depth):
             best = -1
             best_g = 0.0
             best_p = 0.0
@@ -1013,6 +1023,9 @@ def ab_ndcg(
     gam = aspect_preferences(train if gamma == "train" else truth, aspects)
     item_sig, sig_indptr, sig_aspects, counts = _signatures(aspects)
     excl = train if train is not None else sp.csr_matrix(truth.shape)
+    # an ideal list holds at most the candidates: the user's truth items, and the unrated items (the catalogue)
+    longest = truth.shape[1] if ideal == "truth+unrated" else int(np.diff(truth.indptr).max(initial=0))
+    depth = min(k, max(r.shape[1], longest))
     run, best = _ab_kernel(
         r,
         _ix(truth.indptr),
@@ -1031,9 +1044,10 @@ def ab_ndcg(
         sig_aspects,
         counts,
         ideal == "truth+unrated",
+        depth,
     )
-    d = _discount(k)
-    dcg, idcg = (run * d).sum(axis=1), (best * d).sum(axis=1)  # row-wise: batch-independent
+    # row-wise: batch-independent
+    dcg, idcg = (run * _discount(run.shape[1])).sum(axis=1), (best * _discount(best.shape[1])).sum(axis=1)
     defined = (gam.sum(axis=1) > 0) & (idcg > 0)
     return _finish(np.divide(dcg, idcg, out=np.zeros_like(dcg), where=defined), defined, empty)
 

@@ -5,7 +5,9 @@ Telecom Press, 2012, ch. 1.
 
 Conventions:
 
-- ``coverage[@k]`` = |∪_u top-k(u)| / |I| over the whole item id space (system level).
+- ``coverage[@k]`` = |∪_u top-k(u)| / |I| over the whole item id space (system level);
+  ``pad=true`` counts one more item in |I|, never recommended: RecBole's ``num_items``
+  counts its ``[PAD]`` token (item id 0), so its ItemCoverage and GiniIndex divide by n + 1.
 - ``entropy[@k]`` and ``gini[@k]`` describe the popularity of the recommended items:
   p(i) = times item i appears in the top-k lists / all recommendations.
   H = −Σ p log p (natural log; ``base=2`` for bits); ``per_item=true`` divides H by the
@@ -13,7 +15,8 @@ Conventions:
   G = 1/(n−1) Σ_j (2j − n − 1) p(i_j), items sorted by ascending p, over the whole
   catalogue (``items=catalogue``, never-recommended items count with p = 0) or, as in
   Xiang's code, only over the items that appear (``items=recommended``);
-  ``denominator=n`` divides by n instead of n − 1 (RecBole's GiniIndex, LensKit's gini).
+  ``denominator=n`` divides by n instead of n − 1 (RecBole's GiniIndex, LensKit's gini);
+  ``pad=true`` adds RecBole's never-recommended ``[PAD]`` item to the catalogue (n + 1 items).
   ``gini_train`` is G1 of the training ratings' item popularity and
   ``matthew_effect@k`` = G2 − G1 (> 0: the recommender concentrates popularity).
 - ``diversity@k`` (intra-list) = 1 − Σ_{i≠j} s(i, j) / (½|R|(|R|−1)) with a pluggable
@@ -29,7 +32,10 @@ Conventions:
   never-rated items stay finite; |U| = users with a training rating. ``smoothed=false``
   takes ``self_information`` unsmoothed, −log2(pop(i)/|U|) with a never-rated item counted
   as rated once (RecTools' MeanInvUserFreq); ``normalised=true`` divides ``popularity`` by
-  the number of training ratings (RecTools' ``AvgRecPopularity(normalize=True)``).
+  the number of training ratings (RecTools' ``AvgRecPopularity(normalize=True)``);
+  ``choice`` is −log2(pop(i) / training ratings), the item choice model of Castells, Vargas
+  & Wang (ECIR 2011), 0 for a never-rated item, as Microsoft Recommenders' ``novelty``, whose
+  mean over every recommendation is ``agg=micro``.
 - ``serendipity@k`` = (1/k) Σ_{i ∈ top k, i positive} (1 − mean_{j ∈ profile(u)} s(i, j)):
   relevant items that are unlike the user's training profile; users with an empty
   training profile count unexpectedness 1.
@@ -48,6 +54,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -184,6 +191,10 @@ def _recommended_counts(data: MetricInput, k: int | None) -> np.ndarray:
     return np.bincount(top[top >= 0], minlength=data.n_items).astype(np.float64)
 
 
+# the items coverage divides by: the whole catalogue, or the items with a training rating
+COVERAGE_CATALOGUES = ("all", "train")
+
+
 def gini_index(popularity: np.ndarray) -> float:
     """The Gini index of a popularity vector: 1/(n−1) Σ_j (2j − n − 1) p_j, p ascending and summing to 1.
 
@@ -209,11 +220,23 @@ def gini_index(popularity: np.ndarray) -> float:
     bounds=(0, 1),
     kind="system",
     k="optional",
+    defaults={"pad": False, "catalogue": "all"},
+    choices={"catalogue": COVERAGE_CATALOGUES},
     description="Share of the catalogue recommended",
 )
-def coverage(data: MetricInput, k: int | None) -> float:
-    """|∪_u top-k(u)| / |I|."""
-    return float(np.count_nonzero(_recommended_counts(data, k)) / data.n_items)
+def coverage(data: MetricInput, k: int | None, pad: bool = False, catalogue: str = "all") -> float:
+    """|∪_u top-k(u)| / |I|; ``pad=true``: / (|I| + 1), RecBole's ItemCoverage (its ``num_items`` counts [PAD]);
+    ``catalogue=train``: / the items with a training rating (Microsoft Recommenders' ``catalog_coverage``).
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[0], [0]]), sp.csr_matrix((2, 4)), train=sp.csr_matrix(np.eye(2, 4)))
+    >>> coverage(data, 1), coverage(data, 1, pad=True), coverage(data, 1, catalogue="train")
+    (0.25, 0.2, 0.5)
+    """
+    if catalogue not in COVERAGE_CATALOGUES:
+        raise MetricError(f"coverage catalogue must be one of {', '.join(COVERAGE_CATALOGUES)}, got {catalogue!r}")
+    items = data.n_items if catalogue == "all" else int(np.count_nonzero(data.item_popularity))
+    return float(np.count_nonzero(_recommended_counts(data, k)) / (items + int(pad))) if items + pad else math.nan
 
 
 @register_metric(
@@ -239,9 +262,11 @@ GINI_ITEMS = ("catalogue", "recommended")
 _GINI_CHOICES = {"items": GINI_ITEMS, "denominator": GINI_DENOMINATORS}
 
 
-def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
+def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1", pad: bool = False) -> float:
+    if pad and items != "catalogue":
+        raise MetricError("gini pad=true adds RecBole's [PAD] item to the catalogue; it needs items=catalogue")
     if items == "catalogue":
-        values = counts
+        values = np.append(counts, 0.0) if pad else counts
     elif items == "recommended":
         values = counts[counts > 0]
     else:
@@ -259,13 +284,21 @@ def _gini_of(counts: np.ndarray, items: str, denominator: str = "n-1") -> float:
     bounds=(0, 1),
     kind="system",
     k="optional",
-    defaults={"items": "catalogue", "denominator": "n-1"},
+    defaults={"items": "catalogue", "denominator": "n-1", "pad": False},
     choices=_GINI_CHOICES,
     description="Gini of recommended-item popularity (G2)",
 )
-def gini(data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1") -> float:
-    """G2: Gini index of how often each item is recommended."""
-    return _gini_of(_recommended_counts(data, k), items, denominator)
+def gini(
+    data: MetricInput, k: int | None, items: str = "catalogue", denominator: str = "n-1", pad: bool = False
+) -> float:
+    """G2: Gini index of how often each item is recommended (``pad=true``: over n + 1 items, RecBole's GiniIndex).
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[0], [0]]), sp.csr_matrix((2, 4)))  # 4 items, one recommended
+    >>> gini(data, 1, denominator="n"), round(gini(data, 1, denominator="n", pad=True), 12)
+    (0.75, 0.8)
+    """
+    return _gini_of(_recommended_counts(data, k), items, denominator, pad)
 
 
 @register_metric(
@@ -337,9 +370,20 @@ def diversity(
     return values
 
 
-NOVELTY_FORMS = ("popularity", "log_popularity", "epc", "self_information")
+NOVELTY_FORMS = ("popularity", "log_popularity", "epc", "self_information", "choice")
 # novelty forms that measure popularity (lower = more novel); the others measure novelty itself
 _POPULARITY_FORMS = ("popularity", "log_popularity")
+
+
+def _novelty_parts(
+    data: MetricInput, k: int, form: str = "popularity", smoothed: bool = True, normalised: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per user: the novelty summed over the top k, and the items there (``agg=micro``: Σ / Σ over every
+    recommendation, Microsoft Recommenders' novelty)."""
+    per_item = _item_novelty(data, form, smoothed, normalised)
+    top = _top(data, k)
+    valid = top >= 0
+    return np.where(valid, per_item[np.where(valid, top, 0)], 0.0).sum(axis=1), valid.sum(axis=1).astype(np.float64)
 
 
 @register_metric(
@@ -348,6 +392,7 @@ _POPULARITY_FORMS = ("popularity", "log_popularity")
     defaults={"form": "popularity", "smoothed": True, "normalised": False},
     choices={"form": NOVELTY_FORMS},
     needs_train=True,
+    micro=_novelty_parts,
     description="Novelty from training popularity of recommended items",
 )
 def novelty(
@@ -355,6 +400,11 @@ def novelty(
 ) -> np.ndarray:
     """Mean popularity-based novelty of each user's top k (see the module notes for ``form``, ``smoothed`` and
     ``normalised``, which only ``self_information`` and ``popularity`` read)."""
+    values, length = _novelty_parts(data, k, form, smoothed, normalised)
+    return np.divide(values, length, out=np.full(len(length), np.nan), where=length > 0)
+
+
+def _item_novelty(data: MetricInput, form: str, smoothed: bool, normalised: bool) -> np.ndarray:
     pop = data.item_popularity
     users = max(data.n_train_users, 1)
     # smoothed is read by form=self_information only, normalised by form=popularity only: a library's
@@ -370,13 +420,13 @@ def novelty(
             per_item = -np.log2((pop + 1.0) / (users + 1.0))
         else:
             per_item = -np.log2(np.maximum(pop, 1.0) / users)
+    elif form == "choice":
+        # the item choice model: p(i) = its share of all training ratings; a never-rated item scores 0
+        share = pop / max(float(pop.sum()), 1.0)
+        per_item = -np.log2(share, out=np.zeros_like(share), where=share > 0)
     else:
         raise MetricError(f"novelty form must be one of {', '.join(NOVELTY_FORMS)}, got {form!r}")
-    top = _top(data, k)
-    valid = top >= 0
-    values = np.where(valid, per_item[np.where(valid, top, 0)], 0.0).sum(axis=1)
-    length = valid.sum(axis=1)
-    return np.divide(values, length, out=np.full(len(length), np.nan), where=length > 0)
+    return per_item
 
 
 @register_metric(

@@ -93,6 +93,8 @@ _RT = "rectools/metrics/"
 _RB = "recbole/evaluator/metrics.py"
 _RP = "recpack/metrics/"
 _EL = "elliot/evaluation/metrics/"
+_MS = "recommenders/evaluation/python_evaluation.py"
+_CR = "cornac/metrics/ranking.py"
 
 LIBRARIES: Mapping[str, Library] = MappingProxyType(
     {
@@ -179,10 +181,16 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
                 negatives="all",
                 agg="micro",
             ),
-            coverage=_p("ItemCoverage", _RB),
+            coverage=_p("ItemCoverage", _RB, "divides by n + 1: RecBole's num_items counts its [PAD] token", pad=True),
             novelty=_p("AveragePopularity", _RB, "mean training count of the recommended items"),
             entropy=_p("ShannonEntropy", _RB, "natural log, divided by the number of distinct items", per_item=True),
-            gini=_p("GiniIndex", _RB, "over the catalogue, divided by n", denominator="n"),
+            gini=_p(
+                "GiniIndex",
+                _RB,
+                "over the catalogue and RecBole's [PAD] item (n + 1 items, num_items), divided by n + 1",
+                denominator="n",
+                pad=True,
+            ),
             tail_percentage=_p("TailPercentage", _RB),
             rmse=_p("RMSE", _RB, "over all predictions"),
             mae=_p("MAE", _RB, "over all predictions"),
@@ -303,6 +311,77 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
                 "bits; equal to entropy when every list has the same length",
                 base=2,
             ),
+        ),
+        "msr": _library(
+            "msr",
+            "recommenders-team/recommenders",
+            "b02c95e2b98b961f9943ce561bbb03f8dff2f41f",
+            "input",
+            precision=_p(
+                "precision_at_k",
+                _MS,
+                "hits / k; the mean over the users common to the truth and the lists (an empty list is not scored)",
+                empty_list="skip",
+            ),
+            recall=_p("recall_at_k", _MS, "hits / |truth|; users with a list", empty_list="skip"),
+            ndcg=_p(
+                "ndcg_at_k",
+                _MS,
+                "score_type=binary (the default): gain 1 per truth item; every truth user, an empty list 0; "
+                "the log base cancels (score_type=raw: gain=linear)",
+                gain="binary",
+            ),
+            map=_p(
+                "map_at_k",
+                _MS,
+                "divides by min(|truth|, k); users with a list (its map, without _at_k: denominator=all)",
+                denominator="min",
+                empty_list="skip",
+            ),
+            r_precision=_p(
+                "r_precision_at_k",
+                _MS,
+                "hits within the first min(R, k) ranks / R; the mean over the users with such a hit",
+                depth="r",
+                denominator="all",
+                misses="skip",
+            ),
+            rating_auc=_p("auc", _MS, "roc_auc_score over the joined test pairs: every user's predictions pooled"),
+            novelty=_p(
+                "novelty",
+                _MS,
+                "−log2(popularity / training ratings), a never-rated item 0; the mean over every recommendation",
+                form="choice",
+                agg="micro",
+            ),
+            coverage=_p(
+                "catalog_coverage", _MS, "distinct recommended items / distinct training items", catalogue="train"
+            ),
+            entropy=_p("distributional_coverage", _MS, "−Σ p log2 p of the recommendations' item shares", base=2),
+            rmse=_p("rmse", _MS, "over the predicted test pairs (its inner join; receval refuses an unmatched pair)"),
+            mae=_p("mae", _MS, "over the predicted test pairs (its inner join; receval refuses an unmatched pair)"),
+        ),
+        "cornac": _library(
+            "cornac",
+            "PreferredAI/cornac",
+            "4db147def0c79c6b2ba5210457808d6041f0d0b3",
+            "input",
+            precision=_p("Precision", _CR, "tp / k (k = -1: / the list's length)"),
+            recall=_p("Recall", _CR),
+            f1=_p("FMeasure", _CR),
+            hit_rate=_p("HitRatio", _CR),
+            ndcg=_p("NDCG", _CR, "gain 2^hit − 1: binary; ideal DCG of min(k, |positives|) items", gain="binary"),
+            ncrr=_p("NCRR", _CR, "ideal Σ 1/i over min(|positives|, the list's length) ranks"),
+            mrr=_p("MRR", _CR, "over the whole ranking; a user without a positive ranked raises in Cornac, scores 0"),
+            auc=_p(
+                "AUC",
+                _CR,
+                "gt_neg=None: every scored item not positive is a negative; ties count 0 (a ranked list has none)",
+                negatives="all",
+            ),
+            map=_p("MAP", _CR, "over the whole ranking (no k), divided by the positives ranked"),
+            rmse=_p("RMSE", "cornac/metrics/rating.py", "over every test rating (weights=None)"),
+            mae=_p("MAE", "cornac/metrics/rating.py", "over every test rating (weights=None)"),
         ),
     }
 )

@@ -52,7 +52,7 @@ from receval.errors import MetricError
 from receval.metrics._definition import Direction, Metric, register_metric
 from receval.metrics._input import MetricInput, count_rows
 
-__all__ = ["dcg_gains", "ideal_dcg", "pr_curve", "rank_discount"]
+__all__ = ["dcg_gains", "discount_sum", "harmonic_tail", "ideal_dcg", "pr_curve", "rank_discount"]
 
 _THRESHOLD = {"threshold": None}
 _NEG = {"negative_threshold": None}
@@ -210,6 +210,33 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_
 
 
 @register_metric(
+    "ncrr",
+    direction="higher",
+    bounds=(0, 1),
+    k="optional",
+    defaults={**_THRESHOLD, **_LIST},
+    choices={"empty_list": EMPTY_LIST},
+    description="Normalised cumulative reciprocal rank: Σ 1/rank of the positives in the top k over its ideal",
+)
+def ncrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero") -> np.ndarray:
+    """Σ_{i ≤ k, i positive} 1/i divided by Σ_{i ≤ m} 1/i, m = min(|positives|, the list's length within k)
+    (Cornac's ``NCRR``); 0 without a positive in the top k.
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[1, 2, 0]]), sp.csr_matrix(np.array([[1.0, 0, 1.0]])), threshold=1)
+    >>> ncrr(data, None).item() == (1 / 2 + 1 / 3) / (1 + 1 / 2)
+    True
+    """
+    hits = _hits(data, k, threshold)
+    n_pos = data.n_positive_at(_thr(data, threshold))
+    inverse = 1.0 / np.arange(1, hits.shape[1] + 1, dtype=np.float64)
+    crr = (hits * inverse).sum(axis=1)
+    length = data.list_length if k is None else np.minimum(data.list_length, k)
+    ideal = np.concatenate(([0.0], np.cumsum(inverse)))[np.minimum(n_pos, length)]
+    return _empty(_safe_div(crr, ideal), n_pos == 0, data, empty_list)
+
+
+@register_metric(
     "map",
     direction="higher",
     bounds=(0, 1),
@@ -241,7 +268,7 @@ def average_precision(
         if k is None:
             raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
         # ranks beyond the lists' width hold no item: P@i there is the list's hits / i
-        beyond = float(np.sum(1.0 / np.arange(hits.shape[1] + 1, k + 1, dtype=np.float64)))
+        beyond = harmonic_tail(hits.shape[1], k)
         total = precisions.sum(axis=1) + hits.sum(axis=1) * beyond
         return _empty(total / k, n_pos == 0, data, empty_list)
     if average != "positives":
@@ -285,32 +312,69 @@ def f1(
     return _empty(_safe_div((1.0 + b2) * hits, k + b2 * n_pos), n_pos == 0, data, empty_list)
 
 
+R_PRECISION_DEPTHS = ("k", "r")
+R_PRECISION_DENOMINATORS = ("min", "all")
+MISSES = ("zero", "skip")
+
+
 @register_metric(
     "r_precision",
     direction="higher",
     bounds=(0, 1),
     k="optional",
-    defaults={**_THRESHOLD, **_LIST},
-    choices={"empty_list": EMPTY_LIST},
+    defaults={**_THRESHOLD, **_LIST, "depth": "k", "denominator": "min", "misses": "zero"},
+    choices={
+        "empty_list": EMPTY_LIST,
+        "depth": R_PRECISION_DEPTHS,
+        "denominator": R_PRECISION_DENOMINATORS,
+        "misses": MISSES,
+    },
     description="Precision at R, R = the user's number of positives (trec_eval Rprec); cut at k with @k",
 )
 def r_precision(
-    data: MetricInput, k: int | None, threshold: float | None = None, empty_list: str = "zero"
+    data: MetricInput,
+    k: int | None,
+    threshold: float | None = None,
+    empty_list: str = "zero",
+    depth: str = "k",
+    denominator: str = "min",
+    misses: str = "zero",
 ) -> np.ndarray:
     """Positives among the first R recommended items / R, R = the user's positives in the truth.
 
     A list shorter than R counts its missing positions as misses (trec_eval ``Rprec``, ranx
     ``r-precision``). ``r_precision@k``, the R-precision cut at k, is RecTools'
     ``Precision(k, r_precision=True)``: positives in the top k / min(k, R) — positives down
-    to rank k count even when R < k, as RecTools counts them.
+    to rank k count even when R < k, as RecTools counts them. Its parameters give Microsoft
+    Recommenders' ``r_precision_at_k``: ``depth=r`` counts positives only within the first
+    min(R, k) ranks, ``denominator=all`` divides by R, and ``misses=skip`` leaves out (NaN)
+    a user without a positive counted, as its mean over the users with a hit does
+    (``misses`` applies without k too). Without k, ``depth`` and ``denominator`` are trec_eval's
+    (within R, divided by R) and must keep their defaults.
+
+    >>> import scipy.sparse as sp
+    >>> data = MetricInput(np.array([[3, 0, 1]]), sp.csr_matrix(np.array([[5.0, 4.0, 0, 0]])), threshold=4)
+    >>> [r_precision(data, 3).item(), r_precision(data, 3, depth="r", denominator="all").item()]
+    [1.0, 0.5]
     """
     hits = data.positive_at(_thr(data, threshold))
     n_pos = data.n_positive_at(_thr(data, threshold))
     if k is not None:
-        den = np.minimum(n_pos, k)
-        return _empty(_safe_div(hits[:, :k].sum(axis=1), den), n_pos == 0, data, empty_list)
-    within = np.arange(hits.shape[1])[None, :] < n_pos[:, None]
-    return _empty(_safe_div((hits & within).sum(axis=1), n_pos), n_pos == 0, data, empty_list)
+        upto = np.minimum(n_pos, k) if depth == "r" else np.full(len(n_pos), min(k, hits.shape[1]))
+        den = n_pos if denominator == "all" else np.minimum(n_pos, k)
+    elif depth != "k" or denominator != "min":
+        raise MetricError(
+            "r_precision without a cutoff reads the first R ranks and divides by R (trec_eval's Rprec); depth= "
+            "and denominator= shape r_precision@k: add @k or drop them"
+        )
+    else:
+        upto, den = n_pos, n_pos
+    within = np.arange(hits.shape[1])[None, :] < np.asarray(upto)[:, None]
+    counted = (hits & within).sum(axis=1)
+    values = _empty(_safe_div(counted, den), n_pos == 0, data, empty_list)
+    if misses == "skip":
+        values[counted == 0] = np.nan
+    return values
 
 
 def _auc_pairs(
@@ -414,11 +478,16 @@ def dcg_gains(ratings: np.ndarray, threshold: float, gain: Gain, *, graded: bool
 
 
 DISCOUNTS = ("log2", "clipped")
+# ranks summed term by term in discount_sum and harmonic_tail; beyond, the Euler–Maclaurin formula
+_EXACT_RANKS = 1 << 20
 
 
 def rank_discount(width: int, discount: str = "log2") -> np.ndarray:
     """The discount of ranks 1..width: ``log2`` 1/log2(r + 1); ``clipped`` 1/max(log2 r, 1) (LensKit's
     LogRankWeight, the original nDCG paper: ranks 1 and 2 both count fully).
+
+    ``width`` is a number of positions that exist (a list's or an ideal list's); a cutoff beyond
+    every list is capped before it comes here (:func:`discount_sum` sums a discount over k ranks).
 
     Returns
     -------
@@ -436,6 +505,73 @@ def rank_discount(width: int, discount: str = "log2") -> np.ndarray:
     if discount == "clipped":
         return 1.0 / np.maximum(np.log2(ranks), 1.0)
     raise MetricError(f"ndcg discount must be one of {', '.join(DISCOUNTS)}, got {discount!r}")
+
+
+def discount_sum(k: int, discount: str = "log2") -> float:
+    """Σ of :func:`rank_discount` over ranks 1..k, without allocating k ranks.
+
+    Up to 2^20 ranks the terms are summed (the same number as ``rank_discount(k).sum()``);
+    the ranks beyond by the Euler–Maclaurin formula with f(x) = ln 2 / ln(x + s) (s = 1 for
+    ``log2``, 0 for ``clipped``), whose integral is ln 2 · li(x + s): the remainder after the
+    f' term is below 10^-20 of the sum there.
+
+    Returns
+    -------
+    float
+        The ideal DCG of k items of gain 1 (``ndcg(ideal=full)``'s normaliser).
+
+    Examples
+    --------
+    >>> discount_sum(3) == float(rank_discount(3).sum())
+    True
+    >>> k = 3_000_000
+    >>> bool(abs(discount_sum(k) / rank_discount(k).sum() - 1) < 1e-13)
+    True
+    """
+    k = int(k)
+    head = rank_discount(min(k, _EXACT_RANKS), discount).sum()
+    if k <= _EXACT_RANKS:
+        return float(head)
+    from scipy.special import expi  # li(y) = Ei(ln y)
+
+    shift = 1.0 if discount == "log2" else 0.0
+    a, b = float(_EXACT_RANKS + 1), float(k)
+    ln2 = np.log(2.0)
+
+    def f(x: float) -> float:
+        return ln2 / np.log(x + shift)
+
+    def df(x: float) -> float:
+        return -ln2 / ((x + shift) * np.log(x + shift) ** 2)
+
+    integral = ln2 * (expi(np.log(b + shift)) - expi(np.log(a + shift)))
+    tail = integral + (f(a) + f(b)) / 2.0 + (df(b) - df(a)) / 12.0
+    return float(head + tail)
+
+
+def harmonic_tail(start: int, k: int) -> float:
+    """Σ 1/i over the ranks i = start + 1..k (0 when k ≤ start), without allocating them.
+
+    Returns
+    -------
+    float
+        H_k − H_start: summed term by term up to 2^20 ranks, else ψ(k + 1) − ψ(start + 1).
+
+    Examples
+    --------
+    >>> harmonic_tail(2, 4) == 1 / 3 + 1 / 4, harmonic_tail(5, 5)
+    (True, 0.0)
+    >>> euler_gamma = 0.5772156649015329
+    >>> bool(abs(harmonic_tail(10, 10**12) - (np.log(10**12) + euler_gamma - sum(1 / i for i in range(1, 11)))) < 1e-9)
+    True
+    """
+    if k <= start:
+        return 0.0
+    if k - start <= _EXACT_RANKS:
+        return float(np.sum(1.0 / np.arange(start + 1, k + 1, dtype=np.float64)))
+    from scipy.special import digamma
+
+    return float(digamma(float(k) + 1.0) - digamma(float(start) + 1.0))
 
 
 def ideal_dcg(
@@ -467,7 +603,9 @@ def ideal_dcg(
     order = np.argsort(rows * span + (gains.max(initial=0.0) - gains), kind="stable")
     rank = np.arange(len(gains)) - np.repeat(truth.indptr[:-1], counts)
     keep = rank < k
-    weights = gains[order][keep] * rank_discount(k, discount)[rank[keep]]
+    # an ideal list is as long as the user's truth: k beyond the longest is capped, never allocated
+    depth = min(int(k), int(counts.max(initial=0)))
+    weights = gains[order][keep] * rank_discount(depth, discount)[rank[keep]]
     return np.bincount(rows[keep], weights=weights, minlength=truth.shape[0])
 
 
@@ -514,7 +652,7 @@ def ndcg(
     idcg = ideal_dcg(data.truth, k, thr, gain, graded=graded, discount=discount)
     if ideal == "full":
         top = ideal_dcg(data.truth, 1, thr, gain, graded=graded)  # the user's highest gain (rank 1 counts fully)
-        idcg = top * rank_discount(k, discount).sum()
+        idcg = top * discount_sum(k, discount)
     return _empty(_safe_div(dcg, idcg), idcg <= 0, data, empty_list)
 
 
