@@ -121,8 +121,11 @@ class Recommender:
         self.n_users_ = train.n_users
         self.n_items_ = train.n_items
 
-    def _check_factor_memory(self, factors: int, itemsize: int, fix: str = "lower factors (e.g. factors=50)") -> None:
-        """Refuse, before fitting, factor matrices (users + items) x ``factors`` larger than the free memory.
+    def _check_factor_memory(
+        self, factors: int, itemsize: int, fix: str = "lower factors (e.g. factors=50)", *, squares: int = 0
+    ) -> None:
+        """Refuse, before fitting, factor matrices (users + items) x ``factors`` and ``squares`` factors x factors
+        matrices (a solver's Gram matrices) larger than the free memory.
 
         >>> from receval.data.interactions import Interactions
         >>> class Factored(Recommender):
@@ -137,7 +140,7 @@ class Recommender:
         from receval.validate import check_memory
 
         check_memory(
-            float(itemsize) * factors * (self.n_users_ + self.n_items_),
+            float(itemsize) * factors * (self.n_users_ + self.n_items_ + squares * factors),
             f"fitting {type(self).__name__} with {factors:,} factors "
             f"({self.n_users_:,} users + {self.n_items_:,} items)",
             fix,
