@@ -106,6 +106,12 @@ def check_implicit(label: str, params: dict, largest_value: float | None = None)
     ``largest_value``, the input's largest entry, when known), each when present in ``params``; the message
     starts with ``label`` when it is not empty.
 
+    Returns
+    -------
+    None
+        The parameters are within the bounds; else :class:`~receval.errors.ConfigError` names the first that is
+        not, its value and the bound.
+
     Examples
     --------
     >>> check_implicit("ials", {"num_threads": 4, "iterations": 15, "alpha": 40.0}, 1.0)

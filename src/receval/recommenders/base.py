@@ -139,12 +139,15 @@ class Recommender:
         """
         from receval.validate import check_memory
 
-        check_memory(
-            float(itemsize) * factors * (self.n_users_ + self.n_items_ + squares * factors),
-            f"fitting {type(self).__name__} with {factors:,} factors "
-            f"({self.n_users_:,} users + {self.n_items_:,} items)",
-            fix,
-        )
+        entities = f"{self.n_users_:,} users + {self.n_items_:,} items"
+        what = f"fitting {type(self).__name__} with {factors:,} factors ({entities})"
+        check_memory(float(itemsize) * factors * (self.n_users_ + self.n_items_), what, fix)
+        if squares:
+            check_memory(
+                float(itemsize) * factors * (self.n_users_ + self.n_items_ + squares * factors),
+                f"{what}, with {squares} Gram matrices of {factors:,} x {factors:,},",
+                fix,
+            )
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "n_items_"):
