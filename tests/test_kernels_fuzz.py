@@ -39,7 +39,10 @@ from receval.recommenders.linear import EASE
 from receval.recommenders.mf import BiasedMF
 
 CHECKED = bool(numba.config.BOUNDSCHECK)
-FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# the checked run compiles every kernel afresh: fewer examples keep it near half a minute of CPU
+FUZZ = settings(
+    max_examples=10 if CHECKED else 25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @pytest.fixture(autouse=True)

@@ -67,7 +67,7 @@ class LazyKernel:
         import numba
 
         namespace = self.py_func.__globals__
-        checked = bool(numba.config.BOUNDSCHECK)
+        checked = bool(getattr(numba.config, "BOUNDSCHECK", None))
         for kernel in _PENDING.pop(self.py_func.__module__, []):
             options = {**kernel.options, "parallel": False} if checked else kernel.options
             kernel.dispatcher = numba.njit(**options)(kernel.py_func)  # typed on its first call

@@ -35,7 +35,7 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import Literal
+from typing import Literal, TypeGuard
 
 import numpy as np
 import scipy.sparse as sp
@@ -161,7 +161,7 @@ def solver_squares(use_cg: bool, num_threads: int) -> int:
     return 2 + (0 if use_cg else num_threads or os.cpu_count() or 1)
 
 
-def _integer(value: object) -> bool:
+def _integer(value: object) -> TypeGuard[int]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
