@@ -17,11 +17,12 @@ without training interactions keep near-zero factors from implicit's solver: the
 scores carry no information.
 
 Bounds, checked before the fit (:func:`check_implicit`): ``num_threads`` at most
-:data:`MAX_THREADS`, ``iterations`` at most :data:`MAX_ITERATIONS`, the largest confidence
-``alpha`` x value at most :data:`MAX_CONFIDENCE`, and the factors (users + items) plus
-implicit's ``factors x factors`` matrices within the free memory; a solve that still
-breaks down (NaN factors, a failed Cholesky factorisation) is a ConfigError naming the
-parameters, not implicit's exception.
+:data:`MAX_THREADS`, ``iterations`` at most
+:data:`~receval.recommenders.base.MAX_ITERATIONS`, the largest confidence ``alpha`` x
+value at most :data:`MAX_CONFIDENCE`, and the factors (users + items) plus implicit's
+``factors x factors`` matrices within the free memory; a solve that still breaks down
+(NaN factors, a failed Cholesky factorisation) is a ConfigError naming the parameters,
+not implicit's exception.
 
 Examples
 --------
@@ -43,20 +44,15 @@ from threadpoolctl import threadpool_limits
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.base import Recommender
+from receval.recommenders.base import MAX_ITERATIONS, Recommender
 
-__all__ = ["HKV", "MAX_CONFIDENCE", "MAX_ITERATIONS", "MAX_THREADS", "check_implicit", "implicit_topk"]
+__all__ = ["HKV", "MAX_CONFIDENCE", "MAX_THREADS", "check_implicit", "implicit_topk"]
 
 MAX_THREADS = 1024
 """Most threads an implicit model may start (``num_threads``). Its OpenMP loops start every thread asked for,
 each with its own stack and buffers: 8,192 ran on a 2-core machine, 100,000 ended the process with a
 segmentation fault. Past the cores, threads only take turns; a fixed bound keeps a configuration valid on
 every machine."""
-
-MAX_ITERATIONS = 10_000
-"""Most ALS sweeps a fit may run (``iterations``): implicit's default is 15 and ALS converges in tens of sweeps
-(Hu, Koren & Volinsky 2008; Rendle et al. 2022 tune up to a few hundred for iALS); MovieLens-100K takes about
-0.05 s a sweep with 100 factors, so 10,000 is already minutes, and 10^12 would run for millennia."""
 
 MAX_CONFIDENCE = 1e6
 """Largest confidence ``alpha x value`` handed to implicit, whose solve runs in float32 (7 significant digits):

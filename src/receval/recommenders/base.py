@@ -22,7 +22,13 @@ import numpy as np
 from receval.data.interactions import Interactions
 from receval.errors import ColdStartError, NotFittedError
 
-__all__ = ["Recommender", "Scorer", "Predictor", "Updatable", "clone", "score_items"]
+__all__ = ["MAX_ITERATIONS", "Recommender", "Scorer", "Predictor", "Updatable", "clone", "score_items"]
+
+MAX_ITERATIONS = 10_000
+"""Most passes over the training data an iterative fit may make (ALS ``iterations``, SGD ``epochs``), refused
+above before the fit: implicit's ALS defaults to 15 sweeps and converges in tens (Hu, Koren & Volinsky 2008;
+Rendle et al. 2022 tune iALS up to a few hundred), Funk's SGD to 20 epochs; MovieLens-100K takes about 0.05 s
+an ALS sweep with 100 factors, so 10,000 is already minutes, and 10^12 would run for millennia."""
 
 # the fallback of score_items scores this many (user, item) cells of full rows at a time (64 MB of float64)
 SCORE_CELLS = 1 << 23
