@@ -8,7 +8,8 @@ mean share of each user's top-10 that both lists hold:
 * ``ease``: a naive numpy EASE^R (``np.linalg.inv`` of the dense Gram matrix, ``X @ B`` for all users at
   once, ``argpartition`` + ``argsort`` per row);
 * ``p3alpha``, ``rp3beta``: the walk with dense numpy matrices (``P_iu @ P_uj`` whole, per-row ``argsort``
-  for the top-``topK`` neighbours, as Dacrema et al.'s implementation selects them), then as EASE^R's anchor;
+  for the top-``topK`` neighbours, then per column, as Dacrema et al.'s implementation selects them), then as
+  EASE^R's anchor;
 * ``slim``: Dacrema et al.'s loop (one scikit-learn ``ElasticNet.fit`` per item with its default checks,
   the item's column zeroed in place), then as above;
 * ``ials``: ``implicit``'s ``AlternatingLeastSquares`` fitted directly and its own ``recommend`` with
@@ -46,7 +47,7 @@ ML100K = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-100k"
 K = 10
 THRESHOLD = 4.0
 MODELS = ("ease", "p3alpha", "rp3beta", "slim", "ials")
-PARAMS = {"slim": {"alpha": 0.01}, "ials": {"num_threads": 1}}  # slim: a penalty that keeps weights on ML-100K
+PARAMS = {"slim": {"alpha": 0.01, "l1_ratio": 0.1}, "ials": {"num_threads": 1}}  # slim: the anchor's penalty
 
 
 def _u1(folder: Path) -> Interactions:
@@ -87,6 +88,8 @@ def _anchor_walk(x: sp.csr_matrix, seen: sp.csr_matrix, beta: float, normalize: 
     if normalize:
         sums = sparse_w.sum(axis=1, keepdims=True)
         sparse_w = np.divide(sparse_w, sums, out=np.zeros_like(sparse_w), where=sums > 0)
+    drop = np.argsort(-sparse_w, axis=0)[top_k:]  # each column's top_k (similarityMatrixTopK)
+    np.put_along_axis(sparse_w, drop, 0.0, axis=0)
     return _top(dense @ sparse_w, seen)
 
 

@@ -59,3 +59,67 @@ def test_threshold_none_counts_every_rating():
     data = _data(2)
     assert IALS(threshold=None).confidence_matrix(data).nnz == data.n_ratings
     assert IALS().confidence_matrix(data).nnz == int((data.ratings >= 4).sum())
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "message"),
+    [
+        # 100,000 OpenMP threads ended the process with a segmentation fault
+        ("ials", {"num_threads": 100_000}, r"num_threads=100000 is more than 1024 threads"),
+        ("hkv", {"num_threads": 2048}, r"num_threads=2048 is more than 1024 threads"),
+        # implicit's float32 solve returned NaN factors (a ModelFitError traceback)
+        ("ials", {"alpha": 1e308}, r"alpha=1e\+308 is a confidence of 1e\+308, more than .* use alpha <= 1e\+06"),
+        ("ials", {"alpha": float("nan")}, r"alpha must be > 0"),
+        ("ials", {"regularization": float("inf")}, r"regularization >= 0 \(finite\)"),
+        # ran on with no end in sight
+        ("ials", {"iterations": 10**12}, r"iterations=1000000000000 is more than 10,000 ALS sweeps"),
+        ("hkv", {"iterations": 10_001}, r"iterations=10001 is more than 10,000"),
+    ],
+)
+def test_implicit_parameters_past_their_bounds_are_refused_by_make(name, params, message):
+    from receval.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        make(name, **params)
+
+
+def test_hkv_refuses_a_confidence_past_the_bound_from_the_largest_rating():
+    from receval.errors import ConfigError
+
+    model = make("hkv", alpha=300_000.0, factors=2, iterations=1)  # ratings up to 5: a confidence of 1.5e6
+    with pytest.raises(ConfigError, match=r"alpha=300000 times the largest value 5 is a confidence of 1\.5e\+06"):
+        model.fit(_data(0))
+    make("hkv", alpha=300_000.0, values="ones", factors=2, iterations=1).fit(_data(0))  # ones: 3e5 is fine
+
+
+def test_implicit_adapter_has_the_same_bounds(monkeypatch):
+    import receval.validate
+    from receval.errors import ConfigError
+
+    data = _data(1)
+    with pytest.raises(ConfigError, match=r"implicit:AlternatingLeastSquares: num_threads=100000 is more than"):
+        make("implicit:AlternatingLeastSquares", num_threads=100_000).fit(data)
+    with pytest.raises(ConfigError, match=r"implicit:AlternatingLeastSquares: alpha=1e\+308 times the largest"):
+        make("implicit:AlternatingLeastSquares", alpha=1e308).fit(data)
+    # factors=10^8 was an _ArrayMemoryError traceback: now the memory refusal of receval's own factor models
+    with pytest.raises(ConfigError, match=r"100,000,000 factors \(60 users \+ 30 items\) needs .* of memory"):
+        make("implicit:AlternatingLeastSquares", factors=10**8).fit(data)
+    monkeypatch.setattr(receval.validate, "available_memory", lambda: 10**6)  # the Gram matrices count too
+    with pytest.raises(
+        ConfigError,
+        match=r"500 factors \(60 users \+ 30 items\), with 2 Gram matrices of 500 x 500, needs 2\.2 MB of memory",
+    ):
+        make("implicit:AlternatingLeastSquares", factors=500).fit(data)
+
+
+def test_a_breakdown_inside_implicit_is_a_config_error(monkeypatch):
+    from implicit.recommender_base import ModelFitError
+
+    from receval.errors import ConfigError
+
+    def diverge(self, *args, **kwargs):
+        raise ModelFitError("NaN encountered in factors")
+
+    monkeypatch.setattr(AlternatingLeastSquares, "fit", diverge)
+    with pytest.raises(ConfigError, match=r"IALS: implicit's AlternatingLeastSquares broke down \(NaN encountered"):
+        IALS(factors=2).fit(_data(2))

@@ -83,3 +83,12 @@ def test_pure_svd_ranking_equals_numpy_svd():
     np.testing.assert_array_equal(rated, BiasedMF(factors=5, epochs=1).fit(train).predict([0, 1], [2, 3]))
     with pytest.raises(ConfigError, match="ranking='best'"):
         BiasedMF(ranking="best").fit(train)
+
+
+def test_mf_epochs_share_the_bound_of_als_sweeps():
+    from receval.recommenders import make
+    from receval.recommenders.base import MAX_ITERATIONS
+
+    with pytest.raises(ConfigError, match=r"epochs=1000000000000 is more than 10,000 passes over the ratings"):
+        make("mf", epochs=10**12)
+    assert make("mf", epochs=MAX_ITERATIONS).epochs == MAX_ITERATIONS

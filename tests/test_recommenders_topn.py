@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -254,3 +255,35 @@ def test_the_baselines_fit_and_rank_without_importing_numba(imports_numba):
     assert imports_numba(
         "from receval.recommenders import make\nmake('item-bandit-ucb', threshold=4).fit(train).kernel_state()"
     )  # a simulation's first ask
+
+
+def test_a_large_ranking_logs_its_size_first_and_then_the_time_left(monkeypatch, caplog, tmp_path, capsys):
+    """50,000 users x 5,000,000 items ran past 90 s with no word: from LARGE_RANKING scores on, recommend logs the
+    work before it starts and, after PACE_SECONDS, the time left (here both thresholds lowered to this data)."""
+    import logging
+
+    from receval.cli import main
+
+    train = Interactions.from_arrays(np.arange(40) % 8, np.arange(40) % 20, np.arange(40) % 5 + 1.0)
+    model = MostPopular().fit(train)
+    with caplog.at_level(logging.WARNING, logger="receval"):
+        recommend(model, np.arange(8), 3, exclude=train, batch_size=1)
+    assert not caplog.records  # 160 scores: nothing to say
+    monkeypatch.setattr(topn, "LARGE_RANKING", 160)
+    monkeypatch.setattr(topn, "PACE_SECONDS", 0.0)
+    with caplog.at_level(logging.WARNING, logger="receval"):
+        recommend(model, np.arange(8), 3, exclude=train, batch_size=1)
+    said = [record.getMessage() for record in caplog.records]
+    assert (
+        said[0] == "ranking 8 users x 20 items (1.6e+02 scores): the time left follows once the first users are ranked"
+    )
+    assert re.fullmatch(r"1 of 8 users ranked in \d+ s: about \d+ s left", said[1])
+    assert len(said) == 2  # the time left once
+    # the command line prints them (warnings of the receval logger) before its result
+    rows = "".join(f"u{u}\ti{i}\t{r:g}\n" for u, i, r in zip(train.users, train.items, train.ratings, strict=True))
+    (tmp_path / "train.tsv").write_text("user\titem\trating\n" + rows)
+    out = tmp_path / "recs.tsv"
+    assert (
+        main(["recommend", "--train", str(tmp_path / "train.tsv"), "-a", "popularity", "--k", "3", "-o", str(out)]) == 0
+    )
+    assert "receval: ranking 8 users x 20 items (1.6e+02 scores)" in capsys.readouterr().err

@@ -12,6 +12,12 @@ too (imported by name): compiling its module compiles theirs first and points it
 their dispatchers. Parallel kernels loop over :func:`prange`, which is ``range`` until their
 module compiles and :func:`numba.prange` in the compiled kernels.
 
+Under numba's bounds checking (``NUMBA_BOUNDSCHECK=1``, with a fresh ``NUMBA_CACHE_DIR``:
+numba's cache does not tell checked kernels from unchecked ones) every kernel compiles
+serially: numba 0.68 checks no index inside a parallel loop, even with
+``boundscheck=True``, so a parallel kernel would otherwise escape the check
+(``tests/test_kernels_fuzz.py`` runs its fuzz tests that way).
+
 >>> @njit(cache=False)
 ... def add(a, b):
 ...     return a + b
@@ -61,8 +67,10 @@ class LazyKernel:
         import numba
 
         namespace = self.py_func.__globals__
+        checked = bool(getattr(numba.config, "BOUNDSCHECK", None))
         for kernel in _PENDING.pop(self.py_func.__module__, []):
-            kernel.dispatcher = numba.njit(**kernel.options)(kernel.py_func)  # typed on its first call
+            options = {**kernel.options, "parallel": False} if checked else kernel.options
+            kernel.dispatcher = numba.njit(**options)(kernel.py_func)  # typed on its first call
             if namespace.get(kernel.py_func.__name__) is kernel:  # a wrapper (one_at_a_time) stays in place
                 namespace[kernel.py_func.__name__] = kernel.dispatcher
         # before any call, numba must find its own objects behind the names the kernels read: prange, and

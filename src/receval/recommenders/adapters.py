@@ -25,6 +25,7 @@ the original ids.
 from __future__ import annotations
 
 import importlib
+import inspect
 import warnings
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
+from receval.recommenders.als import check_implicit, fit_implicit, solver_squares
 from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
 
@@ -148,6 +150,18 @@ class ImplicitAdapter(_Adapter):
             )
         self._start_fit(train)
         self._user_items = train.to_csr("rating")
+        # the bounds receval's own implicit models have (threads, sweeps, confidence, factors' memory)
+        label = f"implicit:{self.algorithm}"
+        largest = self._user_items.data.max() if self._user_items.nnz else None
+        check_implicit(label, self.params, largest if "alpha" in self.params else None)
+        defaults = {n: p.default for n, p in inspect.signature(cls).parameters.items()}
+        factors = self.params.get("factors", defaults.get("factors"))
+        if isinstance(factors, int) and not isinstance(factors, bool):
+            als = self.algorithm == "AlternatingLeastSquares"
+            use_cg = self.params.get("use_cg", defaults.get("use_cg", True))
+            threads = self.params.get("num_threads", 0)
+            squares = solver_squares(bool(use_cg), threads if isinstance(threads, int) else 0) if als else 0
+            self._check_factor_memory(factors, np.dtype(np.float32).itemsize, squares=squares)
         with threadpool_limits(1, "blas"), warnings.catch_warnings():
             # implicit's kNN models convert an intermediate matrix of their own and warn about it
             warnings.filterwarnings("ignore", message="Method expects CSR input")
@@ -155,7 +169,7 @@ class ImplicitAdapter(_Adapter):
                 model = cls(**self.params)
             except TypeError as err:
                 raise ConfigError(f"implicit:{self.algorithm} rejected the parameters {self.params}: {err}") from None
-            model.fit(self._user_items, show_progress=False)
+            fit_implicit(label, model, self._user_items)
         self.model_ = model
         return self
 

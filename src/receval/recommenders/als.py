@@ -16,6 +16,14 @@ in implicit, so a seed gives the same model whatever the thread count. Users
 without training interactions keep near-zero factors from implicit's solver: their
 scores carry no information.
 
+Bounds, checked before the fit (:func:`check_implicit`): ``num_threads`` at most
+:data:`MAX_THREADS`, ``iterations`` at most
+:data:`~receval.recommenders.base.MAX_ITERATIONS`, the largest confidence ``alpha`` x
+value at most :data:`MAX_CONFIDENCE`, and the factors (users + items) plus implicit's
+``factors x factors`` matrices within the free memory; a solve that still breaks down
+(NaN factors, a failed Cholesky factorisation) is a ConfigError naming the parameters,
+not implicit's exception.
+
 Examples
 --------
 >>> from receval import Interactions
@@ -27,7 +35,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import Literal
+import os
+from typing import Literal, TypeGuard
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,9 +44,21 @@ from threadpoolctl import threadpool_limits
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.base import Recommender
+from receval.recommenders.base import MAX_ITERATIONS, Recommender
 
-__all__ = ["HKV", "implicit_topk"]
+__all__ = ["HKV", "MAX_CONFIDENCE", "MAX_THREADS", "check_implicit", "implicit_topk"]
+
+MAX_THREADS = 1024
+"""Most threads an implicit model may start (``num_threads``). Its OpenMP loops start every thread asked for,
+each with its own stack and buffers: 8,192 ran on a 2-core machine, 100,000 ended the process with a
+segmentation fault. Past the cores, threads only take turns; a fixed bound keeps a configuration valid on
+every machine."""
+
+MAX_CONFIDENCE = 1e6
+"""Largest confidence ``alpha x value`` handed to implicit, whose solve runs in float32 (7 significant digits):
+past it the unobserved items' weight of 1 and the regularisation vanish from the sums. On generated data the
+Cholesky solve failed from 10^7 and the conjugate gradient returned NaN factors at 10^12 and its random start
+unchanged at 10^15 (Hu et al. use alpha = 40)."""
 
 
 def implicit_topk(model, users: np.ndarray, k: int, exclude: sp.csr_matrix | None) -> tuple[np.ndarray, np.ndarray]:
@@ -74,6 +95,87 @@ def implicit_topk(model, users: np.ndarray, k: int, exclude: sp.csr_matrix | Non
         ids = np.pad(ids, ((0, 0), (0, pad)), constant_values=-1)
         scores = np.pad(scores, ((0, 0), (0, pad)), constant_values=np.nan)
     return ids, scores
+
+
+def check_implicit(label: str, params: dict, largest_value: float | None = None) -> None:
+    """Refuse implicit parameters past the bounds above: ``num_threads``, ``iterations``, ``alpha`` (times
+    ``largest_value``, the input's largest entry, when known), each when present in ``params``; the message
+    starts with ``label`` when it is not empty.
+
+    Returns
+    -------
+    None
+        The parameters are within the bounds; else :class:`~receval.errors.ConfigError` names the first that is
+        not, its value and the bound.
+
+    Examples
+    --------
+    >>> check_implicit("ials", {"num_threads": 4, "iterations": 15, "alpha": 40.0}, 1.0)
+    >>> check_implicit("ials", {"num_threads": 100_000})
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: ials: num_threads=100000 is more than 1024 threads (implicit starts every one); \
+use 0 (all cores) or at most 1024
+    >>> check_implicit("hkv", {"alpha": 1e6}, 5.0)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: hkv: alpha=1e+06 times the largest value 5 is a confidence of 5e+06, more than \
+implicit's float32 solve resolves (1e+06); use alpha <= 200000
+    >>> check_implicit("ials", {"alpha": float("inf")})
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: ials: alpha=inf is a confidence of inf, more than implicit's float32 solve resolves \
+(1e+06); use alpha <= 1e+06
+    """
+    label = f"{label}: " if label else ""
+    threads = params.get("num_threads")
+    if _integer(threads) and threads > MAX_THREADS:
+        raise ConfigError(
+            f"{label}num_threads={threads} is more than {MAX_THREADS} threads (implicit starts every one); "
+            f"use 0 (all cores) or at most {MAX_THREADS}"
+        )
+    iterations = params.get("iterations")
+    if _integer(iterations) and iterations > MAX_ITERATIONS:
+        raise ConfigError(
+            f"{label}iterations={iterations} is more than {MAX_ITERATIONS:,} ALS sweeps (ALS converges in tens; "
+            f"each sweep solves every user and item); use at most {MAX_ITERATIONS:,}"
+        )
+    alpha = params.get("alpha")
+    if isinstance(alpha, (int, float, np.number)) and not isinstance(alpha, bool):
+        largest = 1.0 if largest_value is None else float(largest_value)
+        if not alpha * largest <= MAX_CONFIDENCE:  # also NaN and inf
+            what = f"alpha={alpha:g}" + ("" if largest_value is None else f" times the largest value {largest:g}")
+            raise ConfigError(
+                f"{label}{what} is a confidence of {alpha * largest:g}, more than implicit's float32 solve "
+                f"resolves ({MAX_CONFIDENCE:g}); use alpha <= {MAX_CONFIDENCE / largest:g}"
+            )
+
+
+def solver_squares(use_cg: bool, num_threads: int) -> int:
+    """The factors x factors float32 matrices implicit's ALS holds: ``YtY``, its copy, and with the Cholesky
+    solver one more per thread."""
+    return 2 + (0 if use_cg else num_threads or os.cpu_count() or 1)
+
+
+def _integer(value: object) -> TypeGuard[int]:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def fit_implicit(label: str, model, matrix: sp.csr_matrix) -> None:
+    """``model.fit(matrix)``, implicit's numerical breakdowns a ConfigError naming ``label`` and the parameters."""
+    from implicit.recommender_base import ModelFitError
+
+    try:
+        model.fit(matrix, show_progress=False)
+    except (ModelFitError, ValueError) as err:
+        if isinstance(err, ValueError) and "posv failed" not in str(err):
+            raise
+        names = [name for name in ("alpha", "regularization", "factors") if hasattr(model, name)]
+        params = ", ".join(f"{name}={getattr(model, name)!r}" for name in names)
+        raise ConfigError(
+            f"{label}: implicit's {type(model).__name__} broke down ({err}) with {params}: use a smaller alpha or "
+            "a larger regularization"
+        ) from None
 
 
 class HKV(Recommender):
@@ -135,18 +237,24 @@ class HKV(Recommender):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-        if not (self.alpha > 0 and self.regularization >= 0):
-            raise ConfigError("alpha must be > 0 and regularization >= 0")
+        if not _integer(self.num_threads) or self.num_threads < 0:
+            raise ConfigError(f"num_threads must be an integer >= 0 (0: all cores), got {self.num_threads!r}")
+        if not (self.alpha > 0 and 0 <= self.regularization < np.inf):
+            raise ConfigError("alpha must be > 0 and regularization >= 0 (finite)")
         if self.values not in ("rating", "ones", "positive"):
             raise ConfigError(f"values={self.values!r} is not one of ['rating', 'ones', 'positive']")
+        check_implicit("", self.get_params())
 
     def fit(self, train: Interactions) -> HKV:
         from implicit.cpu.als import AlternatingLeastSquares
 
         self._validate()
         self._start_fit(train)
-        self._check_factor_memory(int(self.factors), np.dtype(np.float32).itemsize)  # implicit's factors: float32
         matrix = self.confidence_matrix(train)
+        check_implicit(type(self).__name__, {"alpha": self.alpha}, matrix.data.max() if matrix.nnz else None)
+        self._check_factor_memory(
+            int(self.factors), np.dtype(np.float32).itemsize, squares=solver_squares(self.use_cg, self.num_threads)
+        )
         with threadpool_limits(1, "blas"):
             model = AlternatingLeastSquares(
                 factors=self.factors,
@@ -157,7 +265,7 @@ class HKV(Recommender):
                 num_threads=self.num_threads,
                 random_state=self.seed,
             )
-            model.fit(matrix, show_progress=False)
+            fit_implicit(type(self).__name__, model, matrix)
         self.model_ = model
         self.user_factors_ = model.user_factors
         self.item_factors_ = model.item_factors
@@ -187,7 +295,7 @@ class HKV(Recommender):
         with threadpool_limits(1, "blas"):
             self.model_.iterations = iterations
             try:
-                self.model_.fit(matrix, show_progress=False)
+                fit_implicit(type(self).__name__, self.model_, matrix)
             finally:
                 self.model_.iterations = self.iterations
         self.user_factors_ = self.model_.user_factors

@@ -22,7 +22,13 @@ import numpy as np
 from receval.data.interactions import Interactions
 from receval.errors import ColdStartError, NotFittedError
 
-__all__ = ["Recommender", "Scorer", "Predictor", "Updatable", "clone", "score_items"]
+__all__ = ["MAX_ITERATIONS", "Recommender", "Scorer", "Predictor", "Updatable", "clone", "score_items"]
+
+MAX_ITERATIONS = 10_000
+"""Most passes over the training data an iterative fit may make (ALS ``iterations``, SGD ``epochs``), refused
+above before the fit: implicit's ALS defaults to 15 sweeps and converges in tens (Hu, Koren & Volinsky 2008;
+Rendle et al. 2022 tune iALS up to a few hundred), Funk's SGD to 20 epochs; MovieLens-100K takes about 0.05 s
+an ALS sweep with 100 factors, so 10,000 is already minutes, and 10^12 would run for millennia."""
 
 # the fallback of score_items scores this many (user, item) cells of full rows at a time (64 MB of float64)
 SCORE_CELLS = 1 << 23
@@ -121,8 +127,11 @@ class Recommender:
         self.n_users_ = train.n_users
         self.n_items_ = train.n_items
 
-    def _check_factor_memory(self, factors: int, itemsize: int, fix: str = "lower factors (e.g. factors=50)") -> None:
-        """Refuse, before fitting, factor matrices (users + items) x ``factors`` larger than the free memory.
+    def _check_factor_memory(
+        self, factors: int, itemsize: int, fix: str = "lower factors (e.g. factors=50)", *, squares: int = 0
+    ) -> None:
+        """Refuse, before fitting, factor matrices (users + items) x ``factors`` and ``squares`` factors x factors
+        matrices (a solver's Gram matrices) larger than the free memory.
 
         >>> from receval.data.interactions import Interactions
         >>> class Factored(Recommender):
@@ -136,12 +145,15 @@ class Recommender:
         """
         from receval.validate import check_memory
 
-        check_memory(
-            float(itemsize) * factors * (self.n_users_ + self.n_items_),
-            f"fitting {type(self).__name__} with {factors:,} factors "
-            f"({self.n_users_:,} users + {self.n_items_:,} items)",
-            fix,
-        )
+        entities = f"{self.n_users_:,} users + {self.n_items_:,} items"
+        what = f"fitting {type(self).__name__} with {factors:,} factors ({entities})"
+        check_memory(float(itemsize) * factors * (self.n_users_ + self.n_items_), what, fix)
+        if squares:
+            check_memory(
+                float(itemsize) * factors * (self.n_users_ + self.n_items_ + squares * factors),
+                f"{what}, with {squares} Gram matrices of {factors:,} x {factors:,},",
+                fix,
+            )
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "n_items_"):

@@ -33,7 +33,7 @@ import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.als import HKV
+from receval.recommenders.als import HKV, check_implicit
 from receval.recommenders.linear import _check_threshold, interaction_matrix
 
 __all__ = ["IALS"]
@@ -51,7 +51,7 @@ class IALS(HKV):
     use_cg
         Conjugate-gradient solver (implicit's default) or exact Cholesky.
     num_threads
-        implicit's threads (0 = all cores).
+        implicit's threads (0 = all cores; at most :data:`~receval.recommenders.als.MAX_THREADS`).
     seed
         implicit's ``random_state``.
 
@@ -87,10 +87,11 @@ class IALS(HKV):
             low = 0 if name == "num_threads" else 1
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
                 raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
-        if not (self.alpha > 0 and self.regularization >= 0):
+        if not (self.alpha > 0 and 0 <= self.regularization < np.inf):
             raise ConfigError(
-                f"alpha must be > 0 and regularization >= 0, got {self.alpha!r} and {self.regularization!r}"
+                f"alpha must be > 0 and regularization >= 0 (finite), got {self.alpha!r} and {self.regularization!r}"
             )
+        check_implicit("", self.get_params())
         _check_threshold(self.threshold)
 
     def confidence_matrix(self, train: Interactions) -> sp.csr_matrix:

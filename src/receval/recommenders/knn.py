@@ -213,6 +213,8 @@ def _similarity_kernel(top_k: bool):
                         if xj == xi:
                             continue
                         rj = y_val[q]
+                        # acc[xj, 0] counts the pair's common entries (+1 each, never a value that may round
+                        # to 0), so it is 0 only before xj's first visit: each xj enters once, n_touched <= n_x
                         if acc[xj, 0] == 0:
                             touched[n_touched] = xj
                             n_touched += 1

@@ -48,7 +48,7 @@ from scipy.sparse.linalg import svds
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.base import Recommender
+from receval.recommenders.base import MAX_ITERATIONS, Recommender
 from receval.recommenders.baselines import check_pairs
 
 __all__ = ["BiasedMF"]
@@ -127,6 +127,11 @@ class BiasedMF(Recommender):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+        if self.epochs > MAX_ITERATIONS:
+            raise ConfigError(
+                f"epochs={self.epochs} is more than {MAX_ITERATIONS:,} passes over the ratings (SGD converges in "
+                f"tens); use at most {MAX_ITERATIONS:,}"
+            )
         if not (self.learning_rate > 0 and self.regularization >= 0 and self.init_std >= 0):
             raise ConfigError("learning_rate must be > 0, regularization and init_std >= 0")
         if self.ranking not in ("pure-svd", "rating"):
