@@ -105,7 +105,7 @@ def test_roles_become_references_to_the_full_path(reference):
 
 
 def test_bare_doctests_are_fenced_and_examples_sections_left_to_the_parser(reference):
-    to_rankings = reference["data.align.to_rankings"].docstring.value
+    to_rankings = reference["evaluation.align.to_rankings"].docstring.value
     fenced = re.search(r"^```pycon\n(>>> .*?)^```$", to_rankings, re.S | re.M)
     assert fenced and "[[8, -1], [9, 7], [-1, -1]]" in fenced.group(1)
     evaluate = reference["evaluation.evaluate"].docstring.value

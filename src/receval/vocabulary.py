@@ -64,6 +64,9 @@ __all__ = [
     "CORRECTION_NAMES",
     "Correction",
     "NO_SPLIT",
+    "RANKS",
+    "RANK_READINGS",
+    "Ranks",
     "DEFAULT_SAMPLED_CORRECTIONS",
     "SAMPLED_CORRECTIONS",
     "SAMPLE_SHAPES",
@@ -73,6 +76,9 @@ __all__ = [
     "STATISTIC_NAMES",
     "SplitMethod",
     "TEST_NAMES",
+    "TIES",
+    "TIE_RULES",
+    "Ties",
     "TestName",
     "UNIFORM_ONLY_CORRECTIONS",
     "cold_start_policy",
@@ -129,6 +135,30 @@ CORRECTION_NAMES: dict[Correction, str] = {
     "bh": "Benjamini–Hochberg",
     "none": "none",
 }
+
+Ties = Literal["input", "id", "trec_eval"]
+"""How items of equal score (or equal rank) are ordered in a list."""
+# each tie rule in words, as --ties' help gives them: ``input`` keeps the order of the rows (of the columns, for a
+# score matrix); ``id`` orders tied items by item id ascending (numbers as numbers, text as text); ``trec_eval`` by
+# item id descending, compared as text byte by byte, as trec_eval's ``form_res_rels.c`` sorts a run
+# (``comp_sim_docno``: score descending, then ``strcmp`` of the two docnos reversed)
+TIE_RULES: dict[Ties, str] = {
+    "input": "as the rows come",
+    "id": "item id ascending",
+    "trec_eval": "item id descending, as trec_eval sorts",
+}
+TIES: tuple[str, ...] = tuple(TIE_RULES)
+"""The tie rules (:data:`TIE_RULES`)."""
+Ranks = Literal["order", "positions"]
+"""How a rank column is read."""
+# each reading of a rank column in words, as --ranks' help gives them: ``order`` (2, 5, 9 are a list's first three
+# items) or ``positions`` (RecTools reads its ``rank`` column so, filtering ``rank <= k``)
+RANK_READINGS: dict[Ranks, str] = {
+    "order": "the ranks only order each list",
+    "positions": "rank r is position r, a missing rank an empty position, as RecTools reads it",
+}
+RANKS: tuple[str, ...] = tuple(RANK_READINGS)
+"""The readings of a rank column (:data:`RANK_READINGS`)."""
 
 
 @dataclass(frozen=True)

@@ -46,11 +46,23 @@ from receval.cli.common import (
 )
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.errors import ConfigError, DataError
+from receval.vocabulary import RANK_READINGS, TIE_RULES, TIES
 
 if TYPE_CHECKING:
     from receval.evaluation import Conventions, EvaluationResult
 
 __all__ = ["COLD_START_HELP", "CONVENTION_HELP", "RANKS_HELP", "TIES_HELP", "cold_start_line", "register"]
+
+
+def _choices(words: dict[str, str]) -> str:
+    """``a (what a is), b (...) or c (...)``: an option's values with their words.
+
+    >>> _choices({"x": "first", "y": "second", "z": "third"})
+    'x (first), y (second) or z (third)'
+    """
+    each = [f"{name} ({text})" for name, text in words.items()]
+    return ", ".join(each[:-1]) + f" or {each[-1]}"
+
 
 # the names are receval.metrics.conventions.CONVENTION_NAMES, checked by receval.evaluation.check_convention;
 # not imported here, so that --help loads no metric module
@@ -58,19 +70,13 @@ CONVENTION_HELP = (
     "A library's conventions for every metric string that names none (trec_eval, ranx, recbole, lenskit, ...; "
     "case-insensitive; an unknown name is refused with the list)."
 )
-TIES_HELP = (
-    "Order of items of equal score: input (as the rows come), id (item id ascending) or trec_eval (item id "
-    "descending, as trec_eval sorts); default: the convention's, else input."
-)
+TIES_HELP = f"Order of items of equal score: {_choices(TIE_RULES)}; default: the convention's, else {TIES[0]}."
 COLD_START_HELP = (
     "Test users without a training rating (cold): empty (no list: scored as an empty list; the default), exclude "
     "(left out of the evaluation) or fallback (the most-rated training items as their list); exclude and fallback "
     "need --train. Counted in the output; see docs/concepts.md, 'Cold-start users: one policy'."
 )
-RANKS_HELP = (
-    "How a rank column is read: order (the ranks only order each list) or positions (rank r is position r, "
-    "a missing rank an empty position, as RecTools reads it)."
-)
+RANKS_HELP = f"How a rank column is read: {_choices(RANK_READINGS)}."
 
 
 def _clean(value: float) -> float | None:
@@ -138,9 +144,9 @@ def evaluate_command(
     cold_start: Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)] = "empty",
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
-    from receval.data.align import check_ranks, check_ties
     from receval.data.tables import read_aspects
     from receval.evaluation import check_cold_start, check_convention
+    from receval.evaluation.align import check_ranks, check_ties
 
     convention = check_convention(convention)  # before any file is read
     policy = check_cold_start(cold_start, train)

@@ -318,8 +318,8 @@ def evaluate_parquet_sharded(
     import numpy as np
     import pandas as pd
 
-    from receval.data.align import check_ranks, check_ties
     from receval.evaluation import Conventions, EvaluationResult, check_convention
+    from receval.evaluation.align import check_ranks, check_ties
     from receval.metrics import apply_convention
     from receval.metrics.registry import parse_metric_list
 

@@ -32,9 +32,9 @@ from typing import Any
 
 import pandas as pd
 
-from receval.data.align import as_table
 from receval.errors import ConfigError
 from receval.evaluation import evaluate
+from receval.evaluation.align import as_table
 from receval.stats.significance import Correction, TestName, compare_systems
 
 __all__ = ["RunComparison", "compare_runs"]
