@@ -113,9 +113,10 @@ def compare_command(
     named = _named(runs)
     test_kind = one_of(test, _TESTS, "--test")
     correction_kind = one_of(correction, _CORRECTIONS, "--correction")
-    from receval.evaluation import check_cold_start, check_convention
+    from receval.evaluation import check_cold_start
+    from receval.metrics import MetricList
 
-    preset = check_convention(convention)
+    metric_list = MetricList(metrics, convention)  # the convention checked and the metrics read once, here
     policy = check_cold_start(cold_start, train)
     if report is not None:
         from receval.outputs import check_output_file
@@ -134,12 +135,11 @@ def compare_command(
     result = compare_runs(
         frames,
         truth_frame,
-        metrics,
+        metric_list,
         baseline=baseline,
         test=test_kind,
         correction=correction_kind,
         seed=seed,
-        convention=preset,
         threshold=threshold,
         train=train_frame,
         cold_start=policy,

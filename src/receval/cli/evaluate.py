@@ -64,7 +64,7 @@ def _choices(words: dict[str, str]) -> str:
     return ", ".join(each[:-1]) + f" or {each[-1]}"
 
 
-# the names are receval.metrics.conventions.CONVENTION_NAMES, checked by receval.evaluation.check_convention;
+# the names are receval.metrics.conventions.CONVENTION_NAMES, checked when the MetricList is made;
 # not imported here, so that --help loads no metric module
 CONVENTION_HELP = (
     "A library's conventions for every metric string that names none (trec_eval, ranx, recbole, lenskit, ...; "
@@ -145,10 +145,11 @@ def evaluate_command(
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.tables import read_aspects
-    from receval.evaluation import check_cold_start, check_convention
+    from receval.evaluation import check_cold_start
     from receval.evaluation.align import check_ranks, check_ties
+    from receval.metrics import MetricList
 
-    convention = check_convention(convention)  # before any file is read
+    metric_list = MetricList(metrics, convention)  # the convention checked and the metrics read once, before any file
     policy = check_cold_start(cold_start, train)
     if ties is not None:
         check_ties(ties)
@@ -170,9 +171,9 @@ def evaluate_command(
 
         names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank}
         result = evaluate_parquet_sharded(
-            truth, recs, metrics, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
+            truth, recs, metric_list, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
             empty_users=empty_users, columns={k: v for k, v in names.items() if v is not None}, executor=executor,
-            jobs=jobs, scheduler=scheduler, ties=ties, convention=convention, ranks=ranks,
+            jobs=jobs, scheduler=scheduler, ties=ties, ranks=ranks,
         )  # fmt: skip
         _report(result, per_user, fmt)
         return
@@ -207,7 +208,7 @@ def evaluate_command(
         result = evaluate(
             recs_frame,
             truth_frame,
-            metrics,
+            metric_list,
             train=train_frame,
             threshold=threshold,
             negative_threshold=negative_threshold,
@@ -216,7 +217,6 @@ def evaluate_command(
             empty_users=empty_users,  # type: ignore[arg-type]
             barrier=barrier,
             ties=ties,  # type: ignore[arg-type]
-            convention=convention,
             ranks=ranks,  # type: ignore[arg-type]
             cold_start=policy,
         )

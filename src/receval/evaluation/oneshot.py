@@ -58,19 +58,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from receval.data.interactions import Interactions
-from receval.errors import ConfigError, MetricError, ReceValError
-from receval.evaluation._result import (
-    Conventions,
-    EvaluationResult,
-    _check_split,
-    _labelled,
-    _parse_metrics,
-    _resolved,
-)
+from receval.data.interactions import Interactions, Relevance
+from receval.errors import ConfigError, MetricError
+from receval.evaluation._result import Conventions, EvaluationResult, _check_split, _resolved
 from receval.evaluation.align import Aligned, Ranks, Ties, align, check_ties
-from receval.metrics.conventions import CONVENTION_NAMES, convention_name, preset_ties
-from receval.metrics.registry import Metric, MetricInput, parse_metric_list
+from receval.metrics._list import MetricList, check_convention
+from receval.metrics.conventions import preset_ties
+from receval.metrics.registry import Metric, MetricInput
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
@@ -98,7 +92,7 @@ Table = Any
 def evaluate(
     recommendations: Table | np.ndarray | None,
     truth: Table | Interactions,
-    metrics: Sequence[str | Metric] | str,
+    metrics: MetricList | Sequence[str | Metric] | str,
     *,
     train: Table | Interactions | None = None,
     threshold: float | None = None,
@@ -143,7 +137,8 @@ def evaluate(
     metrics
         Metric strings (``"ndcg@10"``, ``"fallout@10(negative_threshold=3)"``) or
         :class:`~receval.metrics.Metric` objects; a single string may list several
-        separated by commas.
+        separated by commas; or a :class:`~receval.metrics.MetricList` read already
+        (with its convention: then ``convention`` is left out or names the same one).
     train
         Training ratings (popularity, profiles, G1) in the same original ids (a path too).
     threshold, negative_threshold
@@ -214,8 +209,8 @@ def evaluate(
     >>> res.summary, res.conventions.tie_break, res.conventions.convention
     ({'precision@2': 0.5}, "descending score, ties by item id descending as text (trec_eval's order)", 'trec_eval')
     """
-    preset = check_convention(convention)
-    specs = _parse_metrics(metrics, preset)
+    specs = MetricList.of(metrics, convention)
+    preset = specs.convention
     sampled = next((label for label, spec in specs if spec.sampled is not None), None)
     if sampled is not None:
         raise MetricError(
@@ -232,10 +227,10 @@ def evaluate(
         users=users, unknown_users=unknown_users, columns=columns, ties=ties, ranks=ranks,
     )  # fmt: skip
     aligned, users_cold, cold_without_list = _apply_cold_start(aligned, policy, _needed_width(specs))
-    thr, neg_thr = _thresholds(specs, threshold, negative_threshold, aligned)
+    relevance = _thresholds(specs, threshold, negative_threshold, aligned)
     _check_needs(specs, aligned)
     data = MetricInput(
-        aligned.rankings, aligned.truth_rows, threshold=thr, negative_threshold=neg_thr, train=aligned.train_rows,
+        aligned.rankings, aligned.truth_rows, relevance=relevance, train=aligned.train_rows,
         train_all=aligned.train_all, aspects=aligned.aspects, rating_max=float(aligned.truth.scale.high),
         predictions=aligned.predictions, empty_users=empty_users,
     )  # fmt: skip
@@ -253,8 +248,8 @@ def evaluate(
             scored[label] = int(np.count_nonzero(~np.isnan(values)))
         summary[label] = spec.compute(data, values)
     conventions = Conventions(
-        threshold=thr,
-        negative_threshold=neg_thr,
+        threshold=relevance.threshold,
+        negative_threshold=relevance.negative_threshold,
         empty_users=empty_users,
         tie_break=aligned.tie_break,
         convention=preset,
@@ -363,42 +358,11 @@ def _keep_users(aligned: Aligned, keep: np.ndarray) -> Aligned:
     )  # fmt: skip
 
 
-def check_convention(convention: str | None) -> str | None:
-    """The canonical name of the library preset ``convention`` (case-insensitive; None: no preset).
-
-    The one check of a preset name, wherever it is given (``evaluate(convention=)``,
-    ``--convention``, a configuration's ``convention = ...``).
-
-    Returns
-    -------
-    str or None
-        The library's name as :data:`receval.vocabulary.CONVENTION_NAMES` spells it.
-
-    Examples
-    --------
-    >>> check_convention("TREC_EVAL"), check_convention(None)
-    ('trec_eval', None)
-    >>> check_convention("pyterrier")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    receval.errors.ConfigError: convention='pyterrier' is not a library preset; use one of trec_eval, ranx, ...
-    """
-    if convention is None:
-        return None
-    try:
-        return convention_name(convention)
-    except ReceValError:
-        raise ConfigError(
-            f"convention={convention!r} is not a library preset; use one of {', '.join(CONVENTION_NAMES)}",
-            parameters=["convention"],
-        ) from None
-
-
 def evaluate_model(
     model: Any,
     train: Interactions,
     test: Interactions,
-    metrics: Sequence[str | Metric] | str,
+    metrics: MetricList | Sequence[str | Metric] | str,
     *,
     k: int = 10,
     threshold: float | None = None,
@@ -479,10 +443,9 @@ def evaluate_model(
     """
     from receval.recommenders import clone, recommend
 
-    given = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
-    preset = check_convention(convention)
+    specs = MetricList.of(metrics, convention)  # read once: evaluate and the sampled plan take the list
+    preset = specs.convention
     policy = cold_start_policy(cold_start)
-    specs = _parse_metrics(given, preset)
     _check_split(train, test, "evaluate_model")
     plan = None
     if any(spec.sampled is not None for _, spec in specs):  # checked and drawn before the model is fitted
@@ -512,7 +475,7 @@ def evaluate_model(
     ranking = [label for label, spec in rest if spec.kind != "error"]
     skipped = errors if errors and not hasattr(model, "predict") else []
     own = {label for label, _ in rest} - set(skipped)
-    asked = [m for m, (label, _) in zip(given, _labelled(given), strict=True) if label in own]
+    asked = specs.subset(own)
 
     items = None
     if ranking:
@@ -544,17 +507,16 @@ def evaluate_model(
             barrier=barrier,
             propensities=propensities,
             mar_sample=mar_sample,
-            convention=preset,
             cold_start=policy,
         )
     elif rest:  # only error metrics, for a model that cannot predict
-        thr = test.scale.default_threshold() if threshold is None else float(threshold)
-        neg = thr if negative_threshold is None else float(negative_threshold)
+        relevance = test.scale.relevance(threshold, negative_threshold)
         cold = np.bincount(train.users, minlength=train.n_users)[eval_users] == 0
         if policy == "exclude":
             eval_users = eval_users[~cold]
-        conventions = Conventions(thr, neg, empty_users, users_evaluated=len(eval_users), convention=preset,
-                                  cold_start=policy, users_cold=int(cold.sum()))  # fmt: skip
+        conventions = Conventions(relevance.threshold, relevance.negative_threshold, empty_users,
+                                  users_evaluated=len(eval_users), convention=preset, cold_start=policy,
+                                  users_cold=int(cold.sum()))  # fmt: skip
         result = EvaluationResult({"user": truth.user_ids[eval_users]}, {}, conventions)
     if plan is not None:
         result = plan.run(model) if not rest else _with_sampled(result, plan.run(model))
@@ -604,36 +566,40 @@ def _check_barrier(result: EvaluationResult, specs, barrier: MagicBarrier) -> Ov
 
 
 def _thresholds(
-    specs: list[tuple[str, Metric]], threshold: float | None, negative_threshold: float | None, aligned: Aligned
-) -> tuple[float, float]:
-    """λ and the negative threshold, each checked only when a metric asked reads it.
+    specs: Sequence[tuple[str, Metric]], threshold: float | None, negative_threshold: float | None, aligned: Aligned
+) -> Relevance:
+    """λ and the negative threshold (the truth scale's :meth:`~receval.data.interactions.RatingScale.relevance`),
+    each checked against the scale only when a metric asked reads it.
 
     A metric reads λ unless it sets its own ``threshold=``, and the negative
     threshold unless it sets its own ``negative_threshold=`` (which defaults to λ).
     """
     scale = aligned.truth.scale
-    thr = scale.default_threshold() if threshold is None else threshold
-    neg = thr if negative_threshold is None else negative_threshold
     reads_thr = any(s.definition.needs_threshold and "threshold" in s.definition.defaults
                     and s.params.get("threshold") is None for _, s in specs)  # fmt: skip
     reads_neg = any(s.definition.needs_threshold and "negative_threshold" in s.definition.defaults
                     and s.params.get("negative_threshold") is None for _, s in specs)  # fmt: skip
-    if reads_thr or (reads_neg and negative_threshold is None):
-        if threshold is None and thr > scale.high:
-            raise MetricError(
-                f"the truth's ratings {scale.low:g}..{scale.high:g} are all below the default relevance threshold "
-                f"{thr:g} (1, or the smallest positive rating of a stepped scale below 1): give threshold=",
-                parameters=["threshold"],
-            )
-        # above the truth's top grade no item is positive: NaN over 0 users (below its lowest, every rated item is)
-        thr = check_threshold(thr, scale.low, scale.high, "threshold", below=True)
-    if reads_neg:
-        neg = check_number(neg, "negative_threshold")
-        if (reads_thr or threshold is not None) and neg > thr:  # given or read, λ must not sit below it
-            raise MetricError(
-                f"negative_threshold {neg:g} is above threshold {thr:g}: an item would be both positive and "
-                "negative; give negative_threshold ≤ threshold"
-            )
+    read = reads_thr or (reads_neg and negative_threshold is None)
+    # above the truth's top grade no item is positive: NaN over 0 users (below its lowest, every rated item is);
+    # a threshold no metric reads is still a number (it is reported in the conventions)
+    if threshold is not None:
+        threshold = check_threshold(threshold, scale.low, scale.high, "threshold", below=True) if read else (
+            check_number(threshold, "threshold"))  # fmt: skip
+    if negative_threshold is not None:
+        negative_threshold = check_number(negative_threshold, "negative_threshold")
+    relevance = scale.relevance(threshold, negative_threshold)
+    thr, neg = relevance.threshold, relevance.negative_threshold
+    if read and threshold is None and thr > scale.high:
+        raise MetricError(
+            f"the truth's ratings {scale.low:g}..{scale.high:g} are all below the default relevance threshold "
+            f"{thr:g} (1, or the smallest positive rating of a stepped scale below 1): give threshold=",
+            parameters=["threshold"],
+        )
+    if reads_neg and (reads_thr or threshold is not None) and neg > thr:  # given or read, λ must not sit below it
+        raise MetricError(
+            f"negative_threshold {neg:g} is above threshold {thr:g}: an item would be both positive and "
+            "negative; give negative_threshold ≤ threshold"
+        )
     for label, spec in specs:
         if spec.definition.needs_negatives:
             if not aligned.graded:
@@ -644,18 +610,17 @@ def _thresholds(
                     "e.g. threshold=4 on a 1-5 scale, so that ratings below it are negative",
                     parameters=["threshold", "negative_threshold"],
                 )
-    # a threshold no metric reads is still a number (it is reported in the conventions)
-    return check_number(thr, "threshold"), check_number(neg, "negative_threshold")
+    return relevance
 
 
-def _needed_width(specs: list[tuple[str, Metric]]) -> int | None:
+def _needed_width(specs: Sequence[tuple[str, Metric]]) -> int | None:
     ks = [spec.k for _, spec in specs if spec.kind != "error"]
     if not ks or any(k is None for k in ks):
         return None
     return max(k for k in ks if k is not None)
 
 
-def _check_needs(specs: list[tuple[str, Metric]], aligned: Aligned) -> None:
+def _check_needs(specs: Sequence[tuple[str, Metric]], aligned: Aligned) -> None:
     for label, spec in specs:
         d = spec.definition
         if d.needs_grades and not aligned.graded and spec.params.get("gain", "linear") != "binary":
