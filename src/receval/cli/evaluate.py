@@ -51,7 +51,19 @@ from receval.vocabulary import RANK_READINGS, TIE_RULES, TIES
 if TYPE_CHECKING:
     from receval.evaluation import Conventions, EvaluationResult
 
-__all__ = ["COLD_START_HELP", "CONVENTION_HELP", "RANKS_HELP", "TIES_HELP", "cold_start_line", "register"]
+__all__ = [
+    "COLD_START_HELP",
+    "CONVENTION_HELP",
+    "ColdStartOption",
+    "OutputOption",
+    "RANKS_HELP",
+    "RecsFormat",
+    "TIES_HELP",
+    "ThresholdOption",
+    "TruthFormat",
+    "cold_start_line",
+    "register",
+]
 
 
 def _choices(words: dict[str, str]) -> str:
@@ -78,6 +90,15 @@ COLD_START_HELP = (
 )
 RANKS_HELP = f"How a rank column is read: {_choices(RANK_READINGS)}."
 
+# the options `receval evaluate` and `receval compare` share, written once
+ThresholdOption = Annotated[
+    float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
+]
+OutputOption = Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)]
+TruthFormat = Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)]
+RecsFormat = Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)]
+ColdStartOption = Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)]
+
 
 def _clean(value: float) -> float | None:
     return None if math.isnan(value) else value
@@ -90,9 +111,7 @@ def evaluate_command(
     predictions: Annotated[
         Path | None, typer.Option("--predictions", help="Rating predictions: user,item,rating,prediction.")
     ] = None,
-    threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
-    ] = None,
+    threshold: ThresholdOption = None,
     negative_threshold: Annotated[
         float | None, typer.Option("--negative-threshold", help="Negative: rating < λ- (default λ).")
     ] = None,
@@ -115,9 +134,9 @@ def evaluate_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {metric: value, conventions: {...}} as JSON (= --output json).")
     ] = False,
-    output: Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)] = None,
-    truth_format: Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)] = None,
-    recs_format: Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)] = None,
+    output: OutputOption = None,
+    truth_format: TruthFormat = None,
+    recs_format: RecsFormat = None,
     user: UserColumn = None,
     item: ItemColumn = None,
     rating: RatingColumn = None,
@@ -141,7 +160,7 @@ def evaluate_command(
     convention: Annotated[str | None, typer.Option("--convention", help=CONVENTION_HELP)] = None,
     ties: Annotated[str | None, typer.Option("--ties", help=TIES_HELP)] = None,
     ranks: Annotated[str, typer.Option("--ranks", help=RANKS_HELP)] = "order",
-    cold_start: Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)] = "empty",
+    cold_start: ColdStartOption = "empty",
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.tables import read_aspects
