@@ -405,7 +405,7 @@ def debiasing_study(
             "data": parts.name,
             "propensities": models,
             "threshold": threshold,
-            "negative_threshold": threshold if negative_threshold is None else negative_threshold,
+            "negative_threshold": parts.mar_test.scale.relevance(threshold, negative_threshold).negative_threshold,
             "k": k,
             "seed": seed,
             "systems": list(systems),
