@@ -136,11 +136,11 @@ DOCUMENTED = [
     "report/cyclic.py", "report/compare.py", "stats/significance.py", "metrics/ranking.py", "metrics/registry.py",
     "metrics/error.py", "metrics/trec.py", "validate.py", "split.py", "vocabulary.py", "data/formats.py",
     "data/tables.py", "data/loaders.py", "errors.py", "metrics/debiased.py", "recommenders/als.py",
-    "stats/propensity.py", "metrics/conventions.py", "metrics/beyond.py", "evaluation/__init__.py", "cold_start.py",
+    "stats/propensity.py", "metrics/conventions.py", "metrics/beyond.py", "evaluation/oneshot.py", "cold_start.py",
     "stats/sampled.py", "evaluation/candidates.py", "evaluation/sampled.py", "studies/sampled.py",
     "studies/cyclic_selection.py", "recommenders/linear.py", "recommenders/graph.py",
     "experiment/tune.py", "report/tune.py", "report/sampled.py", "experiment/coherence_protocol.py", "data/ncf.py",
-    "experiment/sampled_protocol.py",
+    "experiment/sampled_protocol.py", "metrics/_list.py",
 ]  # fmt: skip
 DOCUMENTED_CLASSES = ["experiment/store.py:ResultStore"]
 SECTION = re.compile(r"^\s*(Returns|Yields)\n\s*-+\n", re.M)
