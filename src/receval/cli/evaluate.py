@@ -28,8 +28,9 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 
-def _choices(words: dict[str, str]) -> str:
+def _choices(words: Mapping[Any, str]) -> str:
     """``a (what a is), b (...) or c (...)``: an option's values with their words.
 
     >>> _choices({"x": "first", "y": "second", "z": "third"})
