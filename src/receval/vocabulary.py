@@ -25,6 +25,11 @@ happens to test users without a training rating, the same name and values for
 configuration's ``convention``, ``evaluate(..., convention=NAME)`` and a metric string's
 ``convention=NAME`` (the presets themselves are :mod:`receval.metrics.conventions`).
 
+**Ties and ranks** (:data:`TIE_RULES`, :data:`RANK_READINGS`): how items of equal score are
+ordered in a list and how a rank column is read, the same words for ``receval evaluate
+--ties/--ranks``, ``evaluate(..)``'s ``ties=``/``ranks=`` and :mod:`receval.evaluation.align`
+(:data:`TIE_ORDERS`: each rule as an evaluation's conventions state it).
+
 **Sampled evaluation** (:data:`SAMPLING_SCHEMES`, :data:`SAMPLE_SHAPES`,
 :data:`SAMPLED_CORRECTIONS`): how negatives are drawn, whether a sample belongs to a test
 item or to a user, and the estimate of the full-catalogue metric from sampled ranks
@@ -77,6 +82,7 @@ __all__ = [
     "SplitMethod",
     "TEST_NAMES",
     "TIES",
+    "TIE_ORDERS",
     "TIE_RULES",
     "Ties",
     "TestName",
@@ -149,6 +155,12 @@ TIE_RULES: dict[Ties, str] = {
 }
 TIES: tuple[str, ...] = tuple(TIE_RULES)
 """The tie rules (:data:`TIE_RULES`)."""
+# each tie rule as an evaluation's conventions state how its lists were ordered (``conventions.tie_break``)
+TIE_ORDERS: dict[Ties, str] = {
+    "input": "ties in input order",
+    "id": "ties by item id ascending",
+    "trec_eval": "ties by item id descending as text (trec_eval's order)",
+}
 Ranks = Literal["order", "positions"]
 """How a rank column is read."""
 # each reading of a rank column in words, as --ranks' help gives them: ``order`` (2, 5, 9 are a list's first three

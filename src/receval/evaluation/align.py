@@ -42,7 +42,7 @@ from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
 from receval.errors import ConfigError, DataError, MetricError, shown_id
-from receval.vocabulary import RANKS, TIES, Ranks, Ties
+from receval.vocabulary import RANKS, TIE_ORDERS, TIES, Ranks, Ties
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,12 +64,6 @@ __all__ = [
 
 Kind = Literal["recommendations", "truth", "train", "aspects", "predictions"]
 """The role of a table in an evaluation (what a file given for it holds)."""
-
-_TIE_WORDS = {
-    "input": "ties in input order",
-    "id": "ties by item id ascending",
-    "trec_eval": "ties by item id descending as text (trec_eval's order)",
-}
 
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "recommendations": ("user", "item"),
@@ -196,7 +190,7 @@ def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input", r
         return "as given (an item matrix is ranked already)"
     if ranked_by == "rank" and ranks == "positions":
         return "rank r at position r (a missing rank is an empty position; one item per rank)"
-    return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {_TIE_WORDS[ties]}"
+    return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {TIE_ORDERS[ties]}"
 
 
 def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> Any:
