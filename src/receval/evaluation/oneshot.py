@@ -638,3 +638,9 @@ def _check_needs(specs: Sequence[tuple[str, Metric]], aligned: Aligned) -> None:
             )
         if spec.kind != "error" and aligned.rankings.shape[1] == 0 and aligned.predictions is not None:
             raise MetricError(f"metric {label!r} needs recommendation lists; only predictions were given")
+
+
+# the entry points' public home is the package that re-exports them (`receval.evaluation.evaluate_model`, as
+# scripts import it): their __module__ says so, for pickling by reference, help() and the doctests' collection
+for _entry in (evaluate, evaluate_model, check_cold_start):
+    _entry.__module__ = "receval.evaluation"
