@@ -75,14 +75,7 @@ if TYPE_CHECKING:
     from receval.evaluation.candidates import Candidates
     from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
-__all__ = [
-    "Conventions",
-    "EvaluationResult",
-    "check_cold_start",
-    "check_convention",
-    "evaluate",
-    "evaluate_model",
-]
+__all__ = ["check_cold_start", "check_convention", "evaluate", "evaluate_model"]
 _log = logging.getLogger(__name__)
 
 Table = Any
