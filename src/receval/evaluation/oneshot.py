@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from receval.evaluation.candidates import Candidates
+    from receval.evaluation.sampled import SampledPlan
     from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
 __all__ = ["check_cold_start", "check_convention", "evaluate", "evaluate_model"]
@@ -440,19 +441,8 @@ def evaluate_model(
     preset = specs.convention
     policy = cold_start_policy(cold_start)
     _check_split(train, test, "evaluate_model")
-    plan = None
-    if any(spec.sampled is not None for _, spec in specs):  # checked and drawn before the model is fitted
-        from receval.evaluation.sampled import plan_sampled
-
-        plan = plan_sampled([(label, spec) for label, spec in specs if spec.sampled is not None], train, test,
-                            candidates=candidates, seed=seed, threshold=threshold, users=users,
-                            cold_start=policy)  # fmt: skip
-    elif candidates is not None:
-        raise MetricError(
-            "candidates= are ranked by sampled metrics, and none is asked; add one with their size, e.g. "
-            f"ndcg@10(sampled={candidates.n})",
-            parameters=["candidates"],
-        )
+    plan = _sampled_plan(specs, train, test, candidates=candidates, seed=seed, threshold=threshold, users=users,
+                         cold_start=policy)  # fmt: skip
     rest = [(label, spec) for label, spec in specs if spec.sampled is None]
     if not fitted:
         t0 = time.perf_counter()
@@ -474,17 +464,7 @@ def evaluate_model(
     if ranking:
         items, _ = recommend(model, eval_users, int(k), exclude=train if exclude_train else None, seed=seed,
                              cold_start=policy, train=train)  # fmt: skip
-    predictions = None
-    if errors and not skipped:
-        import pandas as pd
-
-        predictions = pd.DataFrame(
-            {
-                "user": truth.user_ids[truth.users],
-                "item": truth.item_ids[truth.items],
-                "prediction": np.asarray(model.predict(truth.users, truth.items), dtype=np.float64),
-            }
-        )
+    predictions = _predictions(model, truth) if errors and not skipped else None
     if asked:
         result = evaluate(
             items,
@@ -527,6 +507,47 @@ def evaluate_model(
     result.rankings = items
     result.predictions = predictions
     return result
+
+
+def _sampled_plan(
+    specs: MetricList,
+    train: Interactions,
+    test: Interactions,
+    *,
+    candidates: Candidates | None,
+    seed: int,
+    threshold: float | None,
+    users: Sequence[int] | np.ndarray | None,
+    cold_start: ColdStart,
+) -> SampledPlan | None:
+    """The sampled metrics' candidates, checked and drawn before the model is fitted (None without sampled
+    metrics; ``candidates`` without one is an error)."""
+    sampled = [(label, spec) for label, spec in specs if spec.sampled is not None]
+    if sampled:
+        from receval.evaluation.sampled import plan_sampled
+
+        return plan_sampled(sampled, train, test, candidates=candidates, seed=seed, threshold=threshold, users=users,
+                            cold_start=cold_start)  # fmt: skip
+    if candidates is not None:
+        raise MetricError(
+            "candidates= are ranked by sampled metrics, and none is asked; add one with their size, e.g. "
+            f"ndcg@10(sampled={candidates.n})",
+            parameters=["candidates"],
+        )
+    return None
+
+
+def _predictions(model: Any, truth: Interactions) -> pd.DataFrame:
+    """The model's rating predictions of the truth's pairs, ``user, item, prediction`` in original ids."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "user": truth.user_ids[truth.users],
+            "item": truth.item_ids[truth.items],
+            "prediction": np.asarray(model.predict(truth.users, truth.items), dtype=np.float64),
+        }
+    )
 
 
 def _with_sampled(result: EvaluationResult, sampled: EvaluationResult) -> EvaluationResult:
