@@ -163,3 +163,18 @@ def test_paths_read_as_the_tables_they_hold(tmp_path: Path) -> None:
     in_memory = receval.evaluate(RECS, TRUTH, ["ndcg@10", "precision@2"])
     assert from_files.summary == in_memory.summary and from_files.summary["precision@2"] == pytest.approx(0.75)
     assert from_files.conventions == in_memory.conventions
+
+
+def test_the_resolver_refuses_a_threshold_that_is_not_a_number():
+    from receval.data.synthetic import generate
+    from receval.errors import ConfigError
+    from receval.evaluation import evaluate_model
+    from receval.recommenders import make
+    from receval.split import holdout
+
+    with pytest.raises(ConfigError, match="negative_threshold=nan: give a finite number"):
+        RatingScale(1, 5, 1).relevance(4, float("nan"))
+    train, test = holdout(generate(40, 60, 800, seed=0), test_fraction=0.2, seed=0)
+    # a ranker asked only error metrics scores nothing, yet reports the thresholds it was given: checked, not cast
+    with pytest.raises(ConfigError, match="threshold=4: give a finite number"):
+        evaluate_model(make("popularity"), train, test, ["rmse"], threshold="4")

@@ -15,8 +15,8 @@ import pytest
 
 import receval
 from receval.cli import main
-from receval.data.align import TIES, tie_rule, to_rankings
 from receval.errors import ConfigError, MetricError
+from receval.evaluation.align import TIES, tie_rule, to_rankings
 from receval.evaluation.sharded_files import evaluate_parquet_sharded
 
 # q1: four documents tied at 0.5 whose text order ("d10" < "d2" < "d9") is neither their input

@@ -25,6 +25,11 @@ happens to test users without a training rating, the same name and values for
 configuration's ``convention``, ``evaluate(..., convention=NAME)`` and a metric string's
 ``convention=NAME`` (the presets themselves are :mod:`receval.metrics.conventions`).
 
+**Ties and ranks** (:data:`TIE_RULES`, :data:`RANK_READINGS`): how items of equal score are
+ordered in a list and how a rank column is read, the same words for ``receval evaluate
+--ties/--ranks``, ``evaluate(..)``'s ``ties=``/``ranks=`` and :mod:`receval.evaluation.align`
+(:data:`TIE_ORDERS`: each rule as an evaluation's conventions state it).
+
 **Sampled evaluation** (:data:`SAMPLING_SCHEMES`, :data:`SAMPLE_SHAPES`,
 :data:`SAMPLED_CORRECTIONS`): how negatives are drawn, whether a sample belongs to a test
 item or to a user, and the estimate of the full-catalogue metric from sampled ranks
@@ -64,6 +69,9 @@ __all__ = [
     "CORRECTION_NAMES",
     "Correction",
     "NO_SPLIT",
+    "RANKS",
+    "RANK_READINGS",
+    "Ranks",
     "DEFAULT_SAMPLED_CORRECTIONS",
     "SAMPLED_CORRECTIONS",
     "SAMPLE_SHAPES",
@@ -73,6 +81,10 @@ __all__ = [
     "STATISTIC_NAMES",
     "SplitMethod",
     "TEST_NAMES",
+    "TIES",
+    "TIE_ORDERS",
+    "TIE_RULES",
+    "Ties",
     "TestName",
     "UNIFORM_ONLY_CORRECTIONS",
     "cold_start_policy",
@@ -141,6 +153,36 @@ CORRECTION_NAMES: dict[Correction, str] = {
     "bh": "Benjamini–Hochberg",
     "none": "none",
 }
+
+Ties = Literal["input", "id", "trec_eval"]
+"""How items of equal score (or equal rank) are ordered in a list."""
+# each tie rule in words, as --ties' help gives them: ``input`` keeps the order of the rows (of the columns, for a
+# score matrix); ``id`` orders tied items by item id ascending (numbers as numbers, text as text); ``trec_eval`` by
+# item id descending, compared as text byte by byte, as trec_eval's ``form_res_rels.c`` sorts a run
+# (``comp_sim_docno``: score descending, then ``strcmp`` of the two docnos reversed)
+TIE_RULES: dict[Ties, str] = {
+    "input": "as the rows come",
+    "id": "item id ascending",
+    "trec_eval": "item id descending, as trec_eval sorts",
+}
+TIES: tuple[str, ...] = tuple(TIE_RULES)
+"""The tie rules (:data:`TIE_RULES`)."""
+# each tie rule as an evaluation's conventions state how its lists were ordered (``conventions.tie_break``)
+TIE_ORDERS: dict[Ties, str] = {
+    "input": "ties in input order",
+    "id": "ties by item id ascending",
+    "trec_eval": "ties by item id descending as text (trec_eval's order)",
+}
+Ranks = Literal["order", "positions"]
+"""How a rank column is read."""
+# each reading of a rank column in words, as --ranks' help gives them: ``order`` (2, 5, 9 are a list's first three
+# items) or ``positions`` (RecTools reads its ``rank`` column so, filtering ``rank <= k``)
+RANK_READINGS: dict[Ranks, str] = {
+    "order": "the ranks only order each list",
+    "positions": "rank r is position r, a missing rank an empty position, as RecTools reads it",
+}
+RANKS: tuple[str, ...] = tuple(RANK_READINGS)
+"""The readings of a rank column (:data:`RANK_READINGS`)."""
 
 
 @dataclass(frozen=True)

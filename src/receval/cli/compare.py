@@ -27,7 +27,6 @@ from typing import Annotated, Any
 import typer
 
 from receval.cli.common import (
-    TABLE_FORMAT_HELP,
     ItemColumn,
     NoHeader,
     RankColumn,
@@ -38,8 +37,15 @@ from receval.cli.common import (
     one_of,
     table_reader,
 )
-from receval.cli.evaluate import COLD_START_HELP, cold_start_line
-from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
+from receval.cli.evaluate import (
+    ColdStartOption,
+    OutputOption,
+    RecsFormat,
+    ThresholdOption,
+    TruthFormat,
+    cold_start_line,
+)
+from receval.cli.output import Table, output_format, print_table
 from receval.data import _source
 from receval.errors import ConfigError
 from receval.vocabulary import CONVENTION_NAMES, CORRECTION_NAMES, TEST_NAMES, Correction, TestName
@@ -73,9 +79,7 @@ def compare_command(
     runs: Annotated[list[str], typer.Argument(help="Run files (FILE or NAME=FILE), at least two.")],
     truth: Annotated[Path, typer.Option("--truth", help="Held-out ratings or qrels: user,item[,rating].")],
     metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings, e.g. ndcg@10,P@10.")],
-    threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
-    ] = None,
+    threshold: ThresholdOption = None,
     test: Annotated[str, typer.Option("--test", help=f"Paired test: {', '.join(_TESTS)}.")] = "ttest",
     correction: Annotated[
         str, typer.Option("--correction", help=f"Multiple-comparison correction: {', '.join(_CORRECTIONS)}.")
@@ -94,9 +98,9 @@ def compare_command(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap intervals and permutations.")] = 0,
     report: Annotated[Path | None, typer.Option("--report", help="Also write an HTML report to this file.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary and tests as one JSON object.")] = False,
-    output: Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)] = None,
-    truth_format: Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)] = None,
-    recs_format: Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)] = None,
+    output: OutputOption = None,
+    truth_format: TruthFormat = None,
+    recs_format: RecsFormat = None,
     user: UserColumn = None,
     item: ItemColumn = None,
     rating: RatingColumn = None,
@@ -104,7 +108,7 @@ def compare_command(
     rank: RankColumn = None,
     timestamp: TimestampColumn = None,
     no_header: NoHeader = False,
-    cold_start: Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)] = "empty",
+    cold_start: ColdStartOption = "empty",
 ) -> None:
     """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
     from receval.studies.compare import compare_runs
@@ -113,9 +117,10 @@ def compare_command(
     named = _named(runs)
     test_kind = one_of(test, _TESTS, "--test")
     correction_kind = one_of(correction, _CORRECTIONS, "--correction")
-    from receval.evaluation import check_cold_start, check_convention
+    from receval.evaluation import check_cold_start
+    from receval.metrics import MetricList
 
-    preset = check_convention(convention)
+    metric_list = MetricList(metrics, convention)  # the convention checked and the metrics read once, here
     policy = check_cold_start(cold_start, train)
     if report is not None:
         from receval.outputs import check_output_file
@@ -134,12 +139,11 @@ def compare_command(
     result = compare_runs(
         frames,
         truth_frame,
-        metrics,
+        metric_list,
         baseline=baseline,
         test=test_kind,
         correction=correction_kind,
         seed=seed,
-        convention=preset,
         threshold=threshold,
         train=train_frame,
         cold_start=policy,

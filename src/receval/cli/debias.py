@@ -108,7 +108,7 @@ def debias_command(
         metrics=metric_list,
         estimators=[e.strip() for e in estimators.split(",")] if estimators else list(DEFAULT_ESTIMATORS),
         propensities=[p.strip() for p in propensities.split(",")] if propensities else None,
-        threshold=loaded.scale.default_threshold() if threshold is None else threshold,
+        threshold=loaded.scale.relevance(threshold).threshold,
         negative_threshold=negative_threshold,
         k=k,
         seed=seed,

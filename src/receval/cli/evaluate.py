@@ -28,8 +28,9 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -46,31 +47,58 @@ from receval.cli.common import (
 )
 from receval.cli.output import OUTPUT_HELP, Table, output_format, print_table
 from receval.errors import ConfigError, DataError
+from receval.vocabulary import RANK_READINGS, TIE_RULES, TIES
 
 if TYPE_CHECKING:
     from receval.evaluation import Conventions, EvaluationResult
 
-__all__ = ["COLD_START_HELP", "CONVENTION_HELP", "RANKS_HELP", "TIES_HELP", "cold_start_line", "register"]
+__all__ = [
+    "COLD_START_HELP",
+    "CONVENTION_HELP",
+    "ColdStartOption",
+    "OutputOption",
+    "RANKS_HELP",
+    "RecsFormat",
+    "TIES_HELP",
+    "ThresholdOption",
+    "TruthFormat",
+    "cold_start_line",
+    "register",
+]
 
-# the names are receval.metrics.conventions.CONVENTION_NAMES, checked by receval.evaluation.check_convention;
+
+def _choices(words: Mapping[Any, str]) -> str:
+    """``a (what a is), b (...) or c (...)``: an option's values with their words.
+
+    >>> _choices({"x": "first", "y": "second", "z": "third"})
+    'x (first), y (second) or z (third)'
+    """
+    each = [f"{name} ({text})" for name, text in words.items()]
+    return ", ".join(each[:-1]) + f" or {each[-1]}"
+
+
+# the names are receval.metrics.conventions.CONVENTION_NAMES, checked when the MetricList is made;
 # not imported here, so that --help loads no metric module
 CONVENTION_HELP = (
     "A library's conventions for every metric string that names none (trec_eval, ranx, recbole, lenskit, ...; "
     "case-insensitive; an unknown name is refused with the list)."
 )
-TIES_HELP = (
-    "Order of items of equal score: input (as the rows come), id (item id ascending) or trec_eval (item id "
-    "descending, as trec_eval sorts); default: the convention's, else input."
-)
+TIES_HELP = f"Order of items of equal score: {_choices(TIE_RULES)}; default: the convention's, else {TIES[0]}."
 COLD_START_HELP = (
     "Test users without a training rating (cold): empty (no list: scored as an empty list; the default), exclude "
     "(left out of the evaluation) or fallback (the most-rated training items as their list); exclude and fallback "
     "need --train. Counted in the output; see docs/concepts.md, 'Cold-start users: one policy'."
 )
-RANKS_HELP = (
-    "How a rank column is read: order (the ranks only order each list) or positions (rank r is position r, "
-    "a missing rank an empty position, as RecTools reads it)."
-)
+RANKS_HELP = f"How a rank column is read: {_choices(RANK_READINGS)}."
+
+# the options `receval evaluate` and `receval compare` share, written once
+ThresholdOption = Annotated[
+    float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
+]
+OutputOption = Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)]
+TruthFormat = Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)]
+RecsFormat = Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)]
+ColdStartOption = Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)]
 
 
 def _clean(value: float) -> float | None:
@@ -84,9 +112,7 @@ def evaluate_command(
     predictions: Annotated[
         Path | None, typer.Option("--predictions", help="Rating predictions: user,item,rating,prediction.")
     ] = None,
-    threshold: Annotated[
-        float | None, typer.Option("--threshold", help="Positive: rating ≥ λ (default 1 on usual scales).")
-    ] = None,
+    threshold: ThresholdOption = None,
     negative_threshold: Annotated[
         float | None, typer.Option("--negative-threshold", help="Negative: rating < λ- (default λ).")
     ] = None,
@@ -109,9 +135,9 @@ def evaluate_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print {metric: value, conventions: {...}} as JSON (= --output json).")
     ] = False,
-    output: Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)] = None,
-    truth_format: Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)] = None,
-    recs_format: Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)] = None,
+    output: OutputOption = None,
+    truth_format: TruthFormat = None,
+    recs_format: RecsFormat = None,
     user: UserColumn = None,
     item: ItemColumn = None,
     rating: RatingColumn = None,
@@ -135,14 +161,15 @@ def evaluate_command(
     convention: Annotated[str | None, typer.Option("--convention", help=CONVENTION_HELP)] = None,
     ties: Annotated[str | None, typer.Option("--ties", help=TIES_HELP)] = None,
     ranks: Annotated[str, typer.Option("--ranks", help=RANKS_HELP)] = "order",
-    cold_start: Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)] = "empty",
+    cold_start: ColdStartOption = "empty",
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
-    from receval.data.align import check_ranks, check_ties
     from receval.data.tables import read_aspects
-    from receval.evaluation import check_cold_start, check_convention
+    from receval.evaluation import check_cold_start
+    from receval.evaluation.align import check_ranks, check_ties
+    from receval.metrics import MetricList
 
-    convention = check_convention(convention)  # before any file is read
+    metric_list = MetricList(metrics, convention)  # the convention checked and the metrics read once, before any file
     policy = check_cold_start(cold_start, train)
     if ties is not None:
         check_ties(ties)
@@ -164,9 +191,9 @@ def evaluate_command(
 
         names = {"user": user, "item": item, "rating": rating, "score": score, "rank": rank}
         result = evaluate_parquet_sharded(
-            truth, recs, metrics, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
+            truth, recs, metric_list, n_shards=shards, threshold=threshold, negative_threshold=negative_threshold,
             empty_users=empty_users, columns={k: v for k, v in names.items() if v is not None}, executor=executor,
-            jobs=jobs, scheduler=scheduler, ties=ties, convention=convention, ranks=ranks,
+            jobs=jobs, scheduler=scheduler, ties=ties, ranks=ranks,
         )  # fmt: skip
         _report(result, per_user, fmt)
         return
@@ -201,7 +228,7 @@ def evaluate_command(
         result = evaluate(
             recs_frame,
             truth_frame,
-            metrics,
+            metric_list,
             train=train_frame,
             threshold=threshold,
             negative_threshold=negative_threshold,
@@ -210,7 +237,6 @@ def evaluate_command(
             empty_users=empty_users,  # type: ignore[arg-type]
             barrier=barrier,
             ties=ties,  # type: ignore[arg-type]
-            convention=convention,
             ranks=ranks,  # type: ignore[arg-type]
             cold_start=policy,
         )

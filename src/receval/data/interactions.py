@@ -19,6 +19,7 @@ import scipy.sparse as sp
 
 from receval.data import _arrow, vocab
 from receval.errors import DataError, shown_id
+from receval.validate import check_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,9 +125,15 @@ class RatingScale:
         Relevance(threshold=1.0, negative_threshold=1.0)
         >>> RatingScale(1, 5, 1).relevance(4, 3)
         Relevance(threshold=4.0, negative_threshold=3.0)
+        >>> RatingScale(1, 5, 1).relevance("4")
+        Traceback (most recent call last):
+        ...
+        receval.errors.ConfigError: threshold=4: give a finite number
         """
-        lam = self.default_threshold() if threshold is None else float(threshold)
-        return Relevance(lam, lam if negative_threshold is None else float(negative_threshold))
+        lam = self.default_threshold() if threshold is None else check_number(threshold, "threshold")
+        return Relevance(
+            lam, lam if negative_threshold is None else check_number(negative_threshold, "negative_threshold")
+        )
 
     @classmethod
     def infer(cls, ratings: np.ndarray) -> RatingScale:

@@ -1,5 +1,5 @@
-"""What an evaluation returns — :class:`EvaluationResult` and its :class:`Conventions` — how metric lists are read,
-and the check that a train/test split shares one id space.
+"""What an evaluation returns — :class:`EvaluationResult` and its :class:`Conventions` — and the check that a
+train/test split shares one id space.
 
 Defined apart from :mod:`receval.evaluation` (which re-exports them) so that the evaluation
 modules it calls, :mod:`receval.evaluation.sampled` among them, build the same results
@@ -7,22 +7,21 @@ without importing the package that imports them.
 
 Examples
 --------
->>> [label for label, _ in _parse_metrics("ndcg@10, mrr(sampled=99)")]
-['ndcg@10', 'mrr(sampled=99)']
+>>> Conventions(threshold=4.0, negative_threshold=4.0).to_dict()["threshold"]
+4.0
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from receval.data.interactions import Interactions
-from receval.errors import DataError, MetricError
-from receval.metrics import apply_convention
-from receval.metrics.registry import Metric, parse_metric, parse_metric_list
+from receval.errors import DataError
+from receval.metrics.registry import Metric
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart
 
 if TYPE_CHECKING:
@@ -202,31 +201,6 @@ def _resolved(spec: Metric) -> dict[str, Any]:
     out = {"metric": str(spec), **params}
     if spec.convention is not None:
         out["preset"] = spec.convention
-    return out
-
-
-def _labelled(metrics: Sequence[str | Metric], convention: str | None = None) -> list[tuple[str, Metric]]:
-    """(label, parsed metric) of each metric: the string as given, or the Metric's canonical string.
-
-    ``convention``: a library's preset applied to every metric that names none of its own.
-    """
-    out = []
-    for m in metrics:
-        spec = parse_metric(m) if convention is None else apply_convention(m, convention)
-        out.append((m.strip() if isinstance(m, str) else str(parse_metric(m)), spec))
-    return out
-
-
-def _parse_metrics(metrics: Sequence[str | Metric] | str, convention: str | None = None) -> list[tuple[str, Metric]]:
-    if isinstance(metrics, str):
-        metrics = parse_metric_list(metrics)
-    if not metrics:
-        raise MetricError("no metrics asked; give e.g. metrics=['ndcg@10', 'recall@10']")
-    out, seen = [], set()
-    for label, spec in _labelled(metrics, convention):
-        if label not in seen:
-            seen.add(label)
-            out.append((label, spec))
     return out
 
 

@@ -62,9 +62,9 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import DataError, MetricError, ReceValError, shown_id
-from receval.evaluation._result import Conventions, EvaluationResult, _check_split, _parse_metrics, _resolved
+from receval.evaluation._result import Conventions, EvaluationResult, _check_split, _resolved
 from receval.metrics._definition import SAMPLED_METRICS
-from receval.metrics.registry import Metric
+from receval.metrics.registry import Metric, MetricList
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
 
 if TYPE_CHECKING:
@@ -173,7 +173,7 @@ def evaluate_sampled(
     """
     from receval.recommenders import clone
 
-    plan = plan_sampled(_parse_metrics(metrics), train, test, candidates=candidates, seed=seed, threshold=threshold,
+    plan = plan_sampled(list(MetricList(metrics)), train, test, candidates=candidates, seed=seed, threshold=threshold,
                         users=users, cold_start=cold_start)  # fmt: skip
     if not fitted:
         model = clone(model, seed=seed if seed_model else None).fit(train)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -32,6 +32,9 @@ import scipy.sparse as sp
 
 from receval.errors import MetricError
 from receval.progress import Progress, progress_to
+
+if TYPE_CHECKING:
+    from receval.metrics import MetricList
 
 __all__ = ["evaluate_sharded", "shard_bounds", "worker_pool"]
 
@@ -89,7 +92,7 @@ def worker_pool(workers: int, **options: Any) -> Iterator[Any]:
 
 def _shard_parts(job: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray | None, np.ndarray | None]]:
     """Per-user values and (for micro/global metrics) per-user numerators/denominators of one shard."""
-    from receval.metrics.registry import MetricInput, parse_metric
+    from receval.metrics.registry import MetricInput
 
     train = job["train_all"]
     start, stop = job["rows"]
@@ -102,8 +105,7 @@ def _shard_parts(job: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray 
         **job["options"],
     )
     out = {}
-    for name, resolved in job["metrics"].items():
-        metric = parse_metric(resolved)
+    for name, metric in job["metrics"]:
         values = metric.per_user(data)
         num = den = None
         micro = metric.definition.micro
@@ -120,7 +122,7 @@ def _params(metric: Any) -> dict[str, Any]:
 def evaluate_sharded(
     rankings: np.ndarray,
     truth: sp.csr_matrix,
-    metrics: Sequence[str],
+    metrics: MetricList | Sequence[str],
     *,
     n_shards: int,
     train: sp.csr_matrix | None = None,
@@ -159,12 +161,10 @@ def evaluate_sharded(
     >>> per_user["recall@2"].tolist(), summary
     ([0.5, nan, 1.0], {'precision@2': 0.5, 'recall@2': 0.75})
     """
-    from receval.evaluation import check_convention
-    from receval.metrics import apply_convention
+    from receval.metrics import MetricList, aggregate
 
-    preset = check_convention(convention)
-    parsed = {name: apply_convention(name, preset) for name in metrics}
-    system = [n for n, m in parsed.items() if m.aggregation == "system"]
+    parsed = MetricList.of(metrics, convention)
+    system = [n for n, m in parsed if m.aggregation == "system"]
     if system:
         raise MetricError(f"system-level metrics {system} need the whole run and cannot be sharded by user")
     truth = sp.csr_matrix(truth)
@@ -182,7 +182,7 @@ def evaluate_sharded(
                 "truth": truth[start:stop],
                 "train_all": train,  # corpus statistics (item popularity) need every user's training data
                 "predictions": preds,
-                "metrics": {name: str(metric) for name, metric in parsed.items()},  # as resolved: shards parse them
+                "metrics": parsed,  # a worker process reads the list again (MetricList pickles as its strings)
                 "options": options,
             }
         )
@@ -193,19 +193,13 @@ def evaluate_sharded(
         notify(len(parts), len(jobs), "evaluate shards")
     per_user = {}
     summary = {}
-    for name, metric in parsed.items():
+    for name, metric in parsed:
         values = np.concatenate([p[name][0] for p in parts])
         per_user[name] = values
         if metric.aggregation in ("micro", "global"):
             num = sum(float(np.sum(p[name][1])) for p in parts)
             den = sum(float(np.sum(p[name][2])) for p in parts)
-            value = num / den if den > 0 else float("nan")
-            transform = metric.definition.transform
-            summary[name] = transform(value) if transform is not None else value
+            summary[name] = aggregate(metric, totals=(num, den))
         else:
-            scored = values[~np.isnan(values)]
-            if metric.aggregation == "sum":
-                summary[name] = float(scored.sum())
-            else:
-                summary[name] = float(scored.mean()) if scored.size else float("nan")
+            summary[name] = aggregate(metric, values)
     return pd.DataFrame(per_user), summary

@@ -41,6 +41,7 @@ from receval.progress import progress_to
 
 if TYPE_CHECKING:
     from receval.evaluation import EvaluationResult
+    from receval.metrics import MetricList
 
 __all__ = ["evaluate_parquet_sharded", "plan_shards"]
 
@@ -128,12 +129,10 @@ def _scale(parquet: Any, rating: str | None, path: str | Path) -> tuple[float, f
     return min(lows), max(highs)
 
 
-def _check_metrics(metrics: Sequence[str], convention: str | None) -> None:
-    from receval.metrics import apply_convention
+def _check_metrics(metrics: MetricList) -> None:
     from receval.metrics._definition import DEBIAS_PARAMS
 
-    for name in metrics:
-        spec = apply_convention(name, convention)
+    for name, spec in metrics:
         d = spec.definition
         why = (
             "it needs training data" if d.needs_train
@@ -227,7 +226,6 @@ def _shard_task(job: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
         negative_threshold=job["negative_threshold"],
         empty_users=job["empty_users"],
         ties=job["ties"],
-        convention=job["convention"],
         ranks=job["ranks"],
     )
     conventions = result.conventions.to_dict()
@@ -275,7 +273,7 @@ def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str
 def evaluate_parquet_sharded(
     truth: str | Path,
     recs: str | Path,
-    metrics: Sequence[str] | str,
+    metrics: MetricList | Sequence[str] | str,
     *,
     n_shards: int,
     threshold: float | None = None,
@@ -318,18 +316,16 @@ def evaluate_parquet_sharded(
     import numpy as np
     import pandas as pd
 
-    from receval.data.align import check_ranks, check_ties
-    from receval.evaluation import Conventions, EvaluationResult, check_convention
-    from receval.metrics import apply_convention
-    from receval.metrics.registry import parse_metric_list
+    from receval.evaluation import Conventions, EvaluationResult
+    from receval.evaluation.align import check_ranks, check_ties
+    from receval.metrics import MetricList, aggregate
 
-    preset = check_convention(convention)
+    metric_list = MetricList.of(metrics, convention)  # each shard's evaluate takes it (its convention with it)
     if ties is not None:
         check_ties(ties)
     check_ranks(ranks)
-    metric_list = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
-    _check_metrics(metric_list, preset)
-    aggregation = {label: apply_convention(label, preset).aggregation for label in metric_list}
+    _check_metrics(metric_list)
+    aggregation = {label: spec.aggregation for label, spec in metric_list}
     names = {role: role for role in ("user", "item", "rating", "score", "rank")} | dict(columns or {})
     files = {"truth": _open(truth, "truth"), "recs": _open(recs, "recommendations")}
     wanted = {"truth": ("user", "item", "rating"), "recs": ("user", "item", "score", "rank")}
@@ -353,8 +349,7 @@ def evaluate_parquet_sharded(
     base = {
         "truth": str(truth), "recs": str(recs), "truth_columns": picked["truth"], "recs_columns": picked["recs"],
         "user": names["user"], "metrics": metric_list, "threshold": threshold,
-        "negative_threshold": negative_threshold, "empty_users": empty_users, "ties": ties, "convention": preset,
-        "ranks": ranks,
+        "negative_threshold": negative_threshold, "empty_users": empty_users, "ties": ties, "ranks": ranks,
         "scale": _scale(files["truth"], picked["truth"].get("rating"), truth),
     }  # fmt: skip
     plan = plan_shards(recs, n_shards, names["user"])
@@ -368,17 +363,12 @@ def evaluate_parquet_sharded(
     order = np.argsort(text, kind="stable")
     per_user = per_user.iloc[order].reset_index(drop=True).assign(user=text[order].astype(object))
     summary: dict[str, float] = {}
-    for label in metric_list:
-        values = per_user[label].to_numpy(dtype=np.float64)
-        scored = values[~np.isnan(values)]
-        if aggregation[label] == "sum":
-            summary[label] = float(scored.sum())
-        else:
-            summary[label] = float(scored.mean()) if scored.size else float("nan")
+    for label, spec in metric_list:
+        summary[label] = aggregate(spec, per_user[label].to_numpy(dtype=np.float64))
     counts = [c for _, c in parts]
     conventions: dict[str, Any] = {key: sum(int(c[key]) for c in counts) for key in _COUNTS}
     conventions["users_scored"] = {
-        label: sum(int(c.get("users_scored", {}).get(label, 0)) for c in counts) for label in metric_list
+        label: sum(int(c.get("users_scored", {}).get(label, 0)) for c in counts) for label in metric_list.labels
     }
     first = next(c for (frame, c) in parts if frame is not None)
     conventions.update({key: first[key] for key in _SHARED})

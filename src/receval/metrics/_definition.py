@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from receval.metrics._input import MetricInput
 
 __all__ = [
+    "aggregate",
     "Direction",
     "Kind",
     "Metric",
@@ -282,14 +283,38 @@ class Metric:
         micro = self.definition.micro
         if agg in ("micro", "global") and micro is not None:  # register_metric refuses these without micro
             num, den = micro(data, self.k, **params)
-            total = float(np.sum(den))
-            value = float(np.sum(num)) / total if total > 0 else float("nan")
-            return self.definition.transform(value) if self.definition.transform is not None else value
-        values = self.per_user(data) if per_user is None else per_user
-        scored = values[~np.isnan(values)]
-        if agg == "sum":
-            return float(scored.sum())
-        return float(scored.mean()) if scored.size else float("nan")
+            return aggregate(self, totals=(float(np.sum(num)), float(np.sum(den))))
+        return aggregate(self, self.per_user(data) if per_user is None else per_user)
+
+
+def aggregate(
+    metric: Metric, per_user: np.ndarray | None = None, *, totals: tuple[float, float] | None = None
+) -> float:
+    """A metric's value over the users: the one rule of in-memory and sharded evaluation.
+
+    With ``totals`` (Σ numerators, Σ denominators of a micro or global metric, over every user):
+    their ratio (NaN when the denominator is 0), through the definition's ``transform`` when it
+    has one. Else the mean of the ``per_user`` values the metric scores (NaN: not scored; NaN when
+    it scores no user), or their sum when the metric's aggregation is ``sum``.
+
+    Examples
+    --------
+    >>> from receval.metrics import parse_metric
+    >>> aggregate(parse_metric("precision@10"), np.array([0.5, np.nan, 0.25]))
+    0.375
+    >>> aggregate(parse_metric("recall@10(agg=micro)"), totals=(3.0, 4.0))
+    0.75
+    """
+    if totals is not None:
+        num, den = totals
+        value = num / den if den > 0 else float("nan")
+        transform = metric.definition.transform
+        return transform(value) if transform is not None else value
+    assert per_user is not None, "aggregate needs per-user values or totals"
+    scored = per_user[~np.isnan(per_user)]
+    if metric.aggregation == "sum":
+        return float(scored.sum())
+    return float(scored.mean()) if scored.size else float("nan")
 
 
 class _Missing:

@@ -21,10 +21,10 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from receval.data.interactions import RatingScale, relevant
+from receval.data.interactions import RatingScale, Relevance, relevant
 from receval.errors import MetricError
 
-__all__ = ["MetricInput", "count_rows", "default_threshold", "lookup"]
+__all__ = ["MetricInput", "count_rows", "lookup", "spanned_scale"]
 
 
 class MetricInput:
@@ -39,11 +39,12 @@ class MetricInput:
         zeros kept).
     threshold : float or None
         Positive (relevant) = rating ≥ threshold (:func:`receval.data.interactions.relevant`);
-        by default the :meth:`~receval.data.interactions.RatingScale.default_threshold`
-        of the scale the truth's ratings span (1 on the usual scales).
+        without it (and without ``relevance``) the
+        :meth:`~receval.data.interactions.RatingScale.relevance` of the scale the truth's
+        ratings span (:func:`spanned_scale`; λ = 1 on the usual scales).
     negative_threshold : float
-        Negative = rating < negative_threshold (≤ ``threshold``); items rated in
-        between are neither. Unrated recommended items are unknown, never negative.
+        Negative = rating < negative_threshold (≤ ``threshold``; by default ``threshold``);
+        items rated in between are neither. Unrated recommended items are unknown, never negative.
     train : CSR (n_users x n_items) or None
         Training ratings of the same users (popularity, profiles).
     aspects : CSR (n_items x n_aspects, 0/1) or None
@@ -58,6 +59,10 @@ class MetricInput:
     propensities : mapping or None
         Propensity model name -> :class:`receval.metrics.debiased.Propensities` of the
         test ratings, for debiased estimators (``recall@10(estimator=ips)``).
+    relevance : Relevance or None
+        Both thresholds as the caller resolved them (:meth:`RatingScale.relevance
+        <receval.data.interactions.RatingScale.relevance>` of the truth's declared scale, as
+        :func:`receval.evaluation.evaluate` does); instead of ``threshold`` and ``negative_threshold``.
 
     Examples
     --------
@@ -83,11 +88,18 @@ class MetricInput:
         empty_users: Literal["skip", "zero"] = "skip",
         train_all: sp.csr_matrix | None = None,
         propensities: Mapping[str, Any] | None = None,
+        relevance: Relevance | None = None,
     ) -> None:
         self.rankings = np.asarray(rankings)
         self.truth = truth
-        self.threshold = default_threshold(truth) if threshold is None else float(threshold)
-        self.negative_threshold = self.threshold if negative_threshold is None else float(negative_threshold)
+        if relevance is None:  # the ratings' scale is read only when λ is not given
+            scale = spanned_scale(truth) if threshold is None else RatingScale(1, 1)
+            relevance = scale.relevance(threshold, negative_threshold)
+        elif threshold is not None or negative_threshold is not None:
+            raise MetricError("give relevance= or threshold= and negative_threshold=, not both")
+        self.relevance = relevance
+        self.threshold = relevance.threshold
+        self.negative_threshold = relevance.negative_threshold
         self.train = train
         self.train_all = train if train_all is None else train_all
         self.aspects = aspects
@@ -170,15 +182,16 @@ class MetricInput:
         return int(np.count_nonzero(np.diff(self.train_all.indptr)))
 
 
-def default_threshold(truth: sp.csr_matrix) -> float:
-    """The default relevance threshold of the scale the stored ratings span (1 with none stored).
+def spanned_scale(truth: sp.csr_matrix) -> RatingScale:
+    """The rating scale the stored ratings span (:meth:`RatingScale.infer
+    <receval.data.interactions.RatingScale.infer>`; 1..1 with none stored), for a truth given without its scale.
 
-    >>> default_threshold(sp.csr_matrix(np.array([[0.5, 5.0]]))), default_threshold(sp.csr_matrix((1, 2)))
-    (0.5, 1.0)
+    >>> spanned_scale(sp.csr_matrix(np.array([[0.5, 5.0]]))).relevance().threshold
+    0.5
+    >>> spanned_scale(sp.csr_matrix((1, 2))).relevance().threshold
+    1.0
     """
-    if truth.nnz == 0:
-        return RatingScale(1, 1).default_threshold()
-    return RatingScale.infer(truth.data).default_threshold()
+    return RatingScale.infer(truth.data) if truth.nnz else RatingScale(1, 1)
 
 
 def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21) -> np.ndarray:

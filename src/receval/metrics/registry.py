@@ -51,6 +51,7 @@ from receval.metrics._definition import (
     Kind,
     Metric,
     MetricDefinition,
+    aggregate,
     available_metrics,
     get_definition,
     register_alias,
@@ -58,6 +59,7 @@ from receval.metrics._definition import (
     resolve_name,
 )
 from receval.metrics._input import MetricInput, count_rows, lookup
+from receval.metrics._list import MetricList
 from receval.metrics._parse import apply_convention, parse_metric, parse_metric_list
 
 __all__ = [
@@ -69,7 +71,9 @@ __all__ = [
     "Metric",
     "MetricDefinition",
     "MetricInput",
+    "MetricList",
     "Measure",
+    "aggregate",
     "available_metrics",
     "count_rows",
     "get_definition",

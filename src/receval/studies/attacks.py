@@ -661,7 +661,7 @@ def attack_experiment(
     train, test = holdout(data, test_fraction=test_fraction, seed=seed)
     target_ids = list(targets) if targets is not None else choose_targets(train, n_targets, seed=seed).tolist()
     _item_indices(train, target_ids, "target")
-    thr = data.scale.default_threshold() if threshold is None else threshold
+    thr = data.scale.relevance(threshold).threshold
     clean = {label: fresh().fit(train) for label, fresh in factories.items()}
     rows: list[dict[str, Any]] = []
     notify, total = progress_to(progress), len(attacks) * len(sizes) * len(target_ids) * len(factories)
@@ -754,7 +754,7 @@ def run_attack(
     notify(1, 3, "attack")
     after = clone(model, seed=model_seed).fit(result.data)
     notify(2, 3, "attack")
-    thr = data.scale.default_threshold() if threshold is None else threshold
+    thr = data.scale.relevance(threshold).threshold
     metrics = [f"ndcg@{k}", f"precision@{k}"]
     out: dict[str, Any] = {
         "attack": attack,

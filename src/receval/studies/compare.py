@@ -32,9 +32,10 @@ from typing import Any
 
 import pandas as pd
 
-from receval.data.align import as_table
 from receval.errors import ConfigError
 from receval.evaluation import evaluate
+from receval.evaluation.align import as_table
+from receval.metrics import MetricList
 from receval.stats.significance import Correction, TestName, compare_systems
 
 __all__ = ["RunComparison", "compare_runs"]
@@ -69,7 +70,7 @@ class RunComparison:
 def compare_runs(
     runs: Mapping[str, Any],
     truth: Any,
-    metrics: Sequence[str] | str,
+    metrics: MetricList | Sequence[str] | str,
     *,
     baseline: str | None = None,
     test: TestName = "ttest",
@@ -111,10 +112,11 @@ def compare_runs(
     truth = as_table(truth, "truth", evaluate_options.get("columns"))  # a path is read once for every run
     if evaluate_options.get("train") is not None:
         evaluate_options["train"] = as_table(evaluate_options["train"], "train", evaluate_options.get("columns"))
+    metric_list = MetricList.of(metrics, convention)  # read once, for every run
     rows, long = {}, []
     conventions: dict[str, Any] = {}  # {run: Conventions}, then "comparison"
     for name, recs in zip(names, runs.values(), strict=True):
-        result = evaluate(recs, truth, metrics, convention=convention, **evaluate_options)
+        result = evaluate(recs, truth, metric_list, **evaluate_options)
         rows[name] = result.summary
         conventions[name] = result.conventions
         values = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")

@@ -329,7 +329,8 @@ def debiasing_study(
             "propensity": mar_n_pairs / uniform,
         }
     ).drop_duplicates(["user", "item"])
-    truth_labels = {m: _label(m, "ips", "known") if parse_metric(m).name in HT_METRICS else m for m in metrics}
+    parsed = {m: parse_metric(m) for m in metrics}  # each metric string read once, for every system
+    truth_labels = {m: _label(m, "ips", "known") if parsed[m].name in HT_METRICS else m for m in metrics}
     given: Mapping[str, PropensityModel] | pd.DataFrame | None = parts.known
     rows = []
     notify = progress_to(progress)
@@ -337,7 +338,7 @@ def debiasing_study(
     for done, (name, system) in enumerate(systems.items(), 1):
         model = clone(system, seed=seed).fit(parts.train)
         can_predict = hasattr(model, "predict")
-        mar_metrics = [truth_labels[m] for m in metrics if can_predict or parse_metric(m).kind != "error"]
+        mar_metrics = [truth_labels[m] for m in metrics if can_predict or parsed[m].kind != "error"]
         mar = evaluate_model(
             model,
             parts.train,
@@ -351,9 +352,9 @@ def debiasing_study(
             propensities=mar_table,
         )
         users = np.unique(parts.mar_test.users)
-        asked = [(m, e, label) for m, e, label in plan if can_predict or parse_metric(m).kind != "error"]
+        asked = [(m, e, label) for m, e, label in plan if can_predict or parsed[m].kind != "error"]
         predictions = None
-        if can_predict and any(parse_metric(m).kind == "error" for m, _, _ in asked):
+        if can_predict and any(parsed[m].kind == "error" for m, _, _ in asked):
             t = parts.mnar_test
             predictions = pd.DataFrame(
                 {
@@ -405,7 +406,7 @@ def debiasing_study(
             "data": parts.name,
             "propensities": models,
             "threshold": threshold,
-            "negative_threshold": threshold if negative_threshold is None else negative_threshold,
+            "negative_threshold": parts.mar_test.scale.relevance(threshold, negative_threshold).negative_threshold,
             "k": k,
             "seed": seed,
             "systems": list(systems),

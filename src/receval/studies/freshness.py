@@ -165,7 +165,7 @@ def reactivity(
         raise ConfigError(f"steps={steps!r} must be a positive integer")
     if feedback.n_ratings < steps:
         raise DataError(f"{feedback.n_ratings} feedback rows cannot fill {steps} steps")
-    thr = train.scale.default_threshold() if threshold is None else threshold
+    thr = train.scale.relevance(threshold).threshold
     if train.timestamps is not None and feedback.timestamps is not None:
         order = np.argsort(feedback.timestamps, kind="stable")
     else:
@@ -366,7 +366,7 @@ def item_cold_start(
     allowed = np.zeros(data.n_items, dtype=bool)
     allowed[cold] = True
     fitted = _SeenOnly(model_factory(model)().fit(train), allowed)
-    thr = data.scale.default_threshold() if threshold is None else threshold
+    thr = data.scale.relevance(threshold).threshold
     result = evaluate_model(
         fitted, train, test, list(metrics), k=min(k, len(cold)), threshold=thr, seed=seed, fitted=True
     )

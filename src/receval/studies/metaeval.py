@@ -53,7 +53,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from receval.errors import ConfigError
-from receval.metrics._input import default_threshold
+from receval.metrics._input import spanned_scale
 from receval.metrics.registry import MetricInput, parse_metric
 from receval.progress import Progress, progress_to
 from receval.stats.significance import paired_ttest, permutation_test
@@ -179,7 +179,7 @@ def swap_correlation(
     ([['bottom-to-top', 1.0], ['redundant', 1.0]], ['metric', 'mode', 'level', 'value'])
     """
     truth = sp.csr_matrix(truth)
-    threshold = default_threshold(truth) if threshold is None else threshold  # one λ for every reduced truth
+    threshold = spanned_scale(truth).relevance(threshold).threshold  # one λ for every reduced truth
     users, lists = _reference_lists(truth, k)
     if len(users) == 0:
         raise ConfigError(f"no user has {k} truth items; lower k for the swap experiment")
@@ -292,7 +292,7 @@ def discriminative_power(
     [['t-test', 1, 0], ['permutation', 1, 0]]
     """
     runs = _runs(systems, strengths, truth.shape[1], seed)
-    threshold = default_threshold(truth) if threshold is None else threshold
+    threshold = spanned_scale(truth).relevance(threshold).threshold
     if len(runs) < 2:
         raise ConfigError("discriminative power needs at least two runs (systems x strengths)")
     rows = []
@@ -356,7 +356,7 @@ def incompleteness(
     if len(runs) < 2:
         raise ConfigError("robustness to incompleteness ranks runs: give at least two systems or strengths")
     truth = sp.csr_matrix(truth)
-    threshold = default_threshold(truth) if threshold is None else threshold  # one λ for every reduced truth
+    threshold = spanned_scale(truth).relevance(threshold).threshold  # one λ for every reduced truth
     systems = runs
     names = list(runs)
 
@@ -487,7 +487,7 @@ def metaeval_study(
     if not system_list:
         raise ConfigError("give at least one system (an algorithm name of receval.recommenders.make)")
     data = data.deduplicate("last")
-    threshold = data.scale.default_threshold() if threshold is None else threshold
+    threshold = data.scale.relevance(threshold).threshold
     if data.aspects is None:
         raise ConfigError("the data has no item aspects: give data with aspects (an item,aspect table)")
     train, test = holdout(data, test_fraction=test_fraction, seed=seed)

@@ -42,6 +42,7 @@ from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
 from receval.errors import ConfigError, DataError, MetricError, shown_id
+from receval.vocabulary import RANKS, TIE_ORDERS, TIES, Ranks, Ties
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -63,25 +64,6 @@ __all__ = [
 
 Kind = Literal["recommendations", "truth", "train", "aspects", "predictions"]
 """The role of a table in an evaluation (what a file given for it holds)."""
-
-Ties = Literal["input", "id", "trec_eval"]
-"""How items of equal score (or equal rank) are ordered in a list."""
-TIES: tuple[str, ...] = ("input", "id", "trec_eval")
-"""The tie rules: ``input`` keeps the order of the rows (of the columns, for a score matrix); ``id``
-orders tied items by item id ascending (numbers as numbers, text as text); ``trec_eval`` by item id
-descending, compared as text byte by byte, as trec_eval's ``form_res_rels.c`` sorts a run
-(``comp_sim_docno``: score descending, then ``strcmp`` of the two docnos reversed)."""
-Ranks = Literal["order", "positions"]
-"""How a rank column is read."""
-RANKS: tuple[str, ...] = ("order", "positions")
-"""The readings of a rank column: ``order`` (the ranks only order each list: 2, 5, 9 are its
-first three items) or ``positions`` (rank r is position r of the list and a rank missing is an
-empty position, a miss: RecTools reads its ``rank`` column so, filtering ``rank <= k``)."""
-_TIE_WORDS = {
-    "input": "ties in input order",
-    "id": "ties by item id ascending",
-    "trec_eval": "ties by item id descending as text (trec_eval's order)",
-}
 
 _REQUIRED: dict[str, tuple[str, ...]] = {
     "recommendations": ("user", "item"),
@@ -208,7 +190,7 @@ def tie_rule(ranked_by: Literal["score", "rank"] | None, ties: Ties = "input", r
         return "as given (an item matrix is ranked already)"
     if ranked_by == "rank" and ranks == "positions":
         return "rank r at position r (a missing rank is an empty position; one item per rank)"
-    return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {_TIE_WORDS[ties]}"
+    return f"{'descending score' if ranked_by == 'score' else 'ascending rank'}, {TIE_ORDERS[ties]}"
 
 
 def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> Any:
