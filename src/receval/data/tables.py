@@ -582,7 +582,7 @@ class _Reader:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        source: Any = str(self.path)
+        source: Any = str(_source.readable(self.path))
         if _source.compression(self.path) is not None:  # Parquet needs random access: decompressed into memory
             with _source.open_binary(self.path) as fh:
                 source = pa.BufferReader(fh.read())
@@ -910,7 +910,7 @@ def _positional(names: tuple[str, ...], n: int) -> list[str]:
 
 def _header(path: Path, sep: str) -> list[str]:
     with _source.open_binary(path) as fh:
-        first = fh.readline()
+        first = next(_source.lines(fh, path), b"")
     try:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -967,6 +967,11 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
         if col in _IDS:
             bad = _missing_ids(column)
             message: str | None = f"empty {col} id"
+            if not bad.any():
+                bad = _nul_ids(column)
+                if bad.any():
+                    message = (f"{col} id {column[int(np.argmax(bad))].as_py()!r} holds a NUL byte, which no id can "
+                               "(a binary or damaged file?); remove it")  # fmt: skip
         elif col == "rank" and numeric:
             values = _arrow.numbers(column).astype(np.float64)  # nulls are NaN
             with np.errstate(invalid="ignore"):
@@ -1006,6 +1011,23 @@ def _missing_ids(column: Any) -> np.ndarray:
     return np.array([v is None or (isinstance(v, str) and not v.strip()) for v in values], dtype=bool)
 
 
+def _nul_ids(column: Any) -> np.ndarray:
+    """Rows whose id holds a NUL byte (each distinct id looked at once; NumPy's text arrays would drop a final NUL).
+
+    >>> import pyarrow as pa
+    >>> _nul_ids(pa.chunked_array([pa.array(["a", "a\\x00b", "a"]).dictionary_encode()])).tolist()
+    [False, True, False]
+    """
+    dictionary = vocab.dictionary_codes(column)
+    if dictionary is not None:
+        codes, categories = dictionary
+        nul = np.fromiter(("\x00" in str(v) for v in categories.tolist()), dtype=bool, count=len(categories))
+        return nul[codes] & (codes >= 0) if nul.any() else np.zeros(len(codes), dtype=bool)
+    if _arrow.is_numeric(column):
+        return np.zeros(len(column), dtype=bool)
+    return np.array([isinstance(v, str) and "\x00" in v for v in _arrow.text(column)], dtype=bool)
+
+
 def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:
     """A numeric column as 64-bit floats (text parsed); the first value that is not a number is an error."""
     import pyarrow as pa
@@ -1030,7 +1052,7 @@ def _records(path: Path, sep: str, whitespace: bool = False, comments: bool = Fa
     """(line number, fields) of every non-blank record (and, with ``comments``, not a ``#`` line); a DataError at
     the first non-UTF-8 line."""
     with _source.open_binary(path) as fh:
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in enumerate(_source.lines(fh, path), start=1):
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as err:
