@@ -104,7 +104,7 @@ def readable(path: str | Path) -> Path:
     >>> readable("/dev/zero")
     Traceback (most recent call last):
     ...
-    receval.errors.DataError: /dev/zero: is a character device, not a file or a pipe; give a file (or a pipe: <(command))
+    receval.errors.DataError: /dev/zero: is a character device, not a file or a pipe; give a file ...
     """
     try:
         status = os.stat(path)
