@@ -58,8 +58,17 @@ from typing import IO, Any
 
 from receval.errors import DataError
 
-__all__ = ["COMPRESSIONS", "MAX_LINE", "arrow_input", "compression", "inner_suffix", "lines", "open_binary", "readable",
-           "stem"]
+__all__ = [
+    "COMPRESSIONS",
+    "MAX_LINE",
+    "arrow_input",
+    "compression",
+    "inner_suffix",
+    "lines",
+    "open_binary",
+    "readable",
+    "stem",
+]
 
 COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
 """File suffix -> the compression it names (the one list of compressions receval reads)."""
