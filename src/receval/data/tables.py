@@ -225,8 +225,13 @@ def read_located(
     unique: Sequence[str] = (),
     label: str | None = None,
     sep: str | None = None,
+    text_columns: Sequence[str] = (),
 ) -> Located:
     """:func:`read_table` as an Arrow table with the file's line of each row (for messages about rows found later).
+
+    ``text_columns`` names further columns of delimited text kept as written
+    (dictionary-encoded text, as ids are), not parsed: a list of item ids in columns of
+    their own (NCF's negatives), where ``0286`` must stay ``0286``.
 
     Returns
     -------
@@ -263,6 +268,7 @@ def read_located(
         header = detected_header if header is None else header
         layout = LAYOUTS.get(fmt)
     reader = _Reader(path, label, names, text_ids, columns)
+    reader.text = frozenset(text_columns)
     businesses = None
     if layout is not None:
         table = reader.delimited(layout.sep, layout.names is None, layout.names)
@@ -423,6 +429,9 @@ class _Reader:
         self.comments = False  # lines starting with '#' are not records (TREC files)
         self.token_seq: list[str] | None = None  # a RecBole file's token_seq columns
         self.json_lines: Callable[[int], int | None] | None = None  # a JSON-lines file's line of a row
+        self.text: frozenset[str] = (
+            frozenset()
+        )  # further columns kept as the text written (read_located's text_columns)
 
     def line_of(self, row: int) -> int | None:
         if self.json_lines is not None:
@@ -465,7 +474,9 @@ class _Reader:
         ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
         for col in own:
             base = self.role_of.get(col, col.split(":")[0])
-            if base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
+            if col in self.text:
+                types[col] = pa.dictionary(pa.int32(), pa.string())
+            elif base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
                 if ids is not None:
                     types[col] = ids
             elif base == "aspect":
