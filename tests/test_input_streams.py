@@ -122,3 +122,11 @@ def test_a_nul_byte_in_an_id_is_refused_with_its_line(tmp_path, name, text, line
     kind = "recommendations" if name.endswith(".trec") else "truth"
     with pytest.raises(DataError, match=rf"{name}, line {line}, column (user|item): \w+ id '.*' holds a NUL byte"):
         read_table(tmp_path / name, kind, format="trec" if name.endswith(("qrels", "trec")) else None)
+
+
+@needs_bash
+def test_a_data_set_format_reads_its_ratings_file_from_a_pipe(tmp_path):
+    (tmp_path / "u.data").write_text("1\t10\t5\t881250949\n1\t11\t3\t881250950\n2\t10\t4\t881250951\n")
+    got = _shell("receval data stats <(cat u.data) --format movielens-100k --json", tmp_path)
+    assert got.returncode == 0, got.stderr  # was: the pipe taken for a folder without u.data
+    assert '"n_ratings": 3' in got.stdout
