@@ -82,7 +82,7 @@ _MAGIC: dict[bytes, str] = {
 _LONGEST_MAGIC = max(len(m) for m in _MAGIC)
 MAX_LINE = 1 << 24
 """The longest line (bytes) a reader takes: 16 MiB, a thousand times a long JSON review line."""
-_SPOOLED: dict[tuple[int, int], Path] = {}  # a pipe (device, inode) -> the temporary file holding what it gave
+_SPOOLED: dict[tuple[int, ...], Path] = {}  # a pipe (_pipe_key) -> the temporary file holding what it gave
 
 
 def readable(path: str | Path) -> Path:
@@ -90,7 +90,9 @@ def readable(path: str | Path) -> Path:
 
     A pipe can be read only once, and a reader reads its input several times: the
     first time a process asks for a pipe, what it gives is copied to a temporary file
-    (removed at exit), and every later read of that pipe reads the copy. A device or a
+    (removed at exit), and every later read of that pipe in this process reads the copy
+    (a pipe cannot tell that it was written again: a long-lived process that reads new
+    content through one named pipe should read a file instead). A device or a
     socket is a :class:`DataError`; a path that does not exist is returned as it is,
     for the reader to name.
 
@@ -125,14 +127,19 @@ def readable(path: str | Path) -> Path:
     if not stat.S_ISFIFO(mode):
         kind = "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "a socket"
         raise DataError(f"is {kind}, not a file or a pipe; give a file (or a pipe: <(command))", path=path)
-    key = (status.st_dev, status.st_ino)
-    if key not in _SPOOLED:
+    spooled = _SPOOLED.get(_pipe_key(status))
+    if spooled is None:
         handle, name = tempfile.mkstemp(prefix="receval-pipe-")
         atexit.register(_remove, name)
         with open(handle, "wb") as copy, open(path, "rb") as pipe:
             shutil.copyfileobj(pipe, copy, 1 << 20)
-        _SPOOLED[key] = Path(name)
-    return _SPOOLED[key]
+        spooled = _SPOOLED[_pipe_key(os.stat(path))] = Path(name)  # as it stands once written
+    return spooled
+
+
+def _pipe_key(status: os.stat_result) -> tuple[int, ...]:
+    """A pipe by its inode and the time it was made: a new pipe given a freed inode number is read anew."""
+    return status.st_dev, status.st_ino, status.st_ctime_ns
 
 
 def _remove(name: str) -> None:
