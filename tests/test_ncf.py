@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from receval.data.interactions import Interactions
 from receval.data.ncf import NCFTest, read_ncf, write_ncf
@@ -283,3 +285,22 @@ def test_write_ncf_refuses_ids_it_cannot_read_back(tmp_path, bad):
     with pytest.raises(DataError, match=r"cannot be written in NCF's files") as err:
         write_ncf(tmp_path / "a.test.rating", tmp_path / "a.test.negative", held, data)
     assert "\n" not in str(err.value).replace(repr(bad), "") and not list(tmp_path.iterdir())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(item=st.text(alphabet=st.sampled_from('07aé ,()"\t\n\r\x0b\x1c\x85\u2028\x00#-.e+'), min_size=0, max_size=5))
+def test_write_ncf_writes_only_what_reads_back_as_the_same_id(tmp_path_factory, item):
+    folder = tmp_path_factory.mktemp("ncf")
+    if item in ("x", "z"):
+        return
+    data = Interactions.from_ids(["u", "u", "v"], ["x", item, "z"], [4, 2, 5])
+    own = int(np.flatnonzero(data.item_ids == item)[0])
+    held = NCFTest(np.array([0, 1]), np.array([0, own]), np.array([4.0, 2.0]), np.array([1, 2]),
+                   np.array([[own], [0]]))  # fmt: skip
+    try:
+        paths = write_ncf(folder / "a.test.rating", folder / "a.test.negative", held, data)
+    except DataError as err:
+        assert "cannot be written in NCF's files" in str(err) and not list(folder.iterdir())
+        return
+    back = read_ncf(*paths, data)
+    assert back.items.tolist() == [0, own] and back.negatives.tolist() == [[own], [0]]

@@ -165,15 +165,17 @@ def _indices(ids: np.ndarray, space: np.ndarray, what: str, path: Path, line_of)
     return index.astype(np.int64).reshape(np.shape(ids))
 
 
-_UNWRITABLE = re.compile(r'[\t\n\r\x00,()]|^\s|\s$|^"|^$')  # what read_ncf would split, strip or unquote
+# what read_ncf would split (a field, a line: Python's line ends too), strip or unquote
+_UNWRITABLE = re.compile(r'[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\x00,()]|^\s|\s$|^"|^$')
 
 
 def _check_writable(ids: np.ndarray, what: str, path: Path) -> None:
     """Refuse an id NCF's files cannot hold as written: read back, it would be another id or break its line.
 
     Fields are tab-separated lines, a negative line starts with ``(user,item)``, and a
-    field starting with ``"`` is read as quoted: so no tab, line end, NUL byte, comma
-    or bracket, no white space at either end, no leading quote, no empty id.
+    field starting with ``"`` is read as quoted: so no tab, line end (of any kind Python
+    splits lines on), NUL byte, comma or bracket, no white space at either end, no
+    leading quote, no empty id.
 
     >>> _check_writable(np.array(["u1", "it em"]), "item", Path("x.test.negative"))
     >>> _check_writable(np.array(["u1", "a\\tb"]), "item", Path("x.test.negative"))
