@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from receval.data.interactions import Interactions
 from receval.data.ncf import NCFTest, read_ncf, write_ncf
@@ -209,3 +211,96 @@ def test_evaluate_model_ranks_against_ncf_candidates(tmp_path):
         evaluate_model(make("biases"), train, test, ["hr@1(sampled=3)"], candidates=cands)
     with pytest.raises(Exception, match=r"none is asked; add one with their size, e.g. ndcg@10\(sampled=2\)"):
         evaluate_model(make("biases"), train, test, ["ndcg@10"], candidates=cands)
+
+
+@pytest.mark.parametrize(
+    ("rating", "negative", "where", "message"),
+    [
+        (RATING, NEGATIVE.replace("(1,4)\t0\t7", "(1,4)\t0\t07"), "line 2", "item '07' is not in the data set"),
+        (RATING, NEGATIVE.replace("(1,4)\t0\t7", "(1,4)\t0\t7.0"), "line 2", "item '7.0' is not in the data set"),
+        (
+            RATING,
+            NEGATIVE.replace("(1,4)\t0\t7", "(1,4)\t0\t100000000000000000000000"),
+            "line 2",
+            "item '100000000000000000000000' is not in the data set",  # was '1e+23'
+        ),
+        (
+            RATING,
+            NEGATIVE.replace("(1,4)\t0\t7", "(1,4)\t7\t7"),
+            "toy.test.negative, line 2",
+            "negative '7' is listed twice for user '1'",
+        ),
+        (
+            RATING + "0\t2\t3\t102\n",
+            NEGATIVE + "(0,2)\t3\t5\n",
+            "toy.test.negative, line 5",
+            "the held-out item '2' of user '0' is listed again (first at line 1)",
+        ),
+        (
+            RATING.replace("1\t4\t4\t105", "1\t4\t4\tnoon"),
+            NEGATIVE,
+            "toy.test.rating, line 2, column timestamp",
+            "timestamp 'noon' is neither an integer nor a date",
+        ),
+    ],
+    ids=["leading-zero", "float-text", "huge-id", "repeated-negative", "repeated-line", "timestamp-text"],
+)
+def test_ids_as_written_no_repeats_and_bad_timestamps(tmp_path, rating, negative, where, message):
+    """'07' is not item 7 (as load keeps them apart); a repeated negative or line would be counted twice."""
+    train, test = _split()
+    with pytest.raises(DataError) as err:
+        read_ncf_candidates(*_files(tmp_path, rating, negative), train, test)
+    text = str(err.value)
+    assert where in text and message in text and "\n" not in text and "Traceback" not in text
+
+
+def test_a_candidate_table_keeps_ids_as_written(tmp_path):
+    train, test = _split()
+    path = tmp_path / "c.csv"
+    path.write_text("user,item,negative\n0,2,3\n0,2,5\n1,4,0\n1,4,07\n")
+    with pytest.raises(DataError, match=r"c\.csv, line 5: negative '07' is not in the data"):
+        read_candidates(path, train, test)
+    path.write_text("user,item,negative\n0,2,3\n0,2,3\n")
+    with pytest.raises(DataError, match=r"c\.csv, line 2: negative '3' is listed twice for user '0'"):
+        read_candidates(path, train, test)
+    import pandas as pd
+
+    from receval.evaluation.candidates import Candidates
+
+    frame = pd.DataFrame({"user": ["0", "0"], "item": ["2", "2"], "negative": [3.0, float("nan")]})
+    with pytest.raises(DataError, match=r"line 1: negative 3\.0 is not in the data") as err:  # a float is no id
+        Candidates.from_frame(frame, train)
+    frame["negative"] = [float("nan"), 3.0]
+    with pytest.raises(DataError, match=r"line 1: negative nan is not in the data") as err:
+        Candidates.from_frame(frame, train)
+    assert "np.float64" not in str(err.value)
+
+
+@pytest.mark.parametrize("bad", ["a\tb", "a\nb", "a,b", "(a)", " a", "a ", '"a', "a\x00b"])
+def test_write_ncf_refuses_ids_it_cannot_read_back(tmp_path, bad):
+    data = Interactions.from_ids(["u", "u", "v"], ["x", bad, "z"], [4, 2, 5])
+    bad_index = int(np.flatnonzero(data.item_ids == bad)[0])
+    held = NCFTest(np.array([0]), np.array([int(data.item_index(["x"])[0])]), np.array([4.0]), np.array([1]),
+                   np.array([[bad_index]]))  # fmt: skip
+    with pytest.raises(DataError, match=r"cannot be written in NCF's files") as err:
+        write_ncf(tmp_path / "a.test.rating", tmp_path / "a.test.negative", held, data)
+    assert "\n" not in str(err.value).replace(repr(bad), "") and not list(tmp_path.iterdir())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(item=st.text(alphabet=st.sampled_from('07aé ,()"\t\n\r\x0b\x1c\x85\u2028\x00#-.e+'), min_size=0, max_size=5))
+def test_write_ncf_writes_only_what_reads_back_as_the_same_id(tmp_path_factory, item):
+    folder = tmp_path_factory.mktemp("ncf")
+    if item in ("x", "z"):
+        return
+    data = Interactions.from_ids(["u", "u", "v"], ["x", item, "z"], [4, 2, 5])
+    own = int(np.flatnonzero(data.item_ids == item)[0])
+    held = NCFTest(np.array([0, 1]), np.array([0, own]), np.array([4.0, 2.0]), np.array([1, 2]),
+                   np.array([[own], [0]]))  # fmt: skip
+    try:
+        paths = write_ncf(folder / "a.test.rating", folder / "a.test.negative", held, data)
+    except DataError as err:
+        assert "cannot be written in NCF's files" in str(err) and not list(folder.iterdir())
+        return
+    back = read_ncf(*paths, data)
+    assert back.items.tolist() == [0, own] and back.negatives.tolist() == [[own], [0]]

@@ -7,10 +7,15 @@ no traceback, nothing written.
 
 from __future__ import annotations
 
+import os
+import socket
+import stat
+import sys
 from pathlib import Path
 
 import pytest
 
+from receval.atomic import atomic_write, publish
 from receval.cli import main
 from receval.errors import ConfigError
 from receval.outputs import check_output_dir, check_output_file
@@ -114,3 +119,80 @@ def test_run_checks_the_configurations_output_folder_before_any_task(capsys, tmp
     _, err = capsys.readouterr()
     _assert_one_error(code, err, f"{config}: output", taken, "is a file, but a folder is meant")
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+@pytest.mark.parametrize(("args", "option"), _FILE_OUTPUTS, ids=lambda v: v if isinstance(v, str) else v[0])
+def test_a_file_output_that_is_a_named_pipe_is_refused_and_kept(capsys, tmp_path, args, option):
+    fifo = _fifo(tmp_path / "out.tsv")  # the atomic rename would have replaced it with a plain file
+    code, err = _run(capsys, tmp_path, args, option, fifo)
+    _assert_one_error(code, err, option, fifo, "is a named pipe, not a file")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.parametrize(("args", "option"), _DIR_OUTPUTS, ids=lambda v: v if isinstance(v, str) else v[0])
+def test_a_folder_output_that_is_a_named_pipe_is_refused(capsys, tmp_path, args, option):
+    fifo = _fifo(tmp_path / "results")
+    code, err = _run(capsys, tmp_path, args, option, fifo)
+    _assert_one_error(code, err, option, fifo, "is a named pipe, but a folder is meant")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/dev/full and /proc are Linux's")
+def test_devices_sockets_and_links_to_them_are_no_file_outputs(tmp_path):
+    # the checks only look: /dev/null is never opened, let alone written
+    with pytest.raises(ConfigError, match=r"--out /dev/null: is a character device, not a file; writing would"):
+        check_output_file(Path("/dev/null"), "--out")
+    with pytest.raises(ConfigError, match=r"--report /dev/full: is a character device"):
+        check_output_file("/dev/full", "--report")
+    with pytest.raises(ConfigError, match=r"--out /dev/null: is a character device, but a folder is meant"):
+        check_output_dir("/dev/null", "--out")
+    (tmp_path / "null.tsv").symlink_to("/dev/null")  # the rename would replace the link, not write the device
+    with pytest.raises(ConfigError, match=r"null\.tsv: is a character device"):
+        check_output_file(tmp_path / "null.tsv", "--out")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "s.tsv"))
+        with pytest.raises(ConfigError, match=r"s\.tsv: is a socket, not a file"):
+            check_output_file(tmp_path / "s.tsv", "--per-user")
+    assert check_output_file(tmp_path / "dangling.tsv", "--out")  # a new name is fine
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/dev/full and /proc are Linux's")
+def test_a_folder_the_file_system_refuses_is_refused_before_the_work(capsys, tmp_path):
+    # root passes the permission bits of /proc; creating a file there fails, and is tried first
+    with pytest.raises(ConfigError, match=r"--out /proc/x\.html: the folder /proc cannot be written"):
+        check_output_file("/proc/x.html", "--out")
+    with pytest.raises(ConfigError, match=r"--out /proc/x: the folder /proc cannot be written"):
+        check_output_dir("/proc/x", "--out")
+    (tmp_path / "r.tsv").write_text("user\titem\trating\n1\t1\t5\n")
+    code = main(["split", str(tmp_path / "r.tsv"), "--out", "/proc/receval-split"])
+    _, err = capsys.readouterr()
+    _assert_one_error(code, err, "--out", Path("/proc/receval-split"), "the folder /proc cannot be written")
+
+
+def test_the_writers_refuse_a_target_that_is_not_a_regular_file(tmp_path):
+    fifo = _fifo(tmp_path / "recs.tsv")
+    with pytest.raises(ConfigError, match=r"recs\.tsv: exists and is not a regular file"):
+        atomic_write(fifo, lambda p: p.write_text("x"))
+    with pytest.raises(ConfigError, match=r"recs\.tsv: exists and is not a regular file"), publish(tmp_path) as pub:
+        pub.path(fifo).write_text("x")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["recs.tsv"]  # no temporary left
+
+
+def test_split_into_a_folder_holding_a_named_pipe_replaces_nothing(capsys, tmp_path):
+    data = tmp_path / "r.tsv"
+    data.write_text(
+        "user\titem\trating\n" + "".join(f"{u}\t{i}\t{1 + (u + i) % 5}\n" for u in range(6) for i in range(8))
+    )
+    out = tmp_path / "split"
+    out.mkdir()
+    fifo = _fifo(out / "train.tsv")
+    code = main(["split", str(data), "--method", "holdout", "--seed", "1", "--out", str(out)])
+    _, err = capsys.readouterr()
+    assert code == 2 and "train.tsv: exists and is not a regular file" in err, err
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(p.name for p in out.iterdir()) == ["train.tsv"]

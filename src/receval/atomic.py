@@ -27,6 +27,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
@@ -193,11 +194,31 @@ def _clean_once(folder: Path) -> None:
         _CLEANED.add(folder)
 
 
+def _check_replaceable(target: Path) -> None:
+    """Refuse a ``target`` that exists and is not a regular file, before anything is written.
+
+    The rename that puts a new file in place would replace whatever is there: a
+    device (``/dev/null``), a named pipe or a socket would become a plain file. A
+    command refuses such a path with its option before any work
+    (:func:`receval.outputs.check_output_file`); this is the writer's own last check.
+    """
+    try:
+        mode = os.stat(target).st_mode
+    except (OSError, ValueError):  # nothing there (or a name no file can have): nothing to replace
+        return
+    if not stat.S_ISREG(mode):
+        raise ConfigError(
+            f"{target}: exists and is not a regular file (a device, named pipe, socket or folder); writing would "
+            "replace it with a file: name a regular file or a new path; nothing was written"
+        )
+
+
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     """Call ``write(tmp_path)`` then rename the temporary file to ``path``.
 
     The first write of this process into a folder also removes the temporaries that
-    killed processes left there (:func:`remove_stale_temporaries`).
+    killed processes left there (:func:`remove_stale_temporaries`). A ``path`` that
+    exists and is not a regular file is refused before ``write`` is called.
 
     Returns
     -------
@@ -211,8 +232,13 @@ def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
     >>> _ = atomic_write(target, lambda p: p.write_text("ok"))
     >>> target.read_text()
     'ok'
+    >>> atomic_write("/dev/null", lambda p: p.write_text("never written"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: /dev/null: exists and is not a regular file (...); writing would replace it ...
     """
     path = Path(path)
+    _check_replaceable(path)
     _clean_once(path.parent)
     tmp = path.parent / temporary_name()
     try:
@@ -251,6 +277,7 @@ class Publication:
     def path(self, target: str | Path) -> Path:
         """The staged file to write now for ``target`` (its folders exist); it becomes ``target`` on success."""
         folder, name = self._locate(target)
+        _check_replaceable(folder / name)
         stage = self._stages.get(folder)
         if stage is None:
             folder.mkdir(parents=True, exist_ok=True)
@@ -372,16 +399,18 @@ def write_text(path: str | Path, text: str) -> Path:
     return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
 
 
-def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False) -> Path:
-    """Atomically write a DataFrame as Parquet, CSV or TSV, chosen by the file's extension.
+def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False, format: str | None = None) -> Path:
+    """Atomically write a DataFrame as Parquet, CSV or TSV, chosen by ``format`` or else the file's extension.
 
-    ``.parquet`` is Parquet, ``.tsv`` and ``.txt`` tab-separated, anything else
-    comma-separated.
+    ``format`` is ``"parquet"``, ``"csv"`` or ``"tsv"``; without it ``.parquet`` is
+    Parquet, ``.tsv`` and ``.txt`` tab-separated, anything else comma-separated. Floats
+    are written at full precision (pandas' ``repr``), so the file reads back to the same
+    doubles.
 
     Returns
     -------
     pathlib.Path
-        ``path``.
+        ``path``, now holding ``frame``.
 
     Examples
     --------
@@ -391,10 +420,12 @@ def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False) -
     >>> path.read_text().splitlines()
     ['user\\titem', '1\\t2']
     """
-    suffix = Path(path).suffix.lower()
-    if suffix == ".parquet":
+    if format is None:
+        suffix = Path(path).suffix.lower()
+        format = "parquet" if suffix == ".parquet" else "tsv" if suffix in (".tsv", ".txt") else "csv"
+    if format == "parquet":
         return atomic_write(path, lambda p: frame.to_parquet(p, index=index))
-    sep = "\t" if suffix in (".tsv", ".txt") else ","
+    sep = "\t" if format == "tsv" else ","
     return atomic_write(path, lambda p: frame.to_csv(p, sep=sep, index=index))
 
 

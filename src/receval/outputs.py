@@ -7,7 +7,12 @@ file given where a folder is meant (or the reverse) is a one-line
 written. :func:`check_output_file` wants a file whose folder exists;
 :func:`check_output_dir` wants a folder, which the command creates (with its
 parents) when missing. Both refuse what the file system would refuse: a path under
-an existing file, and a folder that cannot be written.
+an existing file, and a folder that cannot be written (tried, not only read off
+its permission bits: by its bits root may write ``/proc``, and a read-only mount
+keeps its bits). Both refuse an existing path that is not what is meant: a file is written
+by renaming a new one over it (:mod:`receval.atomic`), which would replace a device
+(``/dev/null``), a named pipe or a socket with a plain file, so only a regular
+file (or a new name) is a file output and only a folder a folder output.
 
 >>> import tempfile
 >>> base = Path(tempfile.mkdtemp())
@@ -33,6 +38,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -103,8 +110,39 @@ def _refused(option: str, path: Path, why: str) -> ConfigError:
 
 
 def _writable(folder: Path, option: str, path: Path) -> None:
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise _refused(option, path, f"the folder {folder} cannot be written; choose another place")
+    """The permission bits, then a nameless file created (and dropped) in ``folder``: the bits do not tell root
+    that ``/proc`` refuses files, nor anyone that a mount is read-only."""
+    try:
+        if os.access(folder, os.W_OK | os.X_OK):
+            with tempfile.TemporaryFile(dir=folder):  # O_TMPFILE where supported: no name, nothing left behind
+                return
+    except OSError:
+        pass
+    raise _refused(option, path, f"the folder {folder} cannot be written; choose another place")
+
+
+_KINDS = (  # what stat says an existing path is, named for a message
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISREG, "a file"),
+)
+
+
+def _kind(path: Path) -> str | None:
+    """What ``path`` is (through a symbolic link): ``"a file"``, ``"a folder"``, ``"a named pipe"``...; None when
+    nothing is there.
+
+    >>> _kind(Path("/dev/null")), _kind(Path("/no/such/path"))
+    ('a character device', None)
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # missing, a dangling link, a NUL in the name: nothing to replace
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "not a file")
 
 
 def check_output_file(path: str | Path, option: str) -> Path:
@@ -113,8 +151,8 @@ def check_output_file(path: str | Path, option: str) -> Path:
     ``option`` names where the path came from in the error: a flag (``--out``) or a
     Python parameter (``out=``).
 
-    Refused: an existing folder, a folder that does not exist or is a file, a folder
-    that cannot be written.
+    Refused: an existing folder, device, named pipe or socket (anything but a regular
+    file), a folder that does not exist or is a file, a folder that cannot be written.
 
     Returns
     -------
@@ -131,10 +169,18 @@ def check_output_file(path: str | Path, option: str) -> Path:
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: --out .../missing/recs.tsv: the folder .../missing does not exist; ...
+    >>> check_output_file("/dev/null", "--out")  # renaming a file over it would replace the device
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --out /dev/null: is a character device, not a file; writing would replace it ...
     """
     path = Path(path)
-    if path.is_dir():
+    kind = _kind(path)
+    if kind == "a folder":
         raise _refused(option, path, "is a folder, but a file is meant; name a file inside it or elsewhere")
+    if kind not in (None, "a file"):
+        raise _refused(option, path, f"is {kind}, not a file; writing would replace it with a file, so name a file "
+                       "(new or existing) instead")  # fmt: skip
     parent = path.parent
     if not parent.exists():
         holder = _nearest_existing(parent)
@@ -152,8 +198,9 @@ def check_output_file(path: str | Path, option: str) -> Path:
 def check_output_dir(path: str | Path, option: str) -> Path:
     """``path`` as a folder the command may write into (created with its parents when missing).
 
-    Refused: an existing file, a path under an existing file, a folder (or its nearest
-    existing ancestor) that cannot be written.
+    Refused: an existing file, device, named pipe or socket (anything but a folder), a
+    path under an existing file, a folder (or its nearest existing ancestor) that cannot
+    be written.
 
     Returns
     -------
@@ -168,8 +215,9 @@ def check_output_dir(path: str | Path, option: str) -> Path:
     (True, False)
     """
     path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise _refused(option, path, "is a file, but a folder is meant; name a folder (created when missing)")
+    kind = _kind(path)
+    if kind not in (None, "a folder"):
+        raise _refused(option, path, f"is {kind}, but a folder is meant; name a folder (created when missing)")
     holder = _nearest_existing(path)
     if not holder.is_dir():
         raise _refused(option, path, f"{holder} is a file, so no folder can be made under it; name another folder")

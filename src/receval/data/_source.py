@@ -16,6 +16,14 @@ still reads; the compression suffix is then only part of the name:
 gzip, bzip2 and xz are decompressed by the standard library; Zstandard by the codec
 built into pyarrow (a dependency already), so no package is added.
 
+A reader looks at a file several times (its first bytes, its header, its body, its
+lines again to name a bad one), which a pipe cannot give: a named pipe (FIFO), a
+process substitution ``<(zcat ratings.gz)`` or ``/dev/stdin`` fed by a pipe is read
+once, into a temporary file that every later look reads (:func:`readable`; removed at
+exit). A character or block device (``/dev/zero``) or a socket is not an input: it is
+refused, not read without end. Lines are read up to :data:`MAX_LINE` bytes
+(:func:`lines`): a file that is one endless line is an error, not all of memory.
+
 Examples
 --------
 >>> import gzip, tempfile, pathlib
@@ -36,15 +44,31 @@ receval.errors.DataError: .../ratings.csv.gz: the gzip-compressed data is damage
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
+import itertools
+import os
+import shutil
+import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from receval.errors import DataError
 
-__all__ = ["COMPRESSIONS", "arrow_input", "compression", "inner_suffix", "open_binary", "stem"]
+__all__ = [
+    "COMPRESSIONS",
+    "MAX_LINE",
+    "arrow_input",
+    "compression",
+    "inner_suffix",
+    "lines",
+    "open_binary",
+    "readable",
+    "stem",
+]
 
 COMPRESSIONS: dict[str, str] = {".gz": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd"}
 """File suffix -> the compression it names (the one list of compressions receval reads)."""
@@ -56,6 +80,90 @@ _MAGIC: dict[bytes, str] = {
     b"\x28\xb5\x2f\xfd": "zstd",
 }
 _LONGEST_MAGIC = max(len(m) for m in _MAGIC)
+MAX_LINE = 1 << 24
+"""The longest line (bytes) a reader takes: 16 MiB, a thousand times a long JSON review line."""
+_SPOOLED: dict[tuple[int, ...], Path] = {}  # a pipe (_pipe_key) -> the temporary file holding what it gave
+
+
+def readable(path: str | Path) -> Path:
+    """The file to open for ``path``: ``path`` itself, or for a pipe the temporary file it was read into once.
+
+    A pipe can be read only once, and a reader reads its input several times: the
+    first time a process asks for a pipe, what it gives is copied to a temporary file
+    (removed at exit), and every later read of that pipe in this process reads the copy
+    (a pipe cannot tell that it was written again: a long-lived process that reads new
+    content through one named pipe should read a file instead). A device or a
+    socket is a :class:`DataError`; a path that does not exist is returned as it is,
+    for the reader to name.
+
+    Returns
+    -------
+    pathlib.Path
+        A regular file (or folder, or missing path) to open.
+
+    Examples
+    --------
+    >>> import os, tempfile, threading
+    >>> fifo = Path(tempfile.mkdtemp()) / "ratings.csv"
+    >>> os.mkfifo(fifo)
+    >>> writer = threading.Thread(target=fifo.write_text, args=("user,item\\n1,a\\n",))
+    >>> writer.start()
+    >>> copy = readable(fifo)
+    >>> writer.join()
+    >>> copy.read_text(), readable(fifo) == copy  # read once, the copy given again
+    ('user,item\\n1,a\\n', True)
+    >>> readable("/dev/zero")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: /dev/zero: is a character device, not a file or a pipe; give a file ...
+    """
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return Path(path)
+    mode = status.st_mode
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return Path(path)
+    if not stat.S_ISFIFO(mode):
+        kind = "a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "a socket"
+        raise DataError(f"is {kind}, not a file or a pipe; give a file (or a pipe: <(command))", path=path)
+    spooled = _SPOOLED.get(_pipe_key(status))
+    if spooled is None:
+        handle, name = tempfile.mkstemp(prefix="receval-pipe-")
+        atexit.register(_remove, name)
+        with open(handle, "wb") as copy, open(path, "rb") as pipe:
+            shutil.copyfileobj(pipe, copy, 1 << 20)
+        spooled = _SPOOLED[_pipe_key(os.stat(path))] = Path(name)  # as it stands once written
+    return spooled
+
+
+def _pipe_key(status: os.stat_result) -> tuple[int, ...]:
+    """A pipe by its inode and the time it was made: a new pipe given a freed inode number is read anew."""
+    return status.st_dev, status.st_ino, status.st_ctime_ns
+
+
+def _remove(name: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+
+
+def lines(fh: IO[bytes], path: str | Path) -> Iterator[bytes]:
+    """The lines of a binary stream (line ends kept), each at most :data:`MAX_LINE` bytes; a longer one is an error.
+
+    >>> list(lines(io.BytesIO(b"a\\nb"), "x.tsv"))
+    [b'a\\n', b'b']
+    """
+    for number in itertools.count(1):
+        line = fh.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE:
+            raise DataError(
+                f"the line is longer than {MAX_LINE:,} bytes; this is not a table (or it has no line ends)",
+                path=path,
+                line=number,
+            )
+        yield line
 
 
 def compression(path: str | Path) -> str | None:
@@ -68,7 +176,7 @@ def compression(path: str | Path) -> str | None:
     True
     """
     try:
-        with open(path, "rb") as fh:
+        with open(readable(path), "rb") as fh:
             head = fh.read(_LONGEST_MAGIC)
     except OSError:
         return None  # the reader that opens it next names the problem
@@ -107,8 +215,8 @@ def open_binary(path: str | Path) -> IO[bytes]:
     """
     kind = compression(path)
     if kind is None:
-        return open(path, "rb")
-    inner, errors = _decompressor(Path(path), kind)
+        return open(readable(path), "rb")
+    inner, errors = _decompressor(readable(path), kind)
     return io.BufferedReader(_Checked(inner, errors, Path(path), kind), buffer_size=1 << 20)
 
 
@@ -127,7 +235,7 @@ def arrow_input(path: str | Path) -> Iterator[Any]:
     1
     """
     if compression(path) is None and Path(path).suffix.lower() not in COMPRESSIONS:
-        yield str(path)
+        yield str(readable(path))
         return
     with open_binary(path) as fh:
         yield fh

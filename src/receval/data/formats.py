@@ -186,7 +186,7 @@ def ratings_file(path: Path, fmt: str) -> Path:
     if not path.exists():
         raise DataError(f"no such file or folder (format {fmt} expects the folder holding {layout.files[0]})",
                         path=path)  # fmt: skip
-    if path.is_file():
+    if not path.is_dir():  # a file, or a pipe (<(zcat u.data.gz)) that the reader reads once
         return path
     for name in layout.files:
         if (path / name).is_file():

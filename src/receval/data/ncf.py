@@ -39,6 +39,7 @@ import numpy as np
 
 from receval.data.formats import head_lines
 from receval.data.interactions import Interactions
+from receval.data.loaders import _timestamps
 from receval.data.tables import read_located
 from receval.errors import DataError
 
@@ -110,18 +111,20 @@ def read_ncf(rating: str | Path, negative: str | Path, data: Interactions) -> NC
     items = _indices(held.table.column("item").to_numpy(zero_copy_only=False), data.item_ids, "item", rating,
                      held.line_of)  # fmt: skip
     ratings = held.table.column("rating").to_numpy(zero_copy_only=False).astype(np.float64)
-    stamps = held.table.column("timestamp").to_numpy(zero_copy_only=False).astype(np.int64)
+    stamps = _timestamps(held.table.column("timestamp"), "timestamp", held)
 
-    first = head_lines(negative) if negative.is_file() else []
-    if negative.is_file() and not first:
+    readable = negative.exists() and not negative.is_dir()  # a missing file is named by the reader below
+    first = head_lines(negative) if readable else []
+    if readable and not first:
         raise DataError("the NCF negative file has no lines; it needs one per line of the rating file", path=negative)
     n = len(first[0].split("\t")) - 1 if first else 0
     if first and n < 1:
         raise DataError("a line holds (user,item) and no negative; give (user,item)<TAB>neg1<TAB>neg2...",
                         path=negative, line=1)  # fmt: skip
     names = ("pair", *(f"negative_{j}" for j in range(1, n + 1)))
-    neg = read_located(negative, "truth", format="tsv", header=False, text_ids=False, label="NCF test negative",
-                       positional=names)  # fmt: skip
+    # every field as text: '0286' is not item 286, and a 24-digit id is not 1e+23
+    neg = read_located(negative, "truth", format="tsv", header=False, label="NCF test negative", positional=names,
+                       text_columns=names)  # fmt: skip
     if neg.table.num_rows != len(users):
         raise DataError(
             f"the negative file has {neg.table.num_rows} lines and the rating file {len(users)}; "
@@ -162,11 +165,40 @@ def _indices(ids: np.ndarray, space: np.ndarray, what: str, path: Path, line_of)
     return index.astype(np.int64).reshape(np.shape(ids))
 
 
+# what read_ncf would split (a field, a line: Python's line ends too), strip or unquote
+_UNWRITABLE = re.compile(r'[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029\x00,()]|^\s|\s$|^"|^$')
+
+
+def _check_writable(ids: np.ndarray, what: str, path: Path) -> None:
+    """Refuse an id NCF's files cannot hold as written: read back, it would be another id or break its line.
+
+    Fields are tab-separated lines, a negative line starts with ``(user,item)``, and a
+    field starting with ``"`` is read as quoted: so no tab, line end (of any kind Python
+    splits lines on), NUL byte, comma or bracket, no white space at either end, no
+    leading quote, no empty id.
+
+    >>> _check_writable(np.array(["u1", "it em"]), "item", Path("x.test.negative"))
+    >>> _check_writable(np.array(["u1", "a\\tb"]), "item", Path("x.test.negative"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: x.test.negative: item 'a\\tb' cannot be written in NCF's files (they hold ...
+    """
+    for text in np.unique(ids).tolist():
+        if _UNWRITABLE.search(text):
+            raise DataError(
+                f"{what} {text!r} cannot be written in NCF's files (they hold no tab, line end, NUL, comma or bracket "
+                "in an id, nor white space at its ends or a leading quote): it would not read back as the same id; "
+                "write receval's candidate table instead (write_candidates); nothing was written",
+                path=path,
+            )
+
+
 def write_ncf(rating: str | Path, negative: str | Path, test: NCFTest, data: Interactions) -> tuple[Path, Path]:
     """Write ``test`` as NCF's ``*.test.rating`` and ``*.test.negative`` in ``data``'s original ids.
 
     Each file is written atomically (:func:`receval.atomic.write_text`): never half-written;
-    a path that cannot be written (a folder, a missing folder) is refused before either is.
+    a path that cannot be written (a folder, a missing folder) and an id the files cannot
+    hold as written (a tab, a comma: :func:`_check_writable`) are refused before either is.
 
     Returns
     -------
@@ -190,6 +222,8 @@ def write_ncf(rating: str | Path, negative: str | Path, test: NCFTest, data: Int
     item_ids = np.asarray(data.item_ids).astype(str)
     held = item_ids[test.items]
     negs = item_ids[np.asarray(test.negatives, dtype=np.int64)]
+    for what, ids in (("user", user_ids), ("item", held), ("item", negs)):
+        _check_writable(ids, what, negative)
     rating_lines = [
         f"{u}\t{i}\t{r:g}\t{int(t)}\n" for u, i, r, t in zip(user_ids, held, test.ratings, test.timestamps, strict=True)
     ]

@@ -225,8 +225,13 @@ def read_located(
     unique: Sequence[str] = (),
     label: str | None = None,
     sep: str | None = None,
+    text_columns: Sequence[str] = (),
 ) -> Located:
     """:func:`read_table` as an Arrow table with the file's line of each row (for messages about rows found later).
+
+    ``text_columns`` names further columns of delimited text kept as written
+    (dictionary-encoded text, as ids are), not parsed: a list of item ids in columns of
+    their own (NCF's negatives), where ``0286`` must stay ``0286``.
 
     Returns
     -------
@@ -263,6 +268,7 @@ def read_located(
         header = detected_header if header is None else header
         layout = LAYOUTS.get(fmt)
     reader = _Reader(path, label, names, text_ids, columns)
+    reader.text = frozenset(text_columns)
     businesses = None
     if layout is not None:
         table = reader.delimited(layout.sep, layout.names is None, layout.names)
@@ -423,6 +429,9 @@ class _Reader:
         self.comments = False  # lines starting with '#' are not records (TREC files)
         self.token_seq: list[str] | None = None  # a RecBole file's token_seq columns
         self.json_lines: Callable[[int], int | None] | None = None  # a JSON-lines file's line of a row
+        self.text: frozenset[str] = (
+            frozenset()
+        )  # further columns kept as the text written (read_located's text_columns)
 
     def line_of(self, row: int) -> int | None:
         if self.json_lines is not None:
@@ -465,7 +474,9 @@ class _Reader:
         ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
         for col in own:
             base = self.role_of.get(col, col.split(":")[0])
-            if base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
+            if col in self.text:
+                types[col] = pa.dictionary(pa.int32(), pa.string())
+            elif base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
                 if ids is not None:
                     types[col] = ids
             elif base == "aspect":
@@ -582,7 +593,7 @@ class _Reader:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        source: Any = str(self.path)
+        source: Any = str(_source.readable(self.path))
         if _source.compression(self.path) is not None:  # Parquet needs random access: decompressed into memory
             with _source.open_binary(self.path) as fh:
                 source = pa.BufferReader(fh.read())
@@ -910,7 +921,7 @@ def _positional(names: tuple[str, ...], n: int) -> list[str]:
 
 def _header(path: Path, sep: str) -> list[str]:
     with _source.open_binary(path) as fh:
-        first = fh.readline()
+        first = next(_source.lines(fh, path), b"")
     try:
         text = first.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -967,6 +978,11 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
         if col in _IDS:
             bad = _missing_ids(column)
             message: str | None = f"empty {col} id"
+            if not bad.any():
+                bad = _nul_ids(column)
+                if bad.any():
+                    message = (f"{col} id {column[int(np.argmax(bad))].as_py()!r} holds a NUL byte, which no id can "
+                               "(a binary or damaged file?); remove it")  # fmt: skip
         elif col == "rank" and numeric:
             values = _arrow.numbers(column).astype(np.float64)  # nulls are NaN
             with np.errstate(invalid="ignore"):
@@ -1006,6 +1022,23 @@ def _missing_ids(column: Any) -> np.ndarray:
     return np.array([v is None or (isinstance(v, str) and not v.strip()) for v in values], dtype=bool)
 
 
+def _nul_ids(column: Any) -> np.ndarray:
+    """Rows whose id holds a NUL byte (each distinct id looked at once; NumPy's text arrays would drop a final NUL).
+
+    >>> import pyarrow as pa
+    >>> _nul_ids(pa.chunked_array([pa.array(["a", "a\\x00b", "a"]).dictionary_encode()])).tolist()
+    [False, True, False]
+    """
+    dictionary = vocab.dictionary_codes(column)
+    if dictionary is not None:
+        codes, categories = dictionary
+        nul = np.fromiter(("\x00" in str(v) for v in categories.tolist()), dtype=bool, count=len(categories))
+        return nul[codes] & (codes >= 0) if nul.any() else np.zeros(len(codes), dtype=bool)
+    if _arrow.is_numeric(column):
+        return np.zeros(len(column), dtype=bool)
+    return np.array([isinstance(v, str) and "\x00" in v for v in _arrow.text(column)], dtype=bool)
+
+
 def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:
     """A numeric column as 64-bit floats (text parsed); the first value that is not a number is an error."""
     import pyarrow as pa
@@ -1030,7 +1063,7 @@ def _records(path: Path, sep: str, whitespace: bool = False, comments: bool = Fa
     """(line number, fields) of every non-blank record (and, with ``comments``, not a ``#`` line); a DataError at
     the first non-UTF-8 line."""
     with _source.open_binary(path) as fh:
-        for number, raw in enumerate(fh, start=1):
+        for number, raw in enumerate(_source.lines(fh, path), start=1):
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as err:

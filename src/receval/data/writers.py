@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from receval.atomic import atomic_write
+from receval.atomic import write_frame, write_text
 from receval.errors import DataError
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ def write_table(
     Returns
     -------
     pathlib.Path
-        ``path``.
+        ``path``, now holding the table in ``format``.
 
     Examples
     --------
@@ -193,13 +193,6 @@ def write_table(
         text = _trec(table, path, tag)
     elif fmt == "ranx-json":
         text = _ranx_json(table, path)
-
-    def write(tmp: Path) -> Any:
-        if text is not None:
-            return tmp.write_text(text, encoding="utf-8")
-        if fmt == "parquet":
-            return table.to_parquet(tmp, index=False)
-        # repr-precision floats (pandas' default): the file reads back to the same doubles
-        return table.to_csv(tmp, sep="," if fmt == "csv" else "\t", index=False)
-
-    return atomic_write(path, write)
+    if text is not None:
+        return write_text(path, text)
+    return write_frame(path, table, format=fmt)

@@ -186,11 +186,31 @@ def _ids(space: np.ndarray | None, index: np.ndarray) -> np.ndarray:
 
 
 def _index(space: np.ndarray, ids: np.ndarray, column: str) -> np.ndarray:
-    found = vocab.index_of(space, ids, coerce=True)
+    """Positions of ``ids`` in ``space``, ids compared as written (as the rating reader keeps them).
+
+    Text finds an integer id by the integer's own text only, and an integer finds a
+    text id written as that integer: ``'0286'`` is not item 286, exactly as ``load``
+    keeps ``0286`` and ``286`` apart and reads ``286`` as the integer 286
+    (:mod:`receval.data.loaders`).
+
+    >>> _index(np.array([286, 7]), np.array(["7", "286"], dtype=object), "negative").tolist()
+    [1, 0]
+    >>> _index(np.array([286, 7]), np.array(["0286"], dtype=object), "negative")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: line 1: negative '0286' is not in the data; candidates must name its users and items
+    """
+    ids = np.asarray(ids)
+    space = np.asarray(space)
+    if ids.dtype.kind in "OUS" and space.dtype.kind != "O":  # text against integer ids: by the ids' own text
+        space = space.astype(str).astype(object)
+    elif ids.dtype.kind in "iu" and space.dtype.kind == "O":  # integers against text ids: by the integers' text
+        ids = ids.astype(str)
+    found = vocab.index_of(space, ids.astype(object) if ids.dtype.kind in "US" else ids)
     if (found < 0).any():
         row = int(np.flatnonzero(found < 0)[0])
         raise DataError(
-            f"{column} {ids[row]!r} is not in the data; candidates must name its users and items", line=row + 1
+            f"{column} {shown_id(ids[row])} is not in the data; candidates must name its users and items", line=row + 1
         )
     return found.astype(np.int32)
 
@@ -430,6 +450,7 @@ def check_candidates(
             row = int(np.flatnonzero(((values < 0) | (values >= bound)).any(axis=1))[0])
             raise DataError(f"{label} index outside the data's {bound} ids; use ids of the data", path=where,
                             line=line_of(row))  # fmt: skip
+    _check_distinct(c, test, where, line_of)
     row_keys = c.users.astype(np.int64)[:, None] * (n_items + 1)
     for label, data in (("training", train), ("test", test)):
         rated = _keys(_excluded(data, data.subset(np.zeros(data.n_ratings, bool)), n_items), n_items)
@@ -455,3 +476,33 @@ def check_candidates(
                 path=where,
                 line=line_of(row),
             )
+
+
+def _check_distinct(c: Candidates, test: Interactions, where: str, line_of: Any) -> None:
+    """No negative twice in a row, no row (user and held-out item; user for ``per-user``) twice: either would
+    count an item twice in the ranks and change the value."""
+    ordered = np.sort(c.negatives, axis=1)
+    twice = ordered[:, 1:] == ordered[:, :-1]
+    if twice.any():
+        row, col = (int(x[0]) for x in np.nonzero(twice))
+        raise DataError(
+            f"negative {shown_id(test.item_ids[ordered[row, col]])} is listed twice for user "
+            f"{shown_id(test.user_ids[c.users[row]])}; each negative once (a repeat would be ranked twice)",
+            path=where,
+            line=line_of(row),
+        )
+    keys = c.users.astype(np.int64) * (len(test.item_ids) + 1) + (
+        0 if c.items is None else c.items.astype(np.int64) + 1
+    )
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    if (counts > 1).any():
+        earlier = int(first[np.flatnonzero(counts > 1)[0]])
+        later = int(np.flatnonzero(keys == keys[earlier])[1])
+        what = f"user {shown_id(test.user_ids[c.users[later]])}"
+        if c.items is not None:
+            what = f"the held-out item {shown_id(test.item_ids[c.items[later]])} of {what}"
+        raise DataError(
+            f"{what} is listed again (first at line {line_of(earlier)}); list each once (a repeat counts twice)",
+            path=where,
+            line=line_of(later),
+        )

@@ -706,7 +706,8 @@ def read_candidates(path: str | Path, train: Interactions, test: Interactions, *
     from receval.vocabulary import SAMPLING_SCHEMES, sampled_word
 
     _check_split(train, test, "read_candidates")
-    located = read_located(path, "truth", required=("user", "negative"), label="candidate table")
+    located = read_located(path, "truth", required=("user", "negative"), label="candidate table",
+                           text_columns=("negative",))  # fmt: skip
     frame = located.table.to_pandas()
     if located.path.suffix.lower() == ".parquet":  # the design write_candidates stored (pandas keeps attrs there)
         import json
