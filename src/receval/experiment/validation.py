@@ -41,7 +41,7 @@ from receval.evaluation.sampled import check_sampled_metrics
 from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
-from receval.experiment.protocols import PreparedDataset
+from receval.experiment.protocols import PreparedDataset, get_protocol
 from receval.validate import check_folds, check_threshold
 from receval.vocabulary import NO_SPLIT, split_method
 
@@ -73,12 +73,15 @@ def prepare_checked(
             where = ("datasets", spec.label, "filters") if spec.filters else ("datasets", spec.label)
             raise chk.fail(where, err.message) from None
     labels = {spec.key: spec.label for spec in cfg.datasets.values()}
+    # a protocol with metric words of its own (the cyclic loop's recall, fallout) reads no metric strings
+    metric_strings = get_protocol(cfg.protocol.name).metric_names is None
     seen: set[tuple[str, object, object]] = set()
     for task in tasks:
         data = datasets[task.dataset_key].data
         label = labels[task.dataset_key]
         try:  # sampled metrics (sampled=, exponent=) against the data, as a task would draw them
-            check_sampled_metrics(task.metrics, data)
+            if metric_strings:
+                check_sampled_metrics(task.metrics, data)
         except MetricError as err:
             raise chk.fail(("metrics",), f"{err.message} (data set {label!r})") from None
         thr = task.options.get("threshold")
