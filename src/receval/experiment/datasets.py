@@ -20,7 +20,7 @@ from receval.experiment.config import DatasetSpec, ExperimentConfig
 from receval.experiment.ids import content_hash
 from receval.experiment.protocols import PreparedDataset
 
-__all__ = ["prepare_dataset", "apply_filters", "input_hashes", "test_file"]
+__all__ = ["prepare_dataset", "apply_filters", "given_test_file", "input_hashes"]
 
 
 def prepare_dataset(spec: DatasetSpec, *, user_features: bool = False) -> PreparedDataset:
@@ -74,13 +74,22 @@ def _path(spec: DatasetSpec) -> str:
     return str(spec.resolved_path)
 
 
-def test_file(cfg: ExperimentConfig, label: str) -> Path | None:
+def given_test_file(cfg: ExperimentConfig, label: str) -> Path | None:
     """The ``[tune]`` section's given test file for data set ``label``, resolved against the data set's folder.
 
     Returns
     -------
     pathlib.Path or None
         None when the test part is split from the data (no ``test_path``).
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'metrics = ["ndcg@10"]\\n[datasets.ml]\\npath = "u1.base"\\nformat = "movielens-100k"\\n'
+    >>> text += '[tune]\\ntrials = 1\\ntest_path = "u1.test"\\n[recommenders.popularity]\\n'
+    >>> text += 'space = { threshold = { float = [1, 5] } }\\n'
+    >>> given_test_file(parse_config(text, path="/data/ml/exp.toml"), "ml").as_posix()
+    '/data/ml/u1.test'
     """
     given = None if cfg.tune is None else cfg.tune.test_path
     if given is None:
@@ -118,7 +127,7 @@ def input_hashes(cfg: ExperimentConfig) -> dict[str, dict[str, str]]:
     for label, spec in cfg.datasets.items():
         for part, path in (
             ("datasets", spec.resolved_path if spec.name is None else None),
-            ("test_path", test_file(cfg, label)),
+            ("test_path", given_test_file(cfg, label)),
         ):
             digest = None if path is None else content_hash(path)
             if digest is not None:

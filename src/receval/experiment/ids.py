@@ -66,8 +66,8 @@ def stable_hash(value: Any, n: int = 16) -> str:
 def content_hash(path: str | Path) -> str | None:
     """The SHA-256 of what ``path`` holds: a file's bytes, or every regular file of a folder.
 
-    A folder's hash covers each file's path relative to the folder and its bytes, in
-    sorted order, so a renamed, added, removed or edited file changes it. The files are
+    A file's is ``sha256sum``'s. A folder's covers each file's path relative to the
+    folder, its size and its bytes, in sorted order, so a renamed, added, removed or edited file changes it. The files are
     read in blocks, never whole: 2.4 ms for ml-latest-small's ``ratings.csv`` (2.4 MB),
     10 ms for its folder (3.2 MB), 37 ms for ml-100k's (16 MB). A path that does not
     exist or cannot be read (its reader then says why), or is not a regular file or
@@ -107,7 +107,7 @@ def content_hash(path: str | Path) -> str | None:
         for file in sorted(files, key=lambda f: f.relative_to(root).as_posix()):
             if file.is_file():
                 name = file.relative_to(root).as_posix().encode("utf-8", "surrogateescape")
-                sha.update(len(name).to_bytes(8, "little") + name)
+                sha.update(len(name).to_bytes(8, "little") + name + file.stat().st_size.to_bytes(8, "little"))
                 _update(sha, file)
     except OSError:
         return None
@@ -115,9 +115,8 @@ def content_hash(path: str | Path) -> str | None:
 
 
 def _update(sha: Any, path: Path) -> None:
-    """Feed a file's size and bytes to ``sha``, a block at a time."""
+    """Feed a file's bytes to ``sha``, a block at a time."""
     with path.open("rb") as fh:
-        sha.update(os.fstat(fh.fileno()).st_size.to_bytes(8, "little"))
         while block := fh.read(_BLOCK):
             sha.update(block)
 

@@ -337,10 +337,10 @@ def _split_parts(cfg: ExperimentConfig, label: str, data: Interactions, seed: in
         train, test = split_by_name(data, cfg.split["method"], seed=seed, **opts)[0]
         return train, HeldOut(test)
     from receval.data import load
-    from receval.experiment.datasets import test_file
+    from receval.experiment.datasets import given_test_file
 
     spec = cfg.datasets[label]
-    path = test_file(cfg, label)
+    path = given_test_file(cfg, label)
     assert path is not None
     if not path.exists():
         raise tune_checker(cfg).fail(("tune", "test_path"), f"test_path {str(path)!r} does not exist")
