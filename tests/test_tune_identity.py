@@ -72,6 +72,7 @@ def test_tune_over_a_changed_data_file_runs_new_trials_and_reports_the_new_data(
     for key, res in again.summary["algorithms"].items():
         assert res["validation"] == fresh.summary["algorithms"][key]["validation"]
         assert res["validation"] != old.summary["algorithms"][key]["validation"]
+    assert again.summary["inputs"] != old.summary["inputs"] and set(again.summary["inputs"]) == {"datasets"}
     # the old study stays in the storage (nothing deleted), beside the new one
     assert len(optuna.study.get_all_study_names(f"sqlite:///{tmp_path / 'out' / 'tune.sqlite3'}")) == 2
     # the same data again: the study is found, no trial runs

@@ -910,7 +910,7 @@ def _space(chk: _Checker, rec: RecommenderSpec, table: Mapping[str, Any], sample
                 raise chk.fail(
                     (*where, r.name),
                     f"[recommenders.{rec.label}] space: grid search over {total:.3g} points or more "
-                    f"(space.{r.name} alone has {points:,}); the limit is {GRID_POINTS:,}: take a larger step, "
+                    f"(space.{r.name} alone has {points:.3g}); the limit is {GRID_POINTS:,}: take a larger step, "
                     'fewer choices, or sampler = "tpe"',
                 )
     for r in ranges:  # the model's own rules for each value at an end of the range

@@ -467,7 +467,8 @@ def tune_experiment(
             check_tune_parts(cfg, label, part.fit, part.validation, thresholds[label])
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         root.mkdir(parents=True, exist_ok=True)
-        prefix = _study_key(cfg, input_hashes(cfg))
+        inputs = input_hashes(cfg)
+        prefix = _study_key(cfg, inputs)
         studies = []
         for label in by_label:
             for rec in cfg.recommenders.values():
@@ -535,7 +536,7 @@ def tune_experiment(
                 defaults = {st.key: value for st, (value, _, _) in zip(studies, runs, strict=True)}
         finally:
             ex.close()
-        report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts, defaults)
+        report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts, defaults, inputs)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -584,6 +585,7 @@ def _finish(
     thresholds: Mapping[str, float],
     opts: Mapping[str, Any],
     defaults: Mapping[str, float | None],
+    inputs: Mapping[str, Any],
 ) -> TuneReport:
     from receval.evaluation import evaluate_model
     from receval.stats.significance import compare_systems, correct_pvalues
@@ -665,6 +667,7 @@ def _finish(
         "refit": tune.refit,
         "seed": tune.seed,
         "default_candidate": tune.default_candidate,
+        "inputs": dict(inputs),  # the SHA-256 of each file read: the studies' data
         "validation_split": dict(tune.validation),
         "test_split": {"test_path": tune.test_path} if tune.test_path else dict(cfg.split),
         "equal_budgets": len(budgets) == 1,
