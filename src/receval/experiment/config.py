@@ -57,6 +57,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
+import math
+import os
 import re
 import tomllib
 from collections.abc import Mapping
@@ -120,6 +122,10 @@ _TUNE = {
     "validation": dict,
     "default_candidate": bool,
 }
+GRID_POINTS = 1_000_000
+"""The most points a grid search may list (Optuna keeps every combination of the grid in memory)."""
+STORAGE_SCHEMES = ("sqlite", "postgresql", "mysql", "mariadb", "oracle", "mssql")
+"""The databases a ``[tune] storage`` URL may name (SQLAlchemy's dialects, through which Optuna stores studies)."""
 SAMPLERS = ("tpe", "random", "grid")
 """Optuna's samplers a ``[tune]`` section may name: TPE (the default), random search, grid search."""
 REFITS = ("train+validation", "train")
@@ -766,12 +772,10 @@ def _tune(
     if refit not in REFITS:
         raise chk.fail((*where, "refit"), f"refit = {refit!r}: use one of {', '.join(map(repr, REFITS))}")
     storage = table.get("storage")
-    if storage is not None and "://" not in storage:
-        raise chk.fail(
-            (*where, "storage"),
-            f"storage = {storage!r} is not a database URL; give one (sqlite:///study.db, postgresql://host/db) "
-            "or leave it out for tune.sqlite3 in the output folder",
-        )
+    if storage is not None:
+        problem = _storage_problem(storage)
+        if problem is not None:
+            raise chk.fail((*where, "storage"), f"storage = {storage!r} {problem}")
     parallel = chk.value(check_count, table.get("parallel", 1), "tune.parallel", where=(*where, "parallel"))
     seed = chk.value(check_seed, table.get("seed", first_seed), "tune.seed", where=(*where, "seed"))
     for key, value in effective.get("protocol", {}).items():
@@ -807,6 +811,39 @@ def _tune(
         default_candidate=table.get("default_candidate", True),
     )
     return spec, out
+
+
+def _storage_problem(url: str) -> str | None:
+    """What is wrong with a ``[tune] storage`` URL, in words (None when nothing is): its database, its SQLite file.
+
+    Examples
+    --------
+    >>> _storage_problem("foo://bar")  # doctest: +ELLIPSIS
+    "names no database receval can store a study in ('foo'); use one of sqlite, postgresql, ..."
+    >>> _storage_problem("postgresql+psycopg2://host/db") is None, _storage_problem("sqlite:///:memory:") is None
+    (True, True)
+    """
+    how = "give one (sqlite:///study.db, postgresql://host/db) or leave it out for tune.sqlite3 in the output folder"
+    if "://" not in url:
+        return f"is not a database URL; {how}"
+    scheme = url.split("://", 1)[0].split("+", 1)[0].lower()
+    if scheme not in STORAGE_SCHEMES:
+        return f"names no database receval can store a study in ({scheme!r}); use one of {', '.join(STORAGE_SCHEMES)}"
+    if scheme != "sqlite":
+        return None
+    name = url.split("://", 1)[1].split("?", 1)[0]
+    if not name.startswith("/") or name in ("/", "/:memory:"):  # sqlite:// or sqlite:///:memory: is in memory
+        return None if name in ("", "/", "/:memory:") else f"is not an SQLite URL; {how}"
+    path = Path(name[1:])
+    if path.is_dir():
+        return f"is a folder, not a database file: name a file in it (sqlite:///{(path / 'study.db').as_posix()})"
+    if path.exists():
+        return None if os.access(path, os.R_OK | os.W_OK) else "is a file receval may not write; change its rights"
+    if not path.parent.is_dir():
+        return f"is in a folder that does not exist ({str(path.parent)!r}): create it first"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"is in a folder receval may not write ({str(path.parent)!r}): choose another place"
+    return None
 
 
 def _budget(
@@ -864,6 +901,18 @@ def _space(chk: _Checker, rec: RecommenderSpec, table: Mapping[str, Any], sample
         raise chk.fail(where, 'grid search takes no conditional parameters (\'when\'): use sampler = "tpe" or "random"')
     if sampler == "grid" and any(r.kind == "float" and r.step is None for r in ranges):
         raise chk.fail(where, "grid search needs a step for every float range (or choices)")
+    if sampler == "grid":  # Optuna lists every point of the grid: its size is checked before it is built
+        total = 1
+        for r in ranges:
+            points = len(r.choices) if r.kind == "choices" else int((r.high - r.low) // (r.step or 1)) + 1  # type: ignore[operator]
+            total *= points
+            if total > GRID_POINTS:
+                raise chk.fail(
+                    (*where, r.name),
+                    f"[recommenders.{rec.label}] space: grid search over {total:.3g} points or more "
+                    f"(space.{r.name} alone has {points:.3g}); the limit is {GRID_POINTS:,}: take a larger step, "
+                    'fewer choices, or sampler = "tpe"',
+                )
     for r in ranges:  # the model's own rules for each value at an end of the range
         for value in (r.low, r.high) if r.kind != "choices" else r.choices:
             trial = {**rec.params, r.name: int(value) if r.kind == "int" else value}
@@ -908,6 +957,10 @@ def _range(
     if kind == "int" and any(not isinstance(v, int) for v in values):
         raise chk.fail((*where, kind), f"space.{name} int = {values!r}: give two integers (or use float = [..])")
     low, high = values
+    if not all(math.isfinite(v) for v in values):
+        raise chk.fail(
+            (*where, kind), f"space.{name} {kind} = [{low}, {high}]: give two finite numbers (no inf or nan)"
+        )
     if low >= high:
         word = "empty" if low == high else "inverted"
         raise chk.fail(
@@ -919,7 +972,7 @@ def _range(
         raise chk.fail((*where, "log"), f"space.{name}: a log-scale range needs low > 0, got {low}")
     step = entry.get("step")
     if step is not None:
-        if step <= 0 or (kind == "int" and not isinstance(step, int)):
+        if not math.isfinite(step) or step <= 0 or (kind == "int" and not isinstance(step, int)):
             raise chk.fail((*where, "step"), f"space.{name} step = {step!r}: give a positive {kind}")
         if log:
             raise chk.fail((*where, "step"), f"space.{name}: Optuna takes a step or a log scale, not both")

@@ -11,14 +11,16 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.experiment.config import DatasetSpec
+from receval.experiment.config import DatasetSpec, ExperimentConfig
+from receval.experiment.ids import content_hash
 from receval.experiment.protocols import PreparedDataset
 
-__all__ = ["prepare_dataset", "apply_filters"]
+__all__ = ["prepare_dataset", "apply_filters", "given_test_file", "input_hashes"]
 
 
 def prepare_dataset(spec: DatasetSpec, *, user_features: bool = False) -> PreparedDataset:
@@ -70,6 +72,67 @@ def _path(spec: DatasetSpec) -> str:
 
         return str(fetch(spec.name))
     return str(spec.resolved_path)
+
+
+def given_test_file(cfg: ExperimentConfig, label: str) -> Path | None:
+    """The ``[tune]`` section's given test file for data set ``label``, resolved against the data set's folder.
+
+    Returns
+    -------
+    pathlib.Path or None
+        None when the test part is split from the data (no ``test_path``).
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'metrics = ["ndcg@10"]\\n[datasets.ml]\\npath = "u1.base"\\nformat = "movielens-100k"\\n'
+    >>> text += '[tune]\\ntrials = 1\\ntest_path = "u1.test"\\n[recommenders.popularity]\\n'
+    >>> text += 'space = { threshold = { float = [1, 5] } }\\n'
+    >>> given_test_file(parse_config(text, path="/data/ml/exp.toml"), "ml").as_posix()
+    '/data/ml/u1.test'
+    """
+    given = None if cfg.tune is None else cfg.tune.test_path
+    if given is None:
+        return None
+    spec = cfg.datasets[label]
+    return Path(given) if Path(given).is_absolute() else Path(spec.base or "") / given
+
+
+def input_hashes(cfg: ExperimentConfig) -> dict[str, dict[str, str]]:
+    """The content hash (:func:`~receval.experiment.ids.content_hash`) of every file a configuration reads.
+
+    ``{"datasets": {label: hash}, "test_path": {label: hash}}``, each part only when it
+    has an entry: a data set read from a ``path`` (a known ``name`` is verified against
+    its published checksums when fetched, a generated one is its recipe), and the
+    ``[tune]`` section's test file. With the configuration's hash it is a run's identity:
+    the same configuration over changed data is not the same work.
+
+    Returns
+    -------
+    dict
+        Empty for a configuration of generated data.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.experiment.config import parse_config
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "r.csv").write_text("user,item,rating\\n1,1,5\\n")
+    >>> text = f'metrics = ["ndcg@10"]\\n[datasets.d]\\npath = "{folder.as_posix()}/r.csv"\\nformat = "csv"\\n'
+    >>> cfg = parse_config(text + "[recommenders.popularity]\\n")
+    >>> input_hashes(cfg) == {"datasets": {"d": content_hash(folder / "r.csv")}}
+    True
+    """
+    out: dict[str, dict[str, str]] = {}
+    for label, spec in cfg.datasets.items():
+        for part, path in (
+            ("datasets", spec.resolved_path if spec.name is None else None),
+            ("test_path", given_test_file(cfg, label)),
+        ):
+            digest = None if path is None else content_hash(path)
+            if digest is not None:
+                out.setdefault(part, {})[label] = digest
+    return out
 
 
 def apply_filters(data: Interactions, filters: Mapping[str, Any], *, label: str = "") -> Interactions:

@@ -22,11 +22,12 @@ import pandas as pd
 
 from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig, load_config
+from receval.experiment.datasets import input_hashes
 from receval.experiment.executors import TaskResult, make_executor
 from receval.experiment.grid import expand
 from receval.experiment.ids import Task
 from receval.experiment.protocols import TaskOutput
-from receval.experiment.store import DATA_PATHS, ResultStore, data_paths
+from receval.experiment.store import DATA_PATHS, INPUTS, ResultStore, data_paths, folder_lock
 from receval.experiment.validation import prepare_checked
 from receval.progress import Progress, progress_to
 
@@ -154,59 +155,61 @@ def run_experiment(
 
     source = "the configuration" if isinstance(config, ExperimentConfig) else str(config)
     check_output_dir(root, "out=" if out is not None else f"{source}: output")  # before any task runs
-    store = ResultStore(root)
-    vers = versions()
-    meta = {
-        "name": cfg.name,
-        "config_hash": cfg.hash,
-        "config": dict(cfg.effective),
-        "source": cfg.source,
-        DATA_PATHS: data_paths(cfg.datasets),
-        "n_tasks": len(tasks),
-        "receval_version": vers["receval"],
-        "created": pd.Timestamp.now(tz="UTC").isoformat(),
-    }
-    cleared = store.check(meta, force=force)
-    demographic = any(s in _DEMOGRAPHIC for s in cfg.slices.get("user", ()))
-    # the data sets are prepared and the values that depend on them checked before anything is written;
-    # a resumed run prepares only those of its unfinished tasks (finished_ids only reads)
-    done = store.finished_ids() if not cleared and store.parts.is_dir() else set()
-    prepared = prepare_checked(cfg, [t for t in tasks if t.id not in done], user_features=demographic)
-    ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
-    ex.start()
-    ok = failed = 0
-    try:
-        store.open(meta, force=force)
-        repaired = store.damaged()
-        finished = store.finished_ids()
-        todo = [t for t in tasks if t.id not in finished]
-        by_id = {t.id: t for t in todo}
-        keys = {t.dataset_key for t in todo}
-        datasets = {key: value for key, value in prepared.items() if key in keys}
-        if on_start is not None:
-            on_start(todo, len(tasks) - len(todo), ex.describe())
-        _log.info("%s: %d tasks started on %s (%d already finished)", cfg.name, len(todo), ex.describe(),
-                  len(tasks) - len(todo))  # fmt: skip
-        notify = progress_to(progress)
-        notify(0, len(todo), "experiment tasks")
-        for result in ex.run(todo, datasets) if todo else ():
-            task = by_id[result.task_id]
-            store.write_task(task.id, _record(task, result, cfg, vers), _tables(result.output))
-            ok += result.status == "ok"
-            failed += result.status != "ok"
-            if result.status == "ok":
-                _log.info("task %s (%s) finished in %.2f s", task.id, task.describe(), result.seconds)
-            else:
-                _log.warning("task %s (%s) failed: %s", task.id, task.describe(), result.error)
-            if on_result is not None:
-                on_result(task, result)
-            notify(ok + failed, len(todo), "experiment tasks")
-    finally:
-        ex.close()
-        if store.parts.exists():
-            store.rebuild()
-    seconds = time.perf_counter() - t0
-    return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, seconds, repaired)
+    with folder_lock(root, "receval run"):  # one process at a time writes a store
+        store = ResultStore(root)
+        vers = versions()
+        meta = {
+            "name": cfg.name,
+            "config_hash": cfg.hash,
+            "config": dict(cfg.effective),
+            "source": cfg.source,
+            DATA_PATHS: data_paths(cfg.datasets),
+            INPUTS: input_hashes(cfg),
+            "n_tasks": len(tasks),
+            "receval_version": vers["receval"],
+            "created": pd.Timestamp.now(tz="UTC").isoformat(),
+        }
+        cleared = store.check(meta, force=force)
+        demographic = any(s in _DEMOGRAPHIC for s in cfg.slices.get("user", ()))
+        # the data sets are prepared and the values that depend on them checked before anything is written;
+        # a resumed run prepares only those of its unfinished tasks (finished_ids only reads)
+        done = store.finished_ids() if not cleared and store.parts.is_dir() else set()
+        prepared = prepare_checked(cfg, [t for t in tasks if t.id not in done], user_features=demographic)
+        ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)
+        ex.start()
+        ok = failed = 0
+        try:
+            store.open(meta, force=force)
+            repaired = store.damaged()
+            finished = store.finished_ids()
+            todo = [t for t in tasks if t.id not in finished]
+            by_id = {t.id: t for t in todo}
+            keys = {t.dataset_key for t in todo}
+            datasets = {key: value for key, value in prepared.items() if key in keys}
+            if on_start is not None:
+                on_start(todo, len(tasks) - len(todo), ex.describe())
+            _log.info("%s: %d tasks started on %s (%d already finished)", cfg.name, len(todo), ex.describe(),
+                      len(tasks) - len(todo))  # fmt: skip
+            notify = progress_to(progress)
+            notify(0, len(todo), "experiment tasks")
+            for result in ex.run(todo, datasets) if todo else ():
+                task = by_id[result.task_id]
+                store.write_task(task.id, _record(task, result, cfg, vers), _tables(result.output))
+                ok += result.status == "ok"
+                failed += result.status != "ok"
+                if result.status == "ok":
+                    _log.info("task %s (%s) finished in %.2f s", task.id, task.describe(), result.seconds)
+                else:
+                    _log.warning("task %s (%s) failed: %s", task.id, task.describe(), result.error)
+                if on_result is not None:
+                    on_result(task, result)
+                notify(ok + failed, len(todo), "experiment tasks")
+        finally:
+            ex.close()
+            if store.parts.exists():
+                store.rebuild()
+        seconds = time.perf_counter() - t0
+        return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, seconds, repaired)
 
 
 def summarise(store: ResultStore) -> pd.DataFrame:

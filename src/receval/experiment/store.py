@@ -59,8 +59,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -76,7 +78,16 @@ from receval.outputs import safe_name
 if TYPE_CHECKING:
     from receval.experiment.config import DatasetSpec
 
-__all__ = ["ResultStore", "CORE_TABLES", "DATA_PATHS", "data_paths", "recorded_data_path"]
+__all__ = [
+    "ResultStore",
+    "CORE_TABLES",
+    "DATA_PATHS",
+    "INPUTS",
+    "LOCK_FILE",
+    "data_paths",
+    "folder_lock",
+    "recorded_data_path",
+]
 
 CORE_TABLES = ("tasks", "aggregates", "per_user")
 _MARKER = "task"
@@ -86,6 +97,78 @@ _PART = re.compile(r"^[^.]+\.[^.]+\.parquet$")  # parts/<task>.<table>.parquet: 
 _CHOOSE = "choose another out= or pass force=True"
 _PARAMETERS = ("out", "force")  # the parameters _CHOOSE names (the CLI shows its flags)
 DATA_PATHS = "data_paths"  # experiment.json's record of where each data set was read
+INPUTS = "inputs"  # experiment.json's record of the content hash of each file read (see datasets.input_hashes)
+
+
+LOCK_FILE = ".receval.lock"
+"""The file a run holds while it writes into its output folder (removed when it ends; see :func:`folder_lock`)."""
+
+
+@contextmanager
+def folder_lock(root: str | Path, command: str) -> Iterator[None]:
+    """Hold ``root`` for one process: a second one that tries is refused at once, not made to wait.
+
+    Two runs writing into one folder would interleave their work (two Optuna processes
+    telling the same trial, a budget of 6 spent as 7 trials, tasks written twice). The
+    lock is the operating system's (``flock`` on :data:`LOCK_FILE` in the folder, which
+    a killed process releases; the folder itself is what :func:`receval.atomic.publish`
+    locks for a moment); the file is removed when the run ends, and the folder, when
+    the run created it and leaves it empty (bad input found after the lock was taken).
+    Where ``flock`` does not exist (Windows) nothing is locked.
+
+    Returns
+    -------
+    Iterator[None]
+        A context: the folder is held inside it.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp()) / "out"
+    >>> with folder_lock(root, "receval tune"):
+    ...     with folder_lock(root, "receval tune"):
+    ...         pass
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: output folder '...out' is in use by receval tune (process ...); wait for it to end, ...
+    >>> root.exists()  # created for the run, removed again: nothing was written
+    False
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows has no flock
+        yield
+        return
+    folder = Path(root)
+    created = not folder.exists()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held = os.stat(path).st_ino == os.fstat(fd).st_ino  # not a file its holder removed as it ended
+        except (BlockingIOError, FileNotFoundError):
+            held = False
+        if not held:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another receval process"
+            raise ConfigError(
+                f"output folder {str(folder)!r} is in use by {holder}; wait for it to end, or choose another out=",
+                parameters=("out",),
+            )
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{command} (process {os.getpid()})".encode(), 0)  # what the next one is told
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)  # while still held: the next run makes its own
+    finally:
+        os.close(fd)
+        if created:
+            try:
+                folder.rmdir()  # only when empty
+            except OSError:
+                pass
 
 
 def data_paths(datasets: Mapping[str, DatasetSpec]) -> dict[str, str]:
@@ -141,6 +224,30 @@ def recorded_data_path(meta: Mapping[str, Any], label: str) -> str | None:
     spec = ((meta.get("config") or {}).get("datasets") or {}).get(label)
     path = spec.get("path") if isinstance(spec, dict) else None
     return str(path) if path is not None and Path(str(path)).is_absolute() else None
+
+
+def _changed_inputs(old: Any, new: Any) -> str | None:
+    """What differs between two records of input hashes (see :data:`INPUTS`), in words; None when nothing does.
+
+    A store written before the record (``old`` missing) cannot tell, and is taken as it is.
+
+    Examples
+    --------
+    >>> _changed_inputs({"datasets": {"ml": "a" * 64}}, {"datasets": {"ml": "b" * 64}})
+    "data set 'ml' changed since (sha256 aaaaaaaaaaaa…, now bbbbbbbbbbbb…)"
+    >>> _changed_inputs(None, {"datasets": {"ml": "b" * 64}}) is None
+    True
+    """
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return None
+    words = {"datasets": "data set", "test_path": "the test file of data set"}
+    for part in sorted(set(old) | set(new)):
+        before, now = old.get(part) or {}, new.get(part) or {}
+        for label in sorted(set(before) | set(now)):
+            if before.get(label) != now.get(label):
+                then, this = (str(h)[:12] + "…" if h else "none" for h in (before.get(label), now.get(label)))
+                return f"{words.get(part, part)} {label!r} changed since (sha256 {then}, now {this})"
+    return None
 
 
 def _atomic_parquet(frame: pd.DataFrame | pa.Table, path: Path, task_id: str | None = None) -> None:
@@ -286,7 +393,7 @@ class ResultStore:
                 ) from None
             return True
         if old is None:
-            if self.root.exists() and any(self.root.iterdir()) and not force:
+            if self.root.exists() and any(p.name != LOCK_FILE for p in self.root.iterdir()) and not force:
                 raise ConfigError(
                     f"output directory {str(self.root)!r} is not empty and holds no receval experiment; "
                     f"{_CHOOSE} to write into it (its files are kept)",
@@ -294,7 +401,16 @@ class ResultStore:
                 )
             return False
         if old.get("config_hash") == meta["config_hash"]:
-            return False
+            changed = _changed_inputs(old.get(INPUTS), meta.get(INPUTS))
+            if changed is None:
+                return False
+            if not force:
+                raise ConfigError(
+                    f"output directory {str(self.root)!r} holds results of this configuration over other data: "
+                    f"{changed}; {_CHOOSE} to replace them (only the files receval wrote are removed)",
+                    parameters=_PARAMETERS,
+                )
+            return True
         if not force:
             raise ConfigError(
                 f"output directory {str(self.root)!r} holds results of a different configuration "

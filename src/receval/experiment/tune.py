@@ -59,11 +59,14 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import functools
 import json
 import logging
+import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,12 +75,14 @@ import numpy as np
 import pandas as pd
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 from receval.experiment.config import ExperimentConfig, ParamRange, RecommenderSpec, TuneSpec, load_config
+from receval.experiment.datasets import input_hashes
 from receval.experiment.executors import make_executor
 from receval.experiment.grid import expand
 from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import build_model
+from receval.experiment.store import folder_lock
 from receval.experiment.validation import check_tune_parts, prepare_checked, tune_checker
 from receval.progress import Progress, progress_to
 from receval.validate import check_count
@@ -302,9 +307,16 @@ def _interrupted(study: Any, grid: bool) -> int:
     return n
 
 
-def _study_key(cfg: ExperimentConfig) -> str:
-    """The studies' identity: the configuration without its budgets (a larger budget continues the same studies)."""
+def _study_key(cfg: ExperimentConfig, inputs: Mapping[str, Any]) -> str:
+    """The studies' identity: the configuration without its budgets (a larger budget continues the same studies).
+
+    ``inputs`` (:func:`~receval.experiment.datasets.input_hashes`) are part of it: the same
+    configuration over a changed data or test file starts new studies beside the old ones
+    in the storage, whose trials scored other data.
+    """
     body = {k: v for k, v in cfg.effective.items() if k not in ("output", "quick")}
+    if inputs:  # generated data has no file: its studies keep the names they had
+        body["inputs"] = dict(inputs)
     body["tune"] = {k: v for k, v in body.get("tune", {}).items() if k not in ("trials", "seconds")}
     body["recommenders"] = {
         label: {k: v for k, v in entry.items() if k not in ("trials", "seconds")}
@@ -325,10 +337,11 @@ def _split_parts(cfg: ExperimentConfig, label: str, data: Interactions, seed: in
         train, test = split_by_name(data, cfg.split["method"], seed=seed, **opts)[0]
         return train, HeldOut(test)
     from receval.data import load
+    from receval.experiment.datasets import given_test_file
 
     spec = cfg.datasets[label]
-    base = Path(spec.base) if spec.base else Path()
-    path = Path(tune.test_path) if Path(tune.test_path).is_absolute() else base / tune.test_path
+    path = given_test_file(cfg, label)
+    assert path is not None
     if not path.exists():
         raise tune_checker(cfg).fail(("tune", "test_path"), f"test_path {str(path)!r} does not exist")
     given = load(str(path), spec.format, **dict(spec.options))
@@ -434,101 +447,126 @@ def tune_experiment(
     from receval.outputs import check_output_dir
 
     check_output_dir(root, "out=" if out is not None else f"{cfg.source}: output")
-    ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)  # its options checked now
-    tasks = expand(cfg)
-    prepared = prepare_checked(cfg, tasks)
-    labels = {spec.key: spec.label for spec in cfg.datasets.values()}
-    by_label = {labels[key]: ds.data for key, ds in prepared.items()}
-    seed = tune.seed
-    held: dict[str, HeldOut] = {}
-    trains: dict[str, Interactions] = {}
-    parts: dict[str, _Parts] = {}
-    for label, data in by_label.items():
-        trains[label], held[label] = _split_parts(cfg, label, data, seed)
-        parts[label] = _carve(cfg, trains[label], seed)
-    thresholds = {labels[t.dataset_key]: _threshold(t.options, by_label[labels[t.dataset_key]]) for t in tasks}
-    opts = dict(tasks[0].options)
-    for label, part in parts.items():
-        check_tune_parts(cfg, label, part.fit, part.validation, thresholds[label])
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    root.mkdir(parents=True, exist_ok=True)
     storage = tune.storage or f"sqlite:///{(root / STUDY_FILE).resolve()}"
-    prefix = _study_key(cfg)
-    studies = []
-    for label in by_label:
-        for rec in cfg.recommenders.values():
-            budget = (trials, None) if trials is not None else tune.budget(rec)
-            key = f"{label}/{rec.label}"
-            study = optuna.create_study(
-                study_name=f"{prefix}:{key}",
-                storage=storage,
-                direction="maximize" if tune.direction == "higher" else "minimize",
-                sampler=_sampler(tune, rec.space, seed),
-                load_if_exists=True,
+    with folder_lock(root, "receval tune"), _storage_failures(storage):  # one process at a time tells a study
+        ex = make_executor(executor, jobs=jobs, scheduler=scheduler, processes=processes)  # its options checked now
+        tasks = expand(cfg)
+        prepared = prepare_checked(cfg, tasks)
+        labels = {spec.key: spec.label for spec in cfg.datasets.values()}
+        by_label = {labels[key]: ds.data for key, ds in prepared.items()}
+        seed = tune.seed
+        held: dict[str, HeldOut] = {}
+        trains: dict[str, Interactions] = {}
+        parts: dict[str, _Parts] = {}
+        for label, data in by_label.items():
+            trains[label], held[label] = _split_parts(cfg, label, data, seed)
+            parts[label] = _carve(cfg, trains[label], seed)
+        thresholds = {labels[t.dataset_key]: _threshold(t.options, by_label[labels[t.dataset_key]]) for t in tasks}
+        opts = dict(tasks[0].options)
+        for label, part in parts.items():
+            check_tune_parts(cfg, label, part.fit, part.validation, thresholds[label])
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        root.mkdir(parents=True, exist_ok=True)
+        inputs = input_hashes(cfg)
+        prefix = _study_key(cfg, inputs)
+        studies = []
+        for label in by_label:
+            for rec in cfg.recommenders.values():
+                budget = (trials, None) if trials is not None else tune.budget(rec)
+                key = f"{label}/{rec.label}"
+                study = optuna.create_study(
+                    study_name=f"{prefix}:{key}",
+                    storage=storage,
+                    direction="maximize" if tune.direction == "higher" else "minimize",
+                    sampler=_sampler(tune, rec.space, seed),
+                    load_if_exists=True,
+                )
+                if _interrupted(study, tune.sampler == "grid"):
+                    _log.info("%s: trials left running by an interrupted run are asked again", key)
+                studies.append(_Study(key, label, rec, study, *budget))
+        total = sum(s.trials or 0 for s in studies)
+        notify = progress_to(progress)
+
+        def job_for(st: _Study, params: Mapping[str, Any]) -> TrialJob:
+            return TrialJob(
+                st.dataset,
+                st.rec.algorithm,
+                {**st.rec.params, **params},
+                seed,
+                tune.metric,
+                int(opts["k"]),
+                thresholds[st.dataset],
+                bool(opts["exclude_train"]),
+                str(opts["cold_start"]),
+                str(opts.get("preset", "standard")),
             )
-            if _interrupted(study, tune.sampler == "grid"):
-                _log.info("%s: trials left running by an interrupted run are asked again", key)
-            studies.append(_Study(key, label, rec, study, *budget))
-    total = sum(s.trials or 0 for s in studies)
-    notify = progress_to(progress)
 
-    def job_for(st: _Study, params: Mapping[str, Any]) -> TrialJob:
-        return TrialJob(
-            st.dataset,
-            st.rec.algorithm,
-            {**st.rec.params, **params},
-            seed,
-            tune.metric,
-            int(opts["k"]),
-            thresholds[st.dataset],
-            bool(opts["exclude_train"]),
-            str(opts["cold_start"]),
-            str(opts.get("preset", "standard")),
-        )
+        ex.start()
+        try:
+            done = sum(len(s.counted()) for s in studies)
+            notify(min(done, total), total, "tune trials")
+            while True:
+                asked: list[tuple[_Study, int, Any, dict[str, Any], TrialJob]] = []
+                for st in studies:
+                    for _ in range(min(st.left(), tune.parallel)):
+                        index = len(st.counted()) + sum(a[0] is st for a in asked)
+                        if tune.sampler != "grid":  # grid search takes its points in its seed's order, by trial number
+                            st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
+                        trial = st.study.ask()
+                        params = _suggest(trial, st.rec.space)
+                        asked.append((st, index, trial, params, job_for(st, params)))
+                if not asked:
+                    break
+                for (st, index, trial, params, _), (value, secs, error) in zip(
+                    asked, ex.call(run_trial, [a[4] for a in asked], parts), strict=True
+                ):
+                    trial.set_user_attr("seconds", secs)
+                    if error is not None:
+                        trial.set_user_attr("error", error)
+                        st.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                    else:
+                        st.study.tell(trial, value)
+                    done += 1
+                    if on_trial is not None:
+                        on_trial(st.key, index, params, value, error)
+                    notify(min(done, max(total, done)), max(total, done), "tune trials")
+            defaults: dict[str, float | None] = {}
+            if tune.default_candidate:  # one fit each, outside the budget: the defaults compete on validation
+                runs = ex.call(run_trial, [job_for(st, {}) for st in studies], parts)
+                defaults = {st.key: value for st, (value, _, _) in zip(studies, runs, strict=True)}
+        finally:
+            ex.close()
+        report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts, defaults, inputs)
+        report.seconds = time.perf_counter() - t0
+        return report
 
-    ex.start()
+
+@contextlib.contextmanager
+def _storage_failures(storage: str) -> Iterator[None]:
+    """A failing study storage (a full disk, a database gone) as one line: an OSError or a DataError naming it.
+
+    Optuna wraps the database's error (SQLAlchemy's, SQLite's ``database or disk is
+    full``) in its own; the command line shows an OSError as the path and its cause.
+    """
+    import optuna
+    import sqlalchemy.exc
+
     try:
-        done = sum(len(s.counted()) for s in studies)
-        notify(min(done, total), total, "tune trials")
-        while True:
-            asked: list[tuple[_Study, Any, dict[str, Any], TrialJob]] = []
-            for st in studies:
-                for _ in range(min(st.left(), tune.parallel)):
-                    index = len(st.counted()) + sum(a[0] is st for a in asked)
-                    if tune.sampler != "grid":  # grid search takes its points in its seed's order, by trial number
-                        st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
-                    trial = st.study.ask()
-                    params = _suggest(trial, st.rec.space)
-                    asked.append((st, trial, params, job_for(st, params)))
-            if not asked:
-                break
-            for (st, trial, params, _), (value, secs, error) in zip(
-                asked, ex.call(run_trial, [a[3] for a in asked], parts), strict=True
-            ):
-                trial.set_user_attr("seconds", secs)
-                if error is not None:
-                    trial.set_user_attr("error", error)
-                    st.study.tell(trial, state=optuna.trial.TrialState.FAIL)
-                else:
-                    st.study.tell(trial, value)
-                done += 1
-                if on_trial is not None:
-                    on_trial(st.key, trial.number, params, value, error)
-                notify(min(done, max(total, done)), max(total, done), "tune trials")
-        defaults: dict[str, float | None] = {}
-        if tune.default_candidate:  # one fit each, outside the budget: the defaults compete on validation
-            runs = ex.call(run_trial, [job_for(st, {}) for st in studies], parts)
-            defaults = {st.key: value for st, (value, _, _) in zip(studies, runs, strict=True)}
-    finally:
-        ex.close()
-    report = _finish(cfg, root, studies, trains, parts, held, thresholds, opts, defaults)
-    report.seconds = time.perf_counter() - t0
-    return report
+        yield
+    except (optuna.exceptions.StorageInternalError, sqlalchemy.exc.SQLAlchemyError) as err:
+        cause = err.__cause__ if err.__cause__ is not None else err
+        text = str(getattr(cause, "orig", None) or cause).strip().splitlines()[0]
+        sqlite = storage.startswith("sqlite:///")
+        where = storage[len("sqlite:///") :] if sqlite else re.sub(r"//[^/@]*@", "//", storage)  # no password
+        if "disk is full" in text or "No space" in text:
+            raise OSError(errno.ENOSPC, text, where) from None
+        raise DataError(
+            f"{where}: the tuning study's storage failed ({text}); check it, or give another storage"
+        ) from None
 
 
 def _threshold(options: Mapping[str, Any], data: Interactions) -> float:
-    given = options.get("threshold")
-    return data.scale.default_threshold() if given is None else float(given)
+    return data.scale.relevance(options.get("threshold")).threshold
 
 
 def _trial_seed(seed: int, key: str, index: int) -> int:
@@ -547,6 +585,7 @@ def _finish(
     thresholds: Mapping[str, float],
     opts: Mapping[str, Any],
     defaults: Mapping[str, float | None],
+    inputs: Mapping[str, Any],
 ) -> TuneReport:
     from receval.evaluation import evaluate_model
     from receval.stats.significance import compare_systems, correct_pvalues
@@ -603,7 +642,7 @@ def _finish(
             "recommender": st.rec.label,
             "algorithm": st.rec.algorithm,
             "best_params": chosen,
-            "chosen": "default" if keep_default else f"trial {best.number}",
+            "chosen": "default" if keep_default else f"trial {_position(st, best)}",
             "fixed_params": dict(st.rec.params),
             "trials": len(st.counted()),
             "failed_trials": len(st.counted()) - len(complete),
@@ -628,6 +667,7 @@ def _finish(
         "refit": tune.refit,
         "seed": tune.seed,
         "default_candidate": tune.default_candidate,
+        "inputs": dict(inputs),  # the SHA-256 of each file read: the studies' data
         "validation_split": dict(tune.validation),
         "test_split": {"test_path": tune.test_path} if tune.test_path else dict(cfg.split),
         "equal_budgets": len(budgets) == 1,
@@ -636,6 +676,15 @@ def _finish(
     trials_frame = pd.DataFrame(trial_rows)
     _write(root, summary, trials_frame, tests_long, compare)
     return TuneReport(root, cfg, summary, trials_frame, tests_long, compare, importance)
+
+
+def _position(st: _Study, trial: Any) -> int:
+    """``trial``'s place among the study's counted trials: its number in an uninterrupted run.
+
+    Optuna numbers every trial it asked, the ones an interrupted run left running too, so
+    after a resume its ``number`` is larger than in the run that was never stopped.
+    """
+    return next(i for i, t in enumerate(st.counted()) if t.number == trial.number)
 
 
 def _trial_rows(st: _Study, direction: str) -> list[dict[str, Any]]:

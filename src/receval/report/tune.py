@@ -242,15 +242,60 @@ _SUMMARY_KEYS = ("objective", "algorithms")
 _ALGORITHM_KEYS = ("dataset", "recommender", "best_params", "trials", "trial_seconds", "budget", "validation", "test",
                    "test_metrics", "default_test_metrics")  # fmt: skip
 """What :func:`write_tune_report` reads of a ``tune.json``."""
+_TEXT, _NUMBER, _OPTIONAL_NUMBER, _COUNT, _OBJECT, _NUMBERS = (
+    "a string", "a number", "a number or null", "a whole number", "an object", "an object of numbers"
+)  # fmt: skip
+_TYPES = {
+    "dataset": _TEXT, "recommender": _TEXT, "best_params": _OBJECT, "trials": _COUNT, "trial_seconds": _NUMBER,
+    "budget": _OBJECT, "validation": _NUMBER, "test": _NUMBER, "default_validation": _OPTIONAL_NUMBER,
+    "default_test": _NUMBER, "test_metrics": _NUMBERS, "default_test_metrics": _NUMBERS, "importance": _NUMBERS,
+    "chosen": _TEXT,
+}  # fmt: skip
+"""The type of each key of an algorithm's entry that the report reads (the optional ones when present)."""
+
+
+def _is(value: object, kind: str) -> bool:
+    """Whether ``value`` (parsed JSON) is of ``kind``, one of the words of :data:`_TYPES`."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind == _NUMBER:
+        return number
+    if kind == _OPTIONAL_NUMBER:
+        return value is None or number
+    if kind == _COUNT:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if kind == _TEXT:
+        return isinstance(value, str)
+    if kind == _NUMBERS:
+        return isinstance(value, dict) and all(_is(v, _NUMBER) for v in value.values())
+    return isinstance(value, dict)
 
 
 def _check_summary(summary: object) -> None:
-    """ValueError naming the first key of :data:`_SUMMARY_KEYS` / :data:`_ALGORITHM_KEYS` that ``summary`` lacks."""
+    """ValueError naming the first key a ``tune.json`` lacks, or holds with the wrong type.
+
+    Examples
+    --------
+    >>> good = {"dataset": "d", "recommender": "r", "best_params": {}, "trials": 1, "trial_seconds": 0.1,
+    ...         "budget": {}, "validation": 0.5, "test": 0.4, "test_metrics": {}, "default_test_metrics": {}}
+    >>> _check_summary({"objective": "ndcg@10", "algorithms": {"d/r": good}})
+    >>> _check_summary({"objective": "ndcg@10", "algorithms": {"d/r": good | {"test": None}}})
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithms['d/r'].test is null, not a number
+    """
     if not isinstance(summary, dict) or any(key not in summary for key in _SUMMARY_KEYS):
         raise ValueError(f"not a tuning summary (it needs {', '.join(_SUMMARY_KEYS)})")
+    if not isinstance(summary["objective"], str):
+        raise ValueError(f"'objective' is {json.dumps(summary['objective'])}, not a string")
     if not isinstance(summary["algorithms"], dict) or not summary["algorithms"]:
         raise ValueError("'algorithms' holds no recommender")
     for name, res in summary["algorithms"].items():
         missing = [key for key in _ALGORITHM_KEYS if not isinstance(res, dict) or key not in res]
         if missing:
             raise ValueError(f"algorithms[{name!r}] has no {missing[0]!r}")
+        for key, kind in _TYPES.items():
+            if key in res and not _is(res[key], kind):
+                raise ValueError(f"algorithms[{name!r}].{key} is {json.dumps(res[key])[:60]}, not {kind}")
+        absent = [m for m in res["test_metrics"] if m not in res["default_test_metrics"]]
+        if absent:
+            raise ValueError(f"algorithms[{name!r}].default_test_metrics has no {absent[0]!r}")
