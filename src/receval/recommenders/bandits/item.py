@@ -74,6 +74,20 @@ def _check_threshold(model: _Thresholded, train: Interactions) -> float:
     return float(model.threshold)
 
 
+def _check_finite(model: object, names: tuple[str, ...]) -> None:
+    """Refuse a parameter that is not a finite number (the kernels' sums would turn it into NaN scores).
+
+    >>> _check_finite(ItemBandit(alpha0=float("inf")), ("alpha0", "beta0"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: alpha0=inf must be a finite number
+    """
+    for name in names:
+        value = getattr(model, name)
+        if not np.isfinite(value):
+            raise ConfigError(f"{name}={value!r} must be a finite number", parameters=[name])
+
+
 def feedback_codes(feedback: np.ndarray) -> np.ndarray:
     """Protocol feedback (1, 0, NaN) to the kernels' int8 codes (1, 0, −1).
 
@@ -302,6 +316,7 @@ class ItemBandit(_ItemCounts):
         return self.policy == "ucb" and self.pulls == "feedback"
 
     def fit(self, train: Interactions) -> ItemBandit:
+        _check_finite(self, ("epsilon_decay", "delta", "delta_decay", "alpha0", "beta0", "draw_offset"))
         if self.policy not in _POLICIES:
             raise ConfigError(f"policy={self.policy!r} is not one of {sorted(_POLICIES)}")
         if self.pulls not in PULLS:
