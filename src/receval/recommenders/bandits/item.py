@@ -331,10 +331,11 @@ class ItemBandit(_ItemCounts):
             raise ConfigError(
                 f"epsilon={self.epsilon} must lie in [0, 1] and epsilon_decay={self.epsilon_decay} be non-negative"
             )
-        if self.policy == "thompson" and min(self.alpha0, self.beta0) + self.draw_offset <= 0:
+        if self.policy == "thompson" and min(self.alpha0, self.beta0) + self.draw_offset < C.MIN_BETA:
             raise ConfigError(
                 f"Thompson sampling draws Beta(a + {self.draw_offset:g}, b + {self.draw_offset:g}), which needs "
-                f"positive parameters: raise alpha0/beta0 (now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
+                f"positive parameters of at least {C.MIN_BETA:g}: raise alpha0/beta0 "
+                f"(now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
             )
         self._policy = _POLICIES[self.policy]
         self._kind = C.UCB if self.policy == "ucb" else C.MEAN
