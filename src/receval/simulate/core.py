@@ -299,6 +299,12 @@ def simulate(
     _configure(model, threshold, unknown)
     test = test.deduplicate("last")
     nu, ni = train.n_users, train.n_items
+
+    check_memory(  # sized before allocating: the user x item cell and label arrays, one byte each
+        2.0 * nu * ni,
+        f"the cyclic simulation's state for {nu:,} users x {ni:,} items",
+        "filter the data (min_user_ratings / min_item_ratings) or simulate a sample of users",
+    )
     keep_log = record_log or not isinstance(model, KernelDriven)  # refits read the feedback revealed so far
     _check_size(nu, ni, rounds, n_per_round, keep_log, updates == "batched")
     pos = relevant(test.ratings, threshold)
