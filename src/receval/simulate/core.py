@@ -324,8 +324,8 @@ def simulate(
     reachable = (cell[test.users, test.items] & 1) == 0 if exclude_train else np.ones(test.n_ratings, bool)
     pos_u = np.bincount(test.users[pos & reachable], minlength=nu).astype(np.int64)
     neg_u = np.bincount(test.users[~pos & reachable], minlength=nu).astype(np.int64)
+    rng = generator(seed)
     sim = SimState(
-        rng=generator(seed),
         cell=cell,
         mask=mask,
         label=label,
@@ -363,9 +363,9 @@ def simulate(
 
     notify(0, rounds, what)
     if isinstance(model, KernelDriven):
-        done = _rounds(model.kernel_state(), sim, opts, 0, rounds, tick)
+        done = _rounds(model.kernel_state(), rng, sim, opts, 0, rounds, tick)
     else:
-        done = _run_refitted(model, train, test, sim, opts, rounds, refit_every, tick)
+        done = _run_refitted(model, train, test, rng, sim, opts, rounds, refit_every, tick)
     if done < rounds:  # every user ran out of items: the rest is done too
         notify(rounds, rounds, what)
     _log.info(
@@ -424,15 +424,23 @@ def _check_size(nu: int, ni: int, rounds: int, n_per_round: int, keep_log: bool,
         raise ConfigError(err.message, parameters=["rounds", "n_per_round"]) from None
 
 
-def _rounds(state: Any, sim: SimState, opts: LoopOptions, t0: int, t1: int, tick: Callable[[int], None]) -> int:
+def _rounds(
+    state: Any,
+    rng: np.random.Generator,
+    sim: SimState,
+    opts: LoopOptions,
+    t0: int,
+    t1: int,
+    tick: Callable[[int], None],
+) -> int:
     """:func:`run_rounds` for rounds ``t0..t1-1`` one round at a time, ``tick(t)`` after round t; the first not run.
 
-    The compiled loop keeps all its state in ``sim`` and ``state``, so running it round
+    The compiled loop keeps all its state in ``sim``, ``state`` and ``rng``, so running it round
     by round gives the same trajectory as one call for all the rounds.
     """
     t = t0
     while t < t1:
-        reached = run_rounds(state, sim, opts, t, t + 1)
+        reached = run_rounds(state, rng, sim, opts, t, t + 1)
         if reached == t:
             return t
         t = reached
@@ -444,6 +452,7 @@ def _run_refitted(
     model: Any,
     train: Interactions,
     test: Interactions,
+    rng: np.random.Generator,
     sim: SimState,
     opts: LoopOptions,
     rounds: int,
@@ -462,7 +471,7 @@ def _run_refitted(
         scores = np.where(np.isnan(scores), -np.inf, scores)
         end = min(rounds, t + refit_every)
         scores = np.ascontiguousarray(scores)
-        done = _rounds(scores, sim, opts, t, end, tick)
+        done = _rounds(scores, rng, sim, opts, t, end, tick)
         if done < end or end == rounds:
             return done
         t = end
