@@ -144,12 +144,12 @@ def simulate_command(
         raise ConfigError("--algorithms is empty; give comma-separated names such as random,popularity")
     params = parse_algorithm_params(param)
     ratings = load_data(data, fmt, familiar_only=familiar_only)  # prepared as a configuration's filters are
-    lam = ratings.scale.default_threshold() if threshold is None else threshold
     train, test = holdout(ratings, fraction, seed=seed)
     runs = simulate_many(
-        names, train, test, params=params, preset=preset, rounds=rounds, threshold=lam, seed=seed, order=order,
+        names, train, test, params=params, preset=preset, rounds=rounds, threshold=threshold, seed=seed, order=order,
         updates=updates, refit_every=refit,
     )  # fmt: skip
+    lam = next(iter(runs.values())).settings["threshold"]  # a missing λ is resolved by simulate, for every run alike
     final = pd.DataFrame({name: run.final() for name, run in runs.items()}).T
     taus = kendall_agreement(runs, tau=tau_variant)
     selection = best_of_runs(runs, rounds, tau=tau_variant)

@@ -62,12 +62,10 @@ import pandas as pd
 from receval.data.interactions import Interactions, relevant
 from receval.errors import ConfigError, DataError, ReceValWarning
 from receval.progress import Progress, progress_to
-from receval.recommenders.bandits import make_online
+from receval.recommenders.bandits import KernelDriven, make_online
 from receval.recommenders.bandits._rng import generator
-from receval.recommenders.bandits.item import _ItemCounts
-from receval.recommenders.bandits.knn import KNNBandit
 from receval.recommenders.registry import SIMULATION_PRESETS
-from receval.simulate._loop import COLUMNS, run_rounds
+from receval.simulate._loop import COLUMNS, LoopOptions, SimState, run_rounds
 from receval.validate import check_memory
 
 __all__ = ["simulate", "simulate_many", "check_loop_options", "Trajectory", "METRICS"]
@@ -189,7 +187,7 @@ def simulate(
     test: Interactions,
     *,
     rounds: int,
-    threshold: float,
+    threshold: float | None = None,
     n_per_round: int = 1,
     order: str = "random",
     updates: str = "sequential",
@@ -218,9 +216,11 @@ def simulate(
         Number of rounds N (≥ 1); fewer rows when every user runs out of items.
     threshold
         λ: ratings ≥ λ are positive (:func:`receval.data.interactions.relevant`), the
-        others negative. Must lie on the rating scale. The library-wide default
-        (:meth:`~receval.data.interactions.RatingScale.default_threshold`, 1 on 1–5)
-        makes every rating positive, so a study of false positives gives its λ.
+        others negative. Must lie on the rating scale. None (the default) is the
+        library-wide default of ``train``'s scale
+        (:meth:`~receval.data.interactions.RatingScale.relevance`, 1 on 1–5), which makes
+        every rating positive (Fallout is then NaN, with a warning), so a study of false
+        positives gives its λ.
     n_per_round
         Recommendations each user receives per round (one after the other).
     order
@@ -291,6 +291,8 @@ def simulate(
     if not isinstance(refit_every, int | np.integer) or refit_every < 1:
         raise ConfigError(f"refit_every={refit_every!r} must be a positive integer")
     check_loop_options(order, updates, unknown)
+    if threshold is None:  # the one default of a missing λ
+        threshold = train.scale.relevance().threshold
     train._check_threshold(threshold)
     test._check_threshold(threshold)
     model, name = _build_model(model_or_name, preset)
@@ -303,6 +305,8 @@ def simulate(
         f"the cyclic simulation's state for {nu:,} users x {ni:,} items",
         "filter the data (min_user_ratings / min_item_ratings) or simulate a sample of users",
     )
+    keep_log = record_log or not isinstance(model, KernelDriven)  # refits read the feedback revealed so far
+    _check_size(nu, ni, rounds, n_per_round, keep_log, updates == "batched")
     pos = relevant(test.ratings, threshold)
     n_pos, n_neg = int(pos.sum()), int((~pos).sum())
     cell = np.zeros((nu, ni), np.uint8)
@@ -320,12 +324,20 @@ def simulate(
     reachable = (cell[test.users, test.items] & 1) == 0 if exclude_train else np.ones(test.n_ratings, bool)
     pos_u = np.bincount(test.users[pos & reachable], minlength=nu).astype(np.int64)
     neg_u = np.bincount(test.users[~pos & reachable], minlength=nu).astype(np.int64)
-    given = np.zeros(nu, np.int64)
-    counters = np.zeros(5, np.int64)
-    out = np.zeros((rounds, len(COLUMNS)), np.int64)
-    s = generator(seed)
-    order_mode = _ORDERS[order]
-    batched = updates == "batched"
+    rng = generator(seed)
+    sim = SimState(
+        cell=cell,
+        mask=mask,
+        label=label,
+        avail=avail,
+        given=np.zeros(nu, np.int64),
+        pos_u=pos_u,
+        neg_u=neg_u,
+        counters=np.zeros(5, np.int64),
+        out=np.zeros((rounds, len(COLUMNS)), np.int64),
+        log=np.zeros((rounds * nu * n_per_round if keep_log else 0, 4), np.int32),
+    )
+    opts = LoopOptions(int(n_per_round), _ORDERS[order], updates == "batched", keep_log)
 
     t0 = time.perf_counter()
     model.fit(train)
@@ -342,23 +354,18 @@ def simulate(
             ),
             stacklevel=2,
         )
-    generic = not isinstance(model, _ItemCounts | KNNBandit)
-    keep_log = record_log or generic
-    log = np.zeros((rounds * nu * n_per_round if keep_log else 0, 4), np.int32)
-    common = (s, cell, mask, label, avail, given, pos_u, neg_u, counters, out)
     notify, what = progress_to(progress), f"simulate {name}"
+    counters = sim.counters
 
     def tick(t: int) -> None:  # after round t (1-based)
         _log.debug("simulate %s: round %d of %d, %d recommendations so far", name, t, rounds, counters[0])
         notify(t, rounds, what)
 
     notify(0, rounds, what)
-    if generic:
-        done = _run_refitted(
-            model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every, tick
-        )
+    if isinstance(model, KernelDriven):
+        done = _rounds(model.kernel_state(), rng, sim, opts, 0, rounds, tick)
     else:
-        done = _rounds(model.kernel_state(), common, 0, rounds, n_per_round, order_mode, batched, log, keep_log, tick)
+        done = _run_refitted(model, train, test, rng, sim, opts, rounds, refit_every, tick)
     if done < rounds:  # every user ran out of items: the rest is done too
         notify(rounds, rounds, what)
     _log.info(
@@ -366,10 +373,10 @@ def simulate(
         name, done, nu, ni, counters[0], time.perf_counter() - t0,
     )  # fmt: skip
 
-    table = _table(out[:done], n_pos, n_neg, test.n_ratings)
+    table = _table(sim.out[:done], n_pos, n_neg, test.n_ratings)
     log_frame = None
     if record_log:
-        log_frame = pd.DataFrame(log[: counters[0]], columns=["round", "user", "item", "feedback"])
+        log_frame = pd.DataFrame(sim.log[: counters[0]], columns=["round", "user", "item", "feedback"])
         log_frame["round"] += 1
         log_frame["feedback"] = log_frame["feedback"].astype(np.int8)
     settings = {
@@ -388,37 +395,52 @@ def simulate(
     return Trajectory(table, name, model, n_pos, n_neg, test.n_ratings, settings, log_frame)
 
 
+def _check_size(nu: int, ni: int, rounds: int, n_per_round: int, keep_log: bool, batched: bool) -> None:
+    """Refuse, before anything is allocated, a run whose state does not fit in memory (the estimate in the message).
+
+    The state: the users x items cell and label arrays (one byte each), the per-round table (8 counts of
+    8 bytes per round), the log (16 bytes per recommendation, when kept) and a batched round's feedback
+    buffer (17 bytes per recommendation of one round).
+
+    >>> _check_size(943, 1682, 500, 1, False, False)
+    >>> try:
+    ...     _check_size(943, 1682, 10**12, 1, False, False)
+    ... except ConfigError as err:
+    ...     print(str(err).split(" of memory")[0])
+    the cyclic simulation with rounds=1000000000000 for 943 users x 1,682 items needs 64.0 TB
+    """
+    per_round = float(nu) * n_per_round  # recommendations in one round, at most
+    n_bytes = 2.0 * nu * ni + 8.0 * len(COLUMNS) * rounds
+    n_bytes += 16.0 * rounds * per_round if keep_log else 0.0
+    n_bytes += 17.0 * per_round if batched else 0.0
+    try:
+        check_memory(
+            n_bytes,
+            f"the cyclic simulation with rounds={rounds} for {nu:,} users x {ni:,} items",
+            "give fewer rounds or recommendations per round (n_per_round=), or filter the data "
+            "(min_user_ratings / min_item_ratings)",
+        )
+    except ConfigError as err:  # the same message, naming the options (a command shows its flags)
+        raise ConfigError(err.message, parameters=["rounds", "n_per_round"]) from None
+
+
 def _rounds(
-    state, common, t0: int, t1: int, n_per_round, order_mode, batched, log, record, tick: Callable[[int], None]
+    state: Any,
+    rng: np.random.Generator,
+    sim: SimState,
+    opts: LoopOptions,
+    t0: int,
+    t1: int,
+    tick: Callable[[int], None],
 ) -> int:
     """:func:`run_rounds` for rounds ``t0..t1-1`` one round at a time, ``tick(t)`` after round t; the first not run.
 
-    The compiled loop keeps all its state in the arrays it is given, so running it round
+    The compiled loop keeps all its state in ``sim``, ``state`` and ``rng``, so running it round
     by round gives the same trajectory as one call for all the rounds.
     """
-    s, cell, mask, label, avail, given, pos_u, neg_u, counters, out = common
     t = t0
     while t < t1:
-        reached = run_rounds(
-            state,
-            s,
-            cell,
-            mask,
-            label,
-            avail,
-            given,
-            pos_u,
-            neg_u,
-            counters,
-            out,
-            t,
-            t + 1,
-            n_per_round,
-            order_mode,
-            batched,
-            log,
-            record,
-        )
+        reached = run_rounds(state, rng, sim, opts, t, t + 1)
         if reached == t:
             return t
         t = reached
@@ -427,11 +449,18 @@ def _rounds(
 
 
 def _run_refitted(
-    model, train, test, common, rounds, n_per_round, order_mode, batched, log, refit_every, tick: Callable[[int], None]
+    model: Any,
+    train: Interactions,
+    test: Interactions,
+    rng: np.random.Generator,
+    sim: SimState,
+    opts: LoopOptions,
+    rounds: int,
+    refit_every: int,
+    tick: Callable[[int], None],
 ) -> int:
     """Score all users, run ``refit_every`` rounds, refit on train + known feedback, repeat."""
     nu, ni = train.n_users, train.n_items
-    counters = common[8]
     row_of = np.full((nu, ni), -1, np.int64)
     row_of[test.users, test.items] = np.arange(test.n_ratings)
     t = 0
@@ -442,11 +471,11 @@ def _run_refitted(
         scores = np.where(np.isnan(scores), -np.inf, scores)
         end = min(rounds, t + refit_every)
         scores = np.ascontiguousarray(scores)
-        done = _rounds(scores, common, t, end, n_per_round, order_mode, batched, log, True, tick)
+        done = _rounds(scores, rng, sim, opts, t, end, tick)
         if done < end or end == rounds:
             return done
         t = end
-        seen = log[: counters[0]]
+        seen = sim.log[: sim.counters[0]]
         rows = row_of[seen[:, 1], seen[:, 2]]
         rows = np.unique(rows[rows >= 0])
         refit = getattr(model, "refit", model.fit)

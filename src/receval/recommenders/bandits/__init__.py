@@ -8,7 +8,9 @@ The classes (:class:`ItemBandit`, :class:`KNNBandit`, and the kernel state behin
 (``standard``, ``cyclorec``, ``thesis``) are parameter sets (:data:`PRESETS`).
 :func:`make_online` is ``make`` restricted to the algorithms the simulator runs: those
 its kernels drive (:data:`ONLINE_ALGORITHMS`) and the offline models it refits every
-``refit_every`` rounds (:data:`OFFLINE_ALGORITHMS`).
+``refit_every`` rounds (:data:`OFFLINE_ALGORITHMS`). What tells the two apart is a
+capability, :class:`KernelDriven`: a model with ``kernel_state()`` is driven by the
+kernels, any other is refitted.
 
 Examples
 --------
@@ -29,14 +31,22 @@ im-item-bandit-ts, knn-bandit, user-knn, item-knn, hkv
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from receval.errors import ConfigError
 from receval.recommenders.bandits.item import ItemBandit
 from receval.recommenders.bandits.knn import KNNBandit
 from receval.recommenders.registry import PRESETS, make
 
-__all__ = ["ItemBandit", "KNNBandit", "ONLINE_ALGORITHMS", "PRESETS", "OFFLINE_ALGORITHMS", "make_online"]
+__all__ = [
+    "ItemBandit",
+    "KNNBandit",
+    "KernelDriven",
+    "ONLINE_ALGORITHMS",
+    "PRESETS",
+    "OFFLINE_ALGORITHMS",
+    "make_online",
+]
 
 ONLINE_ALGORITHMS: tuple[str, ...] = (
     "random",
@@ -47,6 +57,24 @@ ONLINE_ALGORITHMS: tuple[str, ...] = (
     "knn-bandit",
 )
 OFFLINE_ALGORITHMS = ("user-knn", "item-knn", "hkv")
+
+
+@runtime_checkable
+class KernelDriven(Protocol):
+    """A model the simulator's compiled loop drives (:mod:`receval.simulate._loop`): it learns between decisions.
+
+    ``kernel_state()`` returns the arrays the kernels of
+    :mod:`receval.recommenders.bandits._kernels` read and update in place: a tuple of
+    equally typed arrays for the item policies, the kNN bandit's mixed tuple otherwise.
+    A model without it is scored once and refitted every ``refit_every`` rounds.
+
+    >>> isinstance(make_online("knn-bandit"), KernelDriven), isinstance(make_online("user-knn"), KernelDriven)
+    (True, False)
+    """
+
+    def kernel_state(self) -> tuple[Any, ...]:
+        """The fitted model's kernel arrays (mutated by the simulation)."""
+        ...
 
 
 def make_online(name: str, preset: str = "standard", **params: Any) -> Any:

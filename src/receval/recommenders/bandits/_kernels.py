@@ -221,6 +221,8 @@ def item_decide(st, s, cell, mask, u, step, n_avail):
             ties += 1
             if bounded(s, ties) == 0:
                 bi = i
+    if bi < 0:  # every score NaN (priors or δ so large that a sum overflows): no arm is better than another
+        return uniform_available(s, cell, mask, u, n_avail)
     return bi
 
 
@@ -244,7 +246,7 @@ def knn_decide(st, s, cell, mask, u, step, n_avail):
     liked, liked_list, n_liked, co, p, score, mark, touched, nn_idx, nn_x = st[:10]
     n_rated = st[11]
     n_users = liked.shape[0]
-    k = min(int(p[0]), n_users - 1)
+    k = n_users - 1 if p[0] >= n_users - 1 else int(p[0])  # compared as a float first: int() of k ≥ 2⁶³ wraps
     a0 = p[1]
     b0 = p[2]
     for j in range(k):
@@ -296,6 +298,8 @@ def knn_decide(st, s, cell, mask, u, step, n_avail):
             ties += 1
             if bounded(s, ties) == 0:
                 bi = i
+    if bi < 0:  # every weight NaN (an infinite prior): no candidate is better than another
+        return uniform_available(s, cell, mask, u, n_avail)
     return bi
 
 

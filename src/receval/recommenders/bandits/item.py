@@ -74,6 +74,20 @@ def _check_threshold(model: _Thresholded, train: Interactions) -> float:
     return float(model.threshold)
 
 
+def _check_finite(model: object, names: tuple[str, ...]) -> None:
+    """Refuse a parameter that is not a finite number (the kernels' sums would turn it into NaN scores).
+
+    >>> _check_finite(ItemBandit(alpha0=float("inf")), ("alpha0", "beta0"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: alpha0=inf must be a finite number
+    """
+    for name in names:
+        value = getattr(model, name)
+        if not np.isfinite(value):
+            raise ConfigError(f"{name}={value!r} must be a finite number", parameters=[name])
+
+
 def feedback_codes(feedback: np.ndarray) -> np.ndarray:
     """Protocol feedback (1, 0, NaN) to the kernels' int8 codes (1, 0, −1).
 
@@ -302,6 +316,7 @@ class ItemBandit(_ItemCounts):
         return self.policy == "ucb" and self.pulls == "feedback"
 
     def fit(self, train: Interactions) -> ItemBandit:
+        _check_finite(self, ("epsilon_decay", "delta", "delta_decay", "alpha0", "beta0", "draw_offset"))
         if self.policy not in _POLICIES:
             raise ConfigError(f"policy={self.policy!r} is not one of {sorted(_POLICIES)}")
         if self.pulls not in PULLS:
@@ -316,10 +331,11 @@ class ItemBandit(_ItemCounts):
             raise ConfigError(
                 f"epsilon={self.epsilon} must lie in [0, 1] and epsilon_decay={self.epsilon_decay} be non-negative"
             )
-        if self.policy == "thompson" and min(self.alpha0, self.beta0) + self.draw_offset <= 0:
+        if self.policy == "thompson" and min(self.alpha0, self.beta0) + self.draw_offset < C.MIN_BETA:
             raise ConfigError(
                 f"Thompson sampling draws Beta(a + {self.draw_offset:g}, b + {self.draw_offset:g}), which needs "
-                f"positive parameters: raise alpha0/beta0 (now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
+                f"positive parameters of at least {C.MIN_BETA:g}: raise alpha0/beta0 "
+                f"(now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
             )
         self._policy = _POLICIES[self.policy]
         self._kind = C.UCB if self.policy == "ucb" else C.MEAN

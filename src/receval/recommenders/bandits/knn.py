@@ -54,7 +54,8 @@ import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.bandits.item import _check_threshold, feedback_codes
+from receval.recommenders.bandits._codes import MIN_BETA
+from receval.recommenders.bandits.item import _check_finite, _check_threshold, feedback_codes
 from receval.recommenders.base import Recommender
 from receval.validate import check_memory
 
@@ -103,10 +104,14 @@ class KNNBandit(Recommender):
 
     def fit(self, train: Interactions) -> KNNBandit:
         """Positives (and, with ``agreement="both"``, negatives) and agreement counts of the training ratings."""
-        if int(self.k) < 1:
-            raise ConfigError(f"k={self.k} must be at least 1")
-        if not (self.alpha0 > 0 and self.beta0 > 0):
-            raise ConfigError(f"the Beta prior needs alpha0 > 0 and beta0 > 0, got {self.alpha0}, {self.beta0}")
+        _check_finite(self, ("alpha0", "beta0"))
+        if not 1 <= self.k < float("inf"):
+            raise ConfigError(f"k={self.k} must be a whole number of neighbours, at least 1")
+        if not (self.alpha0 >= MIN_BETA and self.beta0 >= MIN_BETA):
+            raise ConfigError(
+                f"the Beta prior needs alpha0 and beta0 of at least {MIN_BETA:g} (numba's Beta draws stall below), "
+                f"got {self.alpha0}, {self.beta0}"
+            )
         self._validate()
         self._start_fit(train)
         threshold = _check_threshold(self, train)
