@@ -120,6 +120,41 @@ def test_run_protocol_repeats_beyond_memory(tmp_path, capsys):
     assert code == 2 and "of memory" in err
 
 
+@pytest.mark.parametrize(
+    ("protocol", "line", "words"),
+    [
+        ('sampling = "popularity"\nexponent = 400\nn = 20\n', 12,
+         ["protocol.exponent=400: the popularity weights overflow", "largest is protocol.exponent="]),
+        ("n = 118\n", 11, ["protocol.n=118 negatives cannot be drawn", "use protocol.n=105 or fewer"]),
+    ],
+)  # fmt: skip
+def test_run_refuses_the_sampled_protocols_own_design_before_any_task(tmp_path, capsys, protocol, line, words):
+    # the protocol's exponent overflowed (and its n failed to draw) in the task: exit 1 after the run had started
+    out = tmp_path / "out"
+    text = f'[protocol]\nname = "sampled"\nrepeats = 2\n{protocol}'
+    code = main(["run", str(_config(tmp_path, "ndcg@10", text)), "--out", str(out)])
+    err = one_line_error(capsys)
+    assert code == 2, err
+    assert f"b.toml, line {line}" in err and "(data set 'toy')" in err
+    for word in words:
+        assert word in err, (word, err)
+    assert not (out / "parts").exists()
+
+
+def test_run_quotes_a_sampled_metric_as_written(tmp_path, capsys):
+    # the message quoted the string as resolved: 'ndcg@10(exponent=400.0,sampled=20,sampling=popularity)'
+    metric = "ndcg@10(sampled=20, sampling=popularity, exponent=400)"
+    code = main(["run", str(_config(tmp_path, metric)), "--out", str(tmp_path / "out")])
+    err = one_line_error(capsys)
+    assert code == 2 and f"metric {metric!r}: exponent=400" in err, err
+
+
+def test_check_sampled_metrics_names_a_mapping_by_its_keys():
+    data = generate(40, 120, 1200, seed=0)
+    with pytest.raises(MetricError, match=r"^metric 'as typed': sampled=1000000000 negatives"):
+        check_sampled_metrics({"as typed": "ndcg@10(sampled=1000000000)"}, data)
+
+
 def test_library_refuses_before_fitting():
     train, test = holdout(generate(60, 200, 2000, seed=0), test_fraction=0.2, seed=0)
     with pytest.raises(MetricError, match=r"exponent=400: the popularity weights overflow .* the largest is exponent="):

@@ -22,6 +22,8 @@ from receval.data.synthetic import generate
 from receval.errors import MetricError
 from receval.evaluation.candidates import Candidates, draw_candidates
 from receval.evaluation.sampled import evaluate_sampled
+from receval.experiment.config import parse_config
+from receval.metrics import MetricList, apply_convention, parse_metric
 from receval.split import holdout
 from receval.stats.sampled import list_metric, pooled_ranks
 
@@ -224,3 +226,32 @@ def test_pooled_ranks_and_list_metric_agree_with_a_sort():
         assert mine.tolist() == expected.tolist()
     ids, hits = list_metric("hit_rate", 1, pos_users, ranks, np.bincount(neg_users))
     assert ids.tolist() == np.unique(pos_users).tolist() and set(hits.tolist()) <= {0.0, 1.0}
+
+
+def test_recbole_convention_makes_recbole_the_sampled_shape():
+    # convention=recbole was dropped from a sampled metric, which kept the per-item shape
+    assert parse_metric("ndcg@10(sampled=100,convention=recbole)").params["shape"] == "recbole"
+    assert [str(spec) for _, spec in MetricList(["ndcg@10(sampled=100)"], convention="RecBole")] == [
+        "ndcg@10(sampled=100,shape=recbole)"
+    ]
+    # a shape the string names is kept, and the other conventions keep the default shape
+    assert parse_metric("ndcg@10(sampled=100,shape=per-user,convention=recbole)").params["shape"] == "per-user"
+    assert str(apply_convention("ndcg@10(sampled=100,shape=per-item)", "recbole")) == "ndcg@10(sampled=100)"
+    for name in ("trec_eval", "ranx", "lenskit", "msr"):
+        assert str(apply_convention("ndcg@10(sampled=100)", name)) == "ndcg@10(sampled=100)"
+    # and the value is RecBole's shape's (the hand-computed example above), not the per-item one
+    train, test, cands, table = tiny()
+    res = evaluate_sampled(Fixed(table), train, test, ["recall@3(sampled=3,convention=recbole)"], candidates=cands,
+                           fitted=True)  # fmt: skip
+    assert res.summary["recall@3(sampled=3,convention=recbole)"] == pytest.approx((1 / 3 + 1) / 2)
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_recbole_convention_in_a_configuration_gives_the_recbole_shape(where):
+    text = 'metrics = ["ndcg@10(sampled=20)"]\n[datasets.toy]\ngenerate = { n_users = 9 }\n[recommenders.random]\n'
+    if where == "file":
+        cfg = parse_config('convention = "recbole"\n' + text)
+    else:  # receval run --convention recbole
+        cfg = parse_config(text, convention="recbole")
+    assert cfg.metrics == ("ndcg@10(sampled=20,shape=recbole)",)
+    assert parse_config(text, convention="ranx").metrics == ("ndcg@10(sampled=20)",)

@@ -317,7 +317,7 @@ def plan_sampled(
     return SampledPlan(list(specs), train, test, drawn, thr, wanted, policy)
 
 
-def check_sampled_metrics(metrics: Sequence[str | Metric], data: Interactions) -> None:
+def check_sampled_metrics(metrics: Sequence[str | Metric] | Mapping[str, str | Metric], data: Interactions) -> None:
     """Refuse, before any split or task, the sampled metrics that cannot run on ``data``: the one check of a
     configuration's (or a command's) sampled metric strings once the data is known.
 
@@ -327,7 +327,8 @@ def check_sampled_metrics(metrics: Sequence[str | Metric], data: Interactions) -
     data's counts (:func:`receval.stats.sampled.check_exponent`; training counts are at most
     these), a sample that cannot fit in memory
     (:func:`receval.stats.sampled.check_sample_memory`) and ``shape=recbole`` with a
-    correction. Metrics without ``sampled=`` are skipped.
+    correction. Metrics without ``sampled=`` are skipped. Given a mapping, its keys (the
+    strings as the user wrote them) name the metrics in the messages.
 
     Returns
     -------
@@ -346,7 +347,8 @@ def check_sampled_metrics(metrics: Sequence[str | Metric], data: Interactions) -
     """
     from receval.metrics import parse_metric
 
-    specs = [(str(m), m if isinstance(m, Metric) else parse_metric(m)) for m in metrics]
+    given = metrics.items() if isinstance(metrics, Mapping) else ((str(m), m) for m in metrics)
+    specs = [(label, m if isinstance(m, Metric) else parse_metric(m)) for label, m in given]
     specs = [(label, spec) for label, spec in specs if spec.sampled is not None]
     if not specs:
         return

@@ -42,6 +42,7 @@ from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, get_protocol
+from receval.studies.sampled import check_study_data
 from receval.validate import check_folds, check_threshold
 from receval.vocabulary import NO_SPLIT, split_method
 
@@ -75,15 +76,25 @@ def prepare_checked(
     labels = {spec.key: spec.label for spec in cfg.datasets.values()}
     # a protocol with metric words of its own (the cyclic loop's recall, fallout) reads no metric strings
     metric_strings = get_protocol(cfg.protocol.name).metric_names is None
+    # the metric strings as the file spells them, for the messages (cfg.metrics holds them resolved, in their order)
+    typed = dict(zip(cfg.metrics, cfg.effective.get("metrics", ()), strict=False))
     seen: set[tuple[str, object, object]] = set()
     for task in tasks:
         data = datasets[task.dataset_key].data
         label = labels[task.dataset_key]
         try:  # sampled metrics (sampled=, exponent=) against the data, as a task would draw them
             if metric_strings:
-                check_sampled_metrics(task.metrics, data)
+                check_sampled_metrics({typed.get(m, m): m for m in task.metrics}, data)
         except MetricError as err:
             raise chk.fail(("metrics",), f"{err.message} (data set {label!r})") from None
+        if cfg.protocol.name == "sampled":  # the study's own n and exponent, as its split would draw them
+            opts = task.options
+            try:
+                check_study_data(data, int(opts["n"]), str(opts["sampling"]), float(opts["exponent"]), "protocol.")
+            except ConfigError as err:
+                key = err.parameters[0].removeprefix("protocol.") if err.parameters else "n"
+                where = ("protocol", key) if key in cfg.protocol.options else ("protocol",)
+                raise chk.fail(where, f"{err.message} (data set {label!r})") from None
         thr = task.options.get("threshold")
         method = task.split.get("method", NO_SPLIT)
         by_split = method != NO_SPLIT and split_method(method).folds

@@ -95,6 +95,9 @@ SAMPLED_METRICS: Mapping[str, str] = MappingProxyType(
     {"recall": "recall", "hit_rate": "recall", "precision": "precision", "ndcg": "ndcg", "mrr": "mrr",
      "map": "ap", "auc": "auc"}
 )  # fmt: skip
+# the sampled parameters a library's convention presets: RecBole's uni100 ranks all of a user's positives with the
+# pooled negatives in one list (receval.stats.sampled.pooled_ranks), RecBole's eval_args mode uni100
+_SAMPLED_PRESETS: Mapping[str, Mapping[str, Any]] = MappingProxyType({"recbole": {"shape": SAMPLE_SHAPES[2]}})
 # the spelling candidates=sampled: sampled negatives, NCF's (and RecBole's uni100) 100 of them
 _CANDIDATES = {"all": None, "sampled": 100}
 # the only other parameter a sampled metric reads: which test ratings are held-out positives
@@ -620,12 +623,16 @@ def resolve_metric(definition: MetricDefinition, k: int | None, params: Mapping[
     own = CONVENTION_PARAM in definition.defaults
     if own and name is not None and str(name).strip().lower().replace("-", "_") not in LIBRARIES:
         given[CONVENTION_PARAM], name = name, None
-    # a sampled metric has one definition (one relevant item per list): no library preset applies to it
     sampled = SAMPLED_PARAM in given or given.get("candidates") == "sampled"
-    convention = None if name is None or sampled else convention_name(name)
-    try:
-        preset = {} if convention is None else dict(preset_params(convention, definition.name))
-    except MetricError as exc:
-        raise MetricError(f"metric {label!r}: {exc}") from None
+    convention = None if name is None else convention_name(name)
+    if sampled:
+        # a sampled metric has one definition (one relevant item per list): a library's preset names only its shape
+        preset = dict(_SAMPLED_PRESETS.get(convention or "", {}))
+        convention = convention if preset else None
+    else:
+        try:
+            preset = {} if convention is None else dict(preset_params(convention, definition.name))
+        except MetricError as exc:
+            raise MetricError(f"metric {label!r}: {exc}") from None
     resolved = resolve_params(definition, {**preset, **given}, label)
     return Metric(definition, k, resolved, convention=convention, explicit=frozenset(given))

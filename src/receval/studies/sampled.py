@@ -88,6 +88,7 @@ __all__ = [
     "UNCORRECTED",
     "SampledStudy",
     "check_algorithms",
+    "check_study_data",
     "check_study_design",
     "check_study_metrics",
     "estimate_label",
@@ -194,6 +195,43 @@ def check_study_design(n: int, repeats: int, shape: str, option: str = "shape") 
         )
     check_sample_memory(n, repeats=repeats, kept=16.0, fix=_SMALLER, parameters=["repeats", "n"])
     return word
+
+
+def check_study_data(data: Interactions, n: int, sampling: str, exponent: float, prefix: str = "") -> None:
+    """Refuse, before any split, a study's ``n`` or popularity ``exponent`` that no split of ``data`` can draw.
+
+    Every split keeps a user's own items out of the negatives, so ``n`` beyond the
+    catalogue minus the fewest items a user has in ``data`` fails every split
+    (:func:`sampled_study` checks again with the split); popularity weights that overflow
+    on ``data``'s counts overflow on any training part's (:func:`receval.stats.sampled.check_exponent`).
+    ``prefix`` is put before the option names in the message (``protocol.``).
+
+    Returns
+    -------
+    None
+        Or a one-line :class:`~receval.errors.ConfigError` naming the option and the largest value the data allows.
+
+    Examples
+    --------
+    >>> from receval.data.synthetic import generate
+    >>> data = generate(40, 120, 1200, seed=0)
+    >>> check_study_data(data, 50, "popularity", 0.75)
+    >>> check_study_data(data, 50, "popularity", 400, prefix="protocol.")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: protocol.exponent=400: the popularity weights overflow float64 ...
+    """
+    keys = np.unique(data.users.astype(np.int64) * data.n_items + data.items)
+    per_user = np.bincount(keys // max(data.n_items, 1), minlength=data.n_users)
+    most = data.n_items - (int(per_user[per_user > 0].min()) if (per_user > 0).any() else 0)
+    if n > most:
+        raise ConfigError(
+            f"{prefix}n={n} negatives cannot be drawn: the data has {data.n_items:,} items and every user has "
+            f"{data.n_items - most:,} or more of them; use {prefix}n={max(most, 1)} or fewer",
+            parameters=["n"],
+        )
+    if sampling == "popularity":
+        check_exponent(exponent, np.bincount(data.items, minlength=data.n_items), f"{prefix}exponent")
 
 
 def _own_parameters(text: str, metric: Any, option: str) -> ConfigError:
