@@ -93,8 +93,8 @@ def prepare_checked(
                 check_study_data(data, int(opts["n"]), str(opts["sampling"]), float(opts["exponent"]), "protocol.")
             except ConfigError as err:
                 key = err.parameters[0].removeprefix("protocol.") if err.parameters else "n"
-                where = ("protocol", key) if key in cfg.protocol.options else ("protocol",)
-                raise chk.fail(where, f"{err.message} (data set {label!r})") from None
+                option: tuple[str, ...] = ("protocol", key) if key in cfg.protocol.options else ("protocol",)
+                raise chk.fail(option, f"{err.message} (data set {label!r})") from None
         thr = task.options.get("threshold")
         method = task.split.get("method", NO_SPLIT)
         by_split = method != NO_SPLIT and split_method(method).folds
