@@ -119,7 +119,7 @@ def test_bad_options_name_the_option(files, capsys):
     truth, run = folder / "truth.parquet", folder / "run.parquet"
     with pytest.raises(ConfigError, match="n_shards=0 is too few: give at least n_shards=1"):
         evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=0)
-    with pytest.raises(ConfigError, match="jobs=0 is not a whole number"):
+    with pytest.raises(ConfigError, match="jobs=0: give an integer of at least 1"):
         evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=2, jobs=0)
     with pytest.raises(ConfigError, match="executor='dask' needs scheduler="):
         evaluate_parquet_sharded(truth, run, ["mrr"], n_shards=2, executor="dask")
@@ -128,7 +128,7 @@ def test_bad_options_name_the_option(files, capsys):
     # the same messages on the command line, with its flags
     for extra, shown in (
         (["--shards", "0"], "--shards 0 is too few: give at least --shards 1"),
-        (["--shards", "2", "--jobs", "0"], "--jobs 0 is not a whole number"),
+        (["--shards", "2", "--jobs", "0"], "--jobs 0: give an integer of at least 1"),
         (["--shards", "2", "--executor", "dask"], "--executor dask needs --scheduler (the address"),
     ):
         status = main(["evaluate", "--truth", str(truth), "--recs", str(run), "--metrics", "mrr", *extra])

@@ -52,12 +52,15 @@ __all__ = [
     "check_count",
     "check_folds",
     "check_fraction",
+    "check_jobs",
     "check_memory",
     "check_number",
     "check_option",
     "check_seed",
     "check_threshold",
+    "jobs_limit",
     "options_of",
+    "JOBS_CAP",
 ]
 
 SEED_MAX = 2**32 - 1  # numpy's legacy seeds, scikit-learn's random_state: every seed every library accepts
@@ -126,6 +129,64 @@ def check_count(value: Any, option: str, minimum: int = 1) -> int:
     if not _is_int(value) or value < minimum:
         raise _bad(option, value, f": give an integer of at least {minimum}")
     return int(value)
+
+
+# --- worker counts: --jobs / -j of tune, run, evaluate --shards; jobs= of make_executor and sharded evaluation ---
+
+JOBS_CAP = 64  # worker processes allowed on any machine, whatever its cores: see jobs_limit
+
+
+def jobs_limit() -> int:
+    """The most worker processes a command may start: ``max(JOBS_CAP, cores)``, 64 on machines of up to 64 cores.
+
+    Local workers (loky) are whole Python processes of ~100 MB each before any data, and CPU-bound tasks
+    gain nothing past one per core; 64 still lets a small machine over-subscribe for I/O-bound tasks, and a
+    machine of more cores may use them all. A Dask LocalCluster and a local Ray take the same count.
+
+    Returns
+    -------
+    int
+        The bound :func:`check_jobs` applies.
+
+    Examples
+    --------
+    >>> jobs_limit() >= JOBS_CAP
+    True
+    """
+    return max(JOBS_CAP, os.cpu_count() or 1)
+
+
+def check_jobs(value: Any, option: str = "jobs") -> int:
+    """``value`` as a number of workers from 1 to :func:`jobs_limit` (ConfigError otherwise), before any is started.
+
+    Returns
+    -------
+    int
+        The number of workers.
+
+    Examples
+    --------
+    >>> check_jobs(2)
+    2
+    >>> check_jobs(100000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: jobs=100000: give at most ... workers (max(64, the machine's ... cores))
+    >>> check_jobs(0)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: jobs=0: give an integer of at least 1
+    """
+    count = check_count(value, option)
+    limit = jobs_limit()
+    if count > limit:
+        raise _bad(
+            option, value, f": give at most {limit} workers (max({JOBS_CAP}, the machine's {os.cpu_count()} cores))"
+        )
+    return count
+
+
+# --- end of worker counts ---
 
 
 def check_fraction(value: Any, option: str) -> float:
@@ -289,6 +350,8 @@ def check_option(name: str, value: Any, option: str | None = None) -> Any:
         return check_number(value, shown)
     if name in ("seed", "sample_seed"):
         return check_seed(value, shown)
+    if name == "jobs":
+        return check_jobs(value, shown)
     if name == "cold_start":
         from receval.vocabulary import cold_start_policy
 

@@ -33,6 +33,9 @@ def run_command(
 
     A configuration with a ``[tune]`` section is tuned as ``receval tune`` does.
     """
+    from receval.validate import check_jobs
+
+    check_jobs(jobs)  # before anything is read: a pool of more workers than jobs_limit() exhausts memory
     if convention is not None:  # before anything is read or written
         from receval.evaluation import check_convention
 

@@ -40,6 +40,9 @@ def tune_command(
     as_json: bool = typer.Option(False, "--json", help="Print the objective's results as JSON."),
 ) -> int:
     """Tune every recommender on validation data with the same budget, then evaluate each choice once on test."""
+    from receval.validate import check_jobs
+
+    check_jobs(jobs)  # before anything is read: a pool of more workers than jobs_limit() exhausts memory
     if trials is not None:
         from receval.validate import check_count
 

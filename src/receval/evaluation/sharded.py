@@ -22,7 +22,13 @@ Examples
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import itertools
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,15 +65,52 @@ def shard_bounds(n_users: int, n_shards: int) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in itertools.pairwise(edges)]
 
 
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(interval: float = 0.5) -> None:
+    """End this worker process as soon as the process that started it is gone.
+
+    A parent killed with ``SIGKILL`` cannot shut its pool down, and a worker in the
+    middle of a task would otherwise finish it (and then idle) as an orphan. On Linux
+    the kernel sends ``SIGKILL`` when the parent dies (``PR_SET_PDEATHSIG``), even while
+    the worker is inside native code; everywhere, a daemon thread polls the parent's pid
+    and exits when the worker has been re-parented.
+    """
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    def watch() -> None:
+        while os.getppid() == parent:  # also catches a parent that died before prctl took effect
+            time.sleep(interval)
+        os._exit(1)  # nobody is left to receive a result
+
+    threading.Thread(target=watch, name="receval-parent-watchdog", daemon=True).start()
+
+
+def _start_worker(initializer: Callable[..., Any] | None, initargs: tuple[Any, ...]) -> None:
+    """Every pool worker's first call: its life tied to the parent's, then the caller's own initializer."""
+    _die_with_parent()
+    if initializer is not None:
+        initializer(*initargs)
+
+
 @contextlib.contextmanager
-def worker_pool(workers: int, **options: Any) -> Iterator[Any]:
+def worker_pool(
+    workers: int, *, initializer: Callable[..., Any] | None = None, initargs: tuple[Any, ...] = (), **options: Any
+) -> Iterator[Any]:
     """A pool of ``workers`` local processes (joblib's loky) whose workers all end with the block.
 
-    On leaving (normally, on an error or on Ctrl-C) the workers are stopped and waited for.
-    ``options`` go to loky's ``ProcessPoolExecutor`` (``initializer``, ``env`` ...): a pool of its
-    own, not loky's process-wide reusable one, which keeps idle workers alive for minutes after use.
-    (The resource-tracker process loky starts beside them ends with this process; the ``receval``
-    command stops it before exiting.)
+    On leaving (normally, on an error or on Ctrl-C) the workers are stopped and waited for;
+    a parent killed outright takes its workers with it (each ends when its parent is gone).
+    ``workers`` is checked by :func:`~receval.validate.check_jobs` (at most
+    :func:`~receval.validate.jobs_limit`) before any process starts. ``initializer(*initargs)``
+    runs once in each worker; ``options`` go to loky's ``ProcessPoolExecutor`` (``env`` ...):
+    a pool of its own, not loky's process-wide reusable one, which keeps idle workers alive for
+    minutes after use. (The resource-tracker process loky starts beside them ends with this
+    process; the ``receval`` command stops it before exiting.)
 
     Yields
     ------
@@ -83,7 +126,11 @@ def worker_pool(workers: int, **options: Any) -> Iterator[Any]:
     """
     from joblib.externals.loky import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=workers, **options)
+    from receval.validate import check_jobs
+
+    pool = ProcessPoolExecutor(
+        max_workers=check_jobs(workers), initializer=_start_worker, initargs=(initializer, initargs), **options
+    )
     try:
         yield pool
     finally:

@@ -246,8 +246,6 @@ def _collect(results: Iterable[Any], n_jobs: int) -> list[Any]:
 
 
 def _run(jobs: list[dict[str, Any]], executor: str, workers: int, scheduler: str | None) -> list[Any]:
-    if not isinstance(workers, int) or workers < 1:
-        raise ConfigError(f"jobs={workers!r} is not a whole number of at least 1", parameters=["jobs"])
     if executor == "local":
         if workers == 1:
             return _collect(map(_shard_task, jobs), len(jobs))
@@ -319,7 +317,9 @@ def evaluate_parquet_sharded(
     from receval.evaluation import Conventions, EvaluationResult
     from receval.evaluation.align import check_ranks, check_ties
     from receval.metrics import MetricList, aggregate
+    from receval.validate import check_jobs
 
+    jobs = check_jobs(jobs)  # 1 to jobs_limit(), before any file is read or worker started
     metric_list = MetricList.of(metrics, convention)  # each shard's evaluate takes it (its convention with it)
     if ties is not None:
         check_ties(ties)

@@ -17,13 +17,10 @@ Examples
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import resource
-import signal
 import socket
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -34,11 +31,11 @@ from typing import Any
 from receval.errors import ConfigError
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, TaskOutput, get_protocol
+from receval.validate import check_jobs
 
 __all__ = ["TaskResult", "make_executor", "run_task", "EXECUTORS"]
 
 EXECUTORS = ("local", "dask", "ray")
-_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @dataclass
@@ -179,7 +176,6 @@ def _limited(fn: Callable[[Any, Any], Any], job: Any, shared: Any) -> Any:
 
 def _install_shared(shared: Any) -> None:
     """The initializer of :meth:`_Executor.call`'s local workers: the shared data, kept for every round."""
-    _die_with_parent()
     _WORKER_SHARED[:] = [shared]
 
 
@@ -187,31 +183,8 @@ def _call_installed(fn: Callable[[Any, Any], Any], job: Any) -> Any:
     return _limited(fn, job, _WORKER_SHARED[0])
 
 
-def _die_with_parent(interval: float = 0.5) -> None:
-    """End this worker process as soon as the process that started it is gone.
-
-    A parent killed with ``SIGKILL`` cannot shut its pool down, and a worker in the
-    middle of a task would otherwise finish it (and then idle) as an orphan. On Linux
-    the kernel sends ``SIGKILL`` when the parent dies (``PR_SET_PDEATHSIG``), even while
-    the worker is inside native code; everywhere, a daemon thread polls the parent's pid
-    and exits when the worker has been re-parented.
-    """
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    def watch() -> None:
-        while os.getppid() == parent:  # also catches a parent that died before prctl took effect
-            time.sleep(interval)
-        os._exit(1)  # nobody is left to receive a result
-
-    threading.Thread(target=watch, name="receval-parent-watchdog", daemon=True).start()
-
-
 def _install(datasets: Mapping[str, PreparedDataset]) -> None:
-    """The local workers' initializer: tie the worker's life to its parent, keep the data sets."""
-    _die_with_parent()
+    """The local workers' initializer (their lives tied to this process by ``worker_pool``): keep the data sets."""
     _WORKER_DATA.clear()
     _WORKER_DATA.update(datasets)
 
@@ -417,8 +390,7 @@ def make_executor(name: str, *, jobs: int = 1, scheduler: str | None = None, pro
     ...
     receval.errors.ConfigError: unknown executor 'spark'; use one of local, dask, ray
     """
-    if jobs < 1:
-        raise ConfigError(f"jobs={jobs}: give at least 1 worker", parameters=["jobs"])
+    jobs = check_jobs(jobs)  # at least 1, at most jobs_limit(): before any worker is started
     if name == "local":
         if scheduler:
             raise ConfigError(
