@@ -70,9 +70,20 @@ def test_library_entry_points_refuse_before_work(tmp_path: Path) -> None:
     [
         ["tune", "{missing}.toml", "--out", "{out}", "-j", str(TOO_MANY)],
         ["run", "{missing}.toml", "--out", "{out}", "--jobs", str(TOO_MANY)],
-        ["evaluate", "--truth", "{missing}.parquet", "--recs", "{missing}.parquet", "--metrics", "mrr",
-         "--shards", "2", "-j", str(TOO_MANY)],
-    ],  # fmt: skip
+        [
+            "evaluate",
+            "--truth",
+            "{missing}.parquet",
+            "--recs",
+            "{missing}.parquet",
+            "--metrics",
+            "mrr",
+            "--shards",
+            "2",
+            "-j",
+            str(TOO_MANY),
+        ],
+    ],
 )
 def test_commands_refuse_in_one_line_exit_2(args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     filled = [a.format(missing=tmp_path / "missing", out=tmp_path / "out") for a in args]

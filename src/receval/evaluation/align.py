@@ -357,6 +357,26 @@ def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
     return np.asarray(column)[rows]
 
 
+def _arrow_codes(column: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """(codes, ids) of an Arrow dictionary column of text or integer ids, whose ids are distinct as receval compares
+    them (one type, no NaN); None for any other column.
+
+    >>> import pyarrow as pa
+    >>> [a.tolist() for a in _arrow_codes(pa.chunked_array([pa.array(["b", "a", "b"]).dictionary_encode()]))]
+    [[0, 1, 0], ['b', 'a']]
+    >>> _arrow_codes(pa.array([1.5, 2.5]).dictionary_encode()) is None
+    True
+    """
+    if not type(column).__module__.startswith("pyarrow"):
+        return None
+    import pyarrow as pa
+
+    kind = getattr(column.type, "value_type", None)
+    if kind is None or not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
+        return None
+    return dictionary_codes(column)
+
+
 def _distinct(column: Any, rows: np.ndarray) -> int:
     """How many distinct ids the rows ``rows`` of an id column hold (a missing id counts once)."""
     dictionary = dictionary_codes(column)
@@ -457,10 +477,18 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     unseen = np.flatnonzero(items < 0)
     if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
         unseen = unseen[np.argsort(users[unseen], kind="stable")]
-        codes, ids = _encode(_ids_at(recs["item"], unseen if rows is None else rows[unseen]), what="item id")
-        first, new = _first_seen(codes)
+        at = unseen if rows is None else rows[unseen]
+        codes = _arrow_codes(recs["item"])
+        if codes is not None and (codes[0][at] >= 0).all():
+            # an Arrow dictionary names each distinct id once: its codes are numbered by first appearance as they are
+            # (was: every unseen row's id as a Python object, then sorted by pandas, 25 of 66 s at 5M unseen ids)
+            first, new = _first_seen(codes[0][at])
+            new_ids = codes[1][new]
+        else:
+            sorted_codes, ids = _encode(_ids_at(recs["item"], at), what="item id")
+            first, new = _first_seen(sorted_codes)
+            new_ids = ids[new]
         items[unseen] = len(truth.item_ids) + first
-        new_ids = ids[new]
     return users, items, order, ranked_by, new_ids, n_dropped
 
 
