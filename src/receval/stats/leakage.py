@@ -43,7 +43,7 @@ import pandas as pd
 
 from receval.data.interactions import Interactions
 
-__all__ = ["LeakageReport", "audit"]
+__all__ = ["LeakageReport", "audit", "leakage_warning"]
 
 _NEVER = np.iinfo(np.int64).max
 
@@ -78,8 +78,12 @@ class LeakageReport:
 
     @property
     def leaks(self) -> bool:
-        """Whether the timestamps show leakage: training after a user's test time, or future items in test."""
-        return bool(self.train_after_test or self.future_items or self.future_items_in_recs)
+        """Whether the timestamps show leakage: training after a user's test time, or future items in the run.
+
+        Future items in the test part alone are not leakage (a global cut has them when an
+        item is released during the test period); they are reported, not warned about.
+        """
+        return bool(self.train_after_test or self.future_items_in_recs)
 
     def warning(self) -> str:
         """One line with the figures, for ``receval split`` and ``receval evaluate --train``.
@@ -224,3 +228,26 @@ def _columns(table: Any) -> dict[str, np.ndarray]:
             values = column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
             out[name] = values.astype(np.int64) if name == "timestamp" else values
     return out
+
+
+def leakage_warning(train: Any, test: Any) -> str | None:
+    """The one-line warning of :meth:`LeakageReport.warning` when both parts have timestamps and leak, else None.
+
+    ``receval split`` and ``receval evaluate --train`` print it on stderr.
+
+    Returns
+    -------
+    str or None
+        The line, or None.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> tr = pd.DataFrame({"user": [1, 1], "item": [1, 2], "timestamp": [1, 9]})
+    >>> leakage_warning(tr, pd.DataFrame({"user": [1], "item": [3], "timestamp": [5]}))[:40]
+    'WARNING time leakage: 50.00% of training'
+    >>> leakage_warning(tr, pd.DataFrame({"user": [1], "item": [3]})) is None
+    True
+    """
+    report = audit(train, test)
+    return report.warning() if report.timestamps and report.leaks else None
