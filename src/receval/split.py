@@ -239,7 +239,9 @@ def _check_parts(data: Interactions, option: str, value: Any, n_test: int, n_tra
     """A DataError naming ``option=value`` and the data's range when a cut leaves an empty part."""
     if n_test == 0 or n_train == 0:
         empty = "test" if n_test == 0 else "training"
-        raise DataError(f"{option}={value} leaves an empty {empty} part; {_range(data)}: cut inside it")
+        raise DataError(
+            f"{option}={value} leaves an empty {empty} part; {_range(data)}: cut inside it", parameters=[option]
+        )
 
 
 def holdout(data: Interactions, test_fraction: float = 0.2, seed: Seed = 0) -> tuple[Interactions, Interactions]:

@@ -78,6 +78,7 @@ __all__ = [
     "SAMPLING_SCHEMES",
     "SPLIT_ALIASES",
     "SPLIT_CANDIDATES",
+    "SPLIT_COMMON",
     "SPLIT_METHODS",
     "SPLIT_TARGETS",
     "STATISTIC_NAMES",
@@ -213,6 +214,12 @@ class SplitMethod:
     options: tuple[str, ...] = ()
     description: str = ""
 
+    def n_folds(self, options: Mapping[str, Any]) -> int:
+        """How many folds the method gives with ``options`` (a ``[split]`` table): ``k``, ``windows`` or 1."""
+        if self.function == "rolling":
+            return int(options.get("windows", 5))
+        return int(options.get("k", 5)) if self.folds else 1
+
     @property
     def folds(self) -> bool:
         """Whether the method gives several (train, test) folds (``fold-1``, ``fold-2`` … on disk)."""
@@ -247,6 +254,9 @@ SPLIT_METHODS: dict[str, SplitMethod] = {
 SPLIT_ALIASES: dict[str, str] = {"per-user-holdout": "per-user", "kfold-per-user": "kfold"}
 """The split functions' own names that are not a method's name, and the method each stands for."""
 
+
+SPLIT_COMMON: tuple[str, ...] = ("targets", "candidates", "core")
+"""The options every split method takes (:func:`receval.split.split_by_name`): what is tested, which items, the k-core."""
 
 SPLIT_TARGETS: tuple[str, ...] = ("all", "first", "last", "successive")
 """Which of each user's test pairs a split keeps (``targets=``, :func:`receval.split.select_targets`)."""
