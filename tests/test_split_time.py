@@ -44,13 +44,19 @@ def test_cut_equals_the_fraction_cut_at_the_same_instant() -> None:
 
 @pytest.mark.parametrize("at, empty", [(5, "training"), (41, "test"), ("2030-01-01", "test")])
 def test_cut_outside_the_range_names_option_value_and_range(at: object, empty: str) -> None:
-    with pytest.raises(DataError, match=rf"at={at} leaves an empty {empty} part; the data's time range is .*\(10 to 40\)"):
+    with pytest.raises(
+        DataError, match=rf"at={at} leaves an empty {empty} part; the data's time range is .*\(10 to 40\)"
+    ):
         temporal(_toy(), at=at)  # type: ignore[arg-type]
 
 
 def test_time_methods_need_timestamps() -> None:
     data = Interactions.from_arrays([0, 0, 1], [0, 1, 0], [1, 1, 1])
-    for call in (lambda: temporal(data, at=3), lambda: rolling(data, 2), lambda: split_by_name(data, "holdout", targets="last")):
+    for call in (
+        lambda: temporal(data, at=3),
+        lambda: rolling(data, 2),
+        lambda: split_by_name(data, "holdout", targets="last"),
+    ):
         with pytest.raises(DataError, match="has no timestamps"):
             call()
 
@@ -103,7 +109,9 @@ def test_rolling_windows_partition_time(
 
 def test_rolling_by_hand_with_a_gap_and_durations() -> None:
     day = 86400
-    data = Interactions.from_arrays([0] * 6, list(range(6)), [1] * 6, timestamps=[0, day, 2 * day, 3 * day, 4 * day, 5 * day])
+    data = Interactions.from_arrays(
+        [0] * 6, list(range(6)), [1] * 6, timestamps=[0, day, 2 * day, 3 * day, 4 * day, 5 * day]
+    )
     folds = rolling(data, windows=2, window="1d", gap="1d")  # t1 = 5d + 1 s
     assert [te.timestamps.tolist() for _, te in folds] == [[4 * day], [5 * day]]
     # window 0 is [3d + 1 s, 4d + 1 s), window 1 [4d + 1 s, 5d + 1 s); with a one-day gap their training
@@ -119,8 +127,8 @@ def test_windows_that_do_not_fit() -> None:
 
 
 def test_targets_by_hand() -> None:
-    train, test = temporal(_toy(), at=20)  # test: a at 20, 30, 40; b at 35
-    ids = lambda part: sorted(zip(part.user_ids[part.users].tolist(), part.item_ids[part.items].tolist()))  # noqa: E731
+    _, test = temporal(_toy(), at=20)  # test: a at 20, 30, 40; b at 35
+    ids = lambda part: sorted(zip(part.user_ids[part.users].tolist(), part.item_ids[part.items].tolist(), strict=True))  # noqa: E731
     assert ids(select_targets(_toy(), test, "first")) == [("a", 2), ("b", 5)]
     assert ids(select_targets(_toy(), test, "last")) == [("a", 4), ("b", 5)]
     points = select_targets(_toy(), test, "successive")
@@ -146,7 +154,7 @@ def test_candidates_existing_removes_items_born_after_the_cut() -> None:
     train, test = temporal(data, at=30)  # test: (a, 3) at 30, (b, 2) at 36; item 3 has no training rating
     kept, rows, items = existing_candidates(train, test)
     assert kept.item_ids[kept.items].tolist() == [2] and (rows, items) == (1, 1)
-    (_, via_name), = split_by_name(data, "temporal", at=30, candidates="existing")
+    ((_, via_name),) = split_by_name(data, "temporal", at=30, candidates="existing")
     assert via_name.item_ids[via_name.items].tolist() == [2]
 
 
@@ -181,7 +189,11 @@ algorithm = "popularity"
 
 
 def test_cli_split_rolling_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rows = [f"{u}\t{i}\t{1 + (u * i) % 5}\t{880000000 + (u * 37 + i * 11) % 500 * 3600}" for u in range(1, 21) for i in range(1, 16)]
+    rows = [
+        f"{u}\t{i}\t{1 + (u * i) % 5}\t{880000000 + (u * 37 + i * 11) % 500 * 3600}"
+        for u in range(1, 21)
+        for i in range(1, 16)
+    ]
     (tmp_path / "u.data").write_text("\n".join(rows) + "\n")
     base = ["split", str(tmp_path), "--format", "ml-100k"]
     assert main([*base, "--method", "rolling", "--windows", "3", "--window", "1d", "--out", str(tmp_path / "r")]) == 0

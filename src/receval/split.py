@@ -477,7 +477,9 @@ def rolling(
     first_train = starts[0] - span_gap - t0
     shown = f"windows={n}, window={window if window is not None else 'default'}, gap={gap}"
     if first_train <= 0:
-        raise DataError(f"{shown}: the first window leaves no training data; {_range(data)}: use fewer or shorter windows")
+        raise DataError(
+            f"{shown}: the first window leaves no training data; {_range(data)}: use fewer or shorter windows"
+        )
     folds = []
     for j in range(n):
         test = (time >= starts[j]) & (time < starts[j + 1])
@@ -495,7 +497,9 @@ def rolling(
     return folds
 
 
-def _parts(data: Interactions, pairs: _Pairs, train_groups: np.ndarray, test_groups: np.ndarray) -> tuple[Interactions, Interactions]:
+def _parts(
+    data: Interactions, pairs: _Pairs, train_groups: np.ndarray, test_groups: np.ndarray
+) -> tuple[Interactions, Interactions]:
     """Like :func:`_split`, for parts that need not cover the data (rolling windows)."""
     return data.subset(train_groups[pairs.group]), data.subset(test_groups[pairs.group])
 
@@ -505,8 +509,8 @@ def select_targets(data: Interactions, test: Interactions, targets: str) -> Inte
 
     ``all`` keeps the test part as it is; ``first`` (``last``) keeps each user's earliest
     (latest) test pair by first-rating time, ties broken by row order (``first``: the
-    earlier row, ``last``: the later), with every rating of that pair. ``successive`` keeps every test rating, each distinct
-    ``(user, timestamp)`` its own evaluation point (the protocol of sequential
+    earlier row, ``last``: the later), with every rating of that pair. ``successive`` keeps
+    every test rating, each distinct ``(user, timestamp)`` its own evaluation point (the protocol of sequential
     recommendation): the rows are sorted by user then time and get an extra integer
     column ``point``, numbered from 0 in that order, so that evaluation can key on
     ``point`` or on ``(user, timestamp)``. The history of a point is the user's
@@ -568,7 +572,8 @@ def existing_candidates(train: Interactions, test: Interactions) -> tuple[Intera
     --------
     >>> from receval import Interactions
     >>> d = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 2], [1] * 4)
-    >>> kept, rows, items = existing_candidates(d.subset(np.array([1, 0, 1, 0], bool)), d.subset(np.array([0, 1, 0, 1], bool)))
+    >>> train, test = d.subset(np.array([1, 0, 1, 0], bool)), d.subset(np.array([0, 1, 0, 1], bool))
+    >>> kept, rows, items = existing_candidates(train, test)
     >>> kept.items.tolist(), rows, items
     ([], 2, 2)
     """

@@ -256,7 +256,7 @@ SPLIT_ALIASES: dict[str, str] = {"per-user-holdout": "per-user", "kfold-per-user
 
 
 SPLIT_COMMON: tuple[str, ...] = ("targets", "candidates", "core")
-"""The options every split method takes (:func:`receval.split.split_by_name`): what is tested, which items, the k-core."""
+"""The options every split method takes (:func:`receval.split.split_by_name`): targets, candidates, the k-core."""
 
 SPLIT_TARGETS: tuple[str, ...] = ("all", "first", "last", "successive")
 """Which of each user's test pairs a split keeps (``targets=``, :func:`receval.split.select_targets`)."""

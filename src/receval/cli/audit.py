@@ -13,8 +13,9 @@ Examples
 >>> import tempfile, pathlib
 >>> from receval.cli import main
 >>> d = pathlib.Path(tempfile.mkdtemp())
->>> _ = (d / "train.tsv").write_text("user\\titem\\trating\\ttimestamp\\n1\\t10\\t5\\t1\\n1\\t11\\t4\\t9\\n2\\t10\\t3\\t2\\n")
->>> _ = (d / "test.tsv").write_text("user\\titem\\trating\\ttimestamp\\n1\\t12\\t5\\t5\\n2\\t11\\t4\\t6\\n")
+>>> head = "user\\titem\\trating\\ttimestamp\\n"
+>>> _ = (d / "train.tsv").write_text(head + "1\\t10\\t5\\t1\\n1\\t11\\t4\\t9\\n2\\t10\\t3\\t2\\n")
+>>> _ = (d / "test.tsv").write_text(head + "1\\t12\\t5\\t5\\n2\\t11\\t4\\t6\\n")
 >>> main(["audit", "--train", str(d / "train.tsv"), "--test", str(d / "test.tsv"), "--json"])  # doctest: +ELLIPSIS
 {"train_after_test": 0.3333333333333333, "users_affected": 0.5, "future_items": 0.0, "overlap_pairs": 0, ...}
 0

@@ -142,9 +142,9 @@ def audit(train: Any, test: Any, recs: Any = None) -> LeakageReport:
     keys_train = np.unique(tr_u.astype(np.int64) * n_items + tr_i)
     keys_test = np.unique(te_u.astype(np.int64) * n_items + te_i)
     where = np.searchsorted(keys_train, keys_test)
-    overlap = int(np.count_nonzero(keys_train[np.minimum(where, len(keys_train) - 1)] == keys_test)) if len(
-        keys_train
-    ) else 0
+    overlap = (
+        int(np.count_nonzero(keys_train[np.minimum(where, len(keys_train) - 1)] == keys_test)) if len(keys_train) else 0
+    )
     after = affected = future = future_recs = None
     tr_t, te_t = codes.train_time, codes.test_time
     if tr_t is not None and te_t is not None:
@@ -203,9 +203,9 @@ class _Codes:
             self.rec_item = items.get_indexer(pd.Index(run["item"]).astype(items.dtype, copy=False))
 
 
-def _joined(ids_a: np.ndarray, ids_b: np.ndarray, codes_a: np.ndarray, codes_b: np.ndarray) -> tuple[
-    tuple[np.ndarray, np.ndarray], pd.Index
-]:
+def _joined(
+    ids_a: np.ndarray, ids_b: np.ndarray, codes_a: np.ndarray, codes_b: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray], pd.Index]:
     """Codes of two parts over the union of their id spaces (the same arrays when the spaces are equal)."""
     if len(ids_a) == len(ids_b) and np.array_equal(ids_a, ids_b):
         return (codes_a, codes_b), pd.Index(ids_a)
