@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -36,7 +36,8 @@ import numpy as np
 from receval._jit import COMPILED_FROM, njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
-from receval.vocabulary import split_method
+from receval.validate import check_count, parse_duration, parse_instant
+from receval.vocabulary import split_candidates, split_method, split_targets
 
 _log = logging.getLogger(__name__)
 
@@ -45,6 +46,9 @@ __all__ = [
     "kfold_per_user",
     "leave_one_out",
     "per_user_holdout",
+    "existing_candidates",
+    "rolling",
+    "select_targets",
     "split_by_name",
     "temporal",
     "train_validation_test",
@@ -216,6 +220,30 @@ def _need_timestamps(data: Interactions, what: str) -> None:
         )
 
 
+def _day(seconds: float) -> str:
+    from datetime import UTC, datetime
+
+    try:
+        return datetime.fromtimestamp(float(seconds), tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except (OverflowError, OSError, ValueError):
+        return f"{seconds:g} s"
+
+
+def _range(data: Interactions) -> str:
+    assert data.timestamps is not None
+    low, high = int(data.timestamps.min()), int(data.timestamps.max())
+    return f"the data's time range is {_day(low)} to {_day(high)} UTC ({low} to {high})"
+
+
+def _check_parts(data: Interactions, option: str, value: Any, n_test: int, n_train: int) -> None:
+    """A DataError naming ``option=value`` and the data's range when a cut leaves an empty part."""
+    if n_test == 0 or n_train == 0:
+        empty = "test" if n_test == 0 else "training"
+        raise DataError(
+            f"{option}={value} leaves an empty {empty} part; {_range(data)}: cut inside it", parameters=[option]
+        )
+
+
 def holdout(data: Interactions, test_fraction: float = 0.2, seed: Seed = 0) -> tuple[Interactions, Interactions]:
     """Random holdout: a fraction of all (user, item) pairs, drawn uniformly, is the test set.
 
@@ -275,14 +303,18 @@ def temporal(
     per_user: bool = False,
     seed: Seed = 0,
     min_train: int = 1,
+    at: str | float | None = None,
 ) -> tuple[Interactions, Interactions]:
     """Temporal split: the latest pairs (by their first rating's time) are the test set.
 
     ``per_user=False`` takes the globally latest ``test_fraction`` of the pairs (a
     global cut); ``per_user=True`` the latest fraction of each user's pairs (at least
     ``min_train`` kept for training, as in :func:`per_user_holdout`). Pairs with the
-    same time at the cut are ordered at random with ``seed``. Raises
-    :class:`~receval.errors.DataError` when the data has no timestamps.
+    same time at the cut are ordered at random with ``seed``. ``at`` (an ISO date, UTC
+    unless a zone is given, or epoch seconds) cuts at that instant instead of a fraction:
+    pairs first rated at or after ``at`` are the test set (``test_fraction`` is then not
+    used). Raises :class:`~receval.errors.DataError` when the data has no timestamps or
+    when ``at`` leaves an empty part (the message gives the data's time range).
 
     Returns
     -------
@@ -302,6 +334,13 @@ def temporal(
     pairs = _pairs(data)
     time = pairs.time
     assert time is not None  # the data has timestamps (checked above)
+    if at is not None:
+        if per_user:
+            raise ConfigError("at= is one cut for every user; drop per_user (or at)")
+        cut = parse_instant(at, "at")
+        test = time >= cut
+        _check_parts(data, "at", at, int(test.sum()), int((~test).sum()))
+        return _split(data, pairs, test)
     rng = _rng(seed)
     if per_user:
         rank, size = _rank_within_user(pairs, time, rng)
@@ -380,6 +419,169 @@ def kfold_per_user(data: Interactions, k: int = 5, seed: Seed = 0) -> list[tuple
     return [_split(data, pairs, fold == j) for j in range(k)]
 
 
+def rolling(
+    data: Interactions,
+    windows: int = 5,
+    window: str | float | None = None,
+    expanding: bool = True,
+    gap: str | float = 0,
+    seed: Seed = 0,
+) -> list[tuple[Interactions, Interactions]]:
+    """Rolling-origin backtest: ``windows`` consecutive test spans at the end of the data, each with its past.
+
+    Time runs from ``t0`` (the earliest first-rating time of a pair) to ``t1`` (the latest,
+    plus one second, so the last pair falls inside). The test spans are the last
+    ``windows`` spans of length ``W`` ending at ``t1``: window ``j`` (0-based) tests the
+    pairs first rated in ``[s_j, s_j + W)`` with ``s_j = t1 - (windows - j) W``.
+    ``window`` is a duration (``30d``, ``12h``, ``1w``; see
+    :func:`receval.validate.parse_duration`) or a fraction of ``t1 - t0``; by default
+    ``(t1 - t0) / (windows + 1)``. Training is the pairs first rated before
+    ``s_j - gap``: all of them (``expanding=True``) or, with ``expanding=False``, those in
+    the last span of the first window's training length (``s_0 - gap - t0``), so every
+    window trains on a span of the same length that slides with it. Pairs inside the gap
+    or after the window are in neither part. ``seed`` is accepted for a uniform call; a
+    rolling split draws nothing. Like :func:`kfold_per_user`, the result is a list of
+    folds. Raises :class:`~receval.errors.DataError` when a window's training or test part
+    is empty (the message gives the data's time range).
+
+    Returns
+    -------
+    list of (Interactions, Interactions)
+        The ``windows`` folds ``(train_j, test_j)`` in time order, over ``data``'s id space.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> d = Interactions.from_arrays([0, 0, 0, 1, 1, 1], [0, 1, 2, 0, 1, 2], [1] * 6, timestamps=[0, 1, 2, 3, 4, 5])
+    >>> [(tr.timestamps.tolist(), te.timestamps.tolist()) for tr, te in rolling(d, windows=2, window=2)]
+    [([0, 1], [2, 3]), ([0, 1, 2, 3], [4, 5])]
+    >>> [tr.timestamps.tolist() for tr, _ in rolling(d, windows=2, window=2, expanding=False)]
+    [[0, 1], [2, 3]]
+    """
+    n = check_count(windows, "windows")
+    _need_timestamps(data, "a rolling split")
+    span_gap = parse_duration(gap, "gap")
+    pairs = _pairs(data)
+    time = pairs.time
+    assert time is not None  # the data has timestamps (checked above)
+    t0, t1 = int(time.min()), int(time.max()) + 1
+    if window is None:
+        length = (t1 - t0) / (n + 1)
+    else:
+        length = parse_duration(window, "window", fraction=True)
+        if 0 < length < 1:  # a fraction of the time span (a window under one second means nothing else)
+            length *= t1 - t0
+        if length <= 0:
+            raise ConfigError(f"window={window}: give a positive duration (30d) or a fraction of the time span")
+    starts = [t1 - (n - j) * length for j in range(n + 1)]  # starts[n] == t1: the end of the last window
+    first_train = starts[0] - span_gap - t0
+    shown = f"windows={n}, window={window if window is not None else 'default'}, gap={gap}"
+    if first_train <= 0:
+        raise DataError(
+            f"{shown}: the first window leaves no training data; {_range(data)}: use fewer or shorter windows"
+        )
+    folds = []
+    for j in range(n):
+        test = (time >= starts[j]) & (time < starts[j + 1])
+        end_train = starts[j] - span_gap
+        train = time < end_train
+        if not expanding:
+            train &= time >= end_train - first_train
+        if not test.any() or not train.any():
+            empty = "test" if not test.any() else "training"
+            raise DataError(
+                f"{shown}: window {j + 1} ({_day(starts[j])} to {_day(starts[j + 1])}) has no {empty} pairs; "
+                f"{_range(data)}: use fewer or longer windows"
+            )
+        folds.append(_parts(data, pairs, train, test))
+    return folds
+
+
+def _parts(
+    data: Interactions, pairs: _Pairs, train_groups: np.ndarray, test_groups: np.ndarray
+) -> tuple[Interactions, Interactions]:
+    """Like :func:`_split`, for parts that need not cover the data (rolling windows)."""
+    return data.subset(train_groups[pairs.group]), data.subset(test_groups[pairs.group])
+
+
+def select_targets(data: Interactions, test: Interactions, targets: str) -> Interactions:
+    """Which of each user's test ratings a cut keeps: ``all``, ``first``, ``last`` or ``successive``.
+
+    ``all`` keeps the test part as it is; ``first`` (``last``) keeps each user's earliest
+    (latest) test pair by first-rating time, ties broken by row order (``first``: the
+    earlier row, ``last``: the later), with every rating of that pair. ``successive`` keeps
+    every test rating, each distinct ``(user, timestamp)`` its own evaluation point (the protocol of sequential
+    recommendation): the rows are sorted by user then time and get an extra integer
+    column ``point``, numbered from 0 in that order, so that evaluation can key on
+    ``point`` or on ``(user, timestamp)``. The history of a point is the user's
+    training ratings plus the user's test ratings with an earlier timestamp. ``data``
+    names the data set in messages. Needs timestamps but for ``all``.
+
+    Returns
+    -------
+    Interactions
+        The kept test ratings over ``test``'s id space.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> t = Interactions.from_arrays([0, 0, 1, 0], [3, 1, 2, 2], [1] * 4, timestamps=[7, 5, 6, 7])
+    >>> ids = lambda part: part.item_ids[part.items].tolist()
+    >>> ids(select_targets(t, t, "first")), ids(select_targets(t, t, "last"))
+    ([1, 2], [2, 2])
+    >>> p = select_targets(t, t, "successive")
+    >>> p.users.tolist(), p.timestamps.tolist(), p.extra["point"].tolist()
+    ([0, 0, 0, 1], [5, 7, 7, 6], [0, 1, 1, 2])
+    """
+    chosen = split_targets(targets)
+    if chosen == "all" or test.n_ratings == 0:
+        return test
+    _need_timestamps(data, f"targets={chosen}")
+    assert test.timestamps is not None
+    users, times = test.users.astype(np.int64), test.timestamps.astype(np.int64)
+    if chosen == "successive":
+        order = np.lexsort((np.arange(len(users)), times, users))
+        ordered = test.subset(order)
+        u, t = users[order], times[order]
+        new = np.r_[True, (u[1:] != u[:-1]) | (t[1:] != t[:-1])]
+        return replace(ordered, extra={**ordered.extra, "point": np.cumsum(new) - 1})
+    pairs = _pairs(test)
+    assert pairs.time is not None
+    first_row = np.full(pairs.n, len(users), dtype=np.int64)
+    np.minimum.at(first_row, pairs.group, np.arange(len(users)))
+    sign = 1 if chosen == "first" else -1
+    order = np.lexsort((sign * first_row, sign * pairs.time, pairs.user))  # each user's chosen pair first
+    keep = np.zeros(pairs.n, dtype=bool)
+    leading = order[np.r_[True, pairs.user[order][1:] != pairs.user[order][:-1]]]
+    keep[leading] = True
+    return test.subset(keep[pairs.group])
+
+
+def existing_candidates(train: Interactions, test: Interactions) -> tuple[Interactions, int, int]:
+    """``candidates=existing``: the test ratings of items with a training rating, and what was removed.
+
+    An item with no rating before the cut did not exist yet for the model; testing on it
+    rewards or punishes a model for items it could not know.
+
+    Returns
+    -------
+    tuple of (Interactions, int, int)
+        The kept test ratings, the number of test ratings removed and of items they were of.
+
+    Examples
+    --------
+    >>> from receval import Interactions
+    >>> d = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 2], [1] * 4)
+    >>> train, test = d.subset(np.array([1, 0, 1, 0], bool)), d.subset(np.array([0, 1, 0, 1], bool))
+    >>> kept, rows, items = existing_candidates(train, test)
+    >>> kept.items.tolist(), rows, items
+    ([], 2, 2)
+    """
+    seen = np.bincount(train.items, minlength=train.n_items)[test.items] > 0
+    removed = test.items[~seen]
+    return test.subset(seen), int(len(removed)), int(len(np.unique(removed)))
+
+
 def train_validation_test(
     data: Interactions,
     validation_fraction: float = 0.1,
@@ -432,19 +634,25 @@ def split_by_name(
     test_fraction: float = 0.2,
     folds: int = 5,
     seed: Seed = 0,
+    targets: str = "all",
+    candidates: str = "all",
+    core: int = 0,
     **options: Any,
 ) -> list[tuple[Interactions, Interactions]]:
     """The split called ``method`` (see :data:`~receval.vocabulary.SPLIT_METHODS`) as a list of ``(train, test)``.
 
-    One fold for every method but ``kfold`` (``folds`` of them); ``test_fraction``
-    applies to the methods that take it, and ``options`` are the method's other options
-    (``min_train=2``, ``per_user=True`` …). The command line and the experiment
-    configuration call this with the same names.
+    One fold for every method but ``kfold`` (``folds`` of them) and ``rolling`` (``windows``
+    of them); ``test_fraction`` applies to the methods that take it, and ``options`` are
+    the method's other options (``min_train=2``, ``per_user=True``, ``at="1998-01-01"`` …).
+    Every method also takes ``core`` (filter the data to its ``core``-core first,
+    :func:`receval.data.prepare.prepare`), ``targets`` (:func:`select_targets`) and
+    ``candidates`` (``existing``: :func:`existing_candidates`), applied to each fold. The
+    command line and the experiment configuration call this with the same names.
 
     Returns
     -------
     list of (Interactions, Interactions)
-        The folds, each a ``(train, test)`` pair over ``data``'s id space.
+        The folds, each a ``(train, test)`` pair over ``data``'s id space (the k-core's with ``core``).
 
     Examples
     --------
@@ -454,20 +662,36 @@ def split_by_name(
     [(150, 50), (150, 50), (150, 50), (150, 50)]
     >>> split_by_name(data, "per_user_holdout")[0][1].n_ratings == per_user_holdout(data)[1].n_ratings
     True
+    >>> len(split_by_name(data, "rolling", windows=3))
+    3
     >>> split_by_name(data, "random")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: unknown split method 'random'; use one of holdout, per-user, temporal, ...
     """
     chosen = split_method(method)
+    chosen_targets = split_targets(targets)
+    chosen_candidates = split_candidates(candidates)
     given = {"test_fraction": test_fraction, "k": folds, **options}
     unknown = sorted(set(options) - set(chosen.options))
     if unknown:
         valid = ", ".join(chosen.options) or "none"
         raise ConfigError(f"split method {chosen.name!r} has no option {unknown[0]!r}; its options: {valid}")
+    if core:
+        from receval.data.prepare import prepare
+
+        data = prepare(data, core=core, label=data.name)
     kwargs = {name: value for name, value in given.items() if name in chosen.options}
     result = _FUNCTIONS[chosen.function](data, seed=seed, **chosen.fixed, **kwargs)
-    return result if isinstance(result, list) else [result]
+    parts = result if isinstance(result, list) else [result]
+    chosen_parts = []
+    for train, test in parts:
+        if chosen_candidates == "existing":  # first, so that first/last pick among the items that existed
+            test, rows, items = existing_candidates(train, test)
+            _log.info("candidates=existing: %d test ratings of %d items without training ratings removed", rows, items)
+        test = select_targets(data, test, chosen_targets)
+        chosen_parts.append((train, test))
+    return chosen_parts
 
 
 _FUNCTIONS: dict[str, Callable[..., Any]] = {
@@ -476,4 +700,5 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "temporal": temporal,
     "leave_one_out": leave_one_out,
     "kfold_per_user": kfold_per_user,
+    "rolling": rolling,
 }

@@ -61,6 +61,8 @@ __all__ = [
     "jobs_limit",
     "options_of",
     "JOBS_CAP",
+    "parse_duration",
+    "parse_instant",
 ]
 
 SEED_MAX = 2**32 - 1  # numpy's legacy seeds, scikit-learn's random_state: every seed every library accepts
@@ -453,3 +455,80 @@ def options_of(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     {'k': 10, 'rounds': 3}
     """
     return {name: check_option(name, value, prefix + name) for name, value in values.items()}
+
+
+# --- time: durations and instants (issue 35) --------------------------------------------------
+
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
+
+
+def parse_duration(value: Any, option: str, *, fraction: bool = False) -> float:
+    """A duration (``30d``, ``12h``, ``1w``, ``90m``, ``45s`` or a number of seconds) in seconds.
+
+    With ``fraction=True`` a number strictly between 0 and 1 is a share of the data's time
+    span and is returned as is (the caller scales it); every other value is seconds ≥ 0.
+
+    Returns
+    -------
+    float
+        Seconds, or the fraction itself.
+
+    Examples
+    --------
+    >>> parse_duration("30d", "window"), parse_duration("12h", "gap"), parse_duration(0.25, "window", fraction=True)
+    (2592000.0, 43200.0, 0.25)
+    >>> parse_duration("30x", "window")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: window=30x: not a duration; write a number and a unit (s, m, h, d, w), e.g. 30d
+    """
+    if isinstance(value, str):
+        text = value.strip().lower()
+        found = _DURATION.fullmatch(text)
+        if found:
+            return float(found.group(1)) * _DURATION_UNITS[found.group(2)]
+        try:
+            value = float(text)
+        except ValueError:
+            raise _bad(option, value, ": not a duration; write a number and a unit (s, m, h, d, w), e.g. 30d") from None
+    if isinstance(value, bool) or not _is_real(value) or not math.isfinite(value) or value < 0:
+        raise _bad(option, value, ": not a duration; write a number and a unit (s, m, h, d, w), e.g. 30d")
+    return float(value)
+
+
+def parse_instant(value: Any, option: str = "at") -> int:
+    """An instant as epoch seconds: an ISO date or date-time (UTC when no zone is given) or a number of seconds.
+
+    Returns
+    -------
+    int
+        Seconds since 1970-01-01 UTC.
+
+    Examples
+    --------
+    >>> parse_instant("1998-01-01"), parse_instant(883612800), parse_instant("1998-01-01T00:00:00+01:00")
+    (883612800, 883612800, 883609200)
+    >>> parse_instant("next week")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: at=next week: not a date; give an ISO date (1998-01-01) or epoch seconds
+    """
+    from datetime import UTC, datetime
+
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            return int(float(text))
+        except ValueError:
+            pass
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise _bad(option, value, ": not a date; give an ISO date (1998-01-01) or epoch seconds") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(moment.timestamp())
+    if isinstance(value, bool) or not _is_real(value) or not math.isfinite(value):
+        raise _bad(option, value, ": not a date; give an ISO date (1998-01-01) or epoch seconds")
+    return int(value)

@@ -77,7 +77,10 @@ __all__ = [
     "SAMPLE_SHAPES",
     "SAMPLING_SCHEMES",
     "SPLIT_ALIASES",
+    "SPLIT_CANDIDATES",
+    "SPLIT_COMMON",
     "SPLIT_METHODS",
+    "SPLIT_TARGETS",
     "STATISTIC_NAMES",
     "SplitMethod",
     "TEST_NAMES",
@@ -89,7 +92,9 @@ __all__ = [
     "UNIFORM_ONLY_CORRECTIONS",
     "cold_start_policy",
     "sampled_word",
+    "split_candidates",
     "split_method",
+    "split_targets",
 ]
 
 CONVENTION_NAMES: tuple[str, ...] = (
@@ -209,10 +214,16 @@ class SplitMethod:
     options: tuple[str, ...] = ()
     description: str = ""
 
+    def n_folds(self, options: Mapping[str, Any]) -> int:
+        """How many folds the method gives with ``options`` (a ``[split]`` table): ``k``, ``windows`` or 1."""
+        if self.function == "rolling":
+            return int(options.get("windows", 5))
+        return int(options.get("k", 5)) if self.folds else 1
+
     @property
     def folds(self) -> bool:
         """Whether the method gives several (train, test) folds (``fold-1``, ``fold-2`` … on disk)."""
-        return self.function == "kfold_per_user"
+        return self.function in ("kfold_per_user", "rolling")
 
 
 def _method(name: str, function: str, fixed: Mapping[str, Any], options: tuple[str, ...], text: str) -> SplitMethod:
@@ -225,7 +236,7 @@ SPLIT_METHODS: dict[str, SplitMethod] = {
         _method("holdout", "holdout", {}, ("test_fraction",), "random pairs of all users"),
         _method("per-user", "per_user_holdout", {}, ("test_fraction", "min_train"),
                 "a random share of each user's pairs"),
-        _method("temporal", "temporal", {}, ("test_fraction", "per_user", "min_train"),
+        _method("temporal", "temporal", {}, ("test_fraction", "per_user", "min_train", "at"),
                 "the latest pairs overall (each user's latest with per_user=true)"),
         _method("temporal-per-user", "temporal", {"per_user": True}, ("test_fraction", "min_train"),
                 "each user's latest pairs"),
@@ -234,12 +245,62 @@ SPLIT_METHODS: dict[str, SplitMethod] = {
         _method("leave-one-out", "leave_one_out", {}, ("mode",),
                 "one pair of each user: mode = last (default) or random"),
         _method("kfold", "kfold_per_user", {}, ("k",), "per-user k-fold cross-validation: k folds (default 5)"),
+        _method("rolling", "rolling", {}, ("windows", "window", "expanding", "gap"),
+                "rolling-origin backtest: the last N spans of time, each a fold tested after its past"),
     )
 }  # fmt: skip
 """Every split method by name (see :class:`SplitMethod`)."""
 
 SPLIT_ALIASES: dict[str, str] = {"per-user-holdout": "per-user", "kfold-per-user": "kfold"}
 """The split functions' own names that are not a method's name, and the method each stands for."""
+
+
+SPLIT_COMMON: tuple[str, ...] = ("targets", "candidates", "core")
+"""The options every split method takes (:func:`receval.split.split_by_name`): targets, candidates, the k-core."""
+
+SPLIT_TARGETS: tuple[str, ...] = ("all", "first", "last", "successive")
+"""Which of each user's test pairs a split keeps (``targets=``, :func:`receval.split.select_targets`)."""
+
+SPLIT_CANDIDATES: tuple[str, ...] = ("all", "existing")
+"""Which test items a split keeps (``candidates=``): all, or those with a training rating (existing before the cut)."""
+
+
+def split_targets(value: object) -> str:
+    """``value`` as a word of :data:`SPLIT_TARGETS` (any case), or a ConfigError naming them.
+
+    Returns
+    -------
+    str
+        The word.
+
+    Examples
+    --------
+    >>> split_targets("Last")
+    'last'
+    """
+    key = str(value).strip().lower()
+    if key not in SPLIT_TARGETS:
+        raise ConfigError(f"targets={value}: use one of {', '.join(SPLIT_TARGETS)}", parameters=["targets"])
+    return key
+
+
+def split_candidates(value: object) -> str:
+    """``value`` as a word of :data:`SPLIT_CANDIDATES` (any case), or a ConfigError naming them.
+
+    Returns
+    -------
+    str
+        The word.
+
+    Examples
+    --------
+    >>> split_candidates("EXISTING")
+    'existing'
+    """
+    key = str(value).strip().lower()
+    if key not in SPLIT_CANDIDATES:
+        raise ConfigError(f"candidates={value}: use one of {', '.join(SPLIT_CANDIDATES)}", parameters=["candidates"])
+    return key
 
 
 NO_SPLIT = "none"

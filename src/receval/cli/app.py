@@ -79,6 +79,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.debias",
     "receval.cli.sampled",
     "receval.cli.tune",
+    "receval.cli.audit",
 )
 
 # One example per command, shown at the end of its --help (a command's own epilog wins): each command

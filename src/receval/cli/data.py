@@ -1,7 +1,8 @@
 """``receval data ...``: statistics of a data set and downloads of known ones.
 
-Commands: ``receval data stats PATH --format FORMAT [--json]``, ``receval data fetch
-NAME [--cache DIR] [--sha256 HEX]`` and ``receval data list``.
+Commands: ``receval data stats PATH --format FORMAT [--json]``, ``receval data prepare
+PATH --core K --out DIR [--json]`` (the k-core to a fixed point, with its retention report),
+``receval data fetch NAME [--cache DIR] [--sha256 HEX]`` and ``receval data list``.
 """
 
 from __future__ import annotations
@@ -110,6 +111,50 @@ def _fmt(value: Any, pattern: str) -> str:
     return "-" if value is None else pattern.format(value)
 
 
+@data_app.command("prepare")
+def prepare_command(
+    path: Path = typer.Argument(..., help="The data set's folder (multi-file formats) or file."),
+    core: int = typer.Option(..., "--core", help="Keep the K-core: every user and item with at least K ratings."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder for ratings.tsv (created if missing)."),
+    fmt: str | None = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
+    as_json: bool = typer.Option(False, "--json", help="Print the retention report as one JSON object."),
+    scale: str | None = typer.Option(None, "--scale", help=SCALE_HELP),
+    sep: str | None = typer.Option(None, "--sep", help="Field separator of a csv/tsv file."),
+    user: str | None = typer.Option(None, "--user", help="User column of a csv/tsv/parquet file."),
+    item: str | None = typer.Option(None, "--item", help="Item column of a csv/tsv/parquet file."),
+    rating: str | None = typer.Option(None, "--rating", help="Rating column of a csv/tsv/parquet file."),
+    timestamp: str | None = typer.Option(None, "--timestamp", help="Timestamp column of a csv/tsv/parquet file."),
+    no_header: NoHeader = False,
+) -> None:
+    """Filter to the k-core (iterated to a fixed point), write OUT/ratings.tsv and report what each round kept."""
+    from receval.atomic import publish, write_frame
+    from receval.data.prepare import k_core
+    from receval.outputs import check_output_dir
+    from receval.validate import check_count
+
+    check_count(core, "core")
+    check_output_dir(out, "--out")
+    data = load_data(
+        path, fmt, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
+        no_header=no_header,
+    )  # fmt: skip
+    kept, report = k_core(data, core, label=str(path))
+    target = out / "ratings.tsv"
+    columns = ["user", "item", "rating", *(["timestamp"] if kept.timestamps is not None else [])]
+    with publish(out) as publication:
+        write_frame(publication.path(target), kept.to_frame()[columns])
+    body = report.as_dict() | {"path": str(target)}
+    if as_json:
+        typer.echo(json.dumps(body))
+        return
+    for number, r in enumerate(report.rounds):
+        typer.echo(f"round {number}: {r['users']:,} users, {r['items']:,} items, {r['ratings']:,} ratings")
+    typer.echo(
+        f"{core}-core: kept {body['users_kept']:.1%} of users, {body['items_kept']:.1%} of items, "
+        f"{body['ratings_kept']:.1%} of ratings -> {target}"
+    )
+
+
 @data_app.command("fetch")
 def fetch_command(
     name: str = typer.Argument(..., help="A known data set (see `receval data list`), by name or format."),
@@ -139,6 +184,7 @@ def list_command(output: str = typer.Option("table", "--output", help=OUTPUT_HEL
 # the example at the end of each command's --help (receval.cli.app gathers them)
 EXAMPLES: dict[str, str] = {
     "data stats": "receval data stats ~/data/ml-100k --format movielens-100k",
+    "data prepare": "receval data prepare ~/data/ml-100k --format movielens-100k --core 10 --out ml-100k-10core --json",
     "data fetch": "receval data fetch ml-100k --cache ~/data",
     "data list": "receval data list",
 }

@@ -213,6 +213,11 @@ def evaluate_command(
         else None
     )
     train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format", arrow=True) if train else None
+    if train_frame is not None:  # a split that trains on its test users' future (receval.stats.leakage)
+        from receval.stats.leakage import leakage_warning
+
+        if (line := leakage_warning(train_frame, truth_frame)) is not None:
+            typer.echo(line, err=True)
     aspect_frame = read_aspects(aspects, header=False if no_header else None) if aspects is not None else None
     barrier = None
     if barrier_data is not None:

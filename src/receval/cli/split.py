@@ -1,8 +1,11 @@
 """``receval split``: seeded train/test files that every other command reads back.
 
-Writes ``OUT/train.tsv`` and ``OUT/test.tsv`` (``kfold``: ``OUT/fold-1/…`` to
-``OUT/fold-K/…``), tab-separated with the header ``user, item, rating[, timestamp]``
-in the data's original ids. The files appear together (:func:`receval.atomic.publish`):
+Writes ``OUT/train.tsv`` and ``OUT/test.tsv`` (``kfold`` and ``rolling``: ``OUT/fold-1/…``
+to ``OUT/fold-K/…``), tab-separated with the header ``user, item, rating[, timestamp]``
+in the data's original ids (``--targets successive`` adds ``point``, one per
+``(user, timestamp)``). With timestamps, a split whose training part holds interactions
+later than a user's test time gets a one-line warning on stderr with the figures of
+:func:`receval.stats.leakage.audit`. The files appear together (:func:`receval.atomic.publish`):
 an interrupted split leaves the folder's old split, or the whole new one. The unit of
 every split is the (user, item) pair, so repeated ratings of a pair stay on one side
 (:mod:`receval.split`).
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -36,21 +39,42 @@ from receval.vocabulary import SPLIT_ALIASES, SPLIT_METHODS, split_method
 
 __all__ = ["register"]
 
+_METHOD_OPTIONS = ("at", "windows", "window", "expanding", "gap")  # options of some methods only
+
 _METHOD_HELP = (
     f"One of {', '.join(SPLIT_METHODS)} (any case, _ or -; also {', '.join(SPLIT_ALIASES)}): "
     "the names of a configuration's [split] method."
 )
 
 
-def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path) -> None:
+def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path, time: dict[str, Any]) -> None:
     """Every option checked before any data is read, so bad options write nothing."""
-    from receval.validate import check_command_options
+    from receval.validate import check_command_options, check_count, parse_duration, parse_instant
+    from receval.vocabulary import split_candidates, split_targets
 
     try:
-        split_method(method)
+        chosen = split_method(method)
     except ConfigError as err:
         raise ConfigError(f"--method: {err.message}") from None
     check_command_options(test_fraction=test_fraction, folds=folds, seed=seed)
+    for name in time:
+        if name in _METHOD_OPTIONS and name not in chosen.options:
+            raise ConfigError(
+                f"--{name.replace('_', '-')} is not an option of --method {chosen.name}; "
+                f"its options: {', '.join(chosen.options) or 'none'}"
+            )
+    if "at" in time:
+        parse_instant(time["at"], "at")
+    if "windows" in time:
+        check_count(time["windows"], "windows")
+    if "window" in time:
+        parse_duration(time["window"], "window", fraction=True)
+    if "gap" in time:
+        parse_duration(time["gap"], "gap")
+    split_targets(time.get("targets", "all"))
+    split_candidates(time.get("candidates", "all"))
+    if "core" in time:
+        check_count(time["core"], "core")
     from receval.outputs import check_output_dir
 
     check_output_dir(out, "--out")
@@ -81,23 +105,55 @@ def split_command(
         str | None, typer.Option("--timestamp", help="Timestamp column of a csv/tsv/parquet file.")
     ] = None,
     no_header: NoHeader = False,
+    at: Annotated[
+        str | None, typer.Option("--at", help="Temporal cut at this instant: an ISO date (UTC) or epoch seconds.")
+    ] = None,
+    windows: Annotated[int | None, typer.Option("--windows", help="Number of windows of --method rolling.")] = None,
+    window: Annotated[
+        str | None,
+        typer.Option("--window", help="Length of each rolling test window: 30d, 12h, 1w or a fraction of the span."),
+    ] = None,
+    expanding: Annotated[
+        bool | None,
+        typer.Option("--expanding/--no-expanding", help="Rolling: train on all the past (default) or a sliding span."),
+    ] = None,
+    gap: Annotated[str | None, typer.Option("--gap", help="Rolling: time between training and test (1d).")] = None,
+    targets: Annotated[
+        str, typer.Option("--targets", help="Test pairs kept per user: all, first, last or successive.")
+    ] = "all",
+    candidates: Annotated[
+        str, typer.Option("--candidates", help="all, or existing: drop test items without a training rating.")
+    ] = "all",
+    core: Annotated[
+        int | None, typer.Option("--core", help="Filter to the K-core (to a fixed point) before splitting.")
+    ] = None,
 ) -> None:
     """Split a data set into train/test files (seeded; repeated ratings of a pair stay together)."""
     from receval.atomic import publish, write_frame
     from receval.split import split_by_name
+    from receval.stats.leakage import leakage_warning
 
-    _check(method, test_fraction, folds, seed, out)
+    given = {"at": at, "windows": windows, "window": window, "expanding": expanding, "gap": gap, "core": core}
+    time: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    time |= {"targets": targets, "candidates": candidates}
+    _check(method, test_fraction, folds, seed, out, time)
     loaded = load_data(
         data, fmt, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
         no_header=no_header,
     )  # fmt: skip
-    parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed)
+    parts = split_by_name(loaded, method, test_fraction=test_fraction, folds=folds, seed=seed, **time)
+    if loaded.timestamps is not None:  # one line per fold that leaks (Ji et al., TOIS 2023)
+        for number, (train, test) in enumerate(parts, start=1):
+            line = leakage_warning(train, test)
+            if line is not None:
+                typer.echo((f"fold {number}: " if len(parts) > 1 else "") + line, err=True)
     written, paths = [], set()
     with publish(out) as publication:  # all files or none: never a new train beside an old test
         for number, (train, test) in enumerate(parts, start=1):
             folder = out / f"fold-{number}" if split_method(method).folds else out
             for name, part in (("train", train), ("test", test)):
                 columns = ["user", "item", "rating", *(["timestamp"] if part.timestamps is not None else [])]
+                columns += ["point"] if "point" in part.extra else []  # targets=successive: one point per event
                 frame = part.to_frame()[columns]
                 path = folder / f"{name}.tsv"
                 write_frame(publication.path(path), frame)

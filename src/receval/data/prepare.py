@@ -31,16 +31,17 @@ receval.errors.DataError: the filters (min_item_ratings=2) leave no ratings; rel
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import DataError
 
-__all__ = ["FILTERS", "prepare"]
+__all__ = ["FILTERS", "CoreReport", "k_core", "prepare"]
 
-FILTERS: dict[str, type] = {"familiar_only": bool, "min_user_ratings": int, "min_item_ratings": int}
+FILTERS: dict[str, type] = {"familiar_only": bool, "min_user_ratings": int, "min_item_ratings": int, "core": int}
 """The filters :func:`prepare` applies (in this order), with their types."""
 
 
@@ -50,6 +51,7 @@ def prepare(
     familiar_only: bool = False,
     min_user_ratings: int = 0,
     min_item_ratings: int = 0,
+    core: int = 0,
     label: str = "",
 ) -> Interactions:
     """The familiar rows and/or users and items with enough ratings, re-indexed to those that remain.
@@ -64,6 +66,10 @@ def prepare(
         Keep users (then items) with at least this many ratings, each counted once
         on the rows left by the previous filter (one pass each, not iterated to a
         fixed point).
+    core
+        After the other filters, keep the ``core``-core: rows are removed, round after
+        round, until every user and every item has at least ``core`` ratings (a fixed
+        point; :func:`k_core`, whose report says what each round kept).
     label
         The data set's name in error messages.
 
@@ -86,12 +92,13 @@ def prepare(
             ("familiar_only", familiar_only),
             ("min_user_ratings", min_user_ratings),
             ("min_item_ratings", min_item_ratings),
+            ("core", core),
         )
         if v
     }
     if not asked:
         return data
-    for key in ("min_user_ratings", "min_item_ratings"):
+    for key in ("min_user_ratings", "min_item_ratings", "core"):
         value = asked.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
             raise DataError(f"{key}={value!r} must be a whole number ≥ 0")
@@ -112,6 +119,8 @@ def prepare(
     if min_item_ratings > 0:
         counts = np.bincount(data.items[keep], minlength=data.n_items)
         keep &= counts[data.items] >= min_item_ratings
+    if core > 0 and keep.any():
+        keep &= _core_mask(data.users, data.items, keep, data.n_users, data.n_items, int(core))[0]
     if not keep.any():
         shown = ", ".join(f"{k}={v!r}" for k, v in asked.items())
         raise DataError(f"the filters ({shown}) leave no ratings{where}; relax them")
@@ -131,3 +140,86 @@ def _compact(data: Interactions, name: str) -> Interactions:
         aspects=None if data.aspects is None else data.aspects[used_i],
         name=name,
     )
+
+
+@dataclass(frozen=True)
+class CoreReport:
+    """What a k-core filter kept: per round (after its removals) the users, items and ratings left.
+
+    ``rounds[0]`` is the data before any removal, then one entry per round that removed rows;
+    the round after the last found nothing to remove (the fixed point).
+    """
+
+    core: int
+    rounds: list[dict[str, int]]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as plain values (``receval data prepare --json`` prints it).
+
+        Returns
+        -------
+        dict
+            ``core``, ``rounds`` and the shares of users, items and ratings kept.
+        """
+        first, last = self.rounds[0], self.rounds[-1]
+        kept = {f"{k}_kept": (last[k] / first[k] if first[k] else 0.0) for k in ("users", "items", "ratings")}
+        return {"core": self.core, "rounds": [dict(r) for r in self.rounds], **kept}
+
+
+def k_core(data: Interactions, core: int, *, label: str = "") -> tuple[Interactions, CoreReport]:
+    """The ``core``-core of ``data`` (every user and item with ≥ ``core`` ratings) and the retention report.
+
+    Each round removes every row whose user or item has fewer than ``core`` ratings among
+    the rows left, both counted on the same rows (as Microsoft Recommenders'
+    ``filter_k_core`` alternates users and items until nothing changes; both reach the
+    same fixed point, the largest subset where every count is ≥ ``core``, because
+    removal only lowers counts). Rows count ratings: a re-rated pair counts each time.
+
+    Returns
+    -------
+    tuple of (Interactions, CoreReport)
+        The k-core re-indexed to its users and items (as :func:`prepare`), and the report.
+
+    Examples
+    --------
+    >>> d = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 1, 0], [1] * 5)
+    >>> kept, report = k_core(d, 2)
+    >>> kept.n_ratings, [r["ratings"] for r in report.rounds]
+    (4, [5, 4])
+    """
+    if isinstance(core, bool) or not isinstance(core, int | np.integer) or core < 1:
+        raise DataError(f"core={core!r} must be a whole number ≥ 1")
+    keep, rounds = _core_mask(data.users, data.items, np.ones(data.n_ratings, dtype=bool), data.n_users,
+                              data.n_items, int(core))  # fmt: skip
+    if not keep.any():
+        where = f" of data set {label!r}" if label else ""
+        raise DataError(
+            f"core={core} removes every rating{where} ({data.n_ratings} ratings of {data.n_users} users and "
+            f"{data.n_items} items; rounds kept {', '.join(str(r['ratings']) for r in rounds)}); use a smaller core"
+        )
+    name = f"{data.name} ({core}-core)" if data.name else f"{core}-core"
+    return _compact(data.subset(keep), name), CoreReport(int(core), rounds)
+
+
+def _core_mask(
+    users: np.ndarray, items: np.ndarray, keep: np.ndarray, n_users: int, n_items: int, core: int
+) -> tuple[np.ndarray, list[dict[str, int]]]:
+    """Rows of the ``core``-core among ``keep`` (a fixed point), and per round the users, items, ratings left."""
+    keep = keep.copy()
+
+    def counts() -> dict[str, int]:
+        return {
+            "users": int(np.count_nonzero(np.bincount(users[keep], minlength=n_users))),
+            "items": int(np.count_nonzero(np.bincount(items[keep], minlength=n_items))),
+            "ratings": int(keep.sum()),
+        }
+
+    rounds = [counts()]
+    while True:
+        per_user = np.bincount(users[keep], minlength=n_users)
+        per_item = np.bincount(items[keep], minlength=n_items)
+        drop = keep & ((per_user[users] < core) | (per_item[items] < core))
+        if not drop.any():
+            return keep, rounds
+        keep &= ~drop
+        rounds.append(counts())

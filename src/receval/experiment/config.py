@@ -71,8 +71,8 @@ from receval.errors import ConfigError, ReceValError, did_you_mean
 from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import get_protocol, protocol_names
 from receval.outputs import safe_name
-from receval.validate import check_count, check_number, check_option, check_seed
-from receval.vocabulary import NO_SPLIT, split_method
+from receval.validate import check_count, check_number, check_option, check_seed, parse_duration, parse_instant
+from receval.vocabulary import NO_SPLIT, SPLIT_COMMON, split_candidates, split_method, split_targets
 
 __all__ = [
     "DatasetSpec",
@@ -582,13 +582,36 @@ def _split(chk: _Checker, table: Mapping[str, Any]) -> dict[str, Any]:
     return _split_table(chk, table, ("split",), "split")
 
 
+def _split_word(check: Any) -> Any:
+    """A vocabulary check with the option shown as the configuration writes it."""
+
+    def checked(value: Any, option: str) -> Any:
+        try:
+            return check(value)
+        except ConfigError as err:
+            raise ConfigError(f"{option}: {err.message}") from None
+
+    return checked
+
+
+_SPLIT_CHECKS: dict[str, Any] = {  # the time options of a split, checked as the command line checks them
+    "at": parse_instant,
+    "windows": check_count,
+    "window": lambda value, option: parse_duration(value, option, fraction=True),
+    "gap": parse_duration,
+    "core": check_count,
+    "targets": _split_word(split_targets),
+    "candidates": _split_word(split_candidates),
+}
+
+
 def _split_table(chk: _Checker, table: Mapping[str, Any], where: tuple[str, ...], shown: str) -> dict[str, Any]:
     """A split method and its options (``[split]``, ``[tune.validation]``)."""
     chk.type(table, dict, where)
     method = table.get("method", "holdout")
     chk.type(method, str, (*where, "method"))
     try:
-        accepted = [] if method == NO_SPLIT else list(split_method(method).options)
+        accepted = [] if method == NO_SPLIT else [*split_method(method).options, *SPLIT_COMMON]
     except ConfigError as err:
         raise chk.fail((*where, "method"), f"{err.message} (or {NO_SPLIT})") from None
     if where != ("split",) and (method == NO_SPLIT or split_method(method).folds):
@@ -601,6 +624,8 @@ def _split_table(chk: _Checker, table: Mapping[str, Any], where: tuple[str, ...]
                 raise chk.fail((*where, key), f"unknown key {key!r} of split method {method!r}; valid keys: {valid}")
             if key == "k" and split_method(method).folds:
                 chk.value(check_count, value, f"{shown}.k", minimum=2, where=(*where, key))
+            elif key in _SPLIT_CHECKS:
+                chk.value(_SPLIT_CHECKS[key], value, f"{shown}.{key}", where=(*where, key))
             else:
                 chk.value(check_option, key, value, f"{shown}.{key}", where=(*where, key))
     return dict(table, method=method)

@@ -93,7 +93,7 @@ def expand(cfg: ExperimentConfig) -> list[Task]:
     split = dict(cfg.split)
     folds: list[int | None] = [None]
     if proto.uses_split and split.get("method", NO_SPLIT) != NO_SPLIT and split_method(split["method"]).folds:
-        folds = list(range(int(split.get("k", 5))))
+        folds = list(range(split_method(split["method"]).n_folds(split)))
     if not proto.uses_split:
         split = {"method": NO_SPLIT}
     recs: list[tuple[str | None, str | None, dict[str, Any]]] = [(None, None, {})]

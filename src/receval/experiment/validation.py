@@ -30,8 +30,9 @@ receval.errors.ConfigError: toy.toml: datasets.toy.threshold 10 is outside the r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -42,6 +43,7 @@ from receval.experiment.config import ExperimentConfig, _Checker, _config_text
 from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, get_protocol
+from receval.split import split_by_name
 from receval.studies.sampled import check_study_data
 from receval.validate import check_folds, check_threshold
 from receval.vocabulary import NO_SPLIT, split_method
@@ -97,11 +99,12 @@ def prepare_checked(
                 raise chk.fail(option, f"{err.message} (data set {label!r})") from None
         thr = task.options.get("threshold")
         method = task.split.get("method", NO_SPLIT)
-        by_split = method != NO_SPLIT and split_method(method).folds
+        by_split = method != NO_SPLIT and split_method(method).function == "kfold_per_user"  # per-user folds
         folds = task.split.get("k", 5) if by_split else task.options.get("folds")
         if (task.dataset_key, thr, folds) in seen:
             continue
         seen.add((task.dataset_key, thr, folds))
+        _check_time_split(chk, task.split, data, label)
         if thr is not None:
             own = cfg.datasets[label].threshold is not None
             where = ("datasets", label, "threshold") if own else ("protocol", "threshold")
@@ -121,6 +124,21 @@ def prepare_checked(
             except ConfigError as err:
                 raise chk.fail(where, f"{err.message} (data set {label!r})") from None
     return datasets
+
+
+def _check_time_split(chk: _Checker, split: Mapping[str, Any], data: Interactions, label: str) -> None:
+    """A split with time options (a cut at a date, rolling windows, targets, a k-core) made once on the data, so that
+    missing timestamps, a cut outside the data's range or windows that do not fit fail before any task."""
+    method = split.get("method", NO_SPLIT)
+    timed = ("at", "windows", "window", "gap", "core", "candidates")
+    if method == NO_SPLIT or not (split_method(method).function == "rolling" or any(k in split for k in timed)
+                                  or split.get("targets", "all") != "all"):  # fmt: skip
+        return
+    try:
+        split_by_name(data, method, **{k: v for k, v in split.items() if k != "method"})
+    except (ConfigError, DataError) as err:
+        key = next((k for k in (*timed, "targets") if k in split and f"{k}=" in err.message), "method")
+        raise chk.fail(("split", key), f"{err.message} (data set {label!r})") from None
 
 
 def tune_checker(cfg: ExperimentConfig) -> _Checker:
