@@ -6,7 +6,8 @@ Workload: MovieLens-latest-small (610 users, 9,724 items, 100,836 ratings with t
 Timed: ``markov`` and ``sknn`` (defaults, and V-SKNN) fit + score of every user; the anchor is
 tests/test_sequential.py's loop transcription of Ludewig & Jannach's formulas, timed on ``--sample`` users and
 scaled to all users (it re-reads every history for each user, as a per-user loop does: the ratio says how far a
-direct transcription is from the sparse formulation, not how a tuned loop would do). The scores of the sampled users are compared (max abs difference printed). Report the load
+direct transcription is from the sparse formulation, not how a tuned loop would do). The scores of the sampled
+users are compared (max abs difference printed). Report the load
 average with the figures.
 
 Usage::

@@ -109,3 +109,45 @@ def test_a_million_points_beyond_memory_is_a_refusal_not_a_crash(monkeypatch):
     monkeypatch.setattr(validate, "available_memory", lambda: 50_000_000)  # 50 MB free
     with pytest.raises(ConfigError, match=r"^evaluating 1,000,000 points with lists of 10 needs .* of memory"):
         evaluate_points(recs, truth, "ndcg@10")
+
+
+def test_the_cli_evaluates_points_as_python_does(tmp_path, capsys):
+    import json
+
+    from receval.cli import main
+
+    HISTORY.to_csv(tmp_path / "h.csv", index=False)
+    TRUTH.to_csv(tmp_path / "t.csv", index=False)
+    RECS.to_csv(tmp_path / "r.csv", index=False)
+    files = ["--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--train", str(tmp_path / "h.csv")]
+    args = ["evaluate", *files, "--metrics", "hit_rate@1,hit_rate@2", "--points", "--json"]
+    assert main([*args, "--exclude-history", "--weighting", "user"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    expected = evaluate_points(RECS, TRUTH, ["hit_rate@1", "hit_rate@2"], history=HISTORY, exclude_history=True,
+                               weighting="user")  # fmt: skip
+    assert body["hit_rate@1"] == pytest.approx(expected.summary["hit_rate@1"]) == 0.75
+    assert body["conventions"]["weighting"] == "user" and body["conventions"]["points_evaluated"] == 3
+    assert main([*args, "--repeat", "exclude", "--per-user", str(tmp_path / "p.csv")]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["conventions"]["points_without_truth"] == 1
+    assert pd.read_csv(tmp_path / "p.csv")["point"].tolist() == [4, 2]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--repeat", "only"], "error: --weighting, --repeat and --exclude-history apply to evaluation points"),
+        (["--points", "--weighting", "session"], "error: --weighting 'session' is not one of event, user"),
+        (["--points", "--repeat", "some"], "error: --repeat 'some' is not one of only, exclude"),
+        (["--points", "--exclude-history"], "error: --repeat and --exclude-history need --train FILE"),
+    ],
+)
+def test_the_cli_refuses_bad_point_options_with_exit_2(tmp_path, capsys, extra, message):
+    from receval.cli import main
+
+    TRUTH.to_csv(tmp_path / "t.csv", index=False)
+    RECS.to_csv(tmp_path / "r.csv", index=False)
+    args = ["evaluate", "--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--metrics", "mrr"]
+    assert main([*args, *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(message) and err.count("\n") == 0

@@ -58,10 +58,14 @@ from receval.validate import check_memory
 if TYPE_CHECKING:  # pandas is imported by the calls that read DataFrames, not by importing receval.evaluation
     import pandas as pd
 
-__all__ = ["PointsResult", "evaluate_points"]
+__all__ = ["REPEATS", "WEIGHTINGS", "PointsResult", "evaluate_points"]
 
 Weighting = Literal["event", "user"]
 Repeat = Literal["only", "exclude"]
+WEIGHTINGS: tuple[Weighting, ...] = ("event", "user")
+"""``weighting=``: the mean over evaluation points, or over users of their points' mean."""
+REPEATS: tuple[Repeat, ...] = ("only", "exclude")
+"""``repeat=``: truth items of the point's history only (repeat consumption), or the new ones only."""
 
 
 @dataclass
@@ -187,9 +191,9 @@ def evaluate_points(
     >>> res.summary, res.per_point["hr@1"].tolist()
     ({'hr@1': 0.5}, [1.0, 0.0])
     """
-    if weighting not in ("event", "user"):
+    if weighting not in WEIGHTINGS:
         raise ConfigError(f"weighting must be 'event' or 'user', got {weighting!r}")
-    if repeat not in (None, "only", "exclude"):
+    if repeat is not None and repeat not in REPEATS:
         raise ConfigError(f"repeat must be 'only', 'exclude' or None, got {repeat!r}")
     if repeat == "only" and exclude_history:
         raise ConfigError("repeat='only' scores items of the history, which exclude_history=True removes: use one")
