@@ -348,7 +348,7 @@ def _points(read: Any, truth: Path, recs: Path | None, train: Path | None, metri
         from receval.data.writers import write_table
 
         write_table(result.per_point, per_user)
-    extra = {"weighting": weighting, "repeat": repeat, "exclude_history": exclude_history}
+    extra: dict[str, object] = {"weighting": weighting, "repeat": repeat, "exclude_history": exclude_history}
     extra |= {"points_evaluated": result.points_evaluated, "points_without_truth": result.points_without_truth}
     if fmt == "json":
         body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
