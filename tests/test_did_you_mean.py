@@ -99,4 +99,4 @@ def test_the_cli_param_with_a_typo_exits_2_before_writing(tmp_path, capsys):
     assert err.endswith("; did you mean 'min_support'?")
     assert not out.exists()
     assert main([*args[:3], "--algorithm", "userknn", "--out", str(out)]) == 2
-    assert capsys.readouterr().err.strip().endswith("; did you mean 'user-knn'?")
+    assert "; did you mean 'user-knn'" in capsys.readouterr().err.strip()  # first ('sknn' is close too)

@@ -162,6 +162,10 @@ def evaluate_command(
     ties: Annotated[str | None, typer.Option("--ties", help=TIES_HELP)] = None,
     ranks: Annotated[str, typer.Option("--ranks", help=RANKS_HELP)] = "order",
     cold_start: ColdStartOption = "empty",
+    points: Annotated[bool, typer.Option("--points", help=POINTS_HELP)] = False,
+    weighting: Annotated[str, typer.Option("--weighting", help="With --points: event or user.")] = "event",
+    repeat: Annotated[str | None, typer.Option("--repeat", help="With --points: only or exclude.")] = None,
+    exclude_history: Annotated[bool, typer.Option("--exclude-history", help=EXCLUDE_HISTORY_HELP)] = False,
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.tables import read_aspects
@@ -181,6 +185,12 @@ def evaluate_command(
 
         check_output_file(per_user, "--per-user")
     fmt = output_format(output, as_json)
+    if points or weighting != "event" or repeat is not None or exclude_history:  # next-item evaluation points
+        read = table_reader(user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp,
+                            no_header=no_header)  # fmt: skip
+        _points(read, truth, recs, train, metric_list, points, weighting, repeat, exclude_history,
+                threshold=threshold, empty_users=empty_users, ties=ties, per_user=per_user, fmt=fmt)  # fmt: skip
+        return
     if shards is None and (jobs != 1 or executor != "local" or scheduler is not None):
         raise ConfigError("--jobs, --executor and --scheduler apply to sharded evaluation; add --shards N")
     if shards is not None:
@@ -304,6 +314,57 @@ def _summary_table(result: EvaluationResult) -> Table:
         table.rows.append([name, value, aggregation[name], users_scored.get(name), resolved[name]["metric"]])
     table.float_format = "{:.6f}"
     return table
+
+
+# ``--points``: runs and truth keyed by evaluation point (receval.evaluation.points) ----------------------------
+POINTS_HELP = (
+    "Key --recs and --truth by evaluation point: a 'point' column in both, or user and timestamp; "
+    "--train is then the history before the points (user,item,timestamp)."
+)
+EXCLUDE_HISTORY_HELP = "With --points: drop from each point's list the items of the user's history before it."
+
+
+def _points(read: Any, truth: Path, recs: Path | None, train: Path | None, metric_list: Any, points: bool,
+            weighting: str, repeat: str | None, exclude_history: bool, **options: Any) -> None:  # fmt: skip
+    """``evaluate --points``: the options checked, the tables read, :func:`evaluate_points`, the summary printed."""
+    from receval.evaluation.points import REPEATS, WEIGHTINGS, evaluate_points
+
+    if not points:
+        raise ConfigError("--weighting, --repeat and --exclude-history apply to evaluation points; add --points")
+    if weighting not in WEIGHTINGS:
+        raise ConfigError(f"--weighting {weighting!r} is not one of {', '.join(WEIGHTINGS)}")
+    if repeat is not None and repeat not in REPEATS:
+        raise ConfigError(f"--repeat {repeat!r} is not one of {', '.join(REPEATS)}")
+    if recs is None:
+        raise DataError("--points evaluates --recs FILE against --truth FILE; give --recs")
+    if (repeat is not None or exclude_history) and train is None:
+        raise ConfigError("--repeat and --exclude-history need --train FILE (the history before the points)")
+    per_user, fmt = options.pop("per_user"), options.pop("fmt")
+    if per_user is not None:
+        from receval.outputs import check_output_file
+
+        check_output_file(per_user, "--per-user")
+    truth_frame = read(truth, "truth", ("user", "item"))
+    recs_frame = read(recs, "recommendations", ("user", "item"))
+    history = read(train, "train", ("user", "item", "timestamp")) if train is not None else None
+    result = evaluate_points(recs_frame, truth_frame, metric_list, history=history, weighting=weighting,
+                             repeat=repeat, exclude_history=exclude_history, **options)  # fmt: skip
+    if per_user is not None:
+        from receval.data.writers import write_table
+
+        write_table(result.per_point, per_user)
+    extra: dict[str, object] = {"weighting": weighting, "repeat": repeat, "exclude_history": exclude_history}
+    extra |= {"points_evaluated": result.points_evaluated, "points_without_truth": result.points_without_truth}
+    if fmt == "json":
+        body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
+        body["conventions"] = {**result.conventions, **extra}
+        typer.echo(json.dumps(body, default=_plain))
+        return
+    if fmt == "table":
+        typer.echo("  ".join(f"{k.replace('_', ' ')}: {v}" for k, v in extra.items()))
+    table = Table(["metric", "value"], [[name, value] for name, value in result.summary.items()])
+    table.float_format = "{:.6f}"
+    print_table(table, fmt)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,9 @@ The package's rooms, each holding one part of the one-shot protocol:
   evaluation split by user rows across workers (arrays in memory, or Parquet files
   larger than memory), aggregated exactly;
 - :mod:`~receval.evaluation.sampled` and :mod:`~receval.evaluation.candidates` — sampled
-  metrics: each held-out item ranked against sampled negatives.
+  metrics: each held-out item ranked against sampled negatives;
+- :mod:`~receval.evaluation.points` — next-item evaluation points (:func:`evaluate_points`):
+  runs and truth keyed by (user, point), per-event or per-user weighting, repeat and new items.
 
 Examples
 --------
@@ -27,13 +29,16 @@ Examples
 from receval.evaluation._result import Conventions, EvaluationResult
 from receval.evaluation.align import to_rankings
 from receval.evaluation.oneshot import check_cold_start, check_convention, evaluate, evaluate_model
+from receval.evaluation.points import PointsResult, evaluate_points
 
 __all__ = [
     "Conventions",
     "EvaluationResult",
+    "PointsResult",
     "check_cold_start",
     "check_convention",
     "evaluate",
     "evaluate_model",
+    "evaluate_points",
     "to_rankings",
 ]

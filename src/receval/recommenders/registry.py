@@ -7,7 +7,8 @@ the strong simple baselines of implicit feedback ``ease`` (EASE^R), ``slim``, ``
 ``rp3beta`` and ``ials``, the online learners ``item-bandit-egreedy``, ``item-bandit-ucb``, ``item-bandit-ts``,
 ``im-item-bandit-egreedy``, ``im-item-bandit-ucb``, ``im-item-bandit-ts`` (item
 bandits: one class, :class:`~receval.recommenders.bandits.ItemBandit`, with the policy
-and the treatment of unknown feedback fixed by the name) and ``knn-bandit``, plus
+and the treatment of unknown feedback fixed by the name) and ``knn-bandit``, the sequential
+baselines ``markov`` and ``sknn`` (SKNN/V-SKNN, :mod:`receval.recommenders.sequential`), plus
 ``surprise:<ClassName>`` and ``implicit:<ClassName>`` for the adapters of
 :mod:`receval.recommenders.adapters`.
 
@@ -89,6 +90,8 @@ ALGORITHMS: dict[str, str] = {
     **{f"item-bandit-{k}": _ITEM_BANDIT for k in _POLICY},
     **{f"im-item-bandit-{k}": _ITEM_BANDIT for k in _POLICY},
     "knn-bandit": "receval.recommenders.bandits.knn:KNNBandit",
+    "markov": "receval.recommenders.sequential:MarkovChain",
+    "sknn": "receval.recommenders.sequential:SessionKNN",
 }
 
 # Parameters a name fixes (they are not parameters of that name).
