@@ -44,7 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.errors import MetricError
-from receval.metrics import aspects, beyond, debiased, error, ranking, trec
+from receval.metrics import aspects, beyond, calibration, debiased, error, exposure, popularity, ranking, trec
 from receval.metrics._definition import (
     _REGISTRY,  # noqa: F401  (re-exported for code that removes a temporary registration)
     Direction,
@@ -89,7 +89,7 @@ __all__ = [
 ]
 
 # the built-in metric modules, imported above: importing a module registers its metrics
-BUILTIN_MODULES = (error, ranking, beyond, aspects, debiased, trec)
+BUILTIN_MODULES = (error, ranking, beyond, aspects, debiased, trec, popularity, calibration, exposure)
 
 
 @dataclass(frozen=True)
