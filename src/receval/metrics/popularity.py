@@ -12,8 +12,8 @@ Every definitional choice is a parameter with a stated default:
   ``max(⌊tail · n⌋, 1)`` least popular of the n items. ``catalogue=train`` ranks only the items with a
   popularity count (RecBole's items: those in the training data), ``all`` every item. Ties are broken
   by item index, the order Elliot's stable sort keeps;
-- ``normalize`` (``arp``) — popularity as the share of users who rated the item (RecTools'
-  ``AvgRecPopularity(normalize=True)``) instead of the count.
+- ``normalize`` (``arp``) — popularity divided by the number of interactions it is counted over
+  (RecTools' ``AvgRecPopularity(normalize=True)``: ``value_counts(normalize=True)``) instead of the count.
 
 The metrics:
 
@@ -166,13 +166,13 @@ def _per_item_mean(data: MetricInput, k: int | None, values: np.ndarray, *, tota
     defaults={"normalize": False, "popularity": "train"},
     choices={"popularity": POPULARITY_SOURCES},
     needs_train=True,
-    description="Average recommendation popularity of the top k (normalize=true: as a share of users)",
+    description="Average recommendation popularity of the top k (normalize=true: as a share of the interactions)",
 )
 def arp(data: MetricInput, k: int | None, normalize: bool = False, popularity: str = "train") -> np.ndarray:
     """Mean popularity of each user's top k; NaN for an empty list."""
     pop = item_popularity(data, popularity)
     if normalize:
-        pop = pop / _n_counted_users(data, popularity)
+        pop = pop / max(float(pop.sum()), 1.0)
     return _per_item_mean(data, k, pop)
 
 
