@@ -95,8 +95,8 @@ _RP = "recpack/metrics/"
 _EL = "elliot/evaluation/metrics/"
 _MS = "recommenders/evaluation/python_evaluation.py"
 _CR = "cornac/metrics/ranking.py"
-# Elliot's Popularity class (its evaluation objects' pop, read at 0126926): the head takes the most popular items until they hold
-# 80% of the training interactions (pop_ratio), the crossing item included
+# Elliot's Popularity class (its evaluation objects' pop, read at 0126926): the head takes the most popular items
+# until they hold 80% of the training interactions (pop_ratio), the crossing item included
 _EL_TAIL = "short head: the most popular items holding 80% of the training interactions; the rest the long tail"
 
 LIBRARIES: Mapping[str, Library] = MappingProxyType(
