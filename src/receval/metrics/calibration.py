@@ -5,7 +5,7 @@ aspects sharing one unit equally (Steck's genre distribution of a movie),
 
 - the profile's distribution p(g|u) = Σ_{i∈H_u} p(g|i) / |H_u| over the user's training items
   (every training item weighs 1);
-- the list's distribution q(g|u) = Σ_{r≤k} w_r p(g|i_r) / Σ_r w_r, w_r = 1 (``weighting=none``, the
+- the list's distribution q(g|u) = Σ_{r≤k} w_r p(g|i_r) / Σ_r w_r, w_r = 1 (``weighting=uniform``, the
   default) or the DCG discount 1 / log2(r + 1) (``weighting=rank``, Steck's rank-weighted form);
 - ``divergence=kl`` (the default, Steck's C_KL): Σ_g p log(p / q̃), q̃ = (1 − α) q + α p with
   ``alpha`` = 0.01 as in Steck (so that an aspect missing from the list costs log(1/α), not ∞);
@@ -44,14 +44,17 @@ from receval.metrics._input import MetricInput
 __all__ = ["AXIOMS", "DIVERGENCES", "WEIGHTINGS", "aspect_distributions", "miscalibration"]
 
 DIVERGENCES = ("kl", "js")
-WEIGHTINGS = ("none", "rank")
-# the axioms of receval.studies.axioms each calibration form satisfies (tests/test_calibration.py checks every
-# row: True = the check passes, False = it fails). Calibration compares aspect proportions and reads no rating
-# of the truth, so the relevance axioms (Pri, Deep, NonPriSatAsp, AspRel, MissOverNon) fail; MoreAsp holds when
-# the profile covers both aspects.
-AXIOMS: Mapping[str, Mapping[str, bool]] = {
-    "kl": {"Pri": False, "MoreAsp": True},
-    "js": {"Pri": False, "MoreAsp": True},
+WEIGHTINGS = ("uniform", "rank")
+# the axioms of Parapar & Radlinski (receval.studies.axioms.calibration_metrics) each calibration form satisfies;
+# tests/test_calibration.py checks this table against the executable checks. Calibration compares aspect
+# proportions and reads no truth rating, so the relevance axioms (Pri, Deep, TopHeav, TopHeavComp, MissOverNon)
+# fail; the unweighted form ignores the order and so ties every pair; the rank-weighted form prefers the order
+# that brings the list's distribution nearer the profile's (NonPriSatAsp, AspRel, MoreAsp).
+AXIOMS: Mapping[str, tuple[str, ...]] = {
+    "miscalibration_kl": (),
+    "miscalibration_js": (),
+    "miscalibration_kl_rank": ("NonPriSatAsp", "AspRel", "MoreAsp"),
+    "miscalibration_js_rank": ("NonPriSatAsp", "AspRel", "MoreAsp"),
 }
 
 
@@ -64,7 +67,7 @@ def _item_shares(aspects: sp.csr_matrix) -> sp.csr_matrix:
 
 
 def aspect_distributions(
-    data: MetricInput, k: int | None, weighting: str = "none"
+    data: MetricInput, k: int | None, weighting: str = "uniform"
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The profile's and the list's aspect distributions per user, and their masses before normalising.
 
@@ -90,7 +93,7 @@ def aspect_distributions(
     p = np.asarray((profile @ shares).todense())
     top = data.rankings if k is None else data.rankings[:, :k]
     valid = top >= 0
-    weights = np.ones(top.shape[1]) if weighting == "none" else 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
+    weights = np.ones(top.shape[1]) if weighting == "uniform" else 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
     rows = np.broadcast_to(np.arange(top.shape[0])[:, None], top.shape)[valid]
     listed = sp.csr_matrix(
         (np.broadcast_to(weights, top.shape)[valid], (rows, top[valid])), shape=(top.shape[0], data.n_items)
@@ -120,7 +123,7 @@ def _check_calibration(params: Mapping[str, Any], label: str) -> None:
 @register_metric(
     "miscalibration",
     direction="lower",
-    defaults={"alpha": 0.01, "weighting": "none", "divergence": "kl"},
+    defaults={"alpha": 0.01, "weighting": "uniform", "divergence": "kl"},
     choices={"weighting": WEIGHTINGS, "divergence": DIVERGENCES},
     check=_check_calibration,
     needs_train=True,
@@ -128,7 +131,7 @@ def _check_calibration(params: Mapping[str, Any], label: str) -> None:
     description="Steck's miscalibration C_KL (or JS) of the list's aspect distribution against the profile's",
 )
 def miscalibration(
-    data: MetricInput, k: int | None, alpha: float = 0.01, weighting: str = "none", divergence: str = "kl"
+    data: MetricInput, k: int | None, alpha: float = 0.01, weighting: str = "uniform", divergence: str = "kl"
 ) -> np.ndarray:
     """Per user: the divergence of the profile's aspect distribution from the list's (see the module notes)."""
     p, q, profile_mass, list_mass = aspect_distributions(data, k, weighting)
