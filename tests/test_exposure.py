@@ -44,6 +44,20 @@ def test_deterministic_expected_exposure_equals_its_closed_form(seed: int, k: in
         assert values["loss"][u] == pytest.approx(disparity - 2 * relevance + m * target**2, abs=1e-12)
 
 
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 6))
+def test_repeated_samples_equal_the_one_ranking(seed: int, k: int) -> None:
+    """K copies of one ranking (the summed-exposure path) give its closed form (the one-ranking path)."""
+    rng = np.random.default_rng(seed)
+    truth = sp.csr_matrix((rng.random((4, 9)) < 0.4) * 5.0)
+    rankings = np.array([rng.permutation(9)[:6] for _ in range(4)])
+    data = MetricInput(np.zeros((4, 6), dtype=int), truth, threshold=1)
+    for component in ("loss", "disparity", "relevance"):
+        one = expected_exposure_sampled(data, rankings[None], k, 0.7, component)
+        many = expected_exposure_sampled(data, np.stack([rankings] * 3), k, 0.7, component)
+        np.testing.assert_allclose(many, one, atol=1e-12)
+
+
 def test_hand_computed_expected_exposure() -> None:
     # relevant items 0 and 1 (target (1 + 0.5) / 2 = 0.75 each); ranking [0, 2, 1]: exposure 1, 0.5, 0.25
     data = MetricInput(np.array([[0, 2, 1]]), sp.csr_matrix(np.array([[1.0, 1, 0]])), threshold=1)

@@ -41,7 +41,7 @@ from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput
 
-__all__ = ["AXIOMS", "DIVERGENCES", "WEIGHTINGS", "aspect_distributions", "miscalibration"]
+__all__ = ["AXIOMS", "DIVERGENCES", "WEIGHTINGS", "aspect_distributions", "list_matrix", "miscalibration"]
 
 DIVERGENCES = ("kl", "js")
 WEIGHTINGS = ("uniform", "rank")
@@ -94,16 +94,26 @@ def aspect_distributions(
     top = data.rankings if k is None else data.rankings[:, :k]
     valid = top >= 0
     weights = np.ones(top.shape[1]) if weighting == "uniform" else 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
-    rows = np.broadcast_to(np.arange(top.shape[0])[:, None], top.shape)[valid]
-    listed = sp.csr_matrix(
-        (np.broadcast_to(weights, top.shape)[valid], (rows, top[valid])), shape=(top.shape[0], data.n_items)
-    )
+    listed = list_matrix(top, weights, data.n_items)
     q = np.asarray((listed @ shares).todense())
     profile_mass, list_mass = p.sum(axis=1), q.sum(axis=1)
     p = np.divide(p, profile_mass[:, None], out=np.zeros_like(p), where=profile_mass[:, None] > 0)
     q = np.divide(q, list_mass[:, None], out=np.zeros_like(q), where=list_mass[:, None] > 0)
     list_mass = np.where(valid.any(axis=1), np.maximum(list_mass, 0.0), np.nan)
     return p, q, profile_mass, list_mass
+
+
+def list_matrix(top: np.ndarray, weights: np.ndarray, n_items: int) -> sp.csr_matrix:
+    """Users × items CSR holding ``weights[r]`` at each listed item of rank r (padding left out), built row by row
+    without sorting (a row's columns stay in rank order, which products and sums accept).
+
+    >>> list_matrix(np.array([[2, 0], [1, -1]]), np.array([1.0, 0.5]), 3).toarray().tolist()
+    [[0.5, 0.0, 1.0], [0.0, 1.0, 0.0]]
+    """
+    valid = top >= 0
+    indptr = np.concatenate(([0], np.cumsum(valid.sum(axis=1))))
+    data = np.broadcast_to(weights, top.shape)[valid]
+    return sp.csr_matrix((data, top[valid], indptr), shape=(top.shape[0], n_items))
 
 
 def _kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:

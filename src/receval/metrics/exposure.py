@@ -48,7 +48,8 @@ import scipy.sparse as sp
 from receval.data.interactions import relevant
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
-from receval.metrics._input import MetricInput
+from receval.metrics._input import MetricInput, lookup
+from receval.metrics.calibration import list_matrix
 
 __all__ = [
     "AWRF_TARGETS",
@@ -71,15 +72,54 @@ def _check_gamma(params: Mapping[str, Any], label: str) -> None:
         raise MetricError(f"metric {label!r}: the patience gamma must be in (0, 1), got {gamma!r}")
 
 
-def _target_exposure(data: MetricInput, k: int, gamma: float) -> tuple[sp.csr_matrix, np.ndarray]:
-    """ε* as a users × items CSR over the relevant truth items, and ‖ε*‖² per user."""
+def _target_per_item(data: MetricInput, k: int, gamma: float) -> np.ndarray:
+    """Per user: ε* of each of their relevant items, (1 − γ^min(m,k)) / ((1 − γ) m); 0 without one."""
+    m = data.n_positive.astype(np.float64)
+    return np.divide(1.0 - gamma ** np.minimum(m, k), (1.0 - gamma) * m, out=np.zeros_like(m), where=m > 0)
+
+
+def _distinct_rows(top: np.ndarray) -> bool:
+    """Whether no row holds an item twice (padding aside): then a ranking's exposure is its rank weight."""
+    ordered = np.sort(top, axis=1)
+    return not np.any((ordered[:, 1:] == ordered[:, :-1]) & (ordered[:, 1:] >= 0))
+
+
+def _components(data: MetricInput, samples: np.ndarray, depth: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per user: ‖ε‖² and Σ over the relevant items of ε(i) (the mean exposure over the samples).
+
+    One ranking whose items are distinct has the closed form Σ γ^(2r) and Σ_relevant γ^r; otherwise the
+    exposures are summed into dense rows, a block of users at a time (about 2^21 cells).
+    """
+    n_samples, n_users, _ = samples.shape
+    top = samples[:, :, :depth]
+    weights = gamma ** np.arange(depth, dtype=np.float64)
+    if n_samples == 1 and _distinct_rows(top[0]):
+        valid = top[0] >= 0
+        own = top[0].shape == data.rankings[:, :depth].shape and np.array_equal(top[0], data.rankings[:, :depth])
+        positive = data.positive[:, :depth] if own else relevant(lookup(data.truth, top[0]), data.threshold)
+        on_relevant = positive & valid
+        disparity = np.where(valid, weights**2, 0.0).sum(axis=1)
+        return disparity, np.where(on_relevant, weights, 0.0).sum(axis=1)
     truth = data.truth
     keep = relevant(truth.data, data.threshold)
-    m = data.n_positive.astype(np.float64)
-    per_item = np.divide(1.0 - gamma ** np.minimum(m, k), (1.0 - gamma) * m, out=np.zeros_like(m), where=m > 0)
-    rows = np.repeat(np.arange(truth.shape[0]), np.diff(truth.indptr))
-    target = sp.csr_matrix((per_item[rows][keep], (rows[keep], truth.indices[keep])), shape=truth.shape)
-    return target, m * per_item**2
+    n_items = max(data.n_items, 1)
+    step = max(1, min(n_users, (1 << 21) // n_items))
+    disparity, on_relevant = np.zeros(n_users), np.zeros(n_users)
+    scale = np.broadcast_to(weights / n_samples, (n_samples, step, depth))
+    for start in range(0, n_users, step):
+        stop = min(start + step, n_users)
+        block = top[:, start:stop]
+        valid = block >= 0
+        local = np.broadcast_to(np.arange(stop - start)[None, :, None], block.shape)
+        cells = np.bincount(
+            (local * n_items + block)[valid], scale[:, : stop - start][valid], minlength=(stop - start) * n_items
+        ).reshape(stop - start, n_items)
+        disparity[start:stop] = np.einsum("ij,ij->i", cells, cells)
+        lo, hi = truth.indptr[start], truth.indptr[stop]
+        rows = np.repeat(np.arange(stop - start), np.diff(truth.indptr[start : stop + 1]))
+        gathered = np.where(keep[lo:hi], cells[rows, truth.indices[lo:hi]], 0.0)
+        on_relevant[start:stop] = np.bincount(rows, gathered, minlength=stop - start)
+    return disparity, on_relevant
 
 
 def expected_exposure_sampled(
@@ -115,17 +155,12 @@ def expected_exposure_sampled(
         raise MetricError(f"samples must be an array (n_samples >= 1, n_users, n), got shape {samples.shape}")
     if not 0 < gamma < 1:
         raise MetricError(f"expected exposure: the patience gamma must be in (0, 1), got {gamma!r}")
-    n_samples, n_users, width = samples.shape
+    width = samples.shape[2]
     depth = width if k is None else min(k, width)
-    top = samples[:, :, :depth]
-    valid = top >= 0
-    weight = np.broadcast_to(gamma ** np.arange(depth, dtype=np.float64), top.shape)[valid] / n_samples
-    rows = np.broadcast_to(np.arange(n_users)[None, :, None], top.shape)[valid]
-    exposure = sp.csr_matrix((weight, (rows, top[valid])), shape=(n_users, data.n_items))
-    exposure.sum_duplicates()
-    target, target_norm = _target_exposure(data, depth if k is None else k, gamma)
-    disparity = np.asarray(exposure.multiply(exposure).sum(axis=1)).ravel()
-    relevance_part = np.asarray(exposure.multiply(target).sum(axis=1)).ravel()
+    per_item = _target_per_item(data, depth if k is None else k, gamma)
+    disparity, on_relevant = _components(data, samples, depth, gamma)
+    relevance_part = on_relevant * per_item
+    target_norm = data.n_positive * per_item**2
     value = {
         "loss": disparity - 2.0 * relevance_part + target_norm,
         "disparity": disparity,
@@ -165,28 +200,25 @@ def _attention(width: int, discount: str, gamma: float) -> np.ndarray:
 def _group_exposure(data: MetricInput, k: int | None, discount: str, gamma: float) -> np.ndarray:
     """Users × groups: the attention each group gets from each user's top k (not normalised)."""
     top = data.rankings if k is None else data.rankings[:, :k]
-    valid = top >= 0
-    rows = np.broadcast_to(np.arange(top.shape[0])[:, None], top.shape)[valid]
-    weight = np.broadcast_to(_attention(top.shape[1], discount, gamma), top.shape)[valid]
-    listed = sp.csr_matrix((weight, (rows, top[valid])), shape=(top.shape[0], data.n_items))
+    listed = list_matrix(top, _attention(top.shape[1], discount, gamma), data.n_items)
     return np.asarray((listed @ _item_groups(data)).todense())
 
 
 def exposure_share(data: MetricInput, k: int | None, discount: str = "log2", gamma: float = 0.5) -> np.ndarray:
     """Each item group's share of all the attention the lists give to grouped items (summed over users).
 
-    Returns
-    -------
-    ndarray
-        One share per group (aspect column), summing to 1 (all NaN when no listed item has a group).
+        Returns
+        -------
+        ndarray
+            One share per group (aspect column), summing to 1 (all NaN when no listed item has a group).
 
-    Examples
-    --------
-    >>> from receval.metrics._input import MetricInput
-    >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
-    >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
-    >>> exposure_share(d, 2, "geometric").round(4).tolist()  # attention 1 and 0.5
-    [0.6667, 0.3333]
+        Examples
+        --------
+        >>> from receval.metrics._input import MetricInput
+        >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
+        >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
+        >>> exposure_share(d, 2, "geometric").round(4).tolist()  # attention 1 and 0.5
+        [0.6667, 0.3333]
     """
     total = _group_exposure(data, k, discount, gamma).sum(axis=0)
     return total / total.sum() if total.sum() > 0 else np.full(total.size, np.nan)
@@ -195,15 +227,15 @@ def exposure_share(data: MetricInput, k: int | None, discount: str = "log2", gam
 def group_target(data: MetricInput, target: str) -> np.ndarray:
     """The target distribution over item groups: one row for every user (``relevance``) or one row for all.
 
-    Examples
-    --------
-    >>> from receval.metrics._input import MetricInput
-    >>> groups = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1.0]]))
-    >>> d = MetricInput(np.array([[0]]), sp.csr_matrix(np.array([[0, 0, 5.0]])), aspects=groups)
-    >>> group_target(d, "uniform").tolist(), group_target(d, "catalogue").round(4).tolist()
-    ([[0.5, 0.5]], [[0.6667, 0.3333]])
-    >>> group_target(d, "relevance").tolist()
-    [[0.0, 1.0]]
+        Examples
+        --------
+        >>> from receval.metrics._input import MetricInput
+        >>> groups = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1.0]]))
+        >>> d = MetricInput(np.array([[0]]), sp.csr_matrix(np.array([[0, 0, 5.0]])), aspects=groups)
+        >>> group_target(d, "uniform").tolist(), group_target(d, "catalogue").round(4).tolist()
+        ([[0.5, 0.5]], [[0.6667, 0.3333]])
+        >>> group_target(d, "relevance").tolist()
+        [[0.0, 1.0]]
     """
     shares = _item_groups(data)
     if target == "uniform":

@@ -50,6 +50,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from receval.data.interactions import relevant
 from receval.errors import MetricError
@@ -242,13 +243,21 @@ def _std_over_mean(numerator: np.ndarray, denominator: np.ndarray) -> float:
 def _relevant_candidates(data: MetricInput, in_tail: np.ndarray) -> np.ndarray:
     """(head, tail) number of relevant truth items not in the user's training profile, over all users."""
     truth = data.truth
-    rows = np.repeat(np.arange(truth.shape[0]), np.diff(truth.indptr))
     keep = relevant(truth.data, data.threshold)
-    if data.train is not None:
-        keep &= ~_stored(data.train, rows, truth.indices)
     items = truth.indices[keep]
-    n_tail = float(in_tail[items].sum())
-    return np.array([items.size - n_tail, n_tail])
+    if data.train is not None:  # the relevant pairs also in the profile: the product of the two patterns
+        rel = sp.csr_matrix((np.ones(items.size), items, np.concatenate(([0], np.cumsum(keep)))[truth.indptr]),
+                            shape=truth.shape)  # fmt: skip
+        seen = data.train.copy()
+        seen.data = np.ones_like(seen.data)
+        both = rel.multiply(seen).tocsr()
+        both.eliminate_zeros()
+        items = np.concatenate((items, both.indices))
+        weights = np.concatenate((np.ones(keep.sum()), -np.ones(both.nnz)))
+    else:
+        weights = np.ones(items.size)
+    total, n_tail = float(weights.sum()), float(weights[in_tail[items]].sum())
+    return np.array([total - n_tail, n_tail])
 
 
 def _unseen_candidates(data: MetricInput, in_tail: np.ndarray) -> np.ndarray:
@@ -260,13 +269,6 @@ def _unseen_candidates(data: MetricInput, in_tail: np.ndarray) -> np.ndarray:
     seen = data.train.indices
     seen_tail = float(in_tail[seen].sum())
     return np.array([n_users * n_head - (seen.size - seen_tail), n_users * n_tail - seen_tail])
-
-
-def _stored(matrix: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Whether (row, col) is in the sparsity pattern of a CSR (an explicit zero rating counts as rated)."""
-    width = np.int64(matrix.shape[1])
-    stored = np.repeat(np.arange(matrix.shape[0], dtype=np.int64), np.diff(matrix.indptr)) * width + matrix.indices
-    return np.isin(rows.astype(np.int64) * width + cols, stored)
 
 
 @register_metric(
