@@ -57,10 +57,13 @@ def generate(n_users: int, seed: int = 0) -> tuple[np.ndarray, sp.csr_matrix, sp
         return matrix
 
     train, truth = ratings(20), ratings(5)
-    keys = rng.gumbel(size=(n_users, N_ITEMS)).astype(np.float32) + np.log(pop).astype(np.float32)
-    rankings = np.argpartition(-keys, WIDTH, axis=1)[:, :WIDTH]
-    order = np.argsort(-np.take_along_axis(keys, rankings, axis=1), axis=1)
-    return np.take_along_axis(rankings, order, axis=1), truth, train, aspects
+    rankings = np.empty((n_users, WIDTH), dtype=np.int64)
+    for start in range(0, n_users, 2_000):  # Gumbel-top-100 by popularity, in blocks of users
+        keys = rng.gumbel(size=(min(2_000, n_users - start), N_ITEMS)) + np.log(pop)
+        top = np.argpartition(-keys, WIDTH, axis=1)[:, :WIDTH]
+        order = np.argsort(-np.take_along_axis(keys, top, axis=1), axis=1)
+        rankings[start : start + len(top)] = np.take_along_axis(top, order, axis=1)
+    return rankings, truth, train, aspects
 
 
 def _best(fn: Callable[[], object], repeat: int) -> float:

@@ -41,7 +41,16 @@ from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput
 
-__all__ = ["AXIOMS", "DIVERGENCES", "WEIGHTINGS", "aspect_distributions", "list_matrix", "miscalibration"]
+__all__ = [
+    "AXIOMS",
+    "DIVERGENCES",
+    "WEIGHTINGS",
+    "aspect_distributions",
+    "dense_rows",
+    "item_shares",
+    "list_matrix",
+    "miscalibration",
+]
 
 DIVERGENCES = ("kl", "js")
 WEIGHTINGS = ("uniform", "rank")
@@ -58,12 +67,26 @@ AXIOMS: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def _item_shares(aspects: sp.csr_matrix) -> sp.csr_matrix:
-    """p(g|i): each item's aspects sharing one unit equally (rows without an aspect stay empty)."""
+# item shares are multiplied as a dense array up to this many cells (a sparse × dense product gives dense rows)
+_DENSE_CELLS = 1 << 24
+
+
+def item_shares(aspects: sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
+    """p(g|i): each item's aspects (or groups) sharing one unit equally, rows without one empty; dense when small.
+
+    >>> item_shares(sp.csr_matrix(np.array([[1, 1], [0, 0], [0, 3.0]]))).tolist()
+    [[0.5, 0.5], [0.0, 0.0], [0.0, 1.0]]
+    """
     binary = aspects.tocsr().astype(np.float64, copy=True)
     binary.data = np.ones_like(binary.data)
     count = np.asarray(binary.sum(axis=1)).ravel()
-    return sp.diags(np.divide(1.0, count, out=np.zeros_like(count), where=count > 0)) @ binary
+    shares = sp.csr_matrix(sp.diags(np.divide(1.0, count, out=np.zeros_like(count), where=count > 0)) @ binary)
+    return shares.toarray() if shares.shape[0] * shares.shape[1] <= _DENSE_CELLS else shares
+
+
+def dense_rows(product: Any) -> np.ndarray:
+    """A product with :func:`item_shares` as a dense array (it is sparse when the shares are)."""
+    return np.asarray(product.todense()) if sp.issparse(product) else np.asarray(product)
 
 
 def aspect_distributions(
@@ -87,15 +110,15 @@ def aspect_distributions(
     """
     if data.aspects is None or data.train is None:
         raise MetricError("calibration needs the item aspects and the training profiles; pass aspects= and train=")
-    shares = _item_shares(data.aspects)
+    shares = item_shares(data.aspects)
     profile = data.train.tocsr().astype(np.float64, copy=True)
     profile.data = np.ones_like(profile.data)
-    p = np.asarray((profile @ shares).todense())
+    p = dense_rows(profile @ shares)
     top = data.rankings if k is None else data.rankings[:, :k]
     valid = top >= 0
     weights = np.ones(top.shape[1]) if weighting == "uniform" else 1.0 / np.log2(np.arange(2, top.shape[1] + 2))
     listed = list_matrix(top, weights, data.n_items)
-    q = np.asarray((listed @ shares).todense())
+    q = dense_rows(listed @ shares)
     profile_mass, list_mass = p.sum(axis=1), q.sum(axis=1)
     p = np.divide(p, profile_mass[:, None], out=np.zeros_like(p), where=profile_mass[:, None] > 0)
     q = np.divide(q, list_mass[:, None], out=np.zeros_like(q), where=list_mass[:, None] > 0)

@@ -49,7 +49,7 @@ from receval.data.interactions import relevant
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput, lookup
-from receval.metrics.calibration import list_matrix
+from receval.metrics.calibration import dense_rows, item_shares, list_matrix
 
 __all__ = [
     "AWRF_TARGETS",
@@ -182,14 +182,11 @@ def expected_exposure(data: MetricInput, k: int | None, gamma: float = 0.5, comp
     return expected_exposure_sampled(data, data.rankings[None], k, gamma, component)
 
 
-def _item_groups(data: MetricInput) -> sp.csr_matrix:
+def _item_groups(data: MetricInput) -> np.ndarray | sp.csr_matrix:
     """Items × groups: each grouped item's membership sharing one unit equally."""
     if data.aspects is None:
         raise MetricError("this metric needs item groups; pass aspects= (an item,group table)")
-    binary = data.aspects.tocsr().astype(np.float64, copy=True)
-    binary.data = np.ones_like(binary.data)
-    count = np.asarray(binary.sum(axis=1)).ravel()
-    return sp.csr_matrix(sp.diags(np.divide(1.0, count, out=np.zeros_like(count), where=count > 0)) @ binary)
+    return item_shares(data.aspects)
 
 
 def _attention(width: int, discount: str, gamma: float) -> np.ndarray:
@@ -201,24 +198,24 @@ def _group_exposure(data: MetricInput, k: int | None, discount: str, gamma: floa
     """Users × groups: the attention each group gets from each user's top k (not normalised)."""
     top = data.rankings if k is None else data.rankings[:, :k]
     listed = list_matrix(top, _attention(top.shape[1], discount, gamma), data.n_items)
-    return np.asarray((listed @ _item_groups(data)).todense())
+    return dense_rows(listed @ _item_groups(data))
 
 
 def exposure_share(data: MetricInput, k: int | None, discount: str = "log2", gamma: float = 0.5) -> np.ndarray:
     """Each item group's share of all the attention the lists give to grouped items (summed over users).
 
-        Returns
-        -------
-        ndarray
-            One share per group (aspect column), summing to 1 (all NaN when no listed item has a group).
+    Returns
+    -------
+    ndarray
+        One share per group (aspect column), summing to 1 (all NaN when no listed item has a group).
 
-        Examples
-        --------
-        >>> from receval.metrics._input import MetricInput
-        >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
-        >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
-        >>> exposure_share(d, 2, "geometric").round(4).tolist()  # attention 1 and 0.5
-        [0.6667, 0.3333]
+    Examples
+    --------
+    >>> from receval.metrics._input import MetricInput
+    >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
+    >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
+    >>> exposure_share(d, 2, "geometric").round(4).tolist()  # attention 1 and 0.5
+    [0.6667, 0.3333]
     """
     total = _group_exposure(data, k, discount, gamma).sum(axis=0)
     return total / total.sum() if total.sum() > 0 else np.full(total.size, np.nan)
@@ -227,15 +224,15 @@ def exposure_share(data: MetricInput, k: int | None, discount: str = "log2", gam
 def group_target(data: MetricInput, target: str) -> np.ndarray:
     """The target distribution over item groups: one row for every user (``relevance``) or one row for all.
 
-        Examples
-        --------
-        >>> from receval.metrics._input import MetricInput
-        >>> groups = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1.0]]))
-        >>> d = MetricInput(np.array([[0]]), sp.csr_matrix(np.array([[0, 0, 5.0]])), aspects=groups)
-        >>> group_target(d, "uniform").tolist(), group_target(d, "catalogue").round(4).tolist()
-        ([[0.5, 0.5]], [[0.6667, 0.3333]])
-        >>> group_target(d, "relevance").tolist()
-        [[0.0, 1.0]]
+    Examples
+    --------
+    >>> from receval.metrics._input import MetricInput
+    >>> groups = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1.0]]))
+    >>> d = MetricInput(np.array([[0]]), sp.csr_matrix(np.array([[0, 0, 5.0]])), aspects=groups)
+    >>> group_target(d, "uniform").tolist(), group_target(d, "catalogue").round(4).tolist()
+    ([[0.5, 0.5]], [[0.6667, 0.3333]])
+    >>> group_target(d, "relevance").tolist()
+    [[0.0, 1.0]]
     """
     shares = _item_groups(data)
     if target == "uniform":
@@ -246,7 +243,7 @@ def group_target(data: MetricInput, target: str) -> np.ndarray:
         return (mass / mass.sum())[None, :]
     truth = data.truth.tocsr().copy()
     truth.data = relevant(truth.data, data.threshold).astype(np.float64)
-    mass = np.asarray((truth @ shares).todense())
+    mass = dense_rows(truth @ shares)
     total = mass.sum(axis=1, keepdims=True)
     return np.divide(mass, total, out=np.full_like(mass, np.nan), where=total > 0)
 
