@@ -4,7 +4,9 @@ enumerated permutations, hand-computed values, bad input."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from receval.cli import main
 from receval.errors import ConfigError, MetricError
 from receval.metrics import MetricInput, parse_metric
 from receval.metrics.exposure import expected_exposure_sampled, exposure_share, group_target
@@ -171,3 +174,28 @@ def test_bad_exposure_parameters_are_refused_when_read() -> None:
     data = MetricInput(np.zeros((1, 2), dtype=int), sp.csr_matrix(np.array([[1.0, 0]])), threshold=1)
     with pytest.raises(MetricError, match="samples must be an array"):
         expected_exposure_sampled(data, np.zeros((0, 1, 2), dtype=int), 2)
+
+
+def test_cli_evaluates_exposure_and_awrf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = {
+        "truth": "u1,i1,5\nu1,i2,5\nu2,i3,5\n",
+        "recs": "u1,i1,0.9\nu1,i3,0.8\nu1,i2,0.7\nu2,i3,0.9\nu2,i4,0.1\n",
+        "groups": "i1,studio_a\ni2,studio_a\ni3,studio_b\ni4,studio_b\n",
+    }
+    paths = {}
+    for name, text in files.items():
+        paths[name] = tmp_path / f"{name}.csv"
+        paths[name].write_text(text, encoding="utf-8")
+    base = ["evaluate", "--truth", str(paths["truth"]), "--recs", str(paths["recs"]), "--threshold", "1"]
+    status = main([*base, "--aspects", str(paths["groups"]), "--metrics", "expected_exposure@3,awrf@3", "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    out = json.loads(captured.out)
+    # u1: exposure 1, 0.5, 0.25 on i1, i3, i2 (i1, i2 relevant, target 0.75); u2: 1 and 0.5 (i3 relevant, target 1)
+    assert out["expected_exposure@3"] == pytest.approx((0.0625 + 0.25 + 0.25 + 0 + 0.25) / 2)
+    status = main([*base, "--metrics", "awrf@3"])
+    captured = capsys.readouterr()
+    assert status == 2 and "aspects" in captured.err and len(captured.err.strip().splitlines()) == 1
+    status = main([*base, "--metrics", "expected_exposure@3(gamma=2)"])
+    captured = capsys.readouterr()
+    assert status == 2 and "gamma must be in (0, 1)" in captured.err

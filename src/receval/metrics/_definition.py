@@ -146,6 +146,9 @@ class MetricDefinition:
     aliases : tuple of str
         Other names that resolve to this metric (see :func:`register_alias`).
     description : str
+    check : callable or None
+        ``check(params, label)`` raises a :class:`MetricError` for a parameter value outside its range (a
+        head/tail cut outside (0, 1)), when the metric string is read, before any work.
     """
 
     name: str

@@ -10,8 +10,9 @@ better), the range when bounded, the side data needed (threshold, negatives,
 training ratings, aspects, predictions), the canonical name and its aliases.
 
 Built-in metrics come from the modules imported below: :mod:`~receval.metrics.error`,
-:mod:`~receval.metrics.ranking`, :mod:`~receval.metrics.beyond` and
-:mod:`~receval.metrics.aspects`. A new metric module defines kernels
+:mod:`~receval.metrics.ranking`, :mod:`~receval.metrics.beyond`,
+:mod:`~receval.metrics.aspects`, :mod:`~receval.metrics.popularity`, :mod:`~receval.metrics.calibration`
+and :mod:`~receval.metrics.exposure`. A new metric module defines kernels
 ``fn(data: MetricInput, k, **params)``, registers each with :func:`register_metric`
 (its parameters and defaults in ``defaults=``) and is imported here.
 
