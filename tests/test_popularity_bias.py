@@ -10,6 +10,8 @@ References read (their formulas re-written below as loops over dicts and sets, n
   max(int(n * ratio), 1) training items of lowest (count, id)).
 - RecTools, MobileTeleSystems/RecTools at 408dc1ae0a5f63807d3e8eed6285ccc34a1e3758: rectools/metrics/popularity.py
   AvgRecPopularity (value_counts(normalize=...) of the previous interactions, the mean over each user's top k).
+- ClayRS, swapUniba/ClayRS at 25786bb9cf4118736463c38a8f5e63901be47859: clayrs/evaluation/metrics/fairness_metrics.py
+  DeltaGap (see the test at the end).
 """
 
 from __future__ import annotations
@@ -208,3 +210,29 @@ def test_cli_evaluates_the_popularity_metrics_with_train(tmp_path: Path, capsys:
                    "--metrics", "aplt@3(tail=2)"])  # fmt: skip
     captured = capsys.readouterr()
     assert status == 2 and "tail must be in (0, 1)" in captured.err and "Traceback" not in captured.err
+
+
+# ------------------------------------------------------------------------------- ClayRS, as a loop
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("source", ["train", "test"])
+def test_delta_gap_of_all_users_equals_clayrs_loop(seed: int, source: str) -> None:
+    """ClayRS DeltaGap (swapUniba/ClayRS at 25786bb9cf4118736463c38a8f5e63901be47859,
+    clayrs/evaluation/metrics/fairness_metrics.py): item popularity = times rated in ``original_ratings`` / its
+    users; GAP = Σ over the group's users with recommendations of their mean item popularity / |group|;
+    ΔGAP = (GAP_recs − GAP_profile) / GAP_profile. One group holding every user; ``original_ratings`` is the
+    training data (popularity=train) or the held-out ratings (popularity=test)."""
+    data, lists, seen, _ = _world(seed)
+    truth = data.truth.toarray()
+    original = seen if source == "train" else {u: set(np.flatnonzero(truth[u]).tolist()) for u in range(N_USERS)}
+    raters = [u for u in original if original[u]]
+    pop = {i: sum(i in original[u] for u in raters) / len(raters) for i in range(N_ITEMS)}
+    group = {u for u in lists if lists[u] and seen[u]}
+
+    def gap(items_of: dict[int, list[int]]) -> float:
+        return sum(sum(pop[i] for i in items_of[u]) / len(items_of[u]) for u in group) / len(group)
+
+    k = 5
+    recs_gap = gap({u: lists[u][:k] for u in group})
+    profile_gap = gap({u: sorted(seen[u]) for u in group})
+    want = (recs_gap - profile_gap) / profile_gap
+    assert _value(f"delta_gap@{k}(popularity={source})", data) == pytest.approx(want, abs=1e-9)
