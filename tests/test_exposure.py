@@ -17,7 +17,13 @@ from hypothesis import strategies as st
 from receval.cli import main
 from receval.errors import ConfigError, MetricError
 from receval.metrics import MetricInput, parse_metric
-from receval.metrics.exposure import expected_exposure_sampled, exposure_share, group_target
+from receval.metrics.exposure import (
+    awrf_against,
+    expected_exposure_sampled,
+    exposure_share,
+    group_target,
+    target_shares,
+)
 from receval.recommenders.stochastic import plackett_luce_probability, plackett_luce_rankings, sample_rankings
 
 
@@ -199,3 +205,15 @@ def test_cli_evaluates_exposure_and_awrf(tmp_path: Path, capsys: pytest.CaptureF
     status = main([*base, "--metrics", "expected_exposure@3(gamma=2)"])
     captured = capsys.readouterr()
     assert status == 2 and "gamma must be in (0, 1)" in captured.err
+
+
+def test_a_target_given_by_group_name() -> None:
+    data = _grouped()
+    uniform = awrf_against(data, 3, target_shares({"a": 0.5, "b": 0.5}, ["a", "b"]))
+    np.testing.assert_allclose(uniform, parse_metric("awrf@3").per_user(data), atol=1e-12)
+    with pytest.raises(MetricError, match=r"target names unknown group\(s\) \['c'\]; the groups are: a, b"):
+        target_shares({"a": 0.5, "c": 0.5}, ["a", "b"])
+    with pytest.raises(MetricError, match=r"must sum to 1, they sum to 0\.9"):
+        target_shares({"a": 0.5, "b": 0.4}, ["a", "b"])
+    with pytest.raises(MetricError, match="finite numbers >= 0"):
+        target_shares({"a": 1.5, "b": -0.5}, ["a", "b"])

@@ -39,7 +39,7 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -55,10 +55,12 @@ __all__ = [
     "AWRF_TARGETS",
     "EE_COMPONENTS",
     "awrf",
+    "awrf_against",
     "expected_exposure",
     "expected_exposure_sampled",
     "exposure_share",
     "group_target",
+    "target_shares",
 ]
 
 EE_COMPONENTS = ("loss", "disparity", "relevance")
@@ -272,10 +274,56 @@ def awrf(
 ) -> np.ndarray:
     """Per user: 1 − JS(E, T) in bits (see the module notes); NaN without a grouped item in the list (or, for
     ``target=relevance``, without a grouped relevant item)."""
+    return awrf_against(data, k, group_target(data, target), discount, gamma)
+
+
+def target_shares(shares: Mapping[str, float], groups: Sequence[str]) -> np.ndarray:
+    """A target distribution given by group name, as a row over ``groups`` (the aspect columns' names).
+
+    Refused with a one-line :class:`MetricError`: a name that is not a group, a negative or non-finite share,
+    shares that do not sum to 1 (within 1e-9). Groups not named get 0.
+
+    Examples
+    --------
+    >>> target_shares({"drama": 0.75, "comedy": 0.25}, ["comedy", "drama", "horror"]).tolist()
+    [0.25, 0.75, 0.0]
+    >>> target_shares({"drama": 0.5, "western": 0.5}, ["comedy", "drama"])
+    Traceback (most recent call last):
+    ...
+    receval.errors.MetricError: target names unknown group(s) ['western']; the groups are: comedy, drama
+    """
+    index = {name: j for j, name in enumerate(groups)}
+    unknown = sorted(set(shares) - set(index))
+    if unknown:
+        raise MetricError(f"target names unknown group(s) {unknown}; the groups are: {', '.join(map(str, groups))}")
+    values = np.array([float(v) for v in shares.values()], dtype=np.float64)
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        raise MetricError(f"target shares must be finite numbers >= 0, got {dict(shares)}")
+    if abs(values.sum() - 1.0) > 1e-9:
+        raise MetricError(f"target shares must sum to 1, they sum to {values.sum():.6g}: {dict(shares)}")
+    out = np.zeros(len(groups))
+    for name, value in zip(shares, values, strict=True):
+        out[index[name]] = value
+    return out
+
+
+def awrf_against(
+    data: MetricInput, k: int | None, target: np.ndarray, discount: str = "log2", gamma: float = 0.5
+) -> np.ndarray:
+    """AWRF against any target: one row over the item groups for every user (e.g. :func:`target_shares`), or
+    one row per user; NaN for a user without a grouped item in the list or with a NaN target.
+
+    Examples
+    --------
+    >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
+    >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
+    >>> awrf_against(d, 2, np.array([[0.5, 0.5]]), "geometric").round(4).tolist()  # exposure 2/3, 1/3
+    [0.9793]
+    """
     mass = _group_exposure(data, k, discount, gamma)
     total = mass.sum(axis=1, keepdims=True)
     exposure = np.divide(mass, total, out=np.zeros_like(mass), where=total > 0)
-    wanted = np.broadcast_to(group_target(data, target), exposure.shape)
+    wanted = np.broadcast_to(np.atleast_2d(np.asarray(target, dtype=np.float64)), exposure.shape)
     scored = (total[:, 0] > 0) & ~np.isnan(wanted).any(axis=1)
     value = 1.0 - _js_bits(exposure, np.nan_to_num(wanted))
     return np.where(scored, value, np.nan)
