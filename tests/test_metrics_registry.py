@@ -20,7 +20,7 @@ from receval.stats.agreement import higher_is_better, kendall_agreement, quality
 
 # descriptive quantities: no side is better (the training data's concentration; trec_eval's counts of
 # retrieved and relevant items; how much of a list is judged, and the RBP this leaves undecided)
-DESCRIPTIVE = {"gini_train", "num_ret", "num_rel", "judged", "unjudged", "rbp_residual"}
+DESCRIPTIVE = {"gini_train", "num_ret", "num_rel", "judged", "unjudged", "rbp_residual", "delta_gap"}
 
 
 def test_every_builtin_metric_declares_a_direction() -> None:

@@ -7,7 +7,9 @@ Modules: :mod:`~receval.metrics.error` (RMSE, MAE), :mod:`~receval.metrics.ranki
 (precision, recall, nDCG, MAP, MRR, hit rate, anti-metrics, TP/FP/TN/FN),
 :mod:`~receval.metrics.beyond` (coverage, entropy, Gini, diversity, novelty,
 serendipity), :mod:`~receval.metrics.aspects` (α-nDCG, αβ-nDCG and the intent-aware
-family). :class:`MetricList` is a list of metric strings read once (at the boundary of an
+family), :mod:`~receval.metrics.popularity` (ARP, APLT, ACLT, PopREO, PopRSP, ΔGAP),
+:mod:`~receval.metrics.calibration` (Steck's miscalibration) and :mod:`~receval.metrics.exposure`
+(expected exposure, AWRF). :class:`MetricList` is a list of metric strings read once (at the boundary of an
 evaluation, and passed down); :func:`aggregate` is the one rule that makes per-user values a
 metric's value. :mod:`~receval.metrics.registry` holds every fact about each metric (direction,
 range, side data needed, aliases); other modules add metrics with :func:`register_metric`.

@@ -146,6 +146,9 @@ class MetricDefinition:
     aliases : tuple of str
         Other names that resolve to this metric (see :func:`register_alias`).
     description : str
+    check : callable or None
+        ``check(params, label)`` raises a :class:`MetricError` for a parameter value outside its range (a
+        head/tail cut outside (0, 1)), when the metric string is read, before any work.
     """
 
     name: str
@@ -165,6 +168,8 @@ class MetricDefinition:
     aggregations: tuple[str, ...] = ("macro",)
     description: str = ""
     choices: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    # check(params, label): refuses values outside the parameter's range (a MetricError) when the string is read
+    check: Callable[[Mapping[str, Any], str], None] | None = None
 
     @property
     def needs_threshold(self) -> bool:
@@ -347,6 +352,7 @@ def register_metric(
     aliases: Iterable[str] = (),
     description: str = "",
     choices: Mapping[str, tuple[Any, ...]] | None = None,
+    check: Callable[[Mapping[str, Any], str], None] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator registering ``fn(data, k, **params)`` under ``name``.
 
@@ -406,6 +412,7 @@ def register_metric(
             aggregations=tuple(aggregations),
             description=description or (fn.__doc__ or "").strip().split("\n")[0],
             choices=MappingProxyType(dict(choices or {})),
+            check=check,
         )
         for alias in aliases:
             register_alias(alias, key)
@@ -507,6 +514,8 @@ def resolve_params(definition: MetricDefinition, params: Mapping[str, Any], labe
                     f"metric {label!r}: the debiased estimators compute {definition.name} only with {key}="
                     f"{' or '.join(_format_value(v) for v in supported)}, not {_format_value(merged.get(key))}"
                 )
+    if definition.check is not None:
+        definition.check(merged, label)
     return MappingProxyType(merged)
 
 

@@ -95,6 +95,9 @@ _RP = "recpack/metrics/"
 _EL = "elliot/evaluation/metrics/"
 _MS = "recommenders/evaluation/python_evaluation.py"
 _CR = "cornac/metrics/ranking.py"
+# Elliot's Popularity class (its evaluation objects' pop, read at 0126926): the head takes the most popular items
+# until they hold 80% of the training interactions (pop_ratio), the crossing item included
+_EL_TAIL = "short head: the most popular items holding 80% of the training interactions; the rest the long tail"
 
 LIBRARIES: Mapping[str, Library] = MappingProxyType(
     {
@@ -183,6 +186,15 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
             ),
             coverage=_p("ItemCoverage", _RB, "divides by n + 1: RecBole's num_items counts its [PAD] token", pad=True),
             novelty=_p("AveragePopularity", _RB, "mean training count of the recommended items"),
+            arp=_p("AveragePopularity", _RB, "mean training count of the recommended items"),
+            aplt=_p(
+                "TailPercentage",
+                _RB,
+                "tail_ratio = 0.1 (its default): the 10% least counted training items, ties by item id",
+                tail=0.1,
+                tail_by="items",
+                catalogue="train",
+            ),
             entropy=_p("ShannonEntropy", _RB, "natural log, divided by the number of distinct items", per_item=True),
             gini=_p(
                 "GiniIndex",
@@ -267,6 +279,11 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
             ),
             diversity=_p("IntraListDiversity", _RT + "diversity.py", "a list without pairs scores 0", single_item=0),
             coverage=_p("CatalogCoverage", _RT + "catalog.py", "normalize=True (by default a count)"),
+            arp=_p(
+                "AvgRecPopularity",
+                _RT + "popularity.py",
+                "training interactions of each item; normalize=True divides by all of them (normalize=true)",
+            ),
         ),
         "recpack": _library(
             "recpack",
@@ -305,6 +322,11 @@ LIBRARIES: Mapping[str, Library] = MappingProxyType(
                 gain="shifted_exponential",
             ),
             novelty=_p("ARP", _EL + "bias/arp/arp.py", "mean training popularity of the recommended items"),
+            arp=_p("ARP", _EL + "bias/arp/arp.py", "popularity = the training users of the item"),
+            aplt=_p("APLT", _EL + "bias/aplt/aplt.py", _EL_TAIL),
+            aclt=_p("ACLT", _EL + "bias/aclt/aclt.py", _EL_TAIL),
+            pop_reo=_p("PopREO", _EL + "bias/pop_reo/pop_reo.py", _EL_TAIL),
+            pop_rsp=_p("PopRSP", _EL + "bias/pop_rsp/pop_rsp.py", _EL_TAIL),
             entropy=_p(
                 "ShannonEntropy",
                 _EL + "diversity/shannon_entropy/shannon_entropy.py",

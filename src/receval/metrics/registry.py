@@ -10,8 +10,9 @@ better), the range when bounded, the side data needed (threshold, negatives,
 training ratings, aspects, predictions), the canonical name and its aliases.
 
 Built-in metrics come from the modules imported below: :mod:`~receval.metrics.error`,
-:mod:`~receval.metrics.ranking`, :mod:`~receval.metrics.beyond` and
-:mod:`~receval.metrics.aspects`. A new metric module defines kernels
+:mod:`~receval.metrics.ranking`, :mod:`~receval.metrics.beyond`,
+:mod:`~receval.metrics.aspects`, :mod:`~receval.metrics.popularity`, :mod:`~receval.metrics.calibration`
+and :mod:`~receval.metrics.exposure`. A new metric module defines kernels
 ``fn(data: MetricInput, k, **params)``, registers each with :func:`register_metric`
 (its parameters and defaults in ``defaults=``) and is imported here.
 
@@ -44,7 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from receval.errors import MetricError
-from receval.metrics import aspects, beyond, debiased, error, ranking, trec
+from receval.metrics import aspects, beyond, calibration, debiased, error, exposure, popularity, ranking, trec
 from receval.metrics._definition import (
     _REGISTRY,  # noqa: F401  (re-exported for code that removes a temporary registration)
     Direction,
@@ -89,7 +90,7 @@ __all__ = [
 ]
 
 # the built-in metric modules, imported above: importing a module registers its metrics
-BUILTIN_MODULES = (error, ranking, beyond, aspects, debiased, trec)
+BUILTIN_MODULES = (error, ranking, beyond, aspects, debiased, trec, popularity, calibration, exposure)
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,15 @@ import scipy.sparse as sp
 
 from receval.errors import ConfigError
 
-__all__ = ["AXIOMS", "check_axioms", "axiom_table", "metric_callable", "standard_metrics", "markdown"]
+__all__ = [
+    "AXIOMS",
+    "axiom_table",
+    "calibration_metrics",
+    "check_axioms",
+    "markdown",
+    "metric_callable",
+    "standard_metrics",
+]
 
 AXIOMS = ("Pri", "Deep", "NonPriSatAsp", "TopHeav", "TopHeavComp", "AspRel", "MoreAsp", "MissOverNon")
 MetricFn = Callable[[np.ndarray, sp.csr_matrix, sp.csr_matrix, sp.csr_matrix], np.ndarray]
@@ -265,6 +273,43 @@ def standard_metrics(threshold: float = 1.0) -> dict[str, MetricFn]:
 
     names = ["alpha_ndcg", "nerr_ia", "nnrbp", "p_ia", "s_recall", "s_rr", "rbu", "eu", "ndcg", "precision"]
     return {"ab_ndcg": ab, **{n: metric_callable(n, threshold=threshold) for n in names}}
+
+
+def calibration_metrics() -> dict[str, MetricFn]:
+    """The calibration measures (:mod:`receval.metrics.calibration`) as axiom checks take them: miscalibration is
+    better low, so each callable gives its negative (higher = better, as :func:`check_axioms` reads a value).
+
+    The profile is each world's training items (their aspects), the list's distribution that of the ranking;
+    :data:`receval.metrics.calibration.AXIOMS` records which axioms each form satisfies.
+
+    Returns
+    -------
+    dict of str to callable
+        ``miscalibration_kl`` (Steck's C_KL, α = 0.01), ``miscalibration_js`` (the Jensen–Shannon form) and their
+        rank-weighted forms ``miscalibration_kl_rank``, ``miscalibration_js_rank``.
+
+    Examples
+    --------
+    >>> table = axiom_table(calibration_metrics())
+    >>> table.loc["miscalibration_kl_rank", "MoreAsp"], table.loc["miscalibration_kl", "MoreAsp"]
+    ('✓', '✗')
+    """
+    out: dict[str, MetricFn] = {}
+    for weighting in ("uniform", "rank"):
+        for form in ("kl", "js"):
+            fn = metric_callable(f"miscalibration(divergence={form},weighting={weighting})")
+            name = f"miscalibration_{form}" + ("_rank" if weighting == "rank" else "")
+            out[name] = _negated(fn)
+    return out
+
+
+def _negated(fn: MetricFn) -> MetricFn:
+    """``fn`` with its values negated (a lower-is-better measure read as higher-is-better)."""
+
+    def negated(rankings: np.ndarray, truth: sp.csr_matrix, aspects: sp.csr_matrix, train: sp.csr_matrix) -> np.ndarray:
+        return -np.asarray(fn(rankings, truth, aspects, train), dtype=np.float64)
+
+    return negated
 
 
 def markdown(table: pd.DataFrame) -> str:
