@@ -39,6 +39,7 @@ import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +60,7 @@ __all__ = [
     "kruskal_test",
     "mann_whitney_test",
     "oneway_anova",
+    "read_user_groups",
     "welch_ttest",
 ]
 
@@ -384,6 +386,27 @@ def _with_adj(gap: GroupGap, p: float) -> GroupGap:
     return replace(gap, p_value_adj=p)
 
 
+def read_user_groups(source: str | Path | pd.DataFrame | Mapping[Any, Any], **options: Any) -> pd.DataFrame:
+    """A ``user, group`` table from a file (read and checked by :func:`receval.data.tables.read_table`), a
+    DataFrame or a ``{user: group}`` mapping; ``options`` go to ``read_table`` (``header=False`` …).
+
+    >>> read_user_groups({1: "F", 2: "M"}).to_dict("list")
+    {'user': [1, 2], 'group': ['F', 'M']}
+    """
+    if isinstance(source, Mapping):
+        return pd.DataFrame({"user": list(source), "group": [str(g) for g in source.values()]})
+    if isinstance(source, pd.DataFrame):
+        table = source
+    else:
+        from receval.data.tables import read_table
+
+        options.setdefault("positional", ("user", "group"))
+        table = read_table(Path(source), "aspects", ("user",), label="user groups", **options)
+    if not {"user", "group"} <= set(table.columns):
+        raise DataError(f"the user groups need columns user, group; got {list(table.columns)} (name yours so)")
+    return pd.DataFrame({"user": table["user"].to_numpy(), "group": table["group"].astype(str).to_numpy()})
+
+
 def align_groups(
     users: Sequence[Any] | np.ndarray | pd.Index,
     table: pd.DataFrame | Mapping[Any, Any],
@@ -408,10 +431,7 @@ def align_groups(
     >>> align_groups([1, 2, 3], pd.DataFrame({"user": ["1", "2"], "group": ["F", "M"]}), unknown_group="?").to_dict()
     {1: 'F', 2: 'M', 3: '?'}
     """
-    if isinstance(table, Mapping):
-        table = pd.DataFrame({"user": list(table), "group": list(table.values())})
-    if not {"user", "group"} <= set(table.columns):
-        raise DataError(f"{source} need columns user, group; got {list(table.columns)}")
+    table = read_user_groups(table)
     keys = table["user"].astype(str).to_numpy()
     names = table["group"].astype(str).str.strip().to_numpy()
     pairs = pd.DataFrame({"user": keys, "group": names}).drop_duplicates()
