@@ -155,7 +155,7 @@ def test_align_groups_policies():
     assert out.to_dict() == {1: "F", 2: "M", 3: "unknown"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(DataError, match=r"^1 truth users have no group .*e\.g\. 3.*--unknown-group"):
+        with pytest.raises(DataError, match=r"^1 users of the truth have no group .*e\.g\. 3.*--unknown-group"):
             align_groups([1, 2, 3], table)
     with pytest.raises(DataError, match="one group only"):
         align_groups([1, 2], pd.DataFrame({"user": [1, 2], "group": ["F", "F"]}))

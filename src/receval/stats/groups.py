@@ -353,8 +353,8 @@ def group_gaps(
 ) -> dict[str, GroupGap]:
     """:func:`group_gap` for every metric column of a wide per-user table, p-values corrected across metrics.
 
-    ``groups`` maps user (index) to group, as :func:`align_groups` returns it; every user of
-    ``per_user`` must have one. Metrics whose p-value is undefined (constant values) keep
+    ``groups`` maps user (index) to group, as :func:`align_groups` returns it (users matched by
+    their text); every user of ``per_user`` must have one. Metrics whose p-value is undefined (constant values) keep
     ``p_value_adj = None`` and take no part in the correction.
 
     Examples
@@ -365,7 +365,7 @@ def group_gaps(
     {'m': (-3.5, 0.2581), 'n': (0.0, 1.0)}
     """
     cols = [c for c in per_user.columns if c != user] if metrics is None else list(metrics)
-    labels = per_user[user].map(groups)
+    labels = per_user[user].astype(str).map(pd.Series(groups.to_numpy(), index=groups.index.astype(str)))
     if labels.isna().any():
         missing = per_user.loc[labels.isna(), user]
         raise DataError(f"{len(missing)} users have no group, e.g. {', '.join(map(str, missing[:3]))}")
@@ -386,13 +386,15 @@ def _with_adj(gap: GroupGap, p: float) -> GroupGap:
     return replace(gap, p_value_adj=p)
 
 
-def read_user_groups(source: str | Path | pd.DataFrame | Mapping[Any, Any], **options: Any) -> pd.DataFrame:
+def read_user_groups(source: str | Path | pd.DataFrame | pd.Series | Mapping[Any, Any], **options: Any) -> pd.DataFrame:
     """A ``user, group`` table from a file (read and checked by :func:`receval.data.tables.read_table`), a
     DataFrame or a ``{user: group}`` mapping; ``options`` go to ``read_table`` (``header=False`` …).
 
     >>> read_user_groups({1: "F", 2: "M"}).to_dict("list")
     {'user': [1, 2], 'group': ['F', 'M']}
     """
+    if isinstance(source, pd.Series):  # align_groups' answer: index user, values group
+        return pd.DataFrame({"user": source.index.to_numpy(), "group": source.astype(str).to_numpy()})
     if isinstance(source, Mapping):
         return pd.DataFrame({"user": list(source), "group": [str(g) for g in source.values()]})
     if isinstance(source, pd.DataFrame):
@@ -409,17 +411,18 @@ def read_user_groups(source: str | Path | pd.DataFrame | Mapping[Any, Any], **op
 
 def align_groups(
     users: Sequence[Any] | np.ndarray | pd.Index,
-    table: pd.DataFrame | Mapping[Any, Any],
+    table: pd.DataFrame | pd.Series | Mapping[Any, Any],
     *,
     unknown_group: str | None = None,
     source: str = "the user groups",
+    where: str = "the truth",
 ) -> pd.Series:
     """The group of each of ``users`` (the truth's), from a ``user, group`` table; checked.
 
     Users are matched by their text (``'12'`` is user 12). A user listed twice with two
     groups, a single group, or truth users without a group (unless ``unknown_group`` names
     the group that pools them) are DataErrors; users of the table missing from ``users``
-    are counted and named in a warning.
+    are counted and named in a warning. ``source`` and ``where`` name the table and the users in messages.
 
     Returns
     -------
@@ -448,11 +451,11 @@ def align_groups(
     if missing.any():
         if unknown_group is None:
             examples = ", ".join(map(str, index[missing.to_numpy()][:3]))
-            raise DataError(f"{int(missing.sum())} truth users have no group in {source} (e.g. {examples}); add "
+            raise DataError(f"{int(missing.sum())} users of {where} have no group in {source} (e.g. {examples}); add "
                             "them or pool them with --unknown-group NAME")  # fmt: skip
         out[missing] = unknown_group
     extra = sorted(set(mapping) - set(text))
     if extra:
-        warnings.warn(f"{len(extra)} users in {source} are not in the truth (e.g. {', '.join(extra[:3])}); "
+        warnings.warn(f"{len(extra)} users in {source} are not in {where} (e.g. {', '.join(extra[:3])}); "
                       "they are left out", stacklevel=2)  # fmt: skip
     return out

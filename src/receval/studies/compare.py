@@ -213,7 +213,7 @@ def _add_issue36(
     }
     if group_table is not None:
         users = pd.unique(long["user"])
-        groups = align_groups(users, group_table, unknown_group=unknown_group)
+        groups = align_groups(users, group_table, unknown_group=unknown_group, where="the evaluated users")
         result.groups = {
             run: group_gaps(table, groups, test=group_test, correction=correction, confidence=confidence,
                             n_resamples=n_resamples, seed=seed)
