@@ -149,14 +149,16 @@ def test_group_gaps_corrected_like_statsmodels():
 
 
 def test_align_groups_policies():
-    table = pd.DataFrame({"user": ["1", "2", "9"], "group": ["F", "M", "M"]})
+    table = pd.DataFrame({"user": ["1", "2", "3", "4", "9"], "group": ["F", "F", "M", "M", "M"]})
     with pytest.warns(UserWarning, match=r"1 users in the user groups are not in the truth \(e\.g\. 9\)"):
-        out = align_groups([1, 2, 3], table, unknown_group="unknown")
-    assert out.to_dict() == {1: "F", 2: "M", 3: "unknown"}
+        out = align_groups([1, 2, 3, 4, 5, 6], table, unknown_group="unknown")
+    assert out.to_dict() == {1: "F", 2: "F", 3: "M", 4: "M", 5: "unknown", 6: "unknown"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(DataError, match=r"^1 users of the truth have no group .*e\.g\. 3.*--unknown-group"):
-            align_groups([1, 2, 3], table)
+        with pytest.raises(DataError, match=r"^2 users of the truth have no group .*e\.g\. 5, 6.*--unknown-group"):
+            align_groups([1, 2, 3, 4, 5, 6], table)
+        with pytest.raises(DataError, match=r"two groups of at least 2 users of the truth; got unknown \(1\)"):
+            align_groups([1, 2, 3, 4, 5], table, unknown_group="unknown")
     with pytest.raises(DataError, match="one group only"):
         align_groups([1, 2], pd.DataFrame({"user": [1, 2], "group": ["F", "F"]}))
     with pytest.raises(DataError, match="two groups"):

@@ -420,9 +420,10 @@ def align_groups(
     """The group of each of ``users`` (the truth's), from a ``user, group`` table; checked.
 
     Users are matched by their text (``'12'`` is user 12). A user listed twice with two
-    groups, a single group, or truth users without a group (unless ``unknown_group`` names
-    the group that pools them) are DataErrors; users of the table missing from ``users``
-    are counted and named in a warning. ``source`` and ``where`` name the table and the users in messages.
+    groups, a single group, truth users without a group (unless ``unknown_group`` names
+    the group that pools them) and fewer than two groups of 2 users are DataErrors; users
+    of the table missing from ``users`` are counted and named in a warning. ``source`` and
+    ``where`` name the table and the users in messages.
 
     Returns
     -------
@@ -431,8 +432,9 @@ def align_groups(
 
     Examples
     --------
-    >>> align_groups([1, 2, 3], pd.DataFrame({"user": ["1", "2"], "group": ["F", "M"]}), unknown_group="?").to_dict()
-    {1: 'F', 2: 'M', 3: '?'}
+    >>> table = pd.DataFrame({"user": ["1", "2", "3", "4"], "group": ["F", "F", "M", "M"]})
+    >>> align_groups([1, 2, 3, 4, 5, 6], table, unknown_group="?").to_dict()
+    {1: 'F', 2: 'F', 3: 'M', 4: 'M', 5: '?', 6: '?'}
     """
     table = read_user_groups(table)
     keys = table["user"].astype(str).to_numpy()
@@ -454,6 +456,10 @@ def align_groups(
             raise DataError(f"{int(missing.sum())} users of {where} have no group in {source} (e.g. {examples}); add "
                             "them or pool them with --unknown-group NAME")  # fmt: skip
         out[missing] = unknown_group
+    sizes = out.value_counts()
+    if len(sizes) < 2 or sizes.min() < 2:
+        small = ", ".join(f"{g} ({n})" for g, n in sizes.items() if n < 2) or f"only {sizes.index[0]}"
+        raise DataError(f"{source}: a gap needs two groups of at least 2 users of {where}; got {small}")
     extra = sorted(set(mapping) - set(text))
     if extra:
         warnings.warn(f"{len(extra)} users in {source} are not in {where} (e.g. {', '.join(extra[:3])}); "
