@@ -110,3 +110,17 @@ def test_unknown_group_pools_and_extra_users_warn(tmp_path, capsys):
     assert counts == {"old": 6, "rest": 20, "young": 14}
     assert counts["old"] + counts["young"] == 20
     assert "1 users in --user-groups are not in the truth (e.g. 999)" in captured.err
+
+
+def test_python_evaluate_user_groups_equals_the_cli(tmp_path, capsys):
+    from receval import evaluate
+
+    truth, paths, groups = _world(tmp_path)
+    result = evaluate(pd.read_csv(paths["a"]), truth, "recall@5", threshold=4, user_groups=groups)
+    argv = ["evaluate", "--truth", str(tmp_path / "truth.csv"), "--recs", str(paths["a"]), "--metrics", "recall@5",
+            "--threshold", "4", "--user-groups", str(tmp_path / "groups.csv"), "--json"]  # fmt: skip
+    assert main(argv) == 0
+    cli = json.loads(capsys.readouterr().out)["groups"]["recall@5"]
+    assert result.groups is not None
+    assert json.loads(json.dumps(result.groups["recall@5"].to_dict())) == cli  # same numbers, bit for bit
+    assert evaluate(pd.read_csv(paths["a"]), truth, "recall@5", threshold=4).groups is None
