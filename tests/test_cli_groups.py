@@ -129,3 +129,18 @@ def test_python_evaluate_user_groups_equals_the_cli(tmp_path, capsys):
     # ids as text (the CLI) order the users differently from ints: the same seed draws other resamples
     assert py["ci"] == pytest.approx(cli["ci"], abs=0.02)
     assert evaluate(pd.read_csv(paths["a"]), truth, "recall@5", threshold=4).groups is None
+
+
+def test_report_has_group_gaps_distribution_and_ecdf(tmp_path, capsys):
+    _, paths, _ = _world(tmp_path)
+    report = tmp_path / "cmp.html"
+    argv = ["compare", "--truth", str(tmp_path / "truth.csv"), str(paths["a"]), str(paths["b"]), "--metrics",
+            "recall@5,precision@5", "--threshold", "4", "--user-groups", str(tmp_path / "groups.csv"),
+            "--distribution", "--report", str(report)]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "Gaps between user groups" in out and "CVaR@0.1" in out
+    page = report.read_text(encoding="utf-8")
+    assert 'id="group-gaps"' in page and 'id="utility-distribution"' in page
+    assert 'id="fig-utility-ecdf"' in page and "not drawn" not in page and "failed" not in page
+    assert page.count("<tr><td") >= 2 * 2 + 2 * 2  # a row per (run, metric) in both tables
