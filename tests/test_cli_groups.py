@@ -144,3 +144,32 @@ def test_report_has_group_gaps_distribution_and_ecdf(tmp_path, capsys):
     assert 'id="group-gaps"' in page and 'id="utility-distribution"' in page
     assert 'id="fig-utility-ecdf"' in page and "not drawn" not in page and "failed" not in page
     assert page.count("<tr><td") >= 2 * 2 + 2 * 2  # a row per (run, metric) in both tables
+
+
+def test_ml100k_gender_and_age_gaps_of_ndcg(ml100k_dir, tmp_path, capsys):
+    """Popularity on u1.base/u1.test, groups from u.user: the CLI's gaps equal scipy's on the per-user nDCG@10."""
+    users = pd.read_csv(ml100k_dir / "u.user", sep="|", header=None, names=["user", "age", "gender", "job", "zip"])
+    users[["user", "gender"]].rename(columns={"gender": "group"}).to_csv(tmp_path / "gender.csv", index=False)
+    bands = pd.cut(users["age"], [0, 24, 34, 44, 200], labels=["<25", "25-34", "35-44", "45+"]).astype(str)
+    pd.DataFrame({"user": users["user"], "group": bands}).to_csv(tmp_path / "age.csv", index=False)
+    recs = tmp_path / "pop.tsv"
+    argv = ["recommend", "--train", str(ml100k_dir / "u1.base"), "-f", "movielens-100k", "--test",
+            str(ml100k_dir / "u1.test"), "-a", "popularity", "-o", str(recs), "--k", "10"]  # fmt: skip
+    assert main(argv) == 0
+    per_user = tmp_path / "per_user.csv"
+    base = ["evaluate", "--truth", str(ml100k_dir / "u1.test"), "--truth-format", "movielens-100k", "--recs",
+            str(recs), "--metrics", "ndcg@10", "--threshold", "4", "--per-user", str(per_user), "--json"]  # fmt: skip
+    capsys.readouterr()
+    assert main([*base, "--user-groups", str(tmp_path / "gender.csv")]) == 0
+    gender = json.loads(capsys.readouterr().out)["groups"]["ndcg@10"]
+    assert main([*base, "--user-groups", str(tmp_path / "age.csv"), "--group-test", "mannwhitney"]) == 0
+    age = json.loads(capsys.readouterr().out)["groups"]["ndcg@10"]
+    values = pd.read_csv(per_user).dropna().merge(users, on="user")
+    f, m = (values.loc[values["gender"] == g, "ndcg@10"].to_numpy() for g in ("F", "M"))
+    assert gender["counts"] == {"F": len(f), "M": len(m)} and len(f) + len(m) == 456
+    assert gender["gap"] == pytest.approx(f.mean() - m.mean(), rel=1e-12)
+    assert gender["p_value"] == pytest.approx(stats.ttest_ind(f, m, equal_var=False).pvalue, rel=1e-9)
+    by_band = [values.loc[bands[values["user"] - 1].to_numpy() == b, "ndcg@10"].to_numpy() for b in sorted(set(bands))]
+    assert age["gap_kind"] == "range" and age["test"] == "Kruskal–Wallis H test"
+    assert age["p_value"] == pytest.approx(stats.kruskal(*by_band).pvalue, rel=1e-9)
+    assert age["gap"] == pytest.approx(max(b.mean() for b in by_band) - min(b.mean() for b in by_band), rel=1e-12)
