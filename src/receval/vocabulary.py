@@ -90,6 +90,9 @@ __all__ = [
     "Ties",
     "TestName",
     "UNIFORM_ONLY_CORRECTIONS",
+    "UNPAIRED_TEST_NAMES",
+    "UNPAIRED_TEST_NAMES_K",
+    "UnpairedTest",
     "cold_start_policy",
     "sampled_word",
     "split_candidates",
@@ -150,6 +153,18 @@ STATISTIC_NAMES: dict[TestName, str] = {
     "ttest": "t",
     "wilcoxon": "W = min(R+, R−)",
     "permutation": "mean difference",
+}
+# unpaired tests of a gap between user groups (receval.stats.groups): two groups, then more than two
+UnpairedTest = Literal["welch", "mannwhitney", "permutation"]
+UNPAIRED_TEST_NAMES: dict[UnpairedTest, str] = {
+    "welch": "Welch's t-test",
+    "mannwhitney": "Mann–Whitney U test",
+    "permutation": "unpaired permutation test of the difference of means",
+}
+UNPAIRED_TEST_NAMES_K: dict[UnpairedTest, str] = {
+    "welch": "one-way ANOVA F-test",
+    "mannwhitney": "Kruskal–Wallis H test",
+    "permutation": "unpaired permutation test of the range of group means",
 }
 # each multiple-comparison correction in words (``none``: p-values as the test gives them).
 CORRECTION_NAMES: dict[Correction, str] = {

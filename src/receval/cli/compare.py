@@ -37,13 +37,20 @@ from receval.cli.common import (
     one_of,
     table_reader,
 )
-from receval.cli.evaluate import (
+from receval.cli.evaluate import (  # the group options: issue 36
     ColdStartOption,
+    GroupTestOption,
     OutputOption,
     RecsFormat,
     ThresholdOption,
     TruthFormat,
+    UnknownGroupOption,
+    UserGroupsOption,
+    check_group_options,
     cold_start_line,
+    groups_table,
+    json_clean,
+    truth_groups,
 )
 from receval.cli.output import Table, output_format, print_table
 from receval.data import _source
@@ -109,11 +116,32 @@ def compare_command(
     timestamp: TimestampColumn = None,
     no_header: NoHeader = False,
     cold_start: ColdStartOption = "empty",
+    # --- issue 36 (user groups, utility distribution) ---
+    user_groups: UserGroupsOption = None,
+    unknown_group: UnknownGroupOption = None,
+    group_test: GroupTestOption = "welch",
+    distribution: Annotated[
+        bool,
+        typer.Option(
+            "--distribution",
+            help="Per metric and run: per-user quantiles, Gini, CVaR at --cvar-level and helped/hurt shares against "
+            "the first run, with bootstrap intervals and a paired test of the CVaR difference.",
+        ),
+    ] = False,
+    cvar_level: Annotated[
+        float, typer.Option("--cvar-level", help="With --distribution: the worst share of users, in (0, 1].")
+    ] = 0.1,
+    # --- end issue 36 ---
 ) -> None:
     """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
     from receval.studies.compare import compare_runs
 
     fmt = output_format(output, as_json)
+    group_table, group_kind = check_group_options(user_groups, unknown_group, group_test, no_header)  # issue 36
+    if distribution or cvar_level != 0.1:  # issue 36
+        from receval.stats.distribution import check_cvar_level
+
+        check_cvar_level(cvar_level, "--cvar-level")
     named = _named(runs)
     test_kind = one_of(test, _TESTS, "--test")
     correction_kind = one_of(correction, _CORRECTIONS, "--correction")
@@ -136,6 +164,7 @@ def compare_command(
         for name, path in named.items()
     }
     train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format", arrow=True) if train else None
+    groups_of_truth = truth_groups(truth_frame, group_table, unknown_group)  # issue 36: checked before any run
     result = compare_runs(
         frames,
         truth_frame,
@@ -147,6 +176,10 @@ def compare_command(
         threshold=threshold,
         train=train_frame,
         cold_start=policy,
+        user_groups=groups_of_truth,  # issue 36
+        group_test=group_kind,
+        distribution=distribution,
+        cvar_level=cvar_level,
     )
     if report is not None:
         from receval.report.compare import compare_report
@@ -158,6 +191,7 @@ def compare_command(
             "tests": [{k: _plain(v) for k, v in row.items()} for row in result.tests.to_dict("records")],
             "conventions": {name: result.conventions[name].to_dict() for name in named},
         }
+        body.update(_issue36_json(result))  # issue 36: "groups", "distribution"
         typer.echo(json.dumps(body, default=_plain))
         return
     without = {name: result.conventions[name].users_without_list or 0 for name in named}
@@ -172,8 +206,49 @@ def compare_command(
     tests = Table.from_frame(result.tests, title=title, index=False)
     tests.float_format = "{:.4g}"  # p-values span orders of magnitude
     print_table(tests, fmt)
+    _issue36_tables(result, fmt)
     if report is not None:
         typer.echo(f"report written to {report}", err=True)
+
+
+# --- issue 36 (user groups, utility distribution): helpers ---
+def _issue36_json(result: Any) -> dict[str, Any]:
+    """``groups``: ``{run: {metric: gap}}``; ``distribution``: ``{metric: {run: ...}}`` (only those asked)."""
+    body: dict[str, Any] = {}
+    if result.groups is not None:
+        body["groups"] = {run: {m: g.to_dict() for m, g in gaps.items()} for run, gaps in result.groups.items()}
+    if result.distribution is not None:
+        body["distribution"] = result.distribution
+    return json_clean(body)
+
+
+def _issue36_tables(result: Any, fmt: str) -> None:
+    """The group gaps and the utility distributions as tables (text, markdown, CSV …)."""
+    if result.groups is not None:
+        print_table(groups_table(result.groups), fmt)
+    if not result.distribution:
+        return
+    first_metric = next(iter(result.distribution.values()))
+    baseline = next(iter(first_metric))
+    level = first_metric[baseline]["cvar_level"]
+    quantile_names = [f"q{q:g}" for q in first_metric[baseline]["quantiles"]]
+    header = ["metric", "run", "mean", *quantile_names, f"CVaR@{level:g}", "CVaR CI", "Gini", "helped", "hurt",
+              "CVaR diff", "p (CVaR diff)"]  # fmt: skip
+    rows = []
+    for metric, runs in result.distribution.items():
+        for run, d in runs.items():
+            vs = d.get("vs_first", {})
+            lo, hi = d["ci"]["cvar"]
+            risk = [vs.get(k) for k in ("helped", "hurt", "cvar_diff", "cvar_p_value")]
+            rows.append([metric, run, d["mean"], *d["quantiles"].values(), d["cvar"], f"[{lo:.4g}, {hi:.4g}]",
+                         d["gini"], *risk])  # fmt: skip
+    title = f"Per-user utility; helped, hurt and CVaR difference against {baseline}"
+    table = Table(header, rows, title=title)
+    table.float_format = "{:.4g}"
+    print_table(table, fmt)
+
+
+# --- end issue 36 ---
 
 
 def register(app: typer.Typer) -> None:

@@ -166,6 +166,9 @@ def evaluate_command(
     weighting: Annotated[str, typer.Option("--weighting", help="With --points: event or user.")] = "event",
     repeat: Annotated[str | None, typer.Option("--repeat", help="With --points: only or exclude.")] = None,
     exclude_history: Annotated[bool, typer.Option("--exclude-history", help=EXCLUDE_HISTORY_HELP)] = False,
+    user_groups: UserGroupsOption = None,
+    unknown_group: UnknownGroupOption = None,
+    group_test: GroupTestOption = "welch",
 ) -> None:
     """Evaluate recommendation lists and/or rating predictions against held-out truth."""
     from receval.data.tables import read_aspects
@@ -185,7 +188,13 @@ def evaluate_command(
 
         check_output_file(per_user, "--per-user")
     fmt = output_format(output, as_json)
-    if points or weighting != "event" or repeat is not None or exclude_history:  # next-item evaluation points
+    group_table, group_kind = check_group_options(user_groups, unknown_group, group_test, no_header)
+    if group_table is not None and shards is not None:
+        raise ConfigError("--user-groups applies to evaluation without --shards; leave one out")
+    points_asked = points or weighting != "event" or repeat is not None or exclude_history
+    if group_table is not None and points_asked:
+        raise ConfigError("--user-groups applies to per-user evaluation, not to --points; leave one out")
+    if points_asked:  # next-item evaluation points
         read = table_reader(user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp,
                             no_header=no_header)  # fmt: skip
         _points(read, truth, recs, train, metric_list, points, weighting, repeat, exclude_history,
@@ -228,6 +237,7 @@ def evaluate_command(
 
         if (line := leakage_warning(train_frame, truth_frame)) is not None:
             typer.echo(line, err=True)
+    groups_of_truth = truth_groups(truth_frame, group_table, unknown_group)  # checked before any scoring
     aspect_frame = read_aspects(aspects, header=False if no_header else None) if aspects is not None else None
     barrier = None
     if barrier_data is not None:
@@ -257,10 +267,15 @@ def evaluate_command(
         )
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
-    _report(result, per_user, fmt)
+    gaps = None
+    if groups_of_truth is not None:  # issue 36
+        from receval.stats.groups import group_gaps
+
+        gaps = group_gaps(result.per_user, groups_of_truth, test=group_kind)  # Holm across the metrics
+    _report(result, per_user, fmt, gaps)
 
 
-def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
+def _report(result: EvaluationResult, per_user: Path | None, fmt: str, gaps: Mapping[str, Any] | None = None) -> None:
     """Write the per-user table (if asked) and print the summary in the output format."""
     if per_user is not None:
         from receval.data.writers import write_table
@@ -270,6 +285,8 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
     if fmt == "json":  # {metric as typed: value}, the conventions under one extra key
         body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
         body["conventions"] = conv.to_dict()
+        if gaps is not None:  # issue 36
+            body["groups"] = json_clean({m: g.to_dict() for m, g in gaps.items()})
         typer.echo(json.dumps(body, default=_plain))
         return
     if fmt == "table":
@@ -282,6 +299,8 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str) -> None:
         if conv.users_without_list:
             typer.echo(f"truth users without a list (scored as empty lists): {conv.users_without_list}")
     print_table(_summary_table(result), fmt)
+    if gaps is not None:  # issue 36
+        print_table(groups_table({"": gaps}), fmt)
 
 
 def cold_start_line(conv: Conventions) -> str:
@@ -376,3 +395,83 @@ def register(app: typer.Typer) -> None:
 EXAMPLES: dict[str, str] = {
     "evaluate": "receval evaluate --truth test.tsv --recs recs.tsv --metrics ndcg@10,precision@10 --threshold 4"
 }
+
+
+# --- issue 36 (user groups): options and helpers shared with `receval compare` ---
+UserGroupsOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--user-groups",
+        help="A CSV/TSV user,group: every per-user metric's gap between the groups, with an unpaired test, "
+        "a bootstrap interval and Hedges' g.",
+    ),
+]
+UnknownGroupOption = Annotated[
+    str | None,
+    typer.Option("--unknown-group", help="With --user-groups: pool truth users without a group under this name."),
+]
+GroupTestOption = Annotated[
+    str,
+    typer.Option("--group-test", help="With --user-groups: the unpaired test: welch, mannwhitney or permutation."),
+]
+
+
+def check_group_options(
+    user_groups: Path | None, unknown_group: str | None, group_test: str, no_header: bool
+) -> tuple[Any, Any]:
+    """The group file read and checked and the test's name checked, before any other file is read."""
+    from receval.cli.common import one_of
+    from receval.vocabulary import UNPAIRED_TEST_NAMES
+
+    kind = one_of(group_test, tuple(UNPAIRED_TEST_NAMES), "--group-test")
+    if user_groups is None:
+        if unknown_group is not None:
+            raise ConfigError("--unknown-group applies with --user-groups FILE; add one or leave it out")
+        return None, kind
+    from receval.stats.groups import read_user_groups
+
+    return read_user_groups(user_groups, header=False if no_header else None), kind
+
+
+def truth_groups(truth_frame: Any, group_table: Any, unknown_group: str | None) -> Any:
+    """The group of every truth user (checked: one-group files, truth users without a group, unknown users)."""
+    if group_table is None:
+        return None
+    import pandas as pd
+
+    from receval.stats.groups import align_groups
+
+    users = pd.unique(pd.Series(truth_frame.column("user").to_pylist()))
+    return align_groups(users, group_table, unknown_group=unknown_group, source="--user-groups")
+
+
+def groups_table(gaps_by_run: Mapping[str, Mapping[str, Any]]) -> Table:
+    """One row per (run, metric): the group means, the gap, its test, p-values, interval and Hedges' g."""
+    rows = []
+    for run, gaps in gaps_by_run.items():
+        for metric, g in gaps.items():
+            means = ", ".join(f"{name} {value:.4g} (n={g.counts[name]})" for name, value in g.values.items())
+            gap = f"{g.gap:.4g}" + (" (max-min)" if g.gap_kind == "range" else "")
+            rows.append([*([run] if run else []), metric, means, gap, f"[{g.ci[0]:.4g}, {g.ci[1]:.4g}]", g.test,
+                         g.p_value, g.p_value_adj, g.effect_size])  # fmt: skip
+    header = ["metric", "group means", "gap", "CI", "test", "p", "p corrected", "Hedges' g"]
+    first = next(iter(gaps_by_run), "")
+    table = Table((["run"] if first else []) + header, rows, title="Gaps between user groups")
+    table.float_format = "{:.4g}"
+    return table
+
+
+def json_clean(value: Any) -> Any:
+    """Nested dicts and lists with NaN/inf as null and numpy scalars as Python numbers (strict JSON)."""
+    if isinstance(value, Mapping):
+        return {str(k): json_clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_clean(v) for v in value]
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# --- end issue 36 ---

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from receval.stats.barrier import OverfittingCheck
+    from receval.stats.groups import GroupGap
 
 __all__ = ["Conventions", "EvaluationResult"]
 
@@ -150,6 +151,8 @@ class EvaluationResult:
     predictions : DataFrame or None
         From :func:`evaluate_model` with a rating predictor and error metrics: the
         predictions ``user, item, prediction`` on the evaluated test pairs (original ids).
+    groups : dict or None
+        With ``evaluate(user_groups=)``: ``{metric: GroupGap}`` (:func:`receval.stats.groups.group_gaps`).
     """
 
     def __init__(
@@ -167,6 +170,7 @@ class EvaluationResult:
         self.overfitting = overfitting
         self.rankings = rankings
         self.predictions = predictions
+        self.groups: dict[str, GroupGap] | None = None  # evaluate(user_groups=): {metric: gap between user groups}
 
     @property
     def per_user(self) -> pd.DataFrame:

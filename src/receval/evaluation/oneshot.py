@@ -104,6 +104,8 @@ def evaluate(
     convention: str | None = None,
     ranks: Ranks = "order",
     cold_start: ColdStart = COLD_START_DEFAULT,
+    user_groups: Any = None,
+    unknown_group: str | None = None,
 ) -> EvaluationResult:
     """Evaluate recommendation lists and/or rating predictions against held-out truth.
 
@@ -184,6 +186,11 @@ def evaluate(
         as long as the largest cutoff, or the longest list given when no metric has one);
         ``"exclude"`` and ``"fallback"`` need ``train``. See :mod:`receval.cold_start` and
         docs/concepts.md, "Cold-start users: one policy".
+    user_groups, unknown_group
+        A ``user, group`` table (a path, a DataFrame or a ``{user: group}`` mapping): every
+        per-user metric's gap between the groups of the evaluated users in ``result.groups``
+        (:func:`receval.stats.groups.group_gaps`: Welch's t-test, Holm across metrics);
+        users without a group are an error unless ``unknown_group`` names the group that pools them.
 
     Returns
     -------
@@ -216,6 +223,11 @@ def evaluate(
         raise MetricError(f"empty_users must be 'skip' or 'zero', got {empty_users!r}")
     ties = check_ties(("input" if preset is None else preset_ties(preset)) if ties is None else ties)
     policy = check_cold_start(cold_start, train)
+    group_table = None
+    if user_groups is not None:  # read and checked before any work; pandas and scipy only when asked
+        from receval.stats.groups import read_user_groups
+
+        group_table = read_user_groups(user_groups)
     aligned = align(
         recommendations, truth, width=_needed_width(specs), train=train, aspects=aspects, predictions=predictions,
         users=users, unknown_users=unknown_users, columns=columns, ties=ties, ranks=ranks,
@@ -263,6 +275,12 @@ def evaluate(
     _log.info("evaluate: %d metrics computed over %d users", len(specs), len(aligned.users))
     if barrier is not None:
         result.overfitting = _check_barrier(result, specs, barrier)
+    if group_table is not None:
+        from receval.stats.groups import align_groups, group_gaps
+
+        where = "the evaluated users"
+        groups = align_groups(aligned.user_ids, group_table, unknown_group=unknown_group, where=where)
+        result.groups = group_gaps(result.per_user, groups)
     return result
 
 

@@ -13,7 +13,11 @@
   are one family of comparisons, which the page names;
 - one figure: each per-user metric's mean per run with its bootstrap interval;
 - the tests table, headed by the test and correction actually used, p-values in
-  scientific notation when small, one number format per column.
+  scientific notation when small, one number format per column;
+- with ``user_groups=``: the gaps between user groups per run and metric (group means,
+  gap, interval, test, p-values, Hedges' g); with ``distribution=True``: the per-user
+  utility quantiles, CVaR and risk–reward against the first run, and one figure of each
+  metric's empirical CDF of per-user values per run (issue 36).
 
 Examples
 --------
@@ -193,6 +197,7 @@ def compare_report(
     _figure(rep, result, comparison)
     rep.heading("Paired tests")
     rep.raw(_tests_html(result.tests, test, correction, alpha, comparison))
+    _issue36_sections(rep, result, alpha)
     with publish(out.parent) as publication:
         write_text(publication.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
     return out
@@ -369,3 +374,111 @@ def _tests_html(
         f'<table id="paired-tests"><caption class="muted">{_esc(caption)}</caption>'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
+
+
+# --- issue 36 (user groups, utility distribution) ---
+def _issue36_sections(rep: Report, result: RunComparison, alpha: float) -> None:
+    """The group gaps table, the utility distribution table and the ECDF figure, when the comparison has them."""
+    if result.groups:
+        rep.heading("Gaps between user groups")
+        rep.raw(_groups_html(result.groups, alpha))
+    if result.distribution:
+        rep.heading("Per-user utility: the worst-served users")
+        rep.raw(_distribution_html(result.distribution, alpha))
+        per_user = result.per_user[result.per_user["metric"].isin(list(result.distribution))]
+        rep.figure(
+            "utility-ecdf",
+            "Empirical CDF of each metric's per-user values per run (a curve to the right and below serves users "
+            "better; the left end is the worst-served users)",
+            partial(_ecdf_figure, per_user, rep.styles),
+        )
+
+
+def _groups_html(groups: Mapping[str, Mapping[str, Any]], alpha: float) -> str:
+    rows = []
+    for run, gaps in groups.items():
+        for metric, g in gaps.items():
+            means = ", ".join(f"{name} {_format(v)} (n = {g.counts[name]:,})" for name, v in g.values.items())
+            kind = "first − second" if g.gap_kind == "difference" else "max − min"
+            adj = g.p_value_adj if g.p_value_adj is not None else float("nan")
+            strong = math.isfinite(adj) and adj < alpha
+            cells = [run, metric, means, f"{_format(g.gap)} ({kind})", f"[{_format(g.ci[0])}, {_format(g.ci[1])}]",
+                     g.test, format_pvalue(g.p_value), format_pvalue(adj),
+                     "–" if not math.isfinite(g.effect_size) else f"{g.effect_size:.2f}"]  # fmt: skip
+            body = "".join(
+                ('<td class="best">' if strong and i == 7 else '<td class="text">' if i < 3 else "<td>")
+                + f"{_esc(str(c))}</td>"
+                for i, c in enumerate(cells)
+            )
+            rows.append(f"<tr>{body}</tr>")
+    head = "".join(f"<th>{_esc(h)}</th>" for h in ("run", "metric", "group means", "gap", "CI", "test", "p",
+                                                     "p adjusted", "Hedges' g"))  # fmt: skip
+    caption = (f"Unpaired test per run and metric, p-values corrected across each run's metrics; adjusted p below "
+               f"α = {alpha:g} in bold; bootstrap interval of the gap resampling users within each group")  # fmt: skip
+    return (f'<table id="group-gaps"><caption class="muted">{_esc(caption)}</caption><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
+
+
+def _distribution_html(distribution: Mapping[str, Mapping[str, Any]], alpha: float) -> str:
+    first = next(iter(distribution.values()))
+    baseline = next(iter(first))
+    level = first[baseline]["cvar_level"]
+    quantiles = list(first[baseline]["quantiles"])
+    head = ["metric", "run", "mean", *(f"q{q:g}" for q in quantiles), f"CVaR@{level:g} [CI]", "Gini",
+            f"helped / hurt vs {baseline}", "CVaR − first [CI]", "p (CVaR)"]  # fmt: skip
+    rows = []
+    for metric, runs in distribution.items():
+        for run, d in runs.items():
+            vs = d.get("vs_first")
+            lo, hi = d["ci"]["cvar"]
+            cells = [metric, run, _format(d["mean"]), *(_format(v) for v in d["quantiles"].values()),
+                     f"{_format(d['cvar'])} [{_format(lo)}, {_format(hi)}]",
+                     "–" if d["gini"] is None else _format(d["gini"])]  # fmt: skip
+            if vs is None:
+                cells += ["–", "–", "–"]
+            else:
+                dlo, dhi = vs["ci"]["cvar_diff"]
+                cells += [f"{vs['helped']:.1%} / {vs['hurt']:.1%}",
+                          f"{_format(vs['cvar_diff'])} [{_format(dlo)}, {_format(dhi)}]",
+                          format_pvalue(vs["cvar_p_value"])]  # fmt: skip
+            strong = vs is not None and vs["cvar_p_value"] < alpha
+            body = "".join(
+                ('<td class="best">' if strong and i == len(cells) - 1 else '<td class="text">' if i < 2 else "<td>")
+                + f"{_esc(str(c))}</td>"
+                for i, c in enumerate(cells)
+            )
+            rows.append(f"<tr>{body}</tr>")
+    caption = (f"CVaR@{level:g}: mean of the worst {level:.0%} of users (Rockafellar–Uryasev weights); helped/hurt: "
+               f"share of users above/below {baseline}; p: paired randomisation test of the CVaR difference "
+               "(not corrected); intervals: percentile bootstrap over users")  # fmt: skip
+    header = "".join(f"<th>{_esc(h)}</th>" for h in head)
+    return (f'<table id="utility-distribution"><caption class="muted">{_esc(caption)}</caption><thead><tr>{header}'
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")  # fmt: skip
+
+
+def _ecdf_figure(per_user: pd.DataFrame, styles: Mapping[str, Mapping[str, Any]] | None) -> Any:
+    """One panel per metric (at most 6): each run's empirical CDF of per-user values, as a step curve."""
+    from receval.report.style import figure
+    from receval.stats.distribution import ecdf
+
+    metrics = list(dict.fromkeys(per_user["metric"]))[:6]
+    ncols = min(len(metrics), 3)
+    fig, axes = figure(-(-len(metrics) // ncols), ncols, width=3.6, height=2.8)
+    for i, ax in enumerate(axes.flat):
+        if i >= len(metrics):
+            ax.set_visible(False)
+            continue
+        part = per_user[per_user["metric"] == metrics[i]]
+        for run, values in part.groupby("system", sort=False)["value"]:
+            look = dict((styles or {}).get(str(run), {}))
+            x, f = ecdf(values.to_numpy(dtype=float))
+            ax.step(np.r_[x[0], x], np.r_[0.0, f], where="post", label=str(run), color=look.get("color"),
+                    linestyle=look.get("linestyle", "-"))  # fmt: skip
+        ax.set_title(metrics[i])
+        ax.set_xlabel("per-user value")
+        ax.set_ylabel("share of users ≤ value")
+        ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+# --- end issue 36 ---

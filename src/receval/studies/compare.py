@@ -36,7 +36,9 @@ from receval.errors import ConfigError
 from receval.evaluation import evaluate
 from receval.evaluation.align import as_table
 from receval.metrics import MetricList
+from receval.stats.groups import GroupGap, align_groups, group_gaps, read_user_groups  # issue 36
 from receval.stats.significance import Correction, TestName, compare_systems
+from receval.vocabulary import UnpairedTest  # issue 36
 
 __all__ = ["RunComparison", "compare_runs"]
 
@@ -59,12 +61,21 @@ class RunComparison:
     conventions : dict
         ``{run: the Conventions of its evaluation}`` plus ``"comparison"``: ``test``,
         ``correction``, ``baseline``, ``confidence``, ``n_resamples`` and ``seed`` as used.
+    groups : dict or None
+        With ``user_groups=``: ``{run: {metric: GroupGap}}`` (:func:`receval.stats.groups.group_gaps`,
+        p-values corrected across the metrics of each run).
+    distribution : dict or None
+        With ``distribution=True``: ``{metric: {run: {...}}}``, each run's
+        :func:`receval.stats.distribution.describe` and, for every run but the first, ``"vs_first"``:
+        :func:`receval.stats.distribution.compare_to` against the first run over the users both score.
     """
 
     summary: pd.DataFrame
     tests: pd.DataFrame
     per_user: pd.DataFrame
     conventions: dict[str, Any] = field(default_factory=dict)
+    groups: dict[str, dict[str, GroupGap]] | None = None
+    distribution: dict[str, dict[str, dict[str, Any]]] | None = None
 
 
 def compare_runs(
@@ -79,6 +90,13 @@ def compare_runs(
     n_resamples: int = 2_000,
     seed: int = 0,
     convention: str | None = None,
+    # --- issue 36 (user groups, utility distribution) ---
+    user_groups: Any = None,
+    unknown_group: str | None = None,
+    group_test: UnpairedTest = "welch",
+    distribution: bool = False,
+    cvar_level: float = 0.1,
+    # --- end issue 36 ---
     **evaluate_options: Any,
 ) -> RunComparison:
     """Evaluate every run on ``truth`` and compare them pairwise, metric by metric.
@@ -97,6 +115,15 @@ def compare_runs(
     convention
         A library's conventions for every run (``"trec_eval"``, ``"ranx"`` …:
         :data:`receval.metrics.conventions.CONVENTION_NAMES`), as ``evaluate(convention=)``.
+    user_groups, unknown_group, group_test
+        A ``user, group`` table, a path to one or a ``{user: group}`` mapping: every per-user
+        metric's gap between the groups of the truth's users, per run (``result.groups``), with
+        ``group_test`` (``welch``, ``mannwhitney``, ``permutation``) and ``correction`` across
+        metrics; truth users without a group are an error unless ``unknown_group`` names the
+        group that pools them (:func:`receval.stats.groups.align_groups`).
+    distribution, cvar_level
+        Add each metric's per-user utility distribution per run (quantiles, Gini, CVaR at
+        ``cvar_level``) and the risk–reward of every run against the first (``result.distribution``).
     evaluate_options
         Passed to :func:`receval.evaluate` for every run (``threshold``, ``train`` …); a
         ``train`` table makes coverage-type metrics count over the same catalogue as
@@ -109,6 +136,7 @@ def compare_runs(
         raise ConfigError(f"run names must be distinct, got {names}")
     if baseline is not None and baseline not in names:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs {names}")
+    group_table = _check_issue36(user_groups, distribution, cvar_level)
     truth = as_table(truth, "truth", evaluate_options.get("columns"))  # a path is read once for every run
     if evaluate_options.get("train") is not None:
         evaluate_options["train"] = as_table(evaluate_options["train"], "train", evaluate_options.get("columns"))
@@ -148,4 +176,75 @@ def compare_runs(
         "n_resamples": n_resamples,
         "seed": seed,
     }
-    return RunComparison(summary=summary, tests=tests, per_user=per_user, conventions=conventions)
+    comparison = RunComparison(summary=summary, tests=tests, per_user=per_user, conventions=conventions)
+    _add_issue36(comparison, group_table, unknown_group, group_test, correction, distribution, cvar_level,
+                 confidence=confidence, n_resamples=n_resamples, seed=seed)  # fmt: skip
+    return comparison
+
+
+# --- issue 36 (user groups, utility distribution): helpers ---
+def _check_issue36(user_groups: Any, distribution: bool, cvar_level: float) -> pd.DataFrame | None:
+    """The group table read and the CVaR level checked before any run is evaluated."""
+    if distribution:
+        from receval.stats.distribution import check_cvar_level
+
+        check_cvar_level(cvar_level, "cvar_level")
+    return None if user_groups is None else read_user_groups(user_groups)
+
+
+def _add_issue36(
+    result: RunComparison,
+    group_table: pd.DataFrame | None,
+    unknown_group: str | None,
+    group_test: UnpairedTest,
+    correction: Correction,
+    distribution: bool,
+    cvar_level: float,
+    *,
+    confidence: float,
+    n_resamples: int,
+    seed: int,
+) -> None:
+    """Fill ``result.groups`` and ``result.distribution`` from the per-user values."""
+    long = result.per_user
+    wide = {
+        run: part.pivot(index="user", columns="metric", values="value").reset_index()
+        for run, part in long.groupby("system", sort=False)
+    }
+    if group_table is not None:
+        users = pd.unique(long["user"])
+        groups = align_groups(users, group_table, unknown_group=unknown_group, where="the evaluated users")
+        result.groups = {
+            run: group_gaps(table, groups, test=group_test, correction=correction, confidence=confidence,
+                            n_resamples=n_resamples, seed=seed)
+            for run, table in wide.items()
+        }  # fmt: skip
+    if distribution:
+        from receval.stats.distribution import compare_to, describe
+
+        runs = list(result.summary.index)
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for metric in result.summary.columns:
+            series = {
+                run: wide[run].set_index("user")[metric].dropna() if metric in wide[run] else pd.Series(dtype=float)
+                for run in runs
+            }
+            if any(s.empty for s in series.values()):  # a system-level metric
+                continue
+            first = series[runs[0]]
+            per_run: dict[str, dict[str, Any]] = {}
+            for run in runs:
+                per_run[run] = describe(series[run].to_numpy(), cvar_level=cvar_level, confidence=confidence,
+                                        n_resamples=n_resamples, seed=seed)  # fmt: skip
+                if run != runs[0]:
+                    common = first.index.intersection(series[run].index)
+                    per_run[run]["vs_first"] = {
+                        "baseline": runs[0],
+                        **compare_to(series[run][common].to_numpy(), first[common].to_numpy(), cvar_level=cvar_level,
+                                     confidence=confidence, n_resamples=n_resamples, seed=seed),
+                    }  # fmt: skip
+            out[metric] = per_run
+        result.distribution = out
+
+
+# --- end issue 36 ---
