@@ -32,7 +32,7 @@ Examples
 [[1.0, 0.753, 0.0], [0.753, 1.0, 0.0], [0.0, 0.0, 1.0]]
 >>> f = friedman_nemenyi(np.array([[0.9, 0.8, 0.7], [0.8, 0.9, 0.6], [0.9, 0.7, 0.5], [0.95, 0.9, 0.6]]), list("xyz"))
 >>> f.avg_ranks.tolist(), round(f.statistic, 3), round(f.cd, 3)
-[[1.25, 1.75, 3.0], 6.5, 1.657]
+([1.25, 1.75, 3.0], 6.5, 1.657)
 """
 
 from __future__ import annotations
@@ -186,9 +186,7 @@ def _check_matrix(values: np.ndarray, names: Sequence[str], what: str, rows: str
     if x.ndim != 2:
         raise DataError(f"{what} needs a 2-d {rows} x systems matrix, got shape {x.shape}")
     if x.shape[1] < 2 or len(names) != x.shape[1]:
-        raise DataError(
-            f"{what} needs at least two systems with one name each, got {x.shape[1]} and {len(names)} names"
-        )
+        raise DataError(f"{what} needs two or more systems, one name each; got {x.shape[1]} and {len(names)} names")
     if x.shape[0] < 2:
         raise DataError(f"{what} needs at least two {rows}, got {x.shape[0]}")
     if not np.all(np.isfinite(x)):
