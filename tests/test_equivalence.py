@@ -57,3 +57,46 @@ def test_alpha_and_variance_refused() -> None:
         tost_paired([1.0, 2.0], [1.0, 1.0], margin=0.1, alpha=0.0)
     with pytest.raises(DataError, match="all equal"):
         tost_paired([1.0, 2.0], [0.0, 1.0], margin=0.1)
+
+
+def _runs(tmp_path):
+    rng = np.random.default_rng(0)
+    truth, runs = ["user,item,rating"], {name: ["user,item,rank"] for name in "abc"}
+    for u in range(300):
+        rel = rng.choice(40, 6, replace=False)
+        truth += [f"{u},{i},{1 + i % 5}" for i in rel]
+        for name in "abc":
+            hits = list(rel[:3]) if name == "c" else []
+            rest = [i for i in rng.permutation(40) if i not in hits][: 10 - len(hits)]
+            runs[name] += [f"{u},{i},{r + 1}" for r, i in enumerate(hits + rest)]
+    (tmp_path / "t.csv").write_text("\n".join(truth) + "\n")
+    for name, lines in runs.items():
+        (tmp_path / f"{name}.csv").write_text("\n".join(lines) + "\n")
+    return [str(tmp_path / f"{name}.csv") for name in "abc"]
+
+
+def test_compare_margin_and_mde(tmp_path, capsys) -> None:
+    import json
+
+    from statsmodels.stats.power import TTestPower
+
+    from receval import evaluate
+    from receval.cli import main
+
+    files = _runs(tmp_path)
+    truth = str(tmp_path / "t.csv")
+    assert main(["compare", "--truth", truth, *files[:2], "--metrics", "P@10", "--margin", "10%", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)["tests"][0]
+    a = evaluate(files[0], truth, ["P@10"]).per_user.set_index("user")["P@10"]
+    b = evaluate(files[1], truth, ["P@10"]).per_user.set_index("user")["P@10"]
+    d = (a - b).to_numpy()
+    assert row["margin"] == pytest.approx(0.1 * b.mean())
+    p, _, _ = ttost_paired(a.to_numpy(), b.to_numpy(), -row["margin"], row["margin"])
+    assert row["tost_p"] == pytest.approx(p) and row["equivalent"] == (p < 0.05)
+    mde = TTestPower().solve_power(nobs=len(d), alpha=0.05, power=0.8) * d.std(ddof=1)
+    assert row["mde"] == pytest.approx(mde, rel=1e-5)
+    assert main(["compare", "--truth", truth, *files[:2], "--metrics", "P@10", "--margin", "0.05"]) == 0
+    assert "a is within 0.05 of b (P@10)" in capsys.readouterr().out
+    for bad in ("0", "-1%", "x"):
+        assert main(["compare", "--truth", truth, *files[:2], "--metrics", "P@10", "--margin", bad, "--json"]) == 2
+        assert "margin" in json.loads(capsys.readouterr().out)["error"]

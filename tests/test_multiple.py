@@ -135,3 +135,25 @@ def test_bad_input() -> None:
     t = pd.DataFrame({"system": ["a", "a", "b"], "user": [1, 2, 1], "value": [0.1, 0.2, 0.3]})
     with pytest.raises(DataError, match=r"a: 2, b: 1; 1 in all"):
         wide_values(t)
+
+
+def test_compare_test_tukey(tmp_path, capsys) -> None:
+    import json
+
+    from receval import evaluate
+    from receval.cli import main
+    from test_equivalence import _runs
+
+    files = _runs(tmp_path)
+    truth = str(tmp_path / "t.csv")
+    args = ["compare", "--truth", truth, *files, "--metrics", "ndcg@10", "--test", "tukey", "--seed", "3", "--json"]
+    assert main(args) == 0
+    body = json.loads(capsys.readouterr().out)
+    matrix = np.column_stack(
+        [evaluate(f, truth, ["ndcg@10"]).per_user.sort_values("user")["ndcg@10"].to_numpy() for f in files]
+    )
+    ref = tukey_hsd(matrix, list("abc"), n_resamples=10_000, seed=3)
+    for row in body["tests"]:
+        i, j = "abc".index(row["a"]), "abc".index(row["b"])
+        assert row["pvalue"] == row["pvalue_adj"] == pytest.approx(ref.pvalues[i, j])
+    assert [r["pvalue"] < 0.05 for r in body["tests"]] == [False, True, True]
