@@ -134,38 +134,52 @@ def _ranges_kernel(x: np.ndarray, key: np.uint64, n_resamples: int) -> np.ndarra
         np.uint64(32),
     )
     nn = np.uint64(n)
-    for r in prange(n_resamples):
-        sums = np.zeros(k)
+    # resamples in chunks (one per task), users in blocks that stay in cache while every resample of the chunk
+    # walks them: the matrix is read once per chunk, not once per resample; each (resample, user) draws its own
+    # counter-based numbers, so the order of the loops changes no bit
+    chunk, block = 64, 2048
+    for first in prange((n_resamples + chunk - 1) // chunk):
+        r0 = first * chunk
+        r1 = min(n_resamples, r0 + chunk)
+        sums = np.zeros((r1 - r0, k))
         perm = np.empty(k, dtype=np.int64)
-        base = key + np.uint64(r) * nn
-        for u in range(n):
-            z = base + np.uint64(u)
-            z = (z ^ (z >> s30)) * m1
-            z = (z ^ (z >> s27)) * m2
-            state = z ^ (z >> s31)
-            word = state
-            for c in range(k):
-                perm[c] = c
-            for t in range(k - 1):
-                i = k - 1 - t
-                if t > 0 and t % 2 == 0:
-                    state = state ^ (state >> s12)
-                    state = state ^ (state << s25)
-                    state = state ^ (state >> s27)
-                    word = state * star
-                half = (word >> s32) if t % 2 == 0 else (word & low)
-                j = np.int64((half * np.uint64(i + 1)) >> s32)
-                tmp = perm[i]
-                perm[i] = perm[j]
-                perm[j] = tmp
-            for c in range(k):
-                sums[c] += x[u, perm[c]]
-        lo = sums[0]
-        hi = sums[0]
-        for c in range(1, k):
-            lo = min(lo, sums[c])
-            hi = max(hi, sums[c])
-        out[r] = (hi - lo) / n
+        for u0 in range(0, n, block):
+            u1 = min(n, u0 + block)
+            for r in range(r0, r1):
+                base = key + np.uint64(r) * nn
+                for u in range(u0, u1):
+                    z = base + np.uint64(u)
+                    z = (z ^ (z >> s30)) * m1
+                    z = (z ^ (z >> s27)) * m2
+                    state = z ^ (z >> s31)
+                    word = state
+                    for c in range(k):
+                        perm[c] = c
+                    for t in range(0, k - 1, 2):  # two draws per 64-bit word: its high half, then its low half
+                        if t > 0:
+                            state = state ^ (state >> s12)
+                            state = state ^ (state << s25)
+                            state = state ^ (state >> s27)
+                            word = state * star
+                        i = k - 1 - t
+                        j = np.int64(((word >> s32) * np.uint64(i + 1)) >> s32)
+                        tmp = perm[i]
+                        perm[i] = perm[j]
+                        perm[j] = tmp
+                        if i > 1:
+                            j = np.int64(((word & low) * np.uint64(i)) >> s32)
+                            tmp = perm[i - 1]
+                            perm[i - 1] = perm[j]
+                            perm[j] = tmp
+                    for c in range(k):
+                        sums[r - r0, c] += x[u, perm[c]]
+        for r in range(r0, r1):
+            lo = sums[r - r0, 0]
+            hi = sums[r - r0, 0]
+            for c in range(1, k):
+                lo = min(lo, sums[r - r0, c])
+                hi = max(hi, sums[r - r0, c])
+            out[r] = (hi - lo) / n
     return out
 
 
