@@ -157,3 +157,15 @@ def test_compare_test_tukey(tmp_path, capsys) -> None:
         i, j = "abc".index(row["a"]), "abc".index(row["b"])
         assert row["pvalue"] == row["pvalue_adj"] == pytest.approx(ref.pvalues[i, j])
     assert [r["pvalue"] < 0.05 for r in body["tests"]] == [False, True, True]
+
+
+def test_cd_diagram_draws_every_system_and_the_cd() -> None:
+    from receval.report.claims import cd_diagram
+
+    scores = np.random.default_rng(0).uniform(size=(12, 6)) + np.array([0.3, 0.25, 0.2, 0.0, 0.0, -0.2])
+    result = friedman_nemenyi(scores, ["ease", "als", "bpr", "pop", "knn", "random"])
+    fig = cd_diagram(result)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    for name, rank in zip(result.systems, result.avg_ranks, strict=True):
+        assert f"{name} ({rank:.2f})" in texts
+    assert "CD" in texts and f"CD = {result.cd:.2f}" in fig.axes[0].get_title()
