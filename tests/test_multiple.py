@@ -169,3 +169,28 @@ def test_cd_diagram_draws_every_system_and_the_cd() -> None:
     for name, rank in zip(result.systems, result.avg_ranks, strict=True):
         assert f"{name} ({rank:.2f})" in texts
     assert "CD" in texts and f"CD = {result.cd:.2f}" in fig.axes[0].get_title()
+
+
+def test_two_level_bootstrap_agrees_with_mixedlm() -> None:
+    import warnings
+
+    import statsmodels.api as sm
+
+    from receval.stats.multiple import two_level_bootstrap
+
+    rng = np.random.default_rng(11)
+    groups = [rng.normal(0.02 + rng.normal(0, 0.02), 0.1, 200) for _ in range(30)]  # 30 seeds, 200 users each
+    r = two_level_bootstrap(groups, n_resamples=4000, seed=1)
+    y = np.concatenate(groups)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # statsmodels' convergence chatter; the fit is checked below
+        fit = sm.MixedLM(y, np.ones((len(y), 1)), groups=np.repeat(np.arange(30), 200)).fit()
+    lo, hi = fit.conf_int()[0]
+    assert r.mean_diff == pytest.approx(fit.params[0], abs=1e-9)  # balanced: the mean of the seeds' means
+    # the stated tolerance: the 95% intervals' widths within 15%, their centres within a tenth of the width
+    assert (r.ci_high - r.ci_low) / (hi - lo) == pytest.approx(1.0, abs=0.15)
+    assert abs((r.ci_high + r.ci_low) / 2 - (hi + lo) / 2) < 0.1 * (hi - lo)
+    # users only: the seeds' variance left out, a much narrower interval
+    assert r.users_ci_high - r.users_ci_low < 0.5 * (r.ci_high - r.ci_low)
+    with pytest.raises(DataError, match="at least two seeds"):
+        two_level_bootstrap([np.ones(5)])
