@@ -194,3 +194,53 @@ def test_two_level_bootstrap_agrees_with_mixedlm() -> None:
     assert r.users_ci_high - r.users_ci_low < 0.5 * (r.ci_high - r.ci_low)
     with pytest.raises(DataError, match="at least two seeds"):
         two_level_bootstrap([np.ones(5)])
+
+
+GRID = """\
+name = "claims"
+seeds = [0]
+metrics = ["ndcg@5", "precision@5"]
+
+[datasets.one]
+generate = { n_users = 60, n_items = 50, n_ratings = 1200, seed = 1 }
+[datasets.two]
+generate = { n_users = 60, n_items = 50, n_ratings = 1200, seed = 2 }
+[datasets.three]
+generate = { n_users = 60, n_items = 50, n_ratings = 1200, seed = 3 }
+
+[split]
+method = "holdout"
+test_fraction = 0.25
+
+[protocol]
+name = "one-shot"
+k = 5
+
+[recommenders.random]
+[recommenders.popularity]
+[recommenders.item-knn]
+"""
+
+
+def test_results_friedman(tmp_path, capsys) -> None:
+    import json
+
+    from receval.cli import main
+
+    (tmp_path / "grid.toml").write_text(GRID)
+    out = tmp_path / "out"
+    assert main(["run", str(tmp_path / "grid.toml"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    figure = tmp_path / "cd.png"
+    assert main(["results", str(out), "--friedman", "ndcg@5", "--cd-diagram", str(figure), "--output", "json"]) == 0
+    body = json.loads(capsys.readouterr().out)["friedman"]
+    agg = pd.read_parquet(out / "aggregates.parquet")
+    tasks = pd.read_parquet(out / "tasks.parquet")
+    merged = agg[agg["metric"] == "ndcg@5"].merge(tasks[["task_id", "dataset", "recommender"]], on="task_id")
+    wide = merged.pivot_table(index="dataset", columns="recommender", values="value")
+    ref = stats.friedmanchisquare(*wide.to_numpy().T)
+    assert body["blocks"] == "data sets" and body["n_blocks"] == 3
+    assert body["statistic"] == pytest.approx(ref.statistic) and body["pvalue"] == pytest.approx(ref.pvalue)
+    assert figure.stat().st_size > 0
+    assert main(["results", str(out), "--friedman", "nosuch@5", "--output", "json"]) == 2
+    assert "nosuch@5" in json.loads(capsys.readouterr().out)["error"]
