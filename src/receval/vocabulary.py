@@ -68,6 +68,7 @@ __all__ = [
     "ColdStart",
     "CORRECTION_NAMES",
     "Correction",
+    "MULTI_TEST_NAMES",
     "NO_SPLIT",
     "RANKS",
     "RANK_READINGS",
@@ -147,6 +148,11 @@ TEST_NAMES: dict[TestName, str] = {
     "ttest": "paired t-test",
     "wilcoxon": "Wilcoxon signed-rank test",
     "permutation": "paired randomisation test",
+}
+# tests over all pairs of k systems at once, with one family-wise error rate (``receval compare --test tukey``):
+# they take the place of a paired test and its correction
+MULTI_TEST_NAMES: dict[str, str] = {
+    "tukey": "randomised Tukey HSD (all pairs, one family-wise error rate)",
 }
 # what each test's statistic is
 STATISTIC_NAMES: dict[TestName, str] = {

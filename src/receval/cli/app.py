@@ -62,6 +62,7 @@ app = typer.Typer(
 COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.data",
     "receval.cli.split",
+    "receval.cli.power",
     "receval.cli.demo",
     "receval.cli.coherence",
     "receval.cli.barrier",

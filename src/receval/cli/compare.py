@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -55,7 +55,7 @@ from receval.cli.evaluate import (  # the group options: issue 36
 from receval.cli.output import Table, output_format, print_table
 from receval.data import _source
 from receval.errors import ConfigError
-from receval.vocabulary import CONVENTION_NAMES, CORRECTION_NAMES, TEST_NAMES, Correction, TestName
+from receval.vocabulary import CONVENTION_NAMES, CORRECTION_NAMES, MULTI_TEST_NAMES, TEST_NAMES, Correction, TestName
 
 __all__ = ["register"]
 
@@ -87,7 +87,9 @@ def compare_command(
     truth: Annotated[Path, typer.Option("--truth", help="Held-out ratings or qrels: user,item[,rating].")],
     metrics: Annotated[str, typer.Option("--metrics", help="Comma-separated metric strings, e.g. ndcg@10,P@10.")],
     threshold: ThresholdOption = None,
-    test: Annotated[str, typer.Option("--test", help=f"Paired test: {', '.join(_TESTS)}.")] = "ttest",
+    test: Annotated[
+        str, typer.Option("--test", help=f"Paired test: {', '.join((*_TESTS, *MULTI_TEST_NAMES))}.")
+    ] = "ttest",
     correction: Annotated[
         str, typer.Option("--correction", help=f"Multiple-comparison correction: {', '.join(_CORRECTIONS)}.")
     ] = "holm",
@@ -132,6 +134,7 @@ def compare_command(
         float, typer.Option("--cvar-level", help="With --distribution: the worst share of users, in (0, 1].")
     ] = 0.1,
     # --- end issue 36 ---
+    margin: MarginOption = None,
 ) -> None:
     """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
     from receval.studies.compare import compare_runs
@@ -143,7 +146,8 @@ def compare_command(
 
         check_cvar_level(cvar_level, "--cvar-level")
     named = _named(runs)
-    test_kind = one_of(test, _TESTS, "--test")
+    test_kind, tukey = _claims_test(test)
+    _claims_check(margin)
     correction_kind = one_of(correction, _CORRECTIONS, "--correction")
     from receval.evaluation import check_cold_start
     from receval.metrics import MetricList
@@ -185,6 +189,7 @@ def compare_command(
         from receval.report.compare import compare_report
 
         compare_report(result, report, truth=truth, train=train, runs={name: str(p) for name, p in named.items()})
+    result.tests = _claims(result, margin, tukey, seed)  # after the report, which names the paired test's p-values
     if fmt == "json":
         body = {
             "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
@@ -203,10 +208,12 @@ def compare_command(
         typer.echo(f"truth users without a list (scored as empty lists): {listed}")
     print_table(Table.from_frame(result.summary, title="Metrics per run"), fmt)
     title = f"{TEST_NAMES[test_kind]}, p-values corrected: {CORRECTION_NAMES[correction_kind]}"
+    title = _claims_title(title, tukey)
     tests = Table.from_frame(result.tests, title=title, index=False)
     tests.float_format = "{:.4g}"  # p-values span orders of magnitude
     print_table(tests, fmt)
     _issue36_tables(result, fmt)
+    _claims_echo(result.tests, fmt)
     if report is not None:
         typer.echo(f"report written to {report}", err=True)
 
@@ -249,6 +256,61 @@ def _issue36_tables(result: Any, fmt: str) -> None:
 
 
 # --- end issue 36 ---
+
+
+# --- issue 37, claims that hold: --margin (TOST), --test tukey and each pair's minimum detectable effect -----------
+
+MarginOption = Annotated[
+    str | None,
+    typer.Option(
+        "--margin",
+        help="Equivalence margin, absolute (0.005) or relative to b's mean (1%): each pair's TOST p-value "
+        "and whether b is within the margin of a.",
+    ),
+]
+
+
+def _claims_test(test: str) -> tuple[TestName, bool]:
+    """The paired test compare_runs runs and whether Tukey HSD replaces its p-values (``--test tukey``)."""
+    if test in MULTI_TEST_NAMES:
+        return "ttest", True  # the t-test's rows give diff, interval and effect size; Tukey gives the p-values
+    choices: tuple[str, ...] = (*_TESTS, *MULTI_TEST_NAMES)
+    return cast(TestName, one_of(test, choices, "--test")), False
+
+
+def _claims_check(margin: str | None) -> None:
+    """A bad --margin is refused before any file is read."""
+    if margin is not None:
+        from receval.stats.equivalence import parse_margin
+
+        parse_margin(margin)
+
+
+def _claims(result: Any, margin: str | None, tukey: bool, seed: int) -> Any:
+    """The tests with each pair's ``mde`` (80% power, alpha 0.05) and, as asked, ``tost_p``/``equivalent``, Tukey."""
+    from receval.studies.compare import claims_columns
+
+    if tukey:  # the record says which test gave the p-values
+        result.conventions["comparison"]["multiple_test"] = "tukey"
+    if margin is not None:
+        result.conventions["comparison"]["margin"] = margin
+    return claims_columns(result, margin=margin, tukey=tukey, seed=seed)
+
+
+def _claims_title(title: str, tukey: bool) -> str:
+    if tukey:
+        return f"{MULTI_TEST_NAMES['tukey']}; mde: smallest difference detectable at 80% power"
+    return f"{title}; mde: smallest difference detectable at 80% power"
+
+
+def _claims_echo(tests: Any, fmt: str) -> None:
+    """Say which pairs are within the margin ("b is within M of a"), under the printed table."""
+    if fmt != "table":
+        return
+    from receval.studies.compare import within_margin_lines
+
+    for line in within_margin_lines(tests):
+        typer.echo(line)
 
 
 def register(app: typer.Typer) -> None:

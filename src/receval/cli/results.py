@@ -71,6 +71,15 @@ def results_command(
         "Recall and by Fallout, the algorithms' ranks and Kendall's τ between the two rankings.",
     ),
     output: str = typer.Option("table", "--output", help=OUTPUT_HELP + " Other than table: the rest on stderr."),
+    friedman: str | None = typer.Option(
+        None,
+        "--friedman",
+        help="Friedman test with Nemenyi's post-hoc (Demšar 2006) of the configurations on this metric, across "
+        "data sets (or folds and seeds, with one data set); --cd-diagram draws it.",
+    ),
+    cd_figure: Path | None = typer.Option(
+        None, "--cd-diagram", help="With --friedman: write the critical-difference diagram here (.png or .svg)."
+    ),
 ) -> int:
     """List and summarise an experiment's results; optionally compare configurations with paired tests."""
     import pandas as pd
@@ -155,9 +164,85 @@ def results_command(
             for dataset, value in selection.tau.items():
                 line = f"{dataset}: τ-{selection.variant}(Recall ranking, Fallout ranking) = {value:.3f}"
                 console.print(escape(line), highlight=False)
+    if friedman is not None:
+        _friedman(store, friedman, cd_figure, fmt, doc, tables)
+    elif cd_figure is not None:
+        raise ConfigError("--cd-diagram draws the result of --friedman METRIC; add it")
     if fmt == "json":
         typer.echo(json.dumps(doc, ensure_ascii=False))
     return 0
+
+
+# --- issue 37, claims that hold: Friedman and Nemenyi across data sets (or folds and seeds) -----------------------
+
+
+def _friedman_blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:
+    """The blocks x configurations table of ``metric`` (mean over the rest) and what a block is.
+
+    Blocks are the data sets when there are two or more, else the (fold, seed) pairs; a configuration is the
+    recommender with its parameters and options. Every configuration must have a value in every block.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, str)
+        The table (index: blocks, columns: configurations) and ``"data sets"`` or ``"folds and seeds"``.
+    """
+    if "aggregates" not in store.table_names():
+        raise DataError(f"{store.root} holds no aggregates; run the experiment first")
+    agg = store.read("aggregates")
+    if metric not in set(agg["metric"]):
+        raise DataError(f"--friedman {metric}: no such metric in the results; they have {sorted(set(agg['metric']))}")
+    tasks = store.read("tasks")
+    tasks = tasks[tasks["status"] == "ok"].copy()
+    tasks["system"] = tasks["recommender"].astype(str) + " " + tasks["params"].astype(str)
+    if "options" in tasks and tasks["options"].nunique() > 1:
+        tasks["system"] = tasks["system"] + " " + tasks["options"].astype(str)
+    merged = agg[agg["metric"] == metric].merge(tasks, on="task_id")
+    if merged["dataset"].nunique() >= 2:
+        merged["block"], what = merged["dataset"].astype(str), "data sets"
+    else:
+        merged["block"] = "fold " + merged["fold"].astype(str) + " seed " + merged["seed"].astype(str)
+        what = "folds and seeds"
+    table = merged.pivot_table(index="block", columns="system", values="value", aggfunc="mean", observed=True)
+    if table.isna().any().any():
+        counts = ", ".join(f"{c}: {int(table[c].notna().sum())}" for c in table.columns)
+        raise DataError(f"the {what} have different configurations ({counts} of {len(table)}); compare like with like")
+    return table, what
+
+
+def _friedman(store: Any, metric: str, cd_figure: Path | None, fmt: str, doc: dict[str, Any], tables: Any) -> None:
+    from receval.metrics.registry import metric_direction
+    from receval.stats.multiple import friedman_nemenyi
+
+    if cd_figure is not None:
+        from receval.outputs import check_output_file
+
+        check_output_file(cd_figure, "--cd-diagram")
+    table, what = _friedman_blocks(store, metric)
+    higher = metric_direction(metric) != "lower"
+    result = friedman_nemenyi(table.to_numpy(), list(table.columns), higher_is_better=higher)
+    rows = [[name, rank] for name, rank in zip(result.systems, result.avg_ranks, strict=True)]
+    title = (
+        f"Friedman over {len(table)} {what} on {metric}: chi2 = {result.statistic:.4g}, p = {result.pvalue:.4g}; "
+        f"Nemenyi CD = {result.cd:.3g} at alpha = {result.alpha:g}"
+    )
+    ranks = Table(["configuration", "average rank"], rows=sorted(rows, key=lambda r: r[1]), title=title)
+    if fmt == "json":
+        doc["friedman"] = {
+            "metric": metric,
+            "blocks": what,
+            "n_blocks": len(table),
+            "statistic": result.statistic,
+            "pvalue": result.pvalue,
+            "iman_davenport": result.iman_davenport,
+            "iman_davenport_pvalue": result.iman_davenport_pvalue,
+        } | result.cd_data()
+    else:
+        print_table(ranks, fmt, tables)
+    if cd_figure is not None:
+        from receval.report.claims import cd_diagram
+
+        cd_diagram(result).savefig(cd_figure)
 
 
 def cold_start_lines(store: Any) -> list[str]:

@@ -248,3 +248,109 @@ def _add_issue36(
 
 
 # --- end issue 36 ---
+
+
+# --- issue 37, claims that hold: the smallest detectable effect, equivalence and Tukey HSD per pair ---------------
+
+__all__ += ["claims_columns", "within_margin_lines"]
+
+
+def claims_columns(
+    result: RunComparison,
+    *,
+    margin: str | float | None = None,
+    tukey: bool = False,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """``result.tests`` with each pair's ``mde`` and, as asked, its equivalence (TOST) and Tukey HSD p-values.
+
+    - ``mde``: the smallest mean difference the paired t-test detects with probability ``power`` at
+      ``alpha`` with the pair's n users and the spread of its per-user differences
+      (:func:`receval.stats.power.ttest_mde`; NaN when the differences are constant);
+    - with ``margin`` (absolute, or ``"1%"`` of the mean of ``b``, the baseline when one is given):
+      ``margin`` (absolute), ``tost_p``, ``equivalent`` (``tost_p < alpha``: the ``1 - 2 alpha`` interval
+      ``tost_ci_low, tost_ci_high`` inside ``(-margin, margin)``), from
+      :func:`receval.stats.equivalence.tost_paired`;
+    - with ``tukey``: ``pvalue`` and ``pvalue_adj`` become the randomised Tukey HSD's family-wise p-value
+      over all the runs (:func:`receval.stats.multiple.tukey_hsd`, ``n_resamples`` within-user permutations)
+      and ``statistic`` the mean difference; every run must score the same users.
+
+    Examples
+    --------
+    >>> truth = pd.DataFrame({"user": [1, 2, 3, 4], "item": [10, 11, 10, 12]})
+    >>> runs = {
+    ...     "a": pd.DataFrame({"user": [1, 2, 3, 4], "item": [10, 11, 10, 10], "rank": [1, 1, 1, 1]}),
+    ...     "b": pd.DataFrame({"user": [1, 2, 3, 4], "item": [10, 11, 12, 10], "rank": [1, 1, 1, 1]}),
+    ... }
+    >>> out = claims_columns(compare_runs(runs, truth, ["precision@1"]), margin="50%", tukey=True, n_resamples=99)
+    >>> out[["a", "b", "diff", "margin", "equivalent", "pvalue"]].round(3).to_dict("records")
+    [{'a': 'a', 'b': 'b', 'diff': 0.25, 'margin': 0.25, 'equivalent': False, 'pvalue': 1.0}]
+    """
+    from receval.errors import DataError
+    from receval.stats.equivalence import parse_margin, resolve_margin, tost_paired
+    from receval.stats.multiple import tukey_hsd, wide_values
+    from receval.stats.power import check_alpha, check_power, ttest_mde
+
+    check_alpha(alpha)
+    check_power(power)
+    if margin is not None:
+        parse_margin(margin)  # a bad margin is refused before any work
+    tests = result.tests.copy()
+    extra: dict[str, list[Any]] = {"mde": []}
+    if margin is not None:
+        extra |= {"margin": [], "tost_p": [], "equivalent": [], "tost_ci_low": [], "tost_ci_high": []}
+    tukey_p: list[float] = []
+    per_metric: dict[str, Any] = {}
+    for row in tests.itertuples(index=False):
+        part = result.per_user[result.per_user["metric"] == row.metric]
+        wide = part.pivot_table(index="user", columns="system", values="value", aggfunc="mean", observed=True)
+        both = wide[[row.a, row.b]].dropna()
+        d = (both[row.a] - both[row.b]).to_numpy()
+        varied = len(d) >= 2 and float(d.std(ddof=1)) > 0
+        extra["mde"].append(
+            ttest_mde(sd=float(d.std(ddof=1)), n=len(d), alpha=alpha, power=power) if varied else float("nan")
+        )
+        if margin is not None:
+            absolute = resolve_margin(margin, float(both[row.b].mean()) if len(both) else 0.0)
+            res = tost_paired(both[row.a], both[row.b], margin=absolute, alpha=alpha) if varied else None
+            extra["margin"].append(absolute)
+            extra["tost_p"].append(res.pvalue if res else float("nan"))
+            extra["equivalent"].append(res.equivalent if res else False)
+            extra["tost_ci_low"].append(res.ci_low if res else float("nan"))
+            extra["tost_ci_high"].append(res.ci_high if res else float("nan"))
+        if tukey:
+            if row.metric not in per_metric:
+                matrix = wide_values(part)
+                if len(matrix) < 2:
+                    raise DataError(f"Tukey HSD on {row.metric} needs at least two users scored by every run")
+                per_metric[row.metric] = tukey_hsd(
+                    matrix.to_numpy(), list(matrix.columns), n_resamples=n_resamples, seed=seed
+                )
+            fit = per_metric[row.metric]
+            tukey_p.append(float(fit.pvalues[fit.systems.index(row.a), fit.systems.index(row.b)]))
+    for name, values in extra.items():
+        tests[name] = values
+    if tukey:
+        tests["statistic"] = tests["diff"]
+        tests["pvalue"] = tukey_p
+        tests["pvalue_adj"] = tukey_p  # one family-wise error rate already: no further correction
+    return tests
+
+
+def within_margin_lines(tests: pd.DataFrame) -> list[str]:
+    """``"b is within 0.005 of a (ndcg@10): TOST p = 0.01"`` for each equivalent pair (``claims_columns``' rows).
+
+    >>> within_margin_lines(pd.DataFrame({"metric": ["m"], "a": ["x"], "b": ["y"], "margin": [0.01],
+    ...                                   "equivalent": [True], "tost_p": [0.012]}))
+    ['x is within 0.01 of y (m): TOST p = 0.012']
+    """
+    if "equivalent" not in tests.columns:
+        return []
+    return [
+        f"{row.a} is within {row.margin:.4g} of {row.b} ({row.metric}): TOST p = {row.tost_p:.3g}"
+        for row in tests.itertuples(index=False)
+        if row.equivalent
+    ]
