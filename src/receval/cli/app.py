@@ -78,6 +78,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.attack",
     "receval.cli.debias",
     "receval.cli.sampled",
+    "receval.cli.check",
     "receval.cli.tune",
 )
 
