@@ -315,8 +315,10 @@ def _store_config(root: Path) -> ExperimentConfig:
     """The configuration a store records (experiment.json), data paths resolved as the run read them."""
     from receval.experiment.store import DATA_PATHS, ResultStore
 
-    meta = ResultStore(root).meta or {}
-    config = dict(meta.get("config", {}))
+    meta = ResultStore(root).meta()
+    if meta is None or not isinstance(meta.get("config"), Mapping):
+        raise ConfigError(f"{root / 'experiment.json'}: unreadable or without the run's configuration; run it again")
+    config = dict(meta["config"])
     datasets = {label: dict(spec) for label, spec in config.get("datasets", {}).items()}
     for label, path in meta.get(DATA_PATHS, {}).items():
         if label in datasets and "path" in datasets[label]:

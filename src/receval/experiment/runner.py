@@ -21,6 +21,7 @@ from typing import Any, cast
 import pandas as pd
 
 from receval.errors import ConfigError
+from receval.experiment.card import write_card
 from receval.experiment.config import ExperimentConfig, load_config
 from receval.experiment.datasets import input_hashes
 from receval.experiment.executors import TaskResult, make_executor
@@ -208,6 +209,7 @@ def run_experiment(
             ex.close()
             if store.parts.exists():
                 store.rebuild()
+        write_card(root, cfg, vers)  # what was run, to rerun it bit for bit
         seconds = time.perf_counter() - t0
         return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, seconds, repaired)
 
