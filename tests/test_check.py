@@ -82,15 +82,16 @@ def test_cold_users_excluded_is_r003(tmp_path: Path) -> None:
 
 
 def test_grid_on_test_and_untuned_baselines(tmp_path: Path) -> None:
-    every = "[recommenders.popularity]\nparams = { threshold = [0, 4] }\n[recommenders.random]\nparams = { seed = [0, 1] }\n"
+    every = "[recommenders.popularity]\nparams = { threshold = [0, 4] }\n"
+    every += "[recommenders.random]\nparams = { seed = [0, 1] }\n"
     assert _rules(_config(tmp_path, recs=every)) == ["R004"]  # all tuned, on test
     one = "[recommenders.popularity]\nparams = { threshold = [0, 4] }\n[recommenders.random]\n"
     assert _rules(_config(tmp_path, recs=one)) == ["R004", "R006"]  # and random left untuned beside it
 
 
 def test_equal_tuning_budgets_pass(tmp_path: Path) -> None:
-    recs = '[recommenders.popularity]\nspace = { threshold = { float = [0, 4] } }\n'
-    recs += '[recommenders.item-knn]\nspace = { k = { int = [2, 20] } }\n'
+    recs = "[recommenders.popularity]\nspace = { threshold = { float = [0, 4] } }\n"
+    recs += "[recommenders.item-knn]\nspace = { k = { int = [2, 20] } }\n"
     assert _rules(_config(tmp_path, recs=recs, extra='[tune]\nmetric = "ndcg@10"\ntrials = 3\n')) == []
 
 

@@ -7,7 +7,7 @@ option (defaults included), the library convention and the resolved metric strin
 seeds, the significance test and correction ``receval compare`` applies by default, the
 versions of receval and its dependencies, and the protocol's findings
 (:func:`~receval.experiment.check.config_findings`). ``config_toml`` is the effective
-configuration with every data path made absolute: :func:`card_config` parses it back, and
+configuration, ``config_folder`` where its relative data paths are read: :func:`card_config` parses it back, and
 running it (``receval run``) reproduces the run's table (Gundersen & Kjensmo, "State of the
 art: reproducibility in artificial intelligence", AAAI 2018, list what such a record holds).
 
@@ -23,7 +23,6 @@ Examples
 
 from __future__ import annotations
 
-import inspect
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,23 +40,24 @@ CARD_FILE = "card.json"
 """The card's file name in a run's output folder."""
 
 
-def _rerunnable(cfg: ExperimentConfig) -> dict[str, Any]:
-    """The effective configuration with absolute data paths: it reads the same files from any folder."""
-    config = json.loads(json.dumps(dict(cfg.effective)))
-    for label, path in data_paths(cfg.datasets).items():
-        config["datasets"][label]["path"] = path
-    return config
+def _folder(cfg: ExperimentConfig) -> str | None:
+    """The absolute folder the configuration's relative data paths are read from (None: no data path)."""
+    base = next((spec.base for spec in cfg.datasets.values() if spec.base is not None), None)
+    return None if base is None else str(Path(base).resolve())
 
 
-def build_card(cfg: ExperimentConfig, versions: Mapping[str, str]) -> dict[str, Any]:
-    """The evaluation card of configuration ``cfg`` run with ``versions`` (JSON-able)."""
-    from receval.experiment.runner import compare
+def build_card(
+    cfg: ExperimentConfig, versions: Mapping[str, str], tests: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The evaluation card of configuration ``cfg`` run with ``versions`` (JSON-able).
 
+    ``tests``: the significance test and correction the run's results are compared with by default
+    (the runner's ``compare`` defaults).
+    """
     hashes = input_hashes(cfg)
     paths = data_paths(cfg.datasets)
-    defaults = inspect.signature(compare).parameters
     proto = get_protocol(cfg.protocol.name)
-    config = _rerunnable(cfg)
+    config = json.loads(json.dumps(dict(cfg.effective)))
     return {
         "name": cfg.name,
         "config_hash": cfg.hash,
@@ -82,27 +82,32 @@ def build_card(cfg: ExperimentConfig, versions: Mapping[str, str]) -> dict[str, 
             "thresholds": {label: spec.threshold for label, spec in cfg.datasets.items()},
         },
         "metrics": list(cfg.metrics),
-        "tests": {
-            "run": "none: receval run stores per-user values; receval compare tests them",
-            "compare_default_test": defaults["test"].default,
-            "compare_default_correction": defaults["correction"].default,
-        },
+        "tests": {"run": "none: receval run stores per-user values; receval compare tests them", **(tests or {})},
         "seeds": list(cfg.seeds),
         "tune": None if cfg.tune is None else {"seed": cfg.tune.seed, "trials": cfg.tune.trials},
         "versions": dict(versions),
         "findings": [f.as_dict() for f in config_findings(cfg)],
         "config": config,
         "config_toml": toml_text(config),
+        "config_folder": _folder(cfg),
     }
 
 
-def card_config(card: Mapping[str, Any]) -> ExperimentConfig:
-    """The configuration a card records, parsed and validated again (run it to reproduce the run)."""
-    return parse_config(str(card["config_toml"]), path=f"{card.get('source', 'card')} (card.json)")
+def card_config(card: Mapping[str, Any], folder: str | Path | None = None) -> ExperimentConfig:
+    """The configuration a card records, parsed and validated again (run it to reproduce the run).
+
+    Relative data paths are read from ``folder`` (default: the configuration's folder, ``config_folder``):
+    give another folder when the data moved with the card. The configuration's hash is the run's.
+    """
+    base = Path(folder if folder is not None else card.get("config_folder") or ".")
+    return parse_config(str(card["config_toml"]), path=str(base / Path(str(card.get("source", "card.toml"))).name))
 
 
-def write_card(root: str | Path, cfg: ExperimentConfig, versions: Mapping[str, str]) -> Path:
-    """Write ``root/card.json`` atomically and return its path."""
+def write_card(
+    root: str | Path, cfg: ExperimentConfig, versions: Mapping[str, str], tests: Mapping[str, Any] | None = None
+) -> Path:
+    """Write ``root/card.json`` (:func:`build_card`) atomically and return its path."""
     from receval.atomic import write_text
 
-    return write_text(Path(root) / CARD_FILE, json.dumps(build_card(cfg, versions), indent=2, sort_keys=True) + "\n")
+    card = build_card(cfg, versions, tests)
+    return write_text(Path(root) / CARD_FILE, json.dumps(card, indent=2, sort_keys=True) + "\n")

@@ -65,35 +65,67 @@ class Rule:
 RULES: dict[str, Rule] = {
     r.id: r
     for r in (
-        Rule("R001", "sampled-metrics-uncorrected",
-             "Krichene & Rendle, On Sampled Metrics for Item Recommendation, KDD 2020"),
-        Rule("R002", "random-split-on-timestamps",
-             "Ji, Sun, Zhang & Li, A Critical Study on Data Leakage in Recommender System Offline Evaluation, "
-             "ACM TOIS 2023"),
-        Rule("R003", "test-users-removed",
-             "Bellogín & Said, Improving accountability in recommender systems research through reproducibility, "
-             "UMUAI 2021 (data filtering); Ji et al., ACM TOIS 2023"),
-        Rule("R004", "tuning-on-test",
-             "Rendle, Zhang & Koren, On the Difficulty of Evaluating Baselines, arXiv 1905.01395, 2019"),
-        Rule("R005", "unequal-tuning-budgets",
-             "Rendle, Zhang & Koren, arXiv 1905.01395, 2019; Dacrema, Cremonesi & Jannach, RecSys 2019"),
-        Rule("R006", "untuned-baselines",
-             "Dacrema, Cremonesi & Jannach, Are We Really Making Much Progress?, RecSys 2019"),
-        Rule("R007", "one-seed-or-fold",
-             "Bellogín & Said, UMUAI 2021 (variance over splits); Dacrema et al., RecSys 2019"),
-        Rule("R008", "many-comparisons-uncorrected",
-             "Sakai, Statistical Significance, Power, and Sample Sizes, SIGIR 2016; Holm, Scand. J. Statist. 1979"),
-        Rule("R009", "test-drifts-at-this-n",
-             "Ihemelandu & Ekstrand, Inference at Scale: Significance Testing for Large Search and Recommendation "
-             "Experiments, arXiv 2305.02461, 2023"),
-        Rule("R010", "implicit-conventions",
-             "Bellogín & Said, UMUAI 2021; receval docs/guides/check.md (library presets: convention = NAME)"),
-        Rule("R011", "cold-start-policy-unstated",
-             "Ji et al., ACM TOIS 2023; Bellogín & Said, UMUAI 2021"),
-        Rule("R012", "threshold-without-ratings",
-             "Bellogín & Said, UMUAI 2021 (relevance definitions); Cañamares & Castells, SIGIR 2018"),
+        Rule(
+            "R001",
+            "sampled-metrics-uncorrected",
+            "Krichene & Rendle, On Sampled Metrics for Item Recommendation, KDD 2020",
+        ),
+        Rule(
+            "R002",
+            "random-split-on-timestamps",
+            "Ji, Sun, Zhang & Li, A Critical Study on Data Leakage in Recommender System Offline Evaluation, "
+            "ACM TOIS 2023",
+        ),
+        Rule(
+            "R003",
+            "test-users-removed",
+            "Bellogín & Said, Improving accountability in recommender systems research through reproducibility, "
+            "UMUAI 2021 (data filtering); Ji et al., ACM TOIS 2023",
+        ),
+        Rule(
+            "R004",
+            "tuning-on-test",
+            "Rendle, Zhang & Koren, On the Difficulty of Evaluating Baselines, arXiv 1905.01395, 2019",
+        ),
+        Rule(
+            "R005",
+            "unequal-tuning-budgets",
+            "Rendle, Zhang & Koren, arXiv 1905.01395, 2019; Dacrema, Cremonesi & Jannach, RecSys 2019",
+        ),
+        Rule(
+            "R006",
+            "untuned-baselines",
+            "Dacrema, Cremonesi & Jannach, Are We Really Making Much Progress?, RecSys 2019",
+        ),
+        Rule(
+            "R007",
+            "one-seed-or-fold",
+            "Bellogín & Said, UMUAI 2021 (variance over splits); Dacrema et al., RecSys 2019",
+        ),
+        Rule(
+            "R008",
+            "many-comparisons-uncorrected",
+            "Sakai, Statistical Significance, Power, and Sample Sizes, SIGIR 2016; Holm, Scand. J. Statist. 1979",
+        ),
+        Rule(
+            "R009",
+            "test-drifts-at-this-n",
+            "Ihemelandu & Ekstrand, Inference at Scale: Significance Testing for Large Search and Recommendation "
+            "Experiments, arXiv 2305.02461, 2023",
+        ),
+        Rule(
+            "R010",
+            "implicit-conventions",
+            "Bellogín & Said, UMUAI 2021; receval docs/guides/check.md (library presets: convention = NAME)",
+        ),
+        Rule("R011", "cold-start-policy-unstated", "Ji et al., ACM TOIS 2023; Bellogín & Said, UMUAI 2021"),
+        Rule(
+            "R012",
+            "threshold-without-ratings",
+            "Bellogín & Said, UMUAI 2021 (relevance definitions); Cañamares & Castells, SIGIR 2018",
+        ),
     )
-}  # fmt: skip
+}
 """Every rule by identifier; the guide (docs/guides/check.md) has a line for each."""
 
 DRIFTING_TESTS: tuple[str, ...] = ("wilcoxon", "sign")
@@ -144,7 +176,7 @@ def _timestamp_message(where: str, method: str, leakage: float | None = None) ->
     measured = "" if leakage is None else f" ({leakage:.1%} of test pairs precede a training pair)"
     return (
         f"{where}: split method {method!r} ignores time on data with timestamps{measured}: training data can "
-        "come after the test data; use method = \"temporal\" (or \"temporal-per-user\", \"loo\")"
+        'come after the test data; use method = "temporal" (or "temporal-per-user", "loo")'
     )
 
 
@@ -170,34 +202,64 @@ def config_findings(cfg: ExperimentConfig, facts: Mapping[str, DataFacts] | None
     if cfg.protocol.name == "sampled":
         corrections = [str(c).lower() for c in opts.get("corrections", [])]
         if corrections and set(corrections) <= {"none"}:
-            out.append(_finding("R001", f"{src}: protocol.corrections = {corrections}: sampled metrics are "
-                                        "reported uncorrected; add a correction (\"bv\", \"mapping\", \"ls\") or drop "
-                                        "the option for the default set"))  # fmt: skip
+            out.append(
+                _finding(
+                    "R001",
+                    f"{src}: protocol.corrections = {corrections}: sampled metrics are "
+                    'reported uncorrected; add a correction ("bv", "mapping", "ls") or drop '
+                    "the option for the default set",
+                )
+            )
     for label, fact in (facts or {}).items():
         if method in _RANDOM_SPLITS and fact.timestamps:
             out.append(_finding("R002", _timestamp_message(f"{src}: data set {label!r}", method)))
         threshold = opts.get("threshold", cfg.datasets[label].threshold)
         if threshold is not None and not fact.graded:
-            out.append(_finding("R012", f"{src}: data set {label!r} has one rating value (implicit feedback) but a "
-                                        f"relevance threshold {threshold} is set: drop the threshold"))  # fmt: skip
-    for label, spec in cfg.datasets.items():
+            out.append(
+                _finding(
+                    "R012",
+                    f"{src}: data set {label!r} has one rating value (implicit feedback) but a "
+                    f"relevance threshold {threshold} is set: drop the threshold",
+                )
+            )
+    for spec in cfg.datasets.values():
         out.extend(_filter_findings(src, spec))
     if opts.get("cold_start") == "exclude":
-        out.append(_finding("R003", f"{src}: protocol.cold_start = \"exclude\" leaves cold test users out of the "
-                                    "evaluation: use \"empty\" or \"fallback\" and report the cold users"))  # fmt: skip
+        out.append(
+            _finding(
+                "R003",
+                f'{src}: protocol.cold_start = "exclude" leaves cold test users out of the '
+                'evaluation: use "empty" or "fallback" and report the cold users',
+            )
+        )
     out.extend(_tuning_findings(cfg))
     folds = method == "kfold"
     if len(cfg.seeds) < 2 and not folds and method is not None:
-        out.append(_finding("R007", f"{src}: one seed ({list(cfg.seeds)}) and one split: no variance over splits or "
-                                    "seeds is measured; use seeds = 5 or [split] method = \"kfold\""))  # fmt: skip
+        out.append(
+            _finding(
+                "R007",
+                f"{src}: one seed ({list(cfg.seeds)}) and one split: no variance over splits or "
+                'seeds is measured; use seeds = 5 or [split] method = "kfold"',
+            )
+        )
     peers = sorted({r.algorithm for r in cfg.recommenders.values() if ":" in r.algorithm})
     if peers and cfg.convention is None:
-        out.append(_finding("R010", f"{src}: recommenders {peers} come from other libraries but no convention is "
-                                    "named: set convention = \"<library>\" so the metrics match that library's"))
+        out.append(
+            _finding(
+                "R010",
+                f"{src}: recommenders {peers} come from other libraries but no convention is "
+                'named: set convention = "<library>" so the metrics match that library\'s',
+            )
+        )
     if cfg.protocol.name == "one-shot" and "cold_start" not in opts and method in _COLD_SPLITS:
-        out.append(_finding("R011", f"{src}: split method {method!r} can leave test users without training data and "
-                                    f"no cold_start policy is stated (default {COLD_START_DEFAULT!r}): set "
-                                    "protocol.cold_start"))  # fmt: skip
+        out.append(
+            _finding(
+                "R011",
+                f"{src}: split method {method!r} can leave test users without training data and "
+                f"no cold_start policy is stated (default {COLD_START_DEFAULT!r}): set "
+                "protocol.cold_start",
+            )
+        )
     return sorted(out, key=lambda f: f.rule)
 
 
@@ -205,9 +267,14 @@ def _filter_findings(src: str, spec: DatasetSpec) -> list[Finding]:
     removing = {k: v for k, v in spec.filters.items() if k in _FILTERS_REMOVING and v}
     if not removing:
         return []
-    return [_finding("R003", f"{src}: data set {spec.label!r} filters {removing} remove users or items before the "
-                             "split: the test users are not the data's; report the filter and the users it removes, "
-                             "or evaluate on all users")]  # fmt: skip
+    return [
+        _finding(
+            "R003",
+            f"{src}: data set {spec.label!r} filters {removing} remove users or items before the "
+            "split: the test users are not the data's; report the filter and the users it removes, "
+            "or evaluate on all users",
+        )
+    ]
 
 
 def _grid(values: Iterable[Any]) -> int:
@@ -221,19 +288,32 @@ def _tuning_findings(cfg: ExperimentConfig) -> list[Finding]:
         grids = {label: _grid(r.params.values()) for label, r in recs.items()}
         tuned = sorted(label for label, n in grids.items() if n > 1)
         if tuned:
-            out.append(_finding("R004", f"{src}: recommenders {tuned} have parameter grids evaluated on the test data: "
-                                        "a best point chosen there is tuned on test; add a [tune] section (validation "
-                                        "carved from the training data)"))  # fmt: skip
+            out.append(
+                _finding(
+                    "R004",
+                    f"{src}: recommenders {tuned} have parameter grids evaluated on the test data: "
+                    "a best point chosen there is tuned on test; add a [tune] section (validation "
+                    "carved from the training data)",
+                )
+            )
         if tuned and len(tuned) < len(recs):
             fixed = sorted(set(recs) - set(tuned))
-            out.append(_finding("R006", f"{src}: {fixed} run with fixed parameters beside tuned {tuned}: tune every "
-                                        "system of a comparison with [tune]"))  # fmt: skip
+            out.append(
+                _finding(
+                    "R006",
+                    f"{src}: {fixed} run with fixed parameters beside tuned {tuned}: tune every "
+                    "system of a comparison with [tune]",
+                )
+            )
         return out
     budgets = {label: cfg.tune.budget(r) for label, r in recs.items()}
     if len(set(budgets.values())) > 1:
         shown = ", ".join(f"{label}: trials={t} seconds={s}" for label, (t, s) in sorted(budgets.items()))
-        out.append(_finding("R005", f"{src}: unequal tuning budgets ({shown}): give every recommender the [tune] "
-                                    "section's budget"))  # fmt: skip
+        out.append(
+            _finding(
+                "R005", f"{src}: unequal tuning budgets ({shown}): give every recommender the [tune] section's budget"
+            )
+        )
     return out
 
 
@@ -244,11 +324,21 @@ def comparison_findings(*, test: str, correction: str, n_users: int, n_compariso
     """
     out = []
     if n_comparisons > 1 and correction.lower() == "none":
-        out.append(_finding("R008", f"{n_comparisons} comparisons with correction \"none\": the family-wise error rate "
-                                    "exceeds α; use --correction holm (or bh)"))  # fmt: skip
+        out.append(
+            _finding(
+                "R008",
+                f'{n_comparisons} comparisons with correction "none": the family-wise error rate '
+                "exceeds α; use --correction holm (or bh)",
+            )
+        )
     if test.lower() in DRIFTING_TESTS and n_users >= DRIFT_N:
-        out.append(_finding("R009", f"the {test} test at n = {n_users} users (≥ {DRIFT_N}) rejects true nulls more "
-                                    "often than α; use the t-test or the permutation test"))  # fmt: skip
+        out.append(
+            _finding(
+                "R009",
+                f"the {test} test at n = {n_users} users (≥ {DRIFT_N}) rejects true nulls more "
+                "often than α; use the t-test or the permutation test",
+            )
+        )
     return out
 
 
@@ -260,8 +350,13 @@ def split_findings(folder: Path) -> list[Finding]:
     parts = folds or [folder]
     out = []
     if len(parts) == 1:
-        out.append(_finding("R007", f"{folder}: one train/test split: no variance over splits is measured; write "
-                                    "several (receval split --seed S, or --method kfold)"))  # fmt: skip
+        out.append(
+            _finding(
+                "R007",
+                f"{folder}: one train/test split: no variance over splits is measured; write "
+                "several (receval split --seed S, or --method kfold)",
+            )
+        )
     for part in parts:
         train, test = load(part / "train.tsv", "tsv"), load(part / "test.tsv", "tsv")
         tr, te = train.to_frame(), test.to_frame()
@@ -271,12 +366,21 @@ def split_findings(folder: Path) -> list[Finding]:
             last_train = tr.groupby("user")["timestamp"].max()
             mixed = te["timestamp"] < te["user"].map(last_train).fillna(-math.inf)
             if bool(mixed.any()):
-                out.append(_finding("R002", _timestamp_message(str(part), "random (test pairs precede the same "
-                                                                          "user's training pairs)")))  # fmt: skip
+                out.append(
+                    _finding(
+                        "R002",
+                        _timestamp_message(str(part), "random (test pairs precede the same user's training pairs)"),
+                    )
+                )
         cold = sorted(set(te["user"]) - set(tr["user"]))
         if cold:
-            out.append(_finding("R011", f"{part}: {len(cold)} test users have no training pair: state a cold-start "
-                                        "policy when evaluating (receval evaluate --cold-start)"))  # fmt: skip
+            out.append(
+                _finding(
+                    "R011",
+                    f"{part}: {len(cold)} test users have no training pair: state a cold-start "
+                    "policy when evaluating (receval evaluate --cold-start)",
+                )
+            )
     return out
 
 

@@ -8,6 +8,7 @@ re-running the same command after an interruption completes the experiment.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import platform
@@ -209,7 +210,9 @@ def run_experiment(
             ex.close()
             if store.parts.exists():
                 store.rebuild()
-        write_card(root, cfg, vers)  # what was run, to rerun it bit for bit
+        defaults = inspect.signature(compare).parameters  # what `receval compare` applies to these results
+        tests = {f"compare_default_{k}": defaults[k].default for k in ("test", "correction")}
+        write_card(root, cfg, vers, tests)  # what was run, to rerun it bit for bit
         seconds = time.perf_counter() - t0
         return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, seconds, repaired)
 
