@@ -61,3 +61,12 @@ def test_card_records_the_run_and_reruns_it_exactly(tmp_path: Path) -> None:
     keys = list(first.columns[:-1])
     first, second = (f.sort_values(keys).reset_index(drop=True) for f in (first, second))
     pdt.assert_frame_equal(first, second, check_exact=True)
+
+
+def test_report_shows_the_card(tmp_path: Path) -> None:
+    from receval.report.html import build_report
+
+    run_experiment(_config(tmp_path), out=tmp_path / "a", processes=False)
+    page = build_report(tmp_path / "a", out=tmp_path / "report.html").read_text(encoding="utf-8")
+    card = json.loads((tmp_path / "a" / CARD_FILE).read_text(encoding="utf-8"))
+    assert 'id="card"' in page and card["data"]["d"]["content_hash"] in page and "R004" in page
