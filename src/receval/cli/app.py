@@ -79,6 +79,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.debias",
     "receval.cli.sampled",
     "receval.cli.check",
+    "receval.cli.aa",
     "receval.cli.tune",
 )
 
