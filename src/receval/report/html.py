@@ -655,8 +655,7 @@ def _overview(rep: Report, results: _Results, meta: Mapping[str, Any] | None) ->
 def _card(rep: Report, root: Path) -> None:
     """The run's evaluation card (card.json, :mod:`receval.experiment.card`): what to rerun it bit for bit."""
     path = root / "card.json"
-    if not path.is_file():
-        rep.notice("no card.json (written by receval run since issue 37): no evaluation card")
+    if not path.is_file():  # stores written before cards existed, or by hand: the overview says what there is
         return
     card = json.loads(path.read_text(encoding="utf-8"))
     rep.heading("Evaluation card")
