@@ -79,6 +79,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.attack",
     "receval.cli.debias",
     "receval.cli.sampled",
+    "receval.cli.check",
+    "receval.cli.aa",
     "receval.cli.tune",
     "receval.cli.audit",
 )

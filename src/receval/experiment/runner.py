@@ -8,6 +8,7 @@ re-running the same command after an interruption completes the experiment.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import platform
@@ -21,6 +22,7 @@ from typing import Any, cast
 import pandas as pd
 
 from receval.errors import ConfigError
+from receval.experiment.card import write_card
 from receval.experiment.config import ExperimentConfig, load_config
 from receval.experiment.datasets import input_hashes
 from receval.experiment.executors import TaskResult, make_executor
@@ -208,6 +210,9 @@ def run_experiment(
             ex.close()
             if store.parts.exists():
                 store.rebuild()
+        defaults = inspect.signature(compare).parameters  # what `receval compare` applies to these results
+        tests = {f"compare_default_{k}": defaults[k].default for k in ("test", "correction")}
+        write_card(root, cfg, vers, tests)  # what was run, to rerun it bit for bit
         seconds = time.perf_counter() - t0
         return RunReport(store, cfg, len(tasks), len(tasks) - len(todo), ok, failed, seconds, repaired)
 

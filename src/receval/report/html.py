@@ -532,6 +532,7 @@ def _build_report(
     results = _Results(root)
     _damaged_notice(rep, results)
     rep.section("overview", lambda: _overview(rep, results, meta))
+    rep.section("evaluation card", lambda: _card(rep, root))
     tasks = None
     try:
         tasks = results.get("tasks")
@@ -649,6 +650,30 @@ def _overview(rep: Report, results: _Results, meta: Mapping[str, Any] | None) ->
             + _esc(json.dumps(meta["config"], indent=2, sort_keys=True, default=str))
             + "</pre></details>"
         )
+
+
+def _card(rep: Report, root: Path) -> None:
+    """The run's evaluation card (card.json, :mod:`receval.experiment.card`): what to rerun it bit for bit."""
+    path = root / "card.json"
+    if not path.is_file():  # stores written before cards existed, or by hand: the overview says what there is
+        return
+    card = json.loads(path.read_text(encoding="utf-8"))
+    rep.heading("Evaluation card")
+
+    def words(value: Any) -> str:
+        return json.dumps(value, sort_keys=True, default=str)
+
+    rows = [(f"data {label}", words(data)) for label, data in card.get("data", {}).items()]
+    rows += [(key, words(card.get(key))) for key in ("preprocessing", "split", "protocol", "conventions", "metrics")]
+    rows += [(key, words(card.get(key))) for key in ("tests", "seeds", "versions")]
+    rows += [(f["rule"], f"{f['message']} [{f['reference']}]") for f in card.get("findings", [])]
+    body = "".join(f"<tr><th>{_esc(k)}</th><td>{_esc(v)}</td></tr>" for k, v in rows)
+    rep.raw(f'<table id="card" class="facts">{body}</table>')
+    rep.raw(
+        "<details><summary>Configuration to rerun (card.json: config_toml)</summary><pre>"
+        + _esc(card.get("config_toml", ""))
+        + "</pre></details>"
+    )
 
 
 def _datasets(rep: Report, meta: Mapping[str, Any], names: list[str]) -> None:
