@@ -54,6 +54,7 @@ import pandas as pd
 from receval.data.interactions import Interactions, relevant
 from receval.errors import ConfigError, DataError
 from receval.validate import check_memory
+from receval.vocabulary import OPE_POLICIES
 
 __all__ = [
     "POLICY_KINDS",
@@ -69,15 +70,9 @@ __all__ = [
     "from_obp",
 ]
 
-POLICY_KINDS: dict[str, float | None] = {
-    "random": None,
-    "greedy": None,
-    "egreedy": 0.1,
-    "softmax": 0.1,
-    "ucb": 1.0,
-    "thompson": 1000.0,
-}
-"""Logging/target policy kinds and the default of their parameter."""
+_DEFAULTS: dict[str, float | None] = {"egreedy": 0.1, "softmax": 0.1, "ucb": 1.0, "thompson": 1000.0}
+POLICY_KINDS: dict[str, float | None] = {k: _DEFAULTS.get(k) for k in OPE_POLICIES}
+"""Logging/target policy kinds (:data:`receval.vocabulary.OPE_POLICIES`) and the default of their parameter."""
 LOG_COLUMNS: tuple[str, ...] = ("round", "user", "item", "reward", "propensity")
 """The log table's columns (``position`` optional)."""
 
@@ -130,7 +125,8 @@ def _parse(spec: str) -> tuple[str, float | None, str | None]:
     kind = kind.strip()
     if kind not in POLICY_KINDS:
         raise ConfigError(
-            f"policy {spec!r}: {kind!r} is not one of {', '.join(POLICY_KINDS)} (e.g. egreedy:0.1 or softmax:0.5@biases)"
+            f"policy {spec!r}: {kind!r} is not one of {', '.join(POLICY_KINDS)} "
+            "(e.g. egreedy:0.1 or softmax:0.5@biases)"
         )
     param = POLICY_KINDS[kind]
     if sep:
@@ -193,7 +189,9 @@ def policy_table(
         return PolicyTable(spec, actions / np.maximum(counts, 1))
     if kind == "thompson":
         if model is not None:
-            raise ConfigError(f"policy {spec!r}: Thompson sampling draws from the items' Beta laws, not a model's scores")
+            raise ConfigError(
+                f"policy {spec!r}: Thompson sampling draws from the items' Beta laws, not a model's scores"
+            )
         pos = relevant(train.ratings, threshold)
         a = np.bincount(train.items[pos], minlength=ni) + 1.0
         b = np.bincount(train.items[~pos], minlength=ni) + 1.0
@@ -239,9 +237,7 @@ def policy_value(table: PolicyTable, rewards: np.ndarray, actions: np.ndarray) -
     return float((table.probs[users] * rewards[users]).sum(axis=1).mean())
 
 
-def log_policy(
-    table: PolicyTable, test: Interactions, *, threshold: float, rounds: int, seed: int = 0
-) -> BanditLog:
+def log_policy(table: PolicyTable, test: Interactions, *, threshold: float, rounds: int, seed: int = 0) -> BanditLog:
     """``rounds`` decisions of the policy: a uniformly drawn user, an action from π(· | user), its reward.
 
     Returns
@@ -276,7 +272,13 @@ def log_policy(
             items[group] = chosen
             prop[group] = p_u[chosen]
     frame = pd.DataFrame(
-        {"round": np.arange(1, rounds + 1), "user": users, "item": items, "reward": rewards[users, items], "propensity": prop}
+        {
+            "round": np.arange(1, rounds + 1),
+            "user": users,
+            "item": items,
+            "reward": rewards[users, items],
+            "propensity": prop,
+        }
     )
     how = "deterministic" if table.deterministic else "exact"
     if table.mc_draws is not None:
@@ -355,7 +357,7 @@ def _checked(frame: pd.DataFrame, where: str) -> pd.DataFrame:
 
 
 def from_obp(feedback: dict[str, Any]) -> pd.DataFrame:
-    """A log table from Open Bandit Pipeline's dictionary (``action``, ``reward``, ``pscore``, [``position``, ``context``]).
+    """A log table from Open Bandit Pipeline's dictionary (action, reward, pscore [, position, context]).
 
     Rounds with equal ``context`` rows share a user index (first seen first); without ``context``
     every round is its own user.

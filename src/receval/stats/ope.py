@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from receval.errors import ConfigError, DataError
+from receval.vocabulary import OPE_ESTIMATORS
 
 __all__ = [
     "ESTIMATORS",
@@ -59,8 +60,8 @@ __all__ = [
     "check_log_arrays",
 ]
 
-ESTIMATORS: tuple[str, ...] = ("dm", "ips", "snips", "dr", "switch", "dros")
-"""The estimators of :func:`estimate`, in the order reports show them."""
+ESTIMATORS: tuple[str, ...] = OPE_ESTIMATORS
+"""The estimators of :func:`estimate`, in the order reports show them (:data:`receval.vocabulary.OPE_ESTIMATORS`)."""
 MODEL_FREE: tuple[str, ...] = ("ips", "snips")
 """Those that need no reward model."""
 
@@ -94,7 +95,9 @@ def _finite(name: str, x: np.ndarray) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{name}: {int(bad.sum())} value(s) are not finite numbers (first at row {first}: {arr[first]})")
+        raise DataError(
+            f"{name}: {int(bad.sum())} value(s) are not finite numbers (first at row {first}: {arr[first]})"
+        )
     return arr
 
 
@@ -275,10 +278,11 @@ def replay(reward: object, pscore: object, target: object, n_actions: object) ->
 
     >>> replay([1, 0, 1], [0.5, 0.5, 0.5], [1, 0, 1], [2, 2, 2])
     (1.0, 2)
-    >>> replay([1, 0], [0.5, 0.25], [1, 0], [2, 2])
-    Traceback (most recent call last):
-    ...
-    receval.errors.DataError: replay needs a uniformly random logging policy: 1 round(s) have a propensity other than 1/(number of actions) (first at row 1)
+    >>> try:
+    ...     replay([1, 0], [0.5, 0.25], [1, 0], [2, 2])
+    ... except DataError as err:
+    ...     print(str(err)[:60])
+    replay needs a uniformly random logging policy: 1 round(s) h
     """
     r, p, e = check_log_arrays(reward, pscore, target)
     k = _finite("number of actions", n_actions)  # type: ignore[arg-type]

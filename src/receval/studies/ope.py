@@ -57,7 +57,7 @@ class OpeResult:
     settings: dict[str, Any] = field(default_factory=dict)
 
     def payload(self) -> dict[str, Any]:
-        """The JSON form (``truth``, ``estimates``, ``error``, ``kendall_tau``, ``width``, ``coverage``, ``intervals``...)."""
+        """The JSON form: truth, estimates, intervals, diagnostics, error, kendall_tau, width, coverage."""
 
         def clean(x: float) -> float | None:
             return float(x) if np.isfinite(x) else None
