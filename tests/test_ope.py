@@ -16,7 +16,7 @@ import pytest
 from receval import Interactions
 from receval.errors import ConfigError, DataError, ReceValWarning
 from receval.simulate.logged import from_obp, log_policy, policy_table, policy_value, read_log, write_log
-from receval.stats.ope import estimate, replay, slate_estimates
+from receval.stats.ope import estimate, estimate_many, replay, slate_estimates
 
 # a 5-round log: reward, logging propensity, target probability of the logged action,
 # the reward model's prediction for the logged pair and its expectation under the target
@@ -52,6 +52,19 @@ def test_estimators_equal_their_formulas(clip, tau, lam):
     assert got["ips"].ess == pytest.approx(sum(w) ** 2 / sum(x * x for x in w))
     assert got["ips"].max_weight == pytest.approx(max(w))
     assert got["ips"].clipped == (0 if clip is None else sum(e / p > clip for e, p in zip(E, P, strict=True)))
+
+
+def test_many_targets_equal_one_at_a_time():
+    rng = np.random.default_rng(4)
+    n = 300
+    r, p = rng.integers(0, 2, n), rng.uniform(0.2, 1, n)
+    targets = {t: (rng.uniform(0, 1, n), rng.uniform(0, 1, n), rng.uniform(0, 1, n)) for t in "abc"}
+    many = estimate_many(r, p, targets, n_bootstrap=50, seed=3, clip=2.0)
+    for t, (e, ql, qt) in targets.items():
+        one = estimate(r, p, e, q_logged=ql, q_target=qt, n_bootstrap=50, seed=3, clip=2.0)
+        for k, est in one.items():
+            assert many[t][k].value == pytest.approx(est.value)
+            assert (many[t][k].low, many[t][k].high) == pytest.approx((est.low, est.high))
 
 
 def test_switch_between_dm_and_dr():

@@ -42,6 +42,7 @@ Examples
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,6 +55,7 @@ __all__ = [
     "MODEL_FREE",
     "Estimate",
     "estimate",
+    "estimate_many",
     "round_values",
     "replay",
     "slate_estimates",
@@ -210,58 +212,107 @@ def estimate(
     >>> est["ips"].value, est["snips"].value, est["ips"].ess, est["ips"].max_weight
     (1.0, 0.6666666666666666, 3.0, 2.0)
     """
-    r, p, e = check_log_arrays(reward, pscore, target)
-    if (q_logged is None) != (q_target is None):
-        raise ConfigError("give both q_logged and q_target (the reward model's predictions) or neither")
-    ql = None if q_logged is None else _finite("reward model prediction (logged pairs)", q_logged)  # type: ignore[arg-type]
-    qt = None if q_target is None else _finite("reward model prediction (target)", q_target)  # type: ignore[arg-type]
-    for name, q in (("q_logged", ql), ("q_target", qt)):
-        if q is not None and len(q) != len(r):
-            raise DataError(f"{name} has {len(q)} values for {len(r)} decisions")
+    return estimate_many(
+        reward, pscore, {"": (target, q_logged, q_target)}, clip=clip, switch_tau=switch_tau,
+        dros_lambda=dros_lambda, overlaps={"": overlap}, n_bootstrap=n_bootstrap, alpha=alpha, seed=seed,
+    )[""]  # fmt: skip
+
+
+def estimate_many(
+    reward: object,
+    pscore: object,
+    targets: Mapping[str, tuple[object, object | None, object | None]],
+    *,
+    clip: float | None = None,
+    switch_tau: float = 10.0,
+    dros_lambda: float = 10.0,
+    overlaps: Mapping[str, float | None] | None = None,
+    n_bootstrap: int = 200,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict[str, dict[str, Estimate]]:
+    """:func:`estimate` for several targets on one log, the bootstrap's resamples shared by all of them.
+
+    ``targets`` maps a name to (target probabilities, q_logged, q_target) as :func:`estimate` takes them.
+    Each resample is drawn once and every target's per-round values are summed over it in one
+    matrix product, so k targets cost little more than one.
+
+    Returns
+    -------
+    dict
+        Target name to estimator name to :class:`Estimate`.
+
+    >>> out = estimate_many([1, 0], [0.5, 0.5], {"a": ([1, 0], None, None), "b": ([0, 1], None, None)}, n_bootstrap=0)
+    >>> out["a"]["ips"].value, out["b"]["ips"].value
+    (1.0, 0.0)
+    """
     if clip is not None and not (clip > 0 and math.isfinite(clip)):
         raise ConfigError(f"clip={clip!r} must be a positive number", parameters=["clip"])
     if not (switch_tau > 0 and dros_lambda > 0):
         raise ConfigError(f"switch_tau={switch_tau!r} and dros_lambda={dros_lambda!r} must be positive")
     if not (isinstance(n_bootstrap, int) and n_bootstrap >= 0) or not 0 < alpha < 1:
         raise ConfigError(f"n_bootstrap={n_bootstrap!r} must be a count and alpha={alpha!r} lie in (0, 1)")
-    w = e / p
-    clipped = 0
-    if clip is not None:
-        clipped = int((w > clip).sum())
-        w = np.minimum(w, clip)
-    sw, sw2 = float(w.sum()), float((w**2).sum())
-    ess = sw * sw / sw2 if sw2 > 0 else 0.0
-    values = round_values(r, w, ql, qt, switch_tau=switch_tau, dros_lambda=dros_lambda)
+    overlaps = overlaps or {}
+    columns: list[np.ndarray] = []  # every target's per-round numerators and denominators, one column each
+    plan: dict[str, dict[str, tuple[int, int | None]]] = {}
+    facts: dict[str, tuple[float, float, int]] = {}
+    r = p = np.empty(0)
+    for name, (target, q_logged, q_target) in targets.items():
+        r, p, e = check_log_arrays(reward, pscore, target)
+        if (q_logged is None) != (q_target is None):
+            raise ConfigError("give both q_logged and q_target (the reward model's predictions) or neither")
+        ql = None if q_logged is None else _finite("reward model prediction (logged pairs)", q_logged)  # type: ignore[arg-type]
+        qt = None if q_target is None else _finite("reward model prediction (target)", q_target)  # type: ignore[arg-type]
+        for label, q in (("q_logged", ql), ("q_target", qt)):
+            if q is not None and len(q) != len(r):
+                raise DataError(f"{label} has {len(q)} values for {len(r)} decisions")
+        w = e / p
+        clipped = 0
+        if clip is not None:
+            clipped = int((w > clip).sum())
+            w = np.minimum(w, clip)
+        sw, sw2 = float(w.sum()), float((w**2).sum())
+        facts[name] = (sw * sw / sw2 if sw2 > 0 else 0.0, float(w.max()), clipped)
+        plan[name] = {}
+        for k, (num, den) in round_values(r, w, ql, qt, switch_tau=switch_tau, dros_lambda=dros_lambda).items():
+            columns.append(num)
+            j_den = None
+            if den is not None:
+                columns.append(den)
+                j_den = len(columns) - 1
+            plan[name][k] = (len(columns) - 1 - (den is not None), j_den)
     n = len(r)
-    names = [k for k in ESTIMATORS if k in values]
-    point = {k: _ratio(values[k], None) for k in names}
-    lows, highs = dict(point), dict(point)
-    if n_bootstrap:
-        rng = np.random.default_rng(seed)
-        reps = np.empty((n_bootstrap, len(names)))
-        for b in range(n_bootstrap):  # multiplicities of a resample: one bincount, then weighted sums
-            counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
-            for j, k in enumerate(names):
-                reps[b, j] = _ratio(values[k], counts)
-        lo = np.quantile(reps, alpha / 2, axis=0)
-        hi = np.quantile(reps, 1 - alpha / 2, axis=0)
-        lows = {k: float(lo[j]) for j, k in enumerate(names)}
-        highs = {k: float(hi[j]) for j, k in enumerate(names)}
-    return {
-        k: Estimate(point[k], lows[k], highs[k], ess, float(w.max()), n, overlap, clipped if k != "dm" else 0)
-        for k in names
-    }
+    if not columns:
+        return {}
+    matrix = np.column_stack(columns)
 
+    def ratios(sums: np.ndarray, total: float) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for name, cols in plan.items():
+            out[name] = {}
+            for k, (j_num, j_den) in cols.items():
+                base = total if j_den is None else float(sums[j_den])
+                out[name][k] = float(sums[j_num]) / base if base > 0 else 0.0  # SNIPS without target mass: 0
+        return out
 
-def _ratio(pair: tuple[np.ndarray, np.ndarray | None], counts: np.ndarray | None) -> float:
-    num, den = pair
-    if counts is None:
-        total = float(num.sum())
-        base = float(len(num)) if den is None else float(den.sum())
-    else:
-        total = float(counts @ num)
-        base = float(counts.sum()) if den is None else float(counts @ den)
-    return total / base if base > 0 else 0.0  # SNIPS with no target mass on any logged action: 0, not NaN
+    point = ratios(matrix.sum(axis=0), float(n))
+    reps: dict[tuple[str, str], list[float]] = {(t, k): [] for t, cols in plan.items() for k in cols}
+    rng = np.random.default_rng(seed)
+    for _ in range(n_bootstrap):  # multiplicities of a resample: one bincount, then one matrix product
+        counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
+        for t, row in ratios(counts @ matrix, float(n)).items():
+            for k, v in row.items():
+                reps[(t, k)].append(v)
+    result: dict[str, dict[str, Estimate]] = {}
+    for name, cols in plan.items():
+        ess, top, clipped = facts[name]
+        result[name] = {}
+        for k in (k for k in ESTIMATORS if k in cols):
+            value = point[name][k]
+            low = float(np.quantile(reps[(name, k)], alpha / 2)) if n_bootstrap else value
+            high = float(np.quantile(reps[(name, k)], 1 - alpha / 2)) if n_bootstrap else value
+            result[name][k] = Estimate(value, low, high, ess, top, n, overlaps.get(name), clipped if k != "dm" else 0)
+    return result
 
 
 def replay(reward: object, pscore: object, target: object, n_actions: object) -> tuple[float, int]:

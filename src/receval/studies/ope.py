@@ -37,7 +37,7 @@ from receval.data.interactions import Interactions, RatingScale
 from receval.errors import ConfigError, DataError, ReceValWarning
 from receval.simulate.logged import BanditLog, PolicyTable, log_policy, policy_table, policy_value, reward_matrix
 from receval.stats.agreement import tau_between
-from receval.stats.ope import ESTIMATORS, Estimate, estimate
+from receval.stats.ope import ESTIMATORS, Estimate, estimate_many
 
 __all__ = ["OpeResult", "ope_study", "reward_model_table", "support"]
 
@@ -162,10 +162,10 @@ def ope_study(
     reward = log.frame["reward"].to_numpy(np.float64)
     pscore = log.frame["propensity"].to_numpy(np.float64)
     q = reward_model_table(reward_model, log, test)
-    truth, on_policy = {}, {}
-    per_target: dict[str, dict[str, Estimate]] = {}
+    truth, on_policy, shares = {}, {}, {}
+    inputs: dict[str, tuple[object, object | None, object | None]] = {}
     for j, (name, table) in enumerate(tables.items()):
-        share = support(table, log_table, users)
+        share = shares[name] = support(table, log_table, users)
         if share < 1.0 - 1e-9:
             warnings.warn(
                 f"target {name!r} puts {1 - share:.1%} of its mass on actions the logging policy {logging!r} never "
@@ -176,11 +176,10 @@ def ope_study(
         truth[name] = policy_value(table, rewards, actions)
         on_policy[name] = float(log_policy(table, test, threshold=threshold, rounds=rounds, seed=seed + 1 + j)
                                 .frame["reward"].mean())  # fmt: skip
-        per_target[name] = estimate(
-            reward, pscore, table.probs[users, items], q_logged=q[users, items],
-            q_target=(table.probs[users] * q[users]).sum(axis=1), clip=clip, overlap=share,
-            n_bootstrap=n_bootstrap, seed=seed,
-        )  # fmt: skip
+        inputs[name] = (table.probs[users, items], q[users, items], (table.probs[users] * q[users]).sum(axis=1))
+    per_target = estimate_many(
+        reward, pscore, inputs, clip=clip, overlaps=shares, n_bootstrap=n_bootstrap, seed=seed
+    )  # the resamples shared by every target
     if not np.all(np.isfinite(list(truth.values()))):
         raise DataError("a target's true value is not finite")
     names = list(tables)
