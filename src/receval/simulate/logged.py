@@ -104,6 +104,11 @@ class BanditLog:
 def reward_matrix(test: Interactions, threshold: float) -> tuple[np.ndarray, np.ndarray]:
     """(rewards, actions): users x items rewards (1 for a test rating ≥ λ, else 0) and the pairs with one.
 
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Float rewards and boolean actions, users x items.
+
     >>> from receval import Interactions
     >>> r, a = reward_matrix(Interactions.from_arrays([0, 1], [1, 0], [5, 2]), threshold=4)
     >>> r.tolist(), a.tolist()
@@ -229,6 +234,11 @@ def policy_table(
 def policy_value(table: PolicyTable, rewards: np.ndarray, actions: np.ndarray) -> float:
     """The exact expected reward of a policy: the mean over users with an action of Σᵢ π(i | u) r(u, i).
 
+    Returns
+    -------
+    float
+        The policy's value.
+
     >>> t = PolicyTable("p", np.array([[0.5, 0.5], [1.0, 0.0]]))
     >>> policy_value(t, np.array([[1.0, 0.0], [0.0, 1.0]]), np.ones((2, 2), bool))
     0.25
@@ -244,6 +254,11 @@ def log_policy(table: PolicyTable, test: Interactions, *, threshold: float, roun
     -------
     BanditLog
         The log table; Thompson's rounds draw from the Beta laws and carry Monte Carlo propensities.
+
+    >>> from receval import Interactions
+    >>> test = Interactions.from_arrays([0, 0], [0, 1], [5, 1])
+    >>> log_policy(policy_table("greedy", test, test, threshold=4), test, threshold=4, rounds=2).frame.values.tolist()
+    [[1.0, 0.0, 0.0, 1.0, 1.0], [2.0, 0.0, 0.0, 1.0, 1.0]]
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer) or rounds < 1:
         raise ConfigError(f"rounds={rounds!r} must be a positive integer", parameters=["rounds"])
@@ -293,6 +308,11 @@ def write_log(path: str | Path, log: BanditLog | pd.DataFrame) -> Path:
     -------
     pathlib.Path
         ``path``.
+
+    >>> import tempfile
+    >>> frame = pd.DataFrame({"round": [1], "user": [0], "item": [3], "reward": [1.0], "propensity": [0.25]})
+    >>> read_log(write_log(Path(tempfile.mkdtemp()) / "log.parquet", frame)).values.tolist()
+    [[1.0, 0.0, 3.0, 1.0, 0.25]]
     """
     from receval.atomic import write_frame
 

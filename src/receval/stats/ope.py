@@ -151,6 +151,11 @@ def round_values(
     An estimator's value is Σ num / Σ den (den = 1 per row when None): the bootstrap
     resamples these columns.
 
+    Returns
+    -------
+    dict
+        Estimator name to (numerator, denominator or None) per round.
+
     >>> v = round_values(np.array([1.0, 0.0]), np.array([2.0, 0.5]), None, None)
     >>> sorted(v), v["ips"][0].tolist()
     (['ips', 'snips'], [2.0, 0.0])

@@ -82,6 +82,11 @@ class OpeResult:
 def support(target: PolicyTable, logging: PolicyTable, users: np.ndarray) -> float:
     """The share of the target's mass, over the logged rounds' users, on actions the logging policy takes.
 
+    Returns
+    -------
+    float
+        In [0, 1]; 1 is full support.
+
     >>> t = PolicyTable("t", np.array([[0.5, 0.5]])); l = PolicyTable("l", np.array([[1.0, 0.0]]))
     >>> support(t, l, np.array([0, 0]))
     0.5
@@ -99,6 +104,12 @@ def reward_model_table(model: str, log: BanditLog, test: Interactions) -> np.nda
     -------
     numpy.ndarray
         users x items predictions.
+
+    >>> from receval.simulate.logged import log_policy, policy_table
+    >>> test = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 1], [5, 1, 4, 2])
+    >>> log = log_policy(policy_table("random", test, test, threshold=4), test, threshold=4, rounds=50)
+    >>> reward_model_table("biases", log, test).shape
+    (2, 2)
     """
     from receval.recommenders import make
 
@@ -148,6 +159,11 @@ def ope_study(
     -------
     OpeResult
         Truth, estimates, mean absolute error, interval width and coverage and Kendall's τ-b per estimator.
+
+    >>> test = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 1], [5, 1, 4, 2])
+    >>> res = ope_study(test, test, logging="random", targets=["greedy"], threshold=4, rounds=400, n_bootstrap=0)
+    >>> res.truth, round(res.estimates["ips"]["greedy"].value, 2)
+    ({'greedy': 1.0}, 0.93)
     """
     if not targets:
         raise ConfigError("give at least one target policy", parameters=["targets"])
