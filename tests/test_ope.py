@@ -251,3 +251,19 @@ def test_command_errors(capsys, args, message):
 
     assert main(["ope", *args, "--json"]) == 2
     assert message in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_command_out_writes_tables_and_figures(tmp_path, capsys):
+    from receval.cli.app import main
+
+    out = tmp_path / "ope"
+    code = main(["ope", "--synthetic", "30x10", "--rounds", "1000", "--targets", "random,greedy", "--bootstrap", "10",
+                 "--threshold", "4", "--out", str(out), "--log-out", str(tmp_path / "log.parquet")])  # fmt: skip
+    assert code == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        "error_by_size.csv", "error_by_size.png", "estimates.csv", "estimates.png"
+    ]  # fmt: skip
+    sizes = pd.read_csv(out / "error_by_size.csv")
+    assert sorted(sizes["rounds"].unique()) == [10, 100, 1000]
+    assert len(read_log(tmp_path / "log.parquet")) == 1000
+    assert "per estimator" in capsys.readouterr().out

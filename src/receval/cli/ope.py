@@ -2,7 +2,7 @@
 
 ``receval ope --data PATH --format FORMAT [--logging POLICY] [--targets LIST] [--rounds N]
 [--seed S] [--threshold λ] [--test-fraction F] [--reward-model NAME] [--clip C]
-[--bootstrap B] [--log-out FILE] [--json]`` (or ``--synthetic USERSxITEMS`` instead of
+[--bootstrap B] [--log-out FILE] [--out DIR] [--json]`` (or ``--synthetic USERSxITEMS`` instead of
 ``--data``: generated data whose complete preference matrix gives every reward).
 
 Real data are split by a seeded random holdout: the training part fits the policies, the
@@ -66,6 +66,9 @@ def ope_command(
     clip: float | None = typer.Option(None, "--clip", help="Clip importance weights at this value."),
     bootstrap: int = typer.Option(200, "--bootstrap", help="Bootstrap replicates of every interval."),
     log_out: Path | None = typer.Option(None, "--log-out", help="Write the log table here (.parquet or .csv)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder for estimates.csv/.png and error_by_size.csv/.png (logs of N/100, N/10 and N)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print truth, estimates, errors and τ as JSON."),
     output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
 ) -> None:
@@ -87,6 +90,10 @@ def ope_command(
         from receval.outputs import check_output_file
 
         check_output_file(log_out, "--log-out")
+    if out is not None:
+        from receval.outputs import check_output_dir
+
+        check_output_dir(out, "--out")
     fmt_out = output_format(output, as_json)
     if synthetic is not None:
         match = re.fullmatch(r"(\d+)x(\d+)", synthetic.strip())
@@ -115,6 +122,24 @@ def ope_command(
         from receval.simulate.logged import write_log
 
         write_log(log_out, result.log)
+    if out is not None:
+        from receval.atomic import publish, write_frame
+        from receval.report.ope import plot_error_by_size, plot_estimates
+        from receval.studies.ope import error_by_size
+
+        sizes = sorted({max(rounds // 100, 10), max(rounds // 10, 10)} - {rounds})
+        by_size = error_by_size(
+            train, test, sizes=sizes, logging=logging_policy, targets=names, threshold=lam, seed=seed,
+            reward_model=reward_model, clip=clip, n_bootstrap=0,
+        )  # fmt: skip
+        mine = pd.DataFrame([{"rounds": rounds, "estimator": k, "error": v, "coverage": result.coverage[k],
+                              "kendall_tau": result.kendall_tau[k]} for k, v in result.error.items()])  # fmt: skip
+        by_size = pd.concat([by_size, mine], ignore_index=True)
+        with publish(out) as pub:
+            write_frame(pub.path(out / "estimates.csv"), result.frame())
+            plot_estimates(result.frame(), pub.path(out / "estimates.png"))
+            write_frame(pub.path(out / "error_by_size.csv"), by_size)
+            plot_error_by_size(by_size, pub.path(out / "error_by_size.png"))
     if fmt_out == "json":
         typer.echo(json.dumps(result.payload()))
         return

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from receval.data.interactions import Interactions, RatingScale
 from receval.errors import ConfigError, DataError, ReceValWarning
@@ -39,7 +40,7 @@ from receval.simulate.logged import BanditLog, PolicyTable, log_policy, policy_t
 from receval.stats.agreement import tau_between
 from receval.stats.ope import ESTIMATORS, Estimate, estimate_many
 
-__all__ = ["OpeResult", "ope_study", "reward_model_table", "support"]
+__all__ = ["OpeResult", "ope_study", "error_by_size", "reward_model_table", "support"]
 
 
 @dataclass
@@ -55,6 +56,27 @@ class OpeResult:
     coverage: dict[str, float]
     log: BanditLog
     settings: dict[str, Any] = field(default_factory=dict)
+
+    def frame(self) -> pd.DataFrame:
+        """One row per estimator and target: estimator, policy, estimate, low, high, truth, ess, max_weight, overlap.
+
+        Returns
+        -------
+        pandas.DataFrame
+            The long table behind :func:`receval.report.ope.plot_estimates`.
+
+        >>> from receval.stats.ope import Estimate
+        >>> res = OpeResult({"a": 0.5}, {}, {"ips": {"a": Estimate(0.4, 0.3, 0.6, 9.0, 2.0, 10)}}, {}, {}, {}, {},
+        ...                 None)  # type: ignore[arg-type]
+        >>> res.frame()[["estimator", "policy", "estimate", "truth"]].values.tolist()
+        [['ips', 'a', 0.4, 0.5]]
+        """
+        rows = [
+            {"estimator": k, "policy": p, "estimate": e.value, "low": e.low, "high": e.high, "truth": self.truth[p],
+             "ess": e.ess, "max_weight": e.max_weight, "overlap": e.overlap}
+            for k, row in self.estimates.items() for p, e in row.items()
+        ]  # fmt: skip
+        return pd.DataFrame(rows)
 
     def payload(self) -> dict[str, Any]:
         """The JSON form: truth, estimates, intervals, diagnostics, error, kendall_tau, width, coverage."""
@@ -213,3 +235,26 @@ def ope_study(
         "reward_model": reward_model, "clip": clip, "n_bootstrap": n_bootstrap, "propensity": log.propensity,
     }  # fmt: skip
     return OpeResult(truth, on_policy, estimates, error, tau, width, coverage, log, settings)
+
+
+def error_by_size(train: Interactions, test: Interactions, *, sizes: list[int], **options: Any) -> pd.DataFrame:
+    """:func:`ope_study` at each log size of ``sizes`` (other options alike): each estimator's mean absolute error.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns rounds, estimator, error, coverage, kendall_tau.
+
+    >>> test = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 1], [5, 1, 4, 2])
+    >>> out = error_by_size(test, test, sizes=[50, 500], logging="random", targets=["greedy", "random"],
+    ...                     threshold=4, n_bootstrap=0)
+    >>> out["rounds"].unique().tolist(), len(out)
+    ([50, 500], 12)
+    """
+    rows = []
+    for n in sizes:
+        res = ope_study(train, test, rounds=int(n), **options)
+        for k in res.error:
+            rows.append({"rounds": int(n), "estimator": k, "error": res.error[k], "coverage": res.coverage[k],
+                         "kendall_tau": res.kendall_tau[k]})  # fmt: skip
+    return pd.DataFrame(rows)
