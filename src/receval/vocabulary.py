@@ -70,6 +70,8 @@ __all__ = [
     "Correction",
     "MULTI_TEST_NAMES",
     "NO_SPLIT",
+    "OPE_ESTIMATORS",
+    "OPE_POLICIES",
     "RANKS",
     "RANK_READINGS",
     "Ranks",
@@ -125,6 +127,12 @@ COLD_START_DEFAULT: ColdStart = "empty"
 """The policy when none is given: a user without a list scores 0 on every accuracy metric."""
 
 SAMPLING_SCHEMES: tuple[str, ...] = ("uniform", "popularity")
+
+OPE_ESTIMATORS: tuple[str, ...] = ("dm", "ips", "snips", "dr", "switch", "dros")
+"""Off-policy estimators (:mod:`receval.stats.ope`): direct method, inverse propensity scoring, its
+self-normalised form, doubly robust, switch-DR and DR with optimistic shrinkage (Su et al. 2020)."""
+OPE_POLICIES: tuple[str, ...] = ("random", "greedy", "egreedy", "softmax", "ucb", "thompson")
+"""Policies of the logging pass (:mod:`receval.simulate.logged`), logging or target."""
 """How sampled negatives are drawn: uniformly, or in proportion to training popularity ** exponent."""
 SAMPLE_SHAPES: tuple[str, ...] = ("per-item", "per-user", "recbole")
 """One sample of negatives per held-out test item, each item ranked against its own (NCF); one per user shared by its

@@ -75,6 +75,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.recommend",
     "receval.cli.metaeval",
     "receval.cli.simulate",
+    "receval.cli.ope",
     "receval.cli.report",
     "receval.cli.attack",
     "receval.cli.debias",

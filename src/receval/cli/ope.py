@@ -1,0 +1,162 @@
+"""``receval ope``: off-policy estimates of target policies from a simulated log, against the truth.
+
+``receval ope --data PATH --format FORMAT [--logging POLICY] [--targets LIST] [--rounds N]
+[--seed S] [--threshold λ] [--test-fraction F] [--reward-model NAME] [--clip C]
+[--bootstrap B] [--log-out FILE] [--out DIR] [--json]`` (or ``--synthetic USERSxITEMS`` instead of
+``--data``: generated data whose complete preference matrix gives every reward).
+
+Real data are split by a seeded random holdout: the training part fits the policies, the
+held-out ratings are the rewards (1 for a rating ≥ λ) and each user's actions. The logging
+policy logs ``--rounds`` decisions with propensities
+(:mod:`receval.simulate.logged`); every target is estimated by every estimator of
+:mod:`receval.stats.ope` and run on-policy for the truth (:func:`receval.studies.ope.ope_study`).
+``--json`` prints ``{"truth": {policy: value}, "on_policy": {...}, "estimates": {estimator:
+{policy: value}}, "intervals": {...}, "diagnostics": {policy: {"ess", "max_weight",
+"overlap"}}, "error": {estimator: mean absolute error}, "kendall_tau": {estimator: τ-b},
+"width": {...}, "coverage": {...}, "settings": {...}}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import typer
+
+from receval.cli.common import FORMAT_HELP, load_data
+from receval.cli.output import OUTPUT_HELP, output_format
+from receval.errors import ConfigError
+
+DEFAULT_TARGETS = ("random", "greedy", "egreedy:0.1", "softmax:0.1", "thompson", "ucb")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``ope`` command to the main app."""
+    app.command("ope")(ope_command)
+
+
+def default_threshold(low: float, high: float) -> float:
+    """λ when none is given: the upper part of the scale, ⌈low + 0.6 (high − low)⌉ (4 on 1–5, 3 on 1–4).
+
+    >>> default_threshold(1, 5), default_threshold(1, 4)
+    (4.0, 3.0)
+    """
+    return float(math.ceil(low + 0.6 * (high - low)))
+
+
+def ope_command(
+    data: Path | None = typer.Option(None, "--data", help="The data set's folder (multi-file formats) or file."),
+    fmt: str | None = typer.Option(None, "--format", "-f", help=FORMAT_HELP),
+    synthetic: str | None = typer.Option(
+        None, "--synthetic", help="USERSxITEMS: generated data with its complete matrix as rewards (instead of --data)."
+    ),
+    logging_policy: str = typer.Option(
+        "egreedy:0.3", "--logging", help="The logging policy: random, egreedy[:ε], softmax[:T], thompson[:D], ..."
+    ),
+    targets: str = typer.Option(",".join(DEFAULT_TARGETS), "--targets", help="Comma-separated target policies."),
+    rounds: int = typer.Option(20000, "--rounds", help="Logged decisions."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split, the log and the bootstrap."),
+    threshold: float | None = typer.Option(
+        None, "--threshold", help="λ: ratings ≥ λ are reward 1 (default 4 on 1-5, 3 on 1-4)."
+    ),
+    test_fraction: float = typer.Option(0.5, "--test-fraction", help="Share of ratings held out as rewards."),
+    reward_model: str = typer.Option("biases", "--reward-model", help="Recommender with predict, fitted on the log."),
+    clip: float | None = typer.Option(None, "--clip", help="Clip importance weights at this value."),
+    bootstrap: int = typer.Option(200, "--bootstrap", help="Bootstrap replicates of every interval."),
+    log_out: Path | None = typer.Option(None, "--log-out", help="Write the log table here (.parquet or .csv)."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder for estimates.csv/.png and error_by_size.csv/.png (logs of N/100, N/10 and N)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print truth, estimates, errors and τ as JSON."),
+    output: str | None = typer.Option(None, "--output", help=OUTPUT_HELP),
+) -> None:
+    """Log with one policy, estimate others off-policy with every estimator, and measure each estimator's error."""
+    import pandas as pd
+
+    from receval.studies.ope import ope_study
+    from receval.validate import check_command_options, check_number
+
+    check_command_options(seed=seed, rounds=rounds, test_fraction=test_fraction, bootstrap=bootstrap)
+    if clip is not None:
+        check_number(clip, "--clip", minimum=1e-12)
+    if (data is None) == (synthetic is None):
+        raise ConfigError("give one of --data PATH (with --format) or --synthetic USERSxITEMS")
+    names = [t.strip() for t in targets.split(",") if t.strip()]
+    if not names:
+        raise ConfigError("--targets is empty; give comma-separated policies such as random,greedy")
+    if log_out is not None:
+        from receval.outputs import check_output_file
+
+        check_output_file(log_out, "--log-out")
+    if out is not None:
+        from receval.outputs import check_output_dir
+
+        check_output_dir(out, "--out")
+    fmt_out = output_format(output, as_json)
+    if synthetic is not None:
+        match = re.fullmatch(r"(\d+)x(\d+)", synthetic.strip())
+        if not match or min(int(match[1]), int(match[2])) < 2:
+            raise ConfigError(f"--synthetic {synthetic!r} is not USERSxITEMS with at least 2 of each (e.g. 300x100)")
+        from receval.data.synthetic import generate_with_truth
+
+        nu, ni = int(match[1]), int(match[2])
+        gen = generate_with_truth(
+            n_users=nu, n_items=ni, n_ratings=max(nu * ni // 10, nu * 2), seed=seed, keep_complete=True
+        )
+        assert gen.complete is not None  # keep_complete=True
+        train, test = gen.data, gen.complete
+    else:
+        from receval.split import holdout
+
+        assert data is not None
+        train, test = holdout(load_data(data, fmt), test_fraction, seed=seed)
+    lam = default_threshold(train.scale.low, train.scale.high) if threshold is None else threshold
+    train._check_threshold(lam)
+    result = ope_study(
+        train, test, logging=logging_policy, targets=names, threshold=lam, rounds=rounds, seed=seed,
+        reward_model=reward_model, clip=clip, n_bootstrap=bootstrap,
+    )  # fmt: skip
+    if log_out is not None:
+        from receval.simulate.logged import write_log
+
+        write_log(log_out, result.log)
+    if out is not None:
+        from receval.atomic import publish, write_frame
+        from receval.report.ope import plot_error_by_size, plot_estimates
+        from receval.studies.ope import error_by_size
+
+        sizes = sorted({max(rounds // 100, 10), max(rounds // 10, 10)} - {rounds})
+        by_size = error_by_size(
+            train, test, sizes=sizes, logging=logging_policy, targets=names, threshold=lam, seed=seed,
+            reward_model=reward_model, clip=clip, n_bootstrap=0,
+        )  # fmt: skip
+        mine = pd.DataFrame([{"rounds": rounds, "estimator": k, "error": v, "coverage": result.coverage[k],
+                              "kendall_tau": result.kendall_tau[k]} for k, v in result.error.items()])  # fmt: skip
+        by_size = pd.concat([by_size, mine], ignore_index=True)
+        with publish(out) as pub:
+            write_frame(pub.path(out / "estimates.csv"), result.frame())
+            plot_estimates(result.frame(), pub.path(out / "estimates.png"))
+            write_frame(pub.path(out / "error_by_size.csv"), by_size)
+            plot_error_by_size(by_size, pub.path(out / "error_by_size.png"))
+    if fmt_out == "json":
+        typer.echo(json.dumps(result.payload()))
+        return
+    from receval.cli.output import Table, print_table
+
+    table = pd.DataFrame({"truth": result.truth, "on_policy": result.on_policy})
+    for k, row in result.estimates.items():
+        table[k] = pd.Series({p: e.value for p, e in row.items()})
+    title = f"{logging_policy} logged {rounds} decisions (λ = {lam:g}, propensities {result.log.propensity})"
+    print_table(Table.from_frame(table, title=title, index_label="target"), fmt_out)
+    summary = pd.DataFrame(
+        {"mae": result.error, "kendall_tau": result.kendall_tau, "width": result.width, "coverage": result.coverage}
+    )
+    print_table(Table.from_frame(summary, title="per estimator", index_label="estimator"), fmt_out)
+
+
+# the example at the end of each command's --help (receval.cli.app gathers them)
+EXAMPLES: dict[str, str] = {
+    "ope": "receval ope --data ~/data/cm100k --format cm100k --logging egreedy:0.3 --targets random,greedy,thompson"
+}
