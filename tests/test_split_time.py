@@ -1,4 +1,4 @@
-"""Time protocols of receval.split: cuts at a date, rolling windows, targets and candidates (issue 35)."""
+"""Time protocols of receval.split: cuts at a date, rolling windows, targets and candidates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 34: a study's and a run's identity includes its data; one process per output folder; a resumed
+"""A study's and a run's identity includes its data; one process per output folder; a resumed
 tuning run's JSON equals the uninterrupted run's; a damaged tune.json is exit 2 naming the key."""
 
 from __future__ import annotations

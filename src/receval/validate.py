@@ -188,9 +188,6 @@ def check_jobs(value: Any, option: str = "jobs") -> int:
     return count
 
 
-# --- end of worker counts ---
-
-
 def check_fraction(value: Any, option: str) -> float:
     """``value`` as a float strictly between 0 and 1 (test shares, attack sizes of a population).
 
@@ -457,7 +454,7 @@ def options_of(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return {name: check_option(name, value, prefix + name) for name, value in values.items()}
 
 
-# --- time: durations and instants (issue 35) --------------------------------------------------
+# --- time: durations and instants --------------------------------------------------
 
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")

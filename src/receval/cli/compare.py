@@ -37,7 +37,7 @@ from receval.cli.common import (
     one_of,
     table_reader,
 )
-from receval.cli.evaluate import (  # the group options: issue 36
+from receval.cli.evaluate import (  # the group options
     ColdStartOption,
     GroupTestOption,
     OutputOption,
@@ -118,7 +118,6 @@ def compare_command(
     timestamp: TimestampColumn = None,
     no_header: NoHeader = False,
     cold_start: ColdStartOption = "empty",
-    # --- issue 36 (user groups, utility distribution) ---
     user_groups: UserGroupsOption = None,
     unknown_group: UnknownGroupOption = None,
     group_test: GroupTestOption = "welch",
@@ -133,15 +132,14 @@ def compare_command(
     cvar_level: Annotated[
         float, typer.Option("--cvar-level", help="With --distribution: the worst share of users, in (0, 1].")
     ] = 0.1,
-    # --- end issue 36 ---
     margin: MarginOption = None,
 ) -> None:
     """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
     from receval.studies.compare import compare_runs
 
     fmt = output_format(output, as_json)
-    group_table, group_kind = check_group_options(user_groups, unknown_group, group_test, no_header)  # issue 36
-    if distribution or cvar_level != 0.1:  # issue 36
+    group_table, group_kind = check_group_options(user_groups, unknown_group, group_test, no_header)
+    if distribution or cvar_level != 0.1:
         from receval.stats.distribution import check_cvar_level
 
         check_cvar_level(cvar_level, "--cvar-level")
@@ -168,7 +166,7 @@ def compare_command(
         for name, path in named.items()
     }
     train_frame = read(train, "train", ("user", "item"), truth_format, "--truth-format", arrow=True) if train else None
-    groups_of_truth = truth_groups(truth_frame, group_table, unknown_group)  # issue 36: checked before any run
+    groups_of_truth = truth_groups(truth_frame, group_table, unknown_group)  # checked before any run
     result = compare_runs(
         frames,
         truth_frame,
@@ -180,7 +178,7 @@ def compare_command(
         threshold=threshold,
         train=train_frame,
         cold_start=policy,
-        user_groups=groups_of_truth,  # issue 36
+        user_groups=groups_of_truth,
         group_test=group_kind,
         distribution=distribution,
         cvar_level=cvar_level,
@@ -196,7 +194,7 @@ def compare_command(
             "tests": [{k: _plain(v) for k, v in row.items()} for row in result.tests.to_dict("records")],
             "conventions": {name: result.conventions[name].to_dict() for name in named},
         }
-        body.update(_issue36_json(result))  # issue 36: "groups", "distribution"
+        body.update(_groups_json(result))  # "groups", "distribution"
         typer.echo(json.dumps(body, default=_plain))
         return
     without = {name: result.conventions[name].users_without_list or 0 for name in named}
@@ -212,14 +210,14 @@ def compare_command(
     tests = Table.from_frame(result.tests, title=title, index=False)
     tests.float_format = "{:.4g}"  # p-values span orders of magnitude
     print_table(tests, fmt)
-    _issue36_tables(result, fmt)
+    _groups_tables(result, fmt)
     _claims_echo(result.tests, fmt)
     if report is not None:
         typer.echo(f"report written to {report}", err=True)
 
 
-# --- issue 36 (user groups, utility distribution): helpers ---
-def _issue36_json(result: Any) -> dict[str, Any]:
+# --- user groups and the utility distribution ---
+def _groups_json(result: Any) -> dict[str, Any]:
     """``groups``: ``{run: {metric: gap}}``; ``distribution``: ``{metric: {run: ...}}`` (only those asked)."""
     body: dict[str, Any] = {}
     if result.groups is not None:
@@ -229,7 +227,7 @@ def _issue36_json(result: Any) -> dict[str, Any]:
     return json_clean(body)
 
 
-def _issue36_tables(result: Any, fmt: str) -> None:
+def _groups_tables(result: Any, fmt: str) -> None:
     """The group gaps and the utility distributions as tables (text, markdown, CSV …)."""
     if result.groups is not None:
         print_table(groups_table(result.groups), fmt)
@@ -255,10 +253,7 @@ def _issue36_tables(result: Any, fmt: str) -> None:
     print_table(table, fmt)
 
 
-# --- end issue 36 ---
-
-
-# --- issue 37, claims that hold: --margin (TOST), --test tukey and each pair's minimum detectable effect -----------
+# --- claims that hold: --margin (TOST), --test tukey and each pair's minimum detectable effect -----------
 
 MarginOption = Annotated[
     str | None,

@@ -268,7 +268,7 @@ def evaluate_command(
     if result.overfitting is not None and result.overfitting.flagged:
         typer.echo(f"WARNING overfitting: {result.overfitting.message}", err=True)
     gaps = None
-    if groups_of_truth is not None:  # issue 36
+    if groups_of_truth is not None:
         from receval.stats.groups import group_gaps
 
         gaps = group_gaps(result.per_user, groups_of_truth, test=group_kind)  # Holm across the metrics
@@ -285,7 +285,7 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str, gaps: Map
     if fmt == "json":  # {metric as typed: value}, the conventions under one extra key
         body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
         body["conventions"] = conv.to_dict()
-        if gaps is not None:  # issue 36
+        if gaps is not None:
             body["groups"] = json_clean({m: g.to_dict() for m, g in gaps.items()})
         typer.echo(json.dumps(body, default=_plain))
         return
@@ -299,7 +299,7 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str, gaps: Map
         if conv.users_without_list:
             typer.echo(f"truth users without a list (scored as empty lists): {conv.users_without_list}")
     print_table(_summary_table(result), fmt)
-    if gaps is not None:  # issue 36
+    if gaps is not None:
         print_table(groups_table({"": gaps}), fmt)
 
 
@@ -397,7 +397,7 @@ EXAMPLES: dict[str, str] = {
 }
 
 
-# --- issue 36 (user groups): options and helpers shared with `receval compare` ---
+# --- user groups: options and helpers shared with `receval compare` ---
 UserGroupsOption = Annotated[
     Path | None,
     typer.Option(
@@ -472,6 +472,3 @@ def json_clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-# --- end issue 36 ---

@@ -173,7 +173,7 @@ def results_command(
     return 0
 
 
-# --- issue 37, claims that hold: Friedman and Nemenyi across data sets (or folds and seeds) -----------------------
+# --- claims that hold: Friedman and Nemenyi across data sets (or folds and seeds) -----------------------
 
 
 def _friedman_blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:

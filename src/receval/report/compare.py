@@ -17,7 +17,7 @@
 - with ``user_groups=``: the gaps between user groups per run and metric (group means,
   gap, interval, test, p-values, Hedges' g); with ``distribution=True``: the per-user
   utility quantiles, CVaR and risk–reward against the first run, and one figure of each
-  metric's empirical CDF of per-user values per run (issue 36).
+  metric's empirical CDF of per-user values per run.
 
 Examples
 --------
@@ -197,7 +197,7 @@ def compare_report(
     _figure(rep, result, comparison)
     rep.heading("Paired tests")
     rep.raw(_tests_html(result.tests, test, correction, alpha, comparison))
-    _issue36_sections(rep, result, alpha)
+    _group_sections(rep, result, alpha)
     with publish(out.parent) as publication:
         write_text(publication.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
     return out
@@ -376,8 +376,8 @@ def _tests_html(
     )
 
 
-# --- issue 36 (user groups, utility distribution) ---
-def _issue36_sections(rep: Report, result: RunComparison, alpha: float) -> None:
+# --- user groups and the utility distribution ---
+def _group_sections(rep: Report, result: RunComparison, alpha: float) -> None:
     """The group gaps table, the utility distribution table and the ECDF figure, when the comparison has them."""
     if result.groups:
         rep.heading("Gaps between user groups")
@@ -479,6 +479,3 @@ def _ecdf_figure(per_user: pd.DataFrame, styles: Mapping[str, Mapping[str, Any]]
         ax.set_ylabel("share of users ≤ value")
         ax.legend(fontsize=7, loc="lower right")
     return fig
-
-
-# --- end issue 36 ---

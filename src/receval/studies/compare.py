@@ -36,9 +36,9 @@ from receval.errors import ConfigError
 from receval.evaluation import evaluate
 from receval.evaluation.align import as_table
 from receval.metrics import MetricList
-from receval.stats.groups import GroupGap, align_groups, group_gaps, read_user_groups  # issue 36
+from receval.stats.groups import GroupGap, align_groups, group_gaps, read_user_groups
 from receval.stats.significance import Correction, TestName, compare_systems
-from receval.vocabulary import UnpairedTest  # issue 36
+from receval.vocabulary import UnpairedTest
 
 __all__ = ["RunComparison", "compare_runs"]
 
@@ -90,13 +90,11 @@ def compare_runs(
     n_resamples: int = 2_000,
     seed: int = 0,
     convention: str | None = None,
-    # --- issue 36 (user groups, utility distribution) ---
     user_groups: Any = None,
     unknown_group: str | None = None,
     group_test: UnpairedTest = "welch",
     distribution: bool = False,
     cvar_level: float = 0.1,
-    # --- end issue 36 ---
     **evaluate_options: Any,
 ) -> RunComparison:
     """Evaluate every run on ``truth`` and compare them pairwise, metric by metric.
@@ -136,7 +134,7 @@ def compare_runs(
         raise ConfigError(f"run names must be distinct, got {names}")
     if baseline is not None and baseline not in names:
         raise ConfigError(f"baseline {baseline!r} is not one of the runs {names}")
-    group_table = _check_issue36(user_groups, distribution, cvar_level)
+    group_table = _check_groups(user_groups, distribution, cvar_level)
     truth = as_table(truth, "truth", evaluate_options.get("columns"))  # a path is read once for every run
     if evaluate_options.get("train") is not None:
         evaluate_options["train"] = as_table(evaluate_options["train"], "train", evaluate_options.get("columns"))
@@ -177,13 +175,13 @@ def compare_runs(
         "seed": seed,
     }
     comparison = RunComparison(summary=summary, tests=tests, per_user=per_user, conventions=conventions)
-    _add_issue36(comparison, group_table, unknown_group, group_test, correction, distribution, cvar_level,
+    _add_groups(comparison, group_table, unknown_group, group_test, correction, distribution, cvar_level,
                  confidence=confidence, n_resamples=n_resamples, seed=seed)  # fmt: skip
     return comparison
 
 
-# --- issue 36 (user groups, utility distribution): helpers ---
-def _check_issue36(user_groups: Any, distribution: bool, cvar_level: float) -> pd.DataFrame | None:
+# --- user groups and the utility distribution ---
+def _check_groups(user_groups: Any, distribution: bool, cvar_level: float) -> pd.DataFrame | None:
     """The group table read and the CVaR level checked before any run is evaluated."""
     if distribution:
         from receval.stats.distribution import check_cvar_level
@@ -192,7 +190,7 @@ def _check_issue36(user_groups: Any, distribution: bool, cvar_level: float) -> p
     return None if user_groups is None else read_user_groups(user_groups)
 
 
-def _add_issue36(
+def _add_groups(
     result: RunComparison,
     group_table: pd.DataFrame | None,
     unknown_group: str | None,
@@ -247,10 +245,7 @@ def _add_issue36(
         result.distribution = out
 
 
-# --- end issue 36 ---
-
-
-# --- issue 37, claims that hold: the smallest detectable effect, equivalence and Tukey HSD per pair ---------------
+# --- claims that hold: the smallest detectable effect, equivalence and Tukey HSD per pair ---------------
 
 __all__ += ["claims_columns", "within_margin_lines"]
 
