@@ -267,3 +267,63 @@ def test_command_out_writes_tables_and_figures(tmp_path, capsys):
     assert sorted(sizes["rounds"].unique()) == [10, 100, 1000]
     assert len(read_log(tmp_path / "log.parquet")) == 1000
     assert "per estimator" in capsys.readouterr().out
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("log_text", "extra", "message"),
+    [
+        ("round,user,item,reward,propensity\n1,0,1,1,0.5\n2,1,0,0,0\n", [], "propensit(ies) outside (0, 1]"),
+        ("round,user,item,reward,propensity\n1,0,1,1,0.5\n2,1,0,0,1.5\n", [], "propensit(ies) outside (0, 1]"),
+        ("round,user,item,reward,propensity\n1,0,1,yes,0.5\n", [], "column reward is not numeric"),
+        ("round,user,item,reward,propensity\n1,0,99,1,0.5\n", [], "item index(es) beyond"),
+        ("round,user,item,reward,propensity\n1,0,1,1,0.5\n", ["--reward-model", "popularity"], "cannot predict"),
+    ],
+)
+def test_command_bad_input_is_one_line_exit_2(tmp_path, capsys, log_text, extra, message):
+    from receval.cli.app import main
+
+    log = _write(tmp_path / "log.csv", log_text)
+    args = ["ope", "--synthetic", "20x6", "--threshold", "4", "--log", log, "--targets", "random", *extra, "--json"]
+    assert main(args) == 2
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert message in error and "\n" not in error
+
+
+def test_command_given_log_and_target_table(tmp_path, capsys):
+    # a log written by one run, read back by another with a target given as a table of probabilities
+    from receval.cli.app import main
+
+    log = tmp_path / "log.parquet"
+    common = ["ope", "--synthetic", "20x6", "--threshold", "4", "--bootstrap", "0", "--json"]
+    assert main([*common, "--rounds", "4000", "--logging", "random", "--targets", "random", "--log-out", str(log)]) == 0
+    first = json.loads(capsys.readouterr().out)
+    rows = "".join(f"{u},{i},{1 / 6}\n" for u in range(20) for i in range(6))
+    table = _write(tmp_path / "uniform.csv", "user,item,probability\n" + rows)
+    assert main([*common, "--log", str(log), "--targets", "", "--target-table", table]) == 0
+    second = json.loads(capsys.readouterr().out)
+    # the uniform table is the random policy on complete data: same truth and IPS estimate on the same log
+    assert second["truth"]["uniform"] == pytest.approx(first["truth"]["random"])
+    assert second["estimates"]["ips"]["uniform"] == pytest.approx(first["estimates"]["ips"]["random"])
+    assert set(second["diagnostics"]["uniform"]) == {"ess", "max_weight", "overlap"}
+    bad = _write(tmp_path / "bad.csv", "user,item,probability\n0,0,0.5\n")
+    assert main([*common, "--log", str(log), "--targets", "", "--target-table", bad]) == 2
+    assert "do not sum to 1" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_command_warns_about_uncovered_mass_with_its_share(capsys):
+    from receval.cli.app import main
+
+    args = ["ope", "--synthetic", "20x6", "--threshold", "4", "--rounds", "500", "--logging", "greedy",
+            "--targets", "random,greedy", "--bootstrap", "10", "--json"]  # fmt: skip
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "warning: target 'random' puts 83.3% of its mass" in captured.err  # the command states its warnings
+    out = json.loads(captured.out)
+    assert out["diagnostics"]["random"]["overlap"] == pytest.approx(1 / 6)
+    values = [v for row in out["estimates"].values() for v in row.values()]
+    assert all(np.isfinite(values))

@@ -74,6 +74,7 @@ def test_protocol_lookup_is_the_same_whatever_was_imported_first(first):
         "debiased",
         "metaeval",
         "one-shot",
+        "ope",
         "sampled",
     ]
     assert (attack_size, cyclic) == (0.05, "cyclic")

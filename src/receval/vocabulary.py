@@ -70,6 +70,7 @@ __all__ = [
     "Correction",
     "MULTI_TEST_NAMES",
     "NO_SPLIT",
+    "OPE_DEFAULT_TARGETS",
     "OPE_ESTIMATORS",
     "OPE_POLICIES",
     "RANKS",
@@ -127,13 +128,15 @@ COLD_START_DEFAULT: ColdStart = "empty"
 """The policy when none is given: a user without a list scores 0 on every accuracy metric."""
 
 SAMPLING_SCHEMES: tuple[str, ...] = ("uniform", "popularity")
+"""How sampled negatives are drawn: uniformly, or in proportion to training popularity ** exponent."""
 
 OPE_ESTIMATORS: tuple[str, ...] = ("dm", "ips", "snips", "dr", "switch", "dros")
 """Off-policy estimators (:mod:`receval.stats.ope`): direct method, inverse propensity scoring, its
 self-normalised form, doubly robust, switch-DR and DR with optimistic shrinkage (Su et al. 2020)."""
 OPE_POLICIES: tuple[str, ...] = ("random", "greedy", "egreedy", "softmax", "ucb", "thompson")
 """Policies of the logging pass (:mod:`receval.simulate.logged`), logging or target."""
-"""How sampled negatives are drawn: uniformly, or in proportion to training popularity ** exponent."""
+OPE_DEFAULT_TARGETS: tuple[str, ...] = ("random", "greedy", "egreedy:0.1", "softmax:0.1", "thompson", "ucb")
+"""The target policies of ``receval ope`` and of the ``ope`` protocol when none are given."""
 SAMPLE_SHAPES: tuple[str, ...] = ("per-item", "per-user", "recbole")
 """One sample of negatives per held-out test item, each item ranked against its own (NCF); one per user shared by its
 test items, each ranked against the negatives alone; or RecBole's ``uni100``: a sample per held-out item, pooled per

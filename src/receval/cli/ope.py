@@ -2,14 +2,19 @@
 
 ``receval ope --data PATH --format FORMAT [--logging POLICY] [--targets LIST] [--rounds N]
 [--seed S] [--threshold λ] [--test-fraction F] [--reward-model NAME] [--clip C]
-[--bootstrap B] [--log-out FILE] [--out DIR] [--json]`` (or ``--synthetic USERSxITEMS`` instead of
-``--data``: generated data whose complete preference matrix gives every reward).
+[--bootstrap B] [--log FILE] [--target-table FILE ...] [--log-out FILE] [--out DIR] [--json]``
+(or ``--synthetic USERSxITEMS`` instead of ``--data``: generated data whose complete preference
+matrix gives every reward).
 
 Real data are split by a seeded random holdout: the training part fits the policies, the
 held-out ratings are the rewards (1 for a rating ≥ λ) and each user's actions. The logging
 policy logs ``--rounds`` decisions with propensities
-(:mod:`receval.simulate.logged`); every target is estimated by every estimator of
-:mod:`receval.stats.ope` and run on-policy for the truth (:func:`receval.studies.ope.ope_study`).
+(:mod:`receval.simulate.logged`), or ``--log FILE`` gives the log (a log table with indices of
+the same data and split, e.g. an earlier ``--log-out``); every target (``--targets`` policies and
+``--target-table`` files of action probabilities, columns user, item, probability) is estimated
+by every estimator of :mod:`receval.stats.ope` and run on-policy for the truth
+(:func:`receval.studies.ope.ope_study`). Warnings (uncovered target mass, reward-model pairs it
+could not predict) go to stderr with their counts; bad input is a one-line error, exit 2.
 ``--json`` prints ``{"truth": {policy: value}, "on_policy": {...}, "estimates": {estimator:
 {policy: value}}, "intervals": {...}, "diagnostics": {policy: {"ess", "max_weight",
 "overlap"}}, "error": {estimator: mean absolute error}, "kendall_tau": {estimator: τ-b},
@@ -28,8 +33,7 @@ import typer
 from receval.cli.common import FORMAT_HELP, load_data
 from receval.cli.output import OUTPUT_HELP, output_format
 from receval.errors import ConfigError
-
-DEFAULT_TARGETS = ("random", "greedy", "egreedy:0.1", "softmax:0.1", "thompson", "ucb")
+from receval.vocabulary import OPE_DEFAULT_TARGETS
 
 
 def register(app: typer.Typer) -> None:
@@ -55,7 +59,15 @@ def ope_command(
     logging_policy: str = typer.Option(
         "egreedy:0.3", "--logging", help="The logging policy: random, egreedy[:ε], softmax[:T], thompson[:D], ..."
     ),
-    targets: str = typer.Option(",".join(DEFAULT_TARGETS), "--targets", help="Comma-separated target policies."),
+    targets: str = typer.Option(
+        ",".join(OPE_DEFAULT_TARGETS), "--targets", help="Comma-separated target policies ('' for tables only)."
+    ),
+    target_tables: list[Path] | None = typer.Option(
+        None, "--target-table", help="A target as action probabilities: CSV/Parquet user,item,probability (repeatable)."
+    ),
+    log_in: Path | None = typer.Option(
+        None, "--log", help="Estimate from this log table (.parquet/.csv) instead of logging with --logging."
+    ),
     rounds: int = typer.Option(20000, "--rounds", help="Logged decisions."),
     seed: int = typer.Option(0, "--seed", help="Seed of the split, the log and the bootstrap."),
     threshold: float | None = typer.Option(
@@ -84,8 +96,8 @@ def ope_command(
     if (data is None) == (synthetic is None):
         raise ConfigError("give one of --data PATH (with --format) or --synthetic USERSxITEMS")
     names = [t.strip() for t in targets.split(",") if t.strip()]
-    if not names:
-        raise ConfigError("--targets is empty; give comma-separated policies such as random,greedy")
+    if not names and not target_tables:
+        raise ConfigError("--targets is empty; give comma-separated policies such as random,greedy or --target-table")
     if log_out is not None:
         from receval.outputs import check_output_file
 
@@ -95,6 +107,9 @@ def ope_command(
 
         check_output_dir(out, "--out")
     fmt_out = output_format(output, as_json)
+    from receval.simulate.logged import PolicyTable, read_log, read_policy_table
+
+    given = None if log_in is None else read_log(log_in)  # the log's checks before any work
     if synthetic is not None:
         match = re.fullmatch(r"(\d+)x(\d+)", synthetic.strip())
         if not match or min(int(match[1]), int(match[2])) < 2:
@@ -114,10 +129,18 @@ def ope_command(
         train, test = holdout(load_data(data, fmt), test_fraction, seed=seed)
     lam = default_threshold(train.scale.low, train.scale.high) if threshold is None else threshold
     train._check_threshold(lam)
+    chosen: dict[str, str | PolicyTable] = {n: n for n in names}
+    for path in target_tables or []:
+        table = read_policy_table(path, test, threshold=lam)
+        if table.name in chosen:
+            raise ConfigError(f"--target-table {path}: a target named {table.name!r} is already given; rename the file")
+        chosen[table.name] = table
+    label = logging_policy if log_in is None else str(log_in)
     result = ope_study(
-        train, test, logging=logging_policy, targets=names, threshold=lam, rounds=rounds, seed=seed,
+        train, test, logging=label, targets=chosen, threshold=lam, rounds=rounds, log=given, seed=seed,
         reward_model=reward_model, clip=clip, n_bootstrap=bootstrap,
     )  # fmt: skip
+    rounds = len(result.log.frame)
     if log_out is not None:
         from receval.simulate.logged import write_log
 
@@ -129,8 +152,8 @@ def ope_command(
 
         sizes = sorted({max(rounds // 100, 10), max(rounds // 10, 10)} - {rounds})
         by_size = error_by_size(
-            train, test, sizes=sizes, logging=logging_policy, targets=names, threshold=lam, seed=seed,
-            reward_model=reward_model, clip=clip, n_bootstrap=0,
+            train, test, sizes=sizes, logging=label, targets=chosen, threshold=lam, seed=seed,
+            reward_model=reward_model, clip=clip, n_bootstrap=0, log=given,
         )  # fmt: skip
         mine = pd.DataFrame([{"rounds": rounds, "estimator": k, "error": v, "coverage": result.coverage[k],
                               "kendall_tau": result.kendall_tau[k]} for k, v in result.error.items()])  # fmt: skip
@@ -148,12 +171,15 @@ def ope_command(
     table = pd.DataFrame({"truth": result.truth, "on_policy": result.on_policy})
     for k, row in result.estimates.items():
         table[k] = pd.Series({p: e.value for p, e in row.items()})
-    title = f"{logging_policy} logged {rounds} decisions (λ = {lam:g}, propensities {result.log.propensity})"
+    title = f"{label} logged {rounds} decisions (λ = {lam:g}, propensities {result.log.propensity})"
     print_table(Table.from_frame(table, title=title, index_label="target"), fmt_out)
     summary = pd.DataFrame(
         {"mae": result.error, "kendall_tau": result.kendall_tau, "width": result.width, "coverage": result.coverage}
     )
     print_table(Table.from_frame(summary, title="per estimator", index_label="estimator"), fmt_out)
+    diagnostics = pd.DataFrame(result.payload()["diagnostics"]).T
+    title = "diagnostics per target (ESS of the importance weights, largest weight, target mass on logged actions)"
+    print_table(Table.from_frame(diagnostics, title=title, index_label="target"), fmt_out)
 
 
 # the example at the end of each command's --help (receval.cli.app gathers them)

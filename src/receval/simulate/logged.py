@@ -30,6 +30,12 @@ atomically as Parquet or CSV (:func:`write_log`) and read back with its checks (
 :func:`from_obp` reads Open Bandit Pipeline's dictionary form (``action``, ``reward``,
 ``pscore``, optional ``position``, ``context``).
 
+A target policy can also be a table of action probabilities rather than a policy kind:
+:func:`policy_from_probs` checks a users x items array, :func:`read_policy_table` reads a
+file with the columns ``user``, ``item`` (indices, as in the log), ``probability``. Each user
+with an action needs a row of probabilities summing to 1, on pairs with a known reward (the
+truth is computed there).
+
 Examples
 --------
 >>> from receval import Interactions
@@ -63,6 +69,8 @@ __all__ = [
     "BanditLog",
     "reward_matrix",
     "policy_table",
+    "policy_from_probs",
+    "read_policy_table",
     "log_policy",
     "policy_value",
     "write_log",
@@ -229,6 +237,122 @@ def policy_table(
     expo = np.where(actions & np.isfinite(finite), np.exp((finite - np.where(np.isfinite(top), top, 0.0)) / param), 0.0)
     total = expo.sum(axis=1, keepdims=True)
     return PolicyTable(spec, np.divide(expo, total, out=np.zeros_like(expo), where=total > 0))
+
+
+def policy_from_probs(name: str, probs: object, test: Interactions, *, threshold: float) -> PolicyTable:
+    """A target policy given as its action probabilities: ``probs[u, i]`` = π(i | u), users x items of ``test``.
+
+    Refused with a one-line :class:`DataError`: a value that is not a number in [0, 1], a user
+    with an action whose row does not sum to 1, mass on pairs without a known reward (named
+    with its share: the simulator has no truth there).
+
+    Returns
+    -------
+    PolicyTable
+        The checked table.
+
+    >>> from receval import Interactions
+    >>> test = Interactions.from_arrays([0, 0, 1], [0, 1, 1], [5, 1, 4])
+    >>> policy_from_probs("mine", [[0.5, 0.5], [0.0, 1.0]], test, threshold=4).probs.tolist()
+    [[0.5, 0.5], [0.0, 1.0]]
+    >>> policy_from_probs("mine", [[0.5, 0.5], [0.5, 0.5]], test, threshold=4)
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: target 'mine' puts 25.0% of its mass (1 pair(s), first user 1 item 0) on pairs ...
+    """
+    _, actions = reward_matrix(test, threshold)
+    try:
+        table = np.array(probs, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"target {name!r}: the probabilities are not numbers") from None
+    if table.shape != actions.shape:
+        raise DataError(f"target {name!r}: the table is {table.shape}, the data's users x items are {actions.shape}")
+    bad = ~np.isfinite(table) | (table < 0) | (table > 1 + 1e-12)
+    if bad.any():
+        u, i = np.argwhere(bad)[0]
+        raise DataError(
+            f"target {name!r}: {int(bad.sum())} probabilit(ies) are not numbers in [0, 1] "
+            f"(first user {u} item {i}: {table[u, i]})"
+        )
+    off = (table > 0) & ~actions
+    if off.any():
+        u, i = np.argwhere(off)[0]
+        share = float(table[off].sum() / max(table.sum(), 1e-300))
+        raise DataError(
+            f"target {name!r} puts {share:.1%} of its mass ({int(off.sum())} pair(s), first user {u} item {i}) on "
+            "pairs without a known reward; give probabilities over each user's items with a known reward"
+        )
+    active = actions.any(axis=1)
+    wrong = active & ~np.isclose(table.sum(axis=1), 1.0, atol=1e-6)
+    if wrong.any():
+        first = int(np.flatnonzero(wrong)[0])
+        raise DataError(
+            f"target {name!r}: {int(wrong.sum())} user(s) with an action have probabilities that do not sum to 1 "
+            f"(first user {first}: {table[first].sum():g})"
+        )
+    return PolicyTable(name, table)
+
+
+def read_policy_table(
+    path: str | Path, test: Interactions, *, threshold: float, name: str | None = None
+) -> PolicyTable:
+    """A target policy from a file (Parquet for ``.parquet``, else CSV) with columns user, item, probability.
+
+    ``user`` and ``item`` are indices of the data's id space (as in the log table); pairs not
+    listed have probability 0. The table is checked by :func:`policy_from_probs`; its name is
+    ``name`` or the file's stem.
+
+    Returns
+    -------
+    PolicyTable
+        The checked table.
+
+    >>> import tempfile
+    >>> from receval import Interactions
+    >>> test = Interactions.from_arrays([0, 0, 1], [0, 1, 1], [5, 1, 4])
+    >>> p = Path(tempfile.mkdtemp()) / "half.csv"
+    >>> _ = p.write_text("user,item,probability\\n0,0,0.5\\n0,1,0.5\\n1,1,1\\n")
+    >>> t = read_policy_table(p, test, threshold=4)
+    >>> t.name, t.probs.tolist()
+    ('half', [[0.5, 0.5], [0.0, 1.0]])
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: target table not found")
+    try:
+        frame = pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
+    except (ValueError, OSError, pd.errors.ParserError) as err:
+        raise DataError(f"{path}: not a readable table ({str(err).splitlines()[0]})") from None
+    missing = [c for c in ("user", "item", "probability") if c not in frame.columns]
+    if missing:
+        raise DataError(f"{path}: the target table lacks column(s) {', '.join(missing)} (user, item, probability)")
+    cols = {}
+    for col in ("user", "item", "probability"):
+        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"{path}: column {col} is not numeric (first bad value {frame[col].iloc[first]!r} at line {first + 2})"
+            )
+        cols[col] = values
+    nu, ni = test.n_users, test.n_items
+    for col, size in (("user", nu), ("item", ni)):
+        v = cols[col]
+        bad = (v != np.floor(v)) | (v < 0) | (v >= size)
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"{path}: {col} {v[first]:g} at line {first + 2} is not an index of the data (0..{size - 1})"
+            )
+    users, items = cols["user"].astype(np.int64), cols["item"].astype(np.int64)
+    dup = pd.Series(users * ni + items).duplicated().to_numpy()
+    if dup.any():
+        first = int(np.flatnonzero(dup)[0])
+        raise DataError(f"{path}: the pair (user {users[first]}, item {items[first]}) repeats at line {first + 2}")
+    probs = np.zeros((nu, ni))
+    probs[users, items] = cols["probability"]
+    return policy_from_probs(name or path.stem, probs, test, threshold=threshold)
 
 
 def policy_value(table: PolicyTable, rewards: np.ndarray, actions: np.ndarray) -> float:

@@ -10,10 +10,19 @@ each estimator's mean absolute error, its interval's mean width and coverage (th
 targets whose interval holds the truth) and Kendall's τ-b between its ranking of the targets
 and the true one.
 
-A target that puts mass on actions the logging policy never takes is named, with its
-uncovered share, in a warning (the importance-weighted estimators cannot see that mass);
-predictions of the reward model that are not finite are replaced by the log's mean reward,
-with a warning giving their count.
+A target is a policy kind of :mod:`receval.simulate.logged` (``egreedy:0.1``,
+``softmax:0.5@item-knn``) or a table of action probabilities (a
+:class:`~receval.simulate.logged.PolicyTable`, from
+:func:`~receval.simulate.logged.policy_from_probs` or
+:func:`~receval.simulate.logged.read_policy_table`). The log is either drawn here from the
+``logging`` policy or given (``log``: a checked log table, e.g. from
+:func:`~receval.simulate.logged.read_log`), its indices in ``test``'s id space.
+
+A target that puts mass on actions the log never covers is named, with its uncovered share,
+in a warning (the importance-weighted estimators cannot see that mass): for a drawn log the
+covered actions are those the logging policy can take, for a given log the (user, item) pairs
+it holds. Predictions of the reward model that are not finite are replaced by the log's mean
+reward, with a warning giving their count.
 
 Examples
 --------
@@ -28,6 +37,7 @@ Examples
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,52 +172,98 @@ def reward_model_table(model: str, log: BanditLog, test: Interactions) -> np.nda
     return pred
 
 
+def _given_log(log: pd.DataFrame, test: Interactions, logging: str) -> BanditLog:
+    """A given log table's checks against the data: its user and item indices within ``test``'s id space."""
+    for col, size in (("user", test.n_users), ("item", test.n_items)):
+        values = log[col].to_numpy(np.int64)
+        bad = values >= size
+        if bad.any():
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(
+                f"log {logging}: {int(bad.sum())} {col} index(es) beyond the data's {size} (first {values[first]} "
+                f"at line {first + 2}); a log's indices are those of the data it was drawn from"
+            )
+    return BanditLog(log.reset_index(drop=True), logging, "given in the log")
+
+
 def ope_study(
     train: Interactions,
     test: Interactions,
     *,
     logging: str,
-    targets: list[str],
+    targets: Sequence[str] | Mapping[str, str | PolicyTable],
     threshold: float,
-    rounds: int,
+    rounds: int | None = None,
+    log: pd.DataFrame | None = None,
     seed: int = 0,
     reward_model: str = "biases",
     clip: float | None = None,
     n_bootstrap: int = 200,
 ) -> OpeResult:
-    """Log with ``logging``, estimate every target with every estimator, compare with the truth.
+    """Log with ``logging`` (or take ``log``), estimate every target with every estimator, compare with the truth.
+
+    ``targets``: policy kinds (a list), or a mapping of names to policy kinds or
+    :class:`~receval.simulate.logged.PolicyTable` (tables of action probabilities).
+    ``rounds``: the decisions to log (required without ``log``); with ``log``, ``logging`` only
+    labels it and the truth's on-policy runs take as many rounds as the log holds.
 
     Returns
     -------
     OpeResult
         Truth, estimates, mean absolute error, interval width and coverage and Kendall's τ-b per estimator.
 
+    >>> from receval.simulate.logged import policy_from_probs
     >>> test = Interactions.from_arrays([0, 0, 1, 1], [0, 1, 0, 1], [5, 1, 4, 2])
     >>> res = ope_study(test, test, logging="random", targets=["greedy"], threshold=4, rounds=400, n_bootstrap=0)
     >>> res.truth, round(res.estimates["ips"]["greedy"].value, 2)
     ({'greedy': 1.0}, 0.93)
+    >>> mine = policy_from_probs("mine", [[0.5, 0.5], [0.2, 0.8]], test, threshold=4)
+    >>> res = ope_study(test, test, logging="random", targets={"mine": mine}, threshold=4, log=res.log.frame,
+    ...                 n_bootstrap=0)
+    >>> res.truth["mine"], round(res.estimates["ips"]["mine"].value, 2)
+    (0.35, 0.31)
     """
-    if not targets:
+    specs: list[tuple[str, str | PolicyTable]] = (
+        list(targets.items()) if isinstance(targets, Mapping) else [(str(t), str(t)) for t in targets]
+    )
+    if not specs:
         raise ConfigError("give at least one target policy", parameters=["targets"])
-    if len(set(targets)) != len(targets):
-        raise ConfigError(f"target policies repeat: {targets}", parameters=["targets"])
+    names = [n for n, _ in specs]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"target policies repeat: {names}", parameters=["targets"])
     rewards, actions = reward_matrix(test, threshold)
-    log_table = policy_table(logging, train, test, threshold=threshold, seed=seed)
-    tables = {t: policy_table(t, train, test, threshold=threshold, seed=seed + 1 + j) for j, t in enumerate(targets)}
-    log = log_policy(log_table, test, threshold=threshold, rounds=rounds, seed=seed)
-    users = log.frame["user"].to_numpy(np.int64)
-    items = log.frame["item"].to_numpy(np.int64)
-    reward = log.frame["reward"].to_numpy(np.float64)
-    pscore = log.frame["propensity"].to_numpy(np.float64)
-    q = reward_model_table(reward_model, log, test)
+    tables = {
+        name: t if isinstance(t, PolicyTable) else policy_table(t, train, test, threshold=threshold, seed=seed + 1 + j)
+        for j, (name, t) in enumerate(specs)
+    }
+    for name, table in tables.items():
+        if table.probs.shape != actions.shape:
+            raise DataError(f"target {name!r}: its table is {table.probs.shape}, the data's are {actions.shape}")
+    if log is None:
+        if rounds is None:
+            raise ConfigError("give rounds (the decisions to log) or a log", parameters=["rounds"])
+        log_table = policy_table(logging, train, test, threshold=threshold, seed=seed)
+        drawn = log_policy(log_table, test, threshold=threshold, rounds=rounds, seed=seed)
+    else:
+        drawn = _given_log(log, test, logging)
+        covered = np.zeros(actions.shape)
+        covered[drawn.frame["user"].to_numpy(np.int64), drawn.frame["item"].to_numpy(np.int64)] = 1.0
+        log_table = PolicyTable(logging, covered)  # the pairs the log holds: its support, as far as it shows
+    rounds = len(drawn.frame)
+    users = drawn.frame["user"].to_numpy(np.int64)
+    items = drawn.frame["item"].to_numpy(np.int64)
+    reward = drawn.frame["reward"].to_numpy(np.float64)
+    pscore = drawn.frame["propensity"].to_numpy(np.float64)
+    q = reward_model_table(reward_model, drawn, test)
     truth, on_policy, shares = {}, {}, {}
     inputs: dict[str, tuple[object, object | None, object | None]] = {}
     for j, (name, table) in enumerate(tables.items()):
         share = shares[name] = support(table, log_table, users)
         if share < 1.0 - 1e-9:
+            covers = "never takes" if log is None else "never shows to the user"
             warnings.warn(
-                f"target {name!r} puts {1 - share:.1%} of its mass on actions the logging policy {logging!r} never "
-                "takes: IPS/SNIPS cannot see it and DR relies on the reward model there",
+                f"target {name!r} puts {1 - share:.1%} of its mass on actions the logging policy {logging!r} {covers}"
+                ": IPS/SNIPS cannot see it and DR relies on the reward model there",
                 ReceValWarning,
                 stacklevel=2,
             )
@@ -220,7 +276,6 @@ def ope_study(
     )  # the resamples shared by every target
     if not np.all(np.isfinite(list(truth.values()))):
         raise DataError("a target's true value is not finite")
-    names = list(tables)
     estimates = {k: {t: per_target[t][k] for t in names} for k in ESTIMATORS}
     true = np.array([truth[t] for t in names])
     error, tau, width, coverage = {}, {}, {}, {}
@@ -232,13 +287,15 @@ def ope_study(
         coverage[k] = float(np.mean([row[t].low <= truth[t] <= row[t].high for t in names]))
     settings = {
         "logging": logging, "targets": names, "rounds": rounds, "seed": seed, "threshold": threshold,
-        "reward_model": reward_model, "clip": clip, "n_bootstrap": n_bootstrap, "propensity": log.propensity,
+        "reward_model": reward_model, "clip": clip, "n_bootstrap": n_bootstrap, "propensity": drawn.propensity,
     }  # fmt: skip
-    return OpeResult(truth, on_policy, estimates, error, tau, width, coverage, log, settings)
+    return OpeResult(truth, on_policy, estimates, error, tau, width, coverage, drawn, settings)
 
 
 def error_by_size(train: Interactions, test: Interactions, *, sizes: list[int], **options: Any) -> pd.DataFrame:
     """:func:`ope_study` at each log size of ``sizes`` (other options alike): each estimator's mean absolute error.
+
+    With a given ``log`` among the options, each size takes the log's first rounds.
 
     Returns
     -------
@@ -252,8 +309,12 @@ def error_by_size(train: Interactions, test: Interactions, *, sizes: list[int], 
     ([50, 500], 12)
     """
     rows = []
+    given = options.pop("log", None)
     for n in sizes:
-        res = ope_study(train, test, rounds=int(n), **options)
+        if given is None:
+            res = ope_study(train, test, rounds=int(n), **options)
+        else:  # a given log: its first n rounds
+            res = ope_study(train, test, log=given.iloc[: int(n)], **options)
         for k in res.error:
             rows.append({"rounds": int(n), "estimator": k, "error": res.error[k], "coverage": res.coverage[k],
                          "kendall_tau": res.kendall_tau[k]})  # fmt: skip

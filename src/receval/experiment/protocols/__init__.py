@@ -13,7 +13,8 @@ package imports so that every process that can look a protocol up has them all:
   (:mod:`.coherence_barrier`): Said & Bellogín's studies of coherence;
 - ``metaeval`` (:mod:`.metaeval`): the meta-evaluation of metrics;
 - ``attack`` (:mod:`.attack`), ``debiased`` (:mod:`.debiased`) and ``sampled``
-  (:mod:`.sampled`): shilling attacks, debiased estimates, sampled metrics.
+  (:mod:`.sampled`): shilling attacks, debiased estimates, sampled metrics;
+- ``ope`` (:mod:`.ope`): off-policy evaluation against the simulator's truth.
 
 Examples
 --------
@@ -35,6 +36,7 @@ from receval.experiment.protocols import (  # noqa: F401  # importing each regis
     debiased,
     metaeval,
     one_shot,
+    ope,
     sampled,
 )
 from receval.experiment.protocols.base import (
