@@ -447,7 +447,8 @@ class _Checker:
     def keys(self, table: Mapping[str, Any], schema: Mapping[str, Any], where: tuple[str, ...], what: str) -> None:
         for key, value in table.items():
             if key not in schema:
-                raise self.fail((*where, key), f"unknown key {key!r} {what}; valid keys: {', '.join(sorted(schema))}")
+                raise self.fail((*where, key), f"unknown key {key!r} {what}; valid keys: {', '.join(sorted(schema))}"
+                                + did_you_mean(key, schema, n=1))  # fmt: skip
             self.type(value, schema[key], (*where, key))
 
     def value(self, check: Any, *args: Any, where: tuple[str, ...], **kwargs: Any) -> Any:
@@ -531,6 +532,7 @@ def parse_config(
     recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
     metrics = _metrics(chk, effective.get("metrics", []), proto, preset)
     slices = _slices(chk, effective.get("slices", {}))
+    groups = _groups(chk, effective["groups"], proto.name, "tune" in effective) if "groups" in effective else None
     tune = None
     if "tune" in effective:
         tune, recommenders = _tune(chk, effective, split, recommenders, metrics, proto, seeds[0])
@@ -539,7 +541,6 @@ def parse_config(
             for key in ("space", "trials", "seconds"):
                 if key in effective["recommenders"][label]:
                     raise chk.fail(("recommenders", label, key), f"[recommenders.{label}] {key} needs a [tune] section")
-    groups = _groups(chk, effective["groups"], proto.name, tune is not None) if "groups" in effective else None
     cfg = ExperimentConfig(
         name=str(name),
         datasets=datasets,
