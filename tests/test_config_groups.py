@@ -85,10 +85,18 @@ def test_unknown_group_pools_and_a_string_names_the_file(tmp_path) -> None:
         ('groups = "none.csv"', None, 1, "groups file '"),
         ('groups = "g.csv"', "user,group\n1,a\n2,a\n", 1, "names one group only (a)"),
         ('groups = "g.csv"', "user,sex\n1,a\n2,b\n", 1, "need columns user, group"),
-        ('[groups]\npath = "g.csv"\ntest = "welsh"', "", 10, "groups test 'welsh' is not one of welch, mannwhitney, "
-         "permutation; did you mean 'welch'?"),  # fmt: skip
-        ('[groups]\npath = "g.csv"\nunknown = "x"', "", 10, "unknown key 'unknown' in [groups]; valid keys: path, "
-         "test, unknown_group; did you mean 'unknown_group'?"),  # fmt: skip
+        (
+            '[groups]\npath = "g.csv"\ntest = "welsh"',
+            "",
+            10,
+            "groups test 'welsh' is not one of welch, mannwhitney, permutation; did you mean 'welch'?",
+        ),
+        (
+            '[groups]\npath = "g.csv"\nunknown = "x"',
+            "",
+            10,
+            "unknown key 'unknown' in [groups]; valid keys: path, test, unknown_group; did you mean 'unknown_group'?",
+        ),
         ("[groups]\ntest = 'welch'", "", 8, "[groups] needs path"),
         ('groups = "g.csv"\n[tune]\ntrials = 2', "", 1, "not to a [tune] section"),
     ],

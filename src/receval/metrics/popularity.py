@@ -167,7 +167,8 @@ def _per_item_mean(data: MetricInput, k: int | None, values: np.ndarray, *, tota
     defaults={"normalize": False, "popularity": "train"},
     choices={"popularity": POPULARITY_SOURCES},
     needs_train=True,
-    description="Average recommendation popularity of the top k (normalize=true: as a share of the interactions)",
+    description="Average recommendation popularity of the top k (normalize=true: as a share of the interactions); "
+    "Abdollahpouri et al., FLAIRS 2019",
 )
 def arp(data: MetricInput, k: int | None, normalize: bool = False, popularity: str = "train") -> np.ndarray:
     """Mean popularity of each user's top k; NaN for an empty list."""
@@ -185,7 +186,7 @@ def arp(data: MetricInput, k: int | None, normalize: bool = False, popularity: s
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Share of long-tail items in the top k",
+    description="Share of long-tail items in the top k; Abdollahpouri et al., RecSys 2017",
 )
 def aplt(
     data: MetricInput,
@@ -207,7 +208,7 @@ def aplt(
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Number of long-tail items in the top k",
+    description="Number of long-tail items in the top k; Abdollahpouri et al., RecSys 2017",
 )
 def aclt(
     data: MetricInput,
@@ -279,7 +280,8 @@ def _unseen_candidates(data: MetricInput, in_tail: np.ndarray) -> np.ndarray:
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Popularity-REO: std/mean over head and tail of P(recommended | relevant, unseen)",
+    description="Popularity-REO: std/mean over head and tail of P(recommended | relevant, unseen); Zhu et al., "
+    "SIGIR 2021",
 )
 def pop_reo(
     data: MetricInput,
@@ -304,7 +306,8 @@ def pop_reo(
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Popularity-RSP: std/mean over head and tail of P(recommended | not in the profile)",
+    description="Popularity-RSP: std/mean over head and tail of P(recommended | not in the profile); Zhu et al., "
+    "SIGIR 2021",
 )
 def pop_rsp(
     data: MetricInput,
@@ -384,7 +387,8 @@ def _check_gap_params(params: Mapping[str, Any], label: str) -> None:
     choices={"group": GAP_GROUPS, "popularity": POPULARITY_SOURCES},
     check=_check_gap_params,
     needs_train=True,
-    description="ΔGAP of a user group: relative change of mean popularity from the profile to the list",
+    description="ΔGAP of a user group: relative change of mean popularity from the profile to the list; "
+    "Abdollahpouri et al., UMAP 2021",
 )
 def delta_gap(
     data: MetricInput,
