@@ -159,6 +159,14 @@ def test_hand_computed_delta_gap_and_groups() -> None:
     profile, lift = popularity_lift_curve(data, 2, n_bins=3)
     assert profile.tolist() == pytest.approx([2 / 3, 5 / 6, 1.0])
     assert lift.tolist() == pytest.approx([-1.0, (1 / 6 - 5 / 6) / (5 / 6), -1 / 3])
+    # per given user group: each group's point is delta_gap of that group (here the profile groups, sorted by name)
+    _, by_group = popularity_lift_curve(data, 2, groups=user_groups_by_profile(data, 1 / 3))
+    names = ("blockbuster", "diverse", "niche")
+    assert by_group.tolist() == pytest.approx([_value(f"delta_gap@2(group={g},user_share=0.3)", data) for g in names])
+    _, pooled = popularity_lift_curve(data, 2, groups=np.array(["a", "a", "b"]))
+    assert pooled.tolist() == pytest.approx([((1 / 6) / 2 - (2 / 3 + 5 / 6) / 2) / ((2 / 3 + 5 / 6) / 2), -1 / 3])
+    with pytest.raises(MetricError, match="one label per user row"):
+        popularity_lift_curve(data, 2, groups=np.array(["a", "b"]))
 
 
 @settings(max_examples=30, deadline=None)

@@ -25,6 +25,11 @@ grids, the protocol, the metrics, the seeds, the slices and the output directory
     algorithm = "popularity"
     params = { threshold = [3, 4] }     # a list is a grid axis
 
+    [groups]                            # optional, one-shot: every metric's gap between user groups
+    path = "user_groups.csv"            # user,group (or groups = "user_groups.csv")
+    unknown_group = "other"             # optional: pools the data's users without a group (else an error)
+    test = "welch"                      # or mannwhitney, permutation
+
     [quick]                             # merged over the rest with --quick
     seeds = [0]
 
@@ -64,7 +69,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from receval.data.prepare import FILTERS
 from receval.errors import ConfigError, ReceValError, did_you_mean
@@ -72,11 +77,12 @@ from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import get_protocol, protocol_names
 from receval.outputs import safe_name
 from receval.validate import check_count, check_number, check_option, check_seed, parse_duration, parse_instant
-from receval.vocabulary import NO_SPLIT, SPLIT_COMMON, split_candidates, split_method, split_targets
+from receval.vocabulary import NO_SPLIT, SPLIT_COMMON, UnpairedTest, split_candidates, split_method, split_targets
 
 __all__ = [
     "DatasetSpec",
     "ExperimentConfig",
+    "GroupsSpec",
     "ProtocolSpec",
     "RecommenderSpec",
     "load_config",
@@ -97,8 +103,10 @@ _TOP = {
     "recommenders": dict,
     "slices": dict,
     "tune": dict,
+    "groups": (str, dict),
     "quick": dict,
 }
+_GROUPS = {"path": str, "unknown_group": str, "test": str}
 _DATASET = {
     "name": str,
     "path": str,
@@ -309,6 +317,27 @@ class TuneSpec:
 
 
 @dataclass(frozen=True)
+class GroupsSpec:
+    """The ``groups`` of a configuration: a ``user, group`` file, the group pooling users without one, the test.
+
+    Every one-shot task stores each metric's gap between the groups (``groups.parquet``:
+    :func:`receval.stats.groups.group_gaps_frame`), as ``receval evaluate --user-groups FILE
+    --unknown-group NAME --group-test TEST`` prints it.
+    """
+
+    path: str
+    unknown_group: str | None = None
+    test: UnpairedTest = "welch"
+    base: str | None = field(default=None, compare=False)  # the config file's folder, as DatasetSpec.base
+
+    @property
+    def resolved_path(self) -> Path:
+        """``path`` resolved against the config file's folder when it is relative."""
+        path = Path(self.path)
+        return path if path.is_absolute() or self.base is None else Path(self.base) / path
+
+
+@dataclass(frozen=True)
 class ProtocolSpec:
     """The protocol name and its options (lists are grid axes)."""
 
@@ -335,6 +364,8 @@ class ExperimentConfig:
     """The library preset applied to every metric (``convention = "NAME"``; its canonical name), or None."""
     tune: TuneSpec | None = None
     """The ``[tune]`` section: every recommender is tuned on validation data and evaluated once on test."""
+    groups: GroupsSpec | None = None
+    """The user groups whose gaps every one-shot task computes (``groups``), or None."""
 
     @property
     def output_dir(self) -> Path:
@@ -416,7 +447,8 @@ class _Checker:
     def keys(self, table: Mapping[str, Any], schema: Mapping[str, Any], where: tuple[str, ...], what: str) -> None:
         for key, value in table.items():
             if key not in schema:
-                raise self.fail((*where, key), f"unknown key {key!r} {what}; valid keys: {', '.join(sorted(schema))}")
+                raise self.fail((*where, key), f"unknown key {key!r} {what}; valid keys: {', '.join(sorted(schema))}"
+                                + did_you_mean(key, schema, n=1))  # fmt: skip
             self.type(value, schema[key], (*where, key))
 
     def value(self, check: Any, *args: Any, where: tuple[str, ...], **kwargs: Any) -> Any:
@@ -500,6 +532,7 @@ def parse_config(
     recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
     metrics = _metrics(chk, effective.get("metrics", []), proto, preset)
     slices = _slices(chk, effective.get("slices", {}))
+    groups = _groups(chk, effective["groups"], proto.name, "tune" in effective) if "groups" in effective else None
     tune = None
     if "tune" in effective:
         tune, recommenders = _tune(chk, effective, split, recommenders, metrics, proto, seeds[0])
@@ -522,6 +555,7 @@ def parse_config(
         effective=effective,
         convention=preset,
         tune=tune,
+        groups=groups,
     )
     try:
         proto.validate(cfg)
@@ -739,6 +773,47 @@ def _metrics(chk: _Checker, values: list[Any], proto: Any, convention: str | Non
     if len(set(out)) != len(out):
         raise chk.fail(("metrics",), f"metrics {out} contain duplicates")
     return tuple(out)
+
+
+def _groups(chk: _Checker, value: str | Mapping[str, Any], protocol: str, tuned: bool) -> GroupsSpec:
+    """``groups = "FILE"`` or ``[groups]`` (path, unknown_group, test): the file read and checked now, before any task.
+
+    The file is read by :func:`receval.stats.groups.read_user_groups` (columns ``user, group``) and
+    must name two groups; its users are matched with each data set's when the data are prepared
+    (:func:`receval.experiment.validation.prepare_checked`).
+    """
+    from receval.stats.groups import read_user_groups
+    from receval.vocabulary import UNPAIRED_TEST_NAMES
+
+    table = {"path": value} if isinstance(value, str) else value
+    where = ("groups",)
+    chk.keys(table, _GROUPS, where, "in [groups]")
+    if "path" not in table:
+        raise chk.fail(where, '[groups] needs path = "FILE" (a user,group table)')
+    if protocol != "one-shot" or tuned:
+        what = "a [tune] section" if tuned else f"protocol {protocol!r}"
+        raise chk.fail(where, f"groups apply to the one-shot protocol's evaluations, not to {what}; leave groups out")
+    test = table.get("test", "welch")
+    if test not in UNPAIRED_TEST_NAMES:
+        raise chk.fail((*where, "test"), f"groups test {test!r} is not one of {', '.join(UNPAIRED_TEST_NAMES)}"
+                       + did_you_mean(test, UNPAIRED_TEST_NAMES))  # fmt: skip
+    unknown = table.get("unknown_group")
+    if unknown is not None and not unknown.strip():
+        raise chk.fail((*where, "unknown_group"), "groups unknown_group = '': name the group that pools users "
+                       "without one")  # fmt: skip
+    spec = GroupsSpec(path=table["path"], unknown_group=unknown, test=cast(UnpairedTest, test),
+                      base=None if chk.path.startswith("<") else str(Path(chk.path).resolve().parent))  # fmt: skip
+    path_where = (*where, "path") if isinstance(value, Mapping) else where
+    if not spec.resolved_path.is_file():
+        raise chk.fail(path_where, f"groups file {str(spec.resolved_path)!r} does not exist; give a user,group table")
+    try:
+        names = set(read_user_groups(spec.resolved_path)["group"].str.strip())
+    except ReceValError as err:
+        raise chk.fail(path_where, f"groups: {err}") from None
+    if len(names) < 2:
+        raise chk.fail(path_where, f"groups file names one group only ({', '.join(sorted(names)) or 'none'}); "
+                       "a gap needs two")  # fmt: skip
+    return spec
 
 
 def _slices(chk: _Checker, table: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:

@@ -76,6 +76,8 @@ def prepare_checked(
             where = ("datasets", spec.label, "filters") if spec.filters else ("datasets", spec.label)
             raise chk.fail(where, err.message) from None
     labels = {spec.key: spec.label for spec in cfg.datasets.values()}
+    if cfg.groups is not None:  # every data set's users matched with the groups file, once
+        datasets = {key: _with_groups(chk, cfg, prepared, labels[key]) for key, prepared in datasets.items()}
     # a protocol with metric words of its own (the cyclic loop's recall, fallout) reads no metric strings
     metric_strings = get_protocol(cfg.protocol.name).metric_names is None
     # the metric strings as the file spells them, for the messages (cfg.metrics holds them resolved, in their order)
@@ -124,6 +126,27 @@ def prepare_checked(
             except ConfigError as err:
                 raise chk.fail(where, f"{err.message} (data set {label!r})") from None
     return datasets
+
+
+def _with_groups(chk: _Checker, cfg: ExperimentConfig, prepared: PreparedDataset, label: str) -> PreparedDataset:
+    """The data set with its users' groups (``groups``): users without one pooled or refused, as
+    ``evaluate --user-groups`` does (:func:`receval.stats.groups.align_groups`); users of the file not in the
+    data set are counted in a warning."""
+    import dataclasses
+
+    from receval.stats.groups import align_groups, read_user_groups
+
+    spec = cfg.groups
+    assert spec is not None
+    where = ("groups", "path") if isinstance(cfg.effective.get("groups"), Mapping) else ("groups",)
+    try:
+        groups = align_groups(prepared.data.user_ids.astype(str), read_user_groups(spec.resolved_path),
+                              unknown_group=spec.unknown_group, source=f"groups file {spec.path!r}",
+                              where=f"data set {label!r}")  # fmt: skip
+    except DataError as err:
+        text = err.message.replace("--unknown-group NAME", "groups unknown_group = NAME")
+        raise chk.fail(where, text) from None
+    return dataclasses.replace(prepared, user_groups=groups, group_test=spec.test)
 
 
 def _check_time_split(chk: _Checker, split: Mapping[str, Any], data: Interactions, label: str) -> None:

@@ -161,7 +161,8 @@ def _check_calibration(params: Mapping[str, Any], label: str) -> None:
     check=_check_calibration,
     needs_train=True,
     needs_aspects=True,
-    description="Steck's miscalibration C_KL (or JS) of the list's aspect distribution against the profile's",
+    description="Steck's miscalibration C_KL (or JS) of the list's aspect distribution against the profile's; "
+    "Steck, RecSys 2018; Vrijenhoek et al., RecSys 2022",
 )
 def miscalibration(
     data: MetricInput, k: int | None, alpha: float = 0.01, weighting: str = "uniform", divergence: str = "kl"

@@ -177,7 +177,7 @@ def expected_exposure_sampled(
     defaults={"gamma": 0.5, "component": "loss"},
     choices={"component": EE_COMPONENTS},
     check=_check_gamma,
-    description="Expected exposure (Diaz et al. 2020): EE-L, or its disparity EE-D or relevance EE-R component",
+    description="Expected exposure: EE-L, or its disparity EE-D or relevance EE-R component; Diaz et al., CIKM 2020",
 )
 def expected_exposure(data: MetricInput, k: int | None, gamma: float = 0.5, component: str = "loss") -> np.ndarray:
     """EE-L (or EE-D, EE-R) of each user's deterministic ranking: one sample of :func:`expected_exposure_sampled`."""
@@ -267,7 +267,8 @@ def _js_bits(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     choices={"target": AWRF_TARGETS, "discount": DISCOUNTS},
     check=_check_gamma,
     needs_aspects=True,
-    description="Attention-weighted rank fairness: 1 − JS of the item groups' exposure against a target",
+    description="Attention-weighted rank fairness: 1 − JS of the item groups' exposure against a target; "
+    "Sapiezynski et al., WWW 2019",
 )
 def awrf(
     data: MetricInput, k: int | None, target: str = "uniform", discount: str = "log2", gamma: float = 0.5

@@ -167,7 +167,8 @@ def _per_item_mean(data: MetricInput, k: int | None, values: np.ndarray, *, tota
     defaults={"normalize": False, "popularity": "train"},
     choices={"popularity": POPULARITY_SOURCES},
     needs_train=True,
-    description="Average recommendation popularity of the top k (normalize=true: as a share of the interactions)",
+    description="Average recommendation popularity of the top k (normalize=true: as a share of the interactions); "
+    "Abdollahpouri et al., FLAIRS 2019",
 )
 def arp(data: MetricInput, k: int | None, normalize: bool = False, popularity: str = "train") -> np.ndarray:
     """Mean popularity of each user's top k; NaN for an empty list."""
@@ -185,7 +186,7 @@ def arp(data: MetricInput, k: int | None, normalize: bool = False, popularity: s
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Share of long-tail items in the top k",
+    description="Share of long-tail items in the top k; Abdollahpouri et al., RecSys 2017",
 )
 def aplt(
     data: MetricInput,
@@ -207,7 +208,7 @@ def aplt(
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Number of long-tail items in the top k",
+    description="Number of long-tail items in the top k; Abdollahpouri et al., RecSys 2017",
 )
 def aclt(
     data: MetricInput,
@@ -279,7 +280,8 @@ def _unseen_candidates(data: MetricInput, in_tail: np.ndarray) -> np.ndarray:
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Popularity-REO: std/mean over head and tail of P(recommended | relevant, unseen)",
+    description="Popularity-REO: std/mean over head and tail of P(recommended | relevant, unseen); Zhu et al., "
+    "SIGIR 2021",
 )
 def pop_reo(
     data: MetricInput,
@@ -304,7 +306,8 @@ def pop_reo(
     choices=_TAIL_CHOICES,
     check=_check_tail_params,
     needs_train=True,
-    description="Popularity-RSP: std/mean over head and tail of P(recommended | not in the profile)",
+    description="Popularity-RSP: std/mean over head and tail of P(recommended | not in the profile); Zhu et al., "
+    "SIGIR 2021",
 )
 def pop_rsp(
     data: MetricInput,
@@ -384,7 +387,8 @@ def _check_gap_params(params: Mapping[str, Any], label: str) -> None:
     choices={"group": GAP_GROUPS, "popularity": POPULARITY_SOURCES},
     check=_check_gap_params,
     needs_train=True,
-    description="ΔGAP of a user group: relative change of mean popularity from the profile to the list",
+    description="ΔGAP of a user group: relative change of mean popularity from the profile to the list; "
+    "Abdollahpouri et al., UMAP 2021",
 )
 def delta_gap(
     data: MetricInput,
@@ -408,14 +412,22 @@ def delta_gap(
 
 
 def popularity_lift_curve(
-    data: MetricInput, k: int | None, n_bins: int = 10, popularity: str = "train"
+    data: MetricInput,
+    k: int | None,
+    n_bins: int = 10,
+    popularity: str = "train",
+    groups: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The popularity lift per user group: users with a profile and a list cut into ``n_bins`` equal-size bins by
     their profile's mean popularity, and each bin's ΔGAP (Abdollahpouri et al., UMAP 2021, Fig. 2).
 
+    ``groups`` (one label per user row: gender, age band, a ``--user-groups`` file aligned to the rows, or
+    :func:`user_groups_by_profile`) replaces the bins: one point per group, in the order of the sorted labels
+    (``n_bins`` is then unused; ``""`` labels take no part).
+
     Returns
     -------
-    (profile, lift) : two float arrays of length ``n_bins``
+    (profile, lift) : two float arrays of length ``n_bins`` (or the number of groups)
         The bin's GAP_p (mean profile popularity, a share of users) and its ΔGAP.
 
     Examples
@@ -426,12 +438,22 @@ def popularity_lift_curve(
     >>> profile, lift = popularity_lift_curve(d, 1, n_bins=1)
     >>> profile.round(4).tolist(), lift.round(4).tolist()  # profiles 2/3, lists (1 + 1/3 + 1/3) / 3
     ([0.6667], [-0.1667])
+    >>> _, lift = popularity_lift_curve(d, 1, groups=np.array(["F", "M", "M"]))
+    >>> lift.round(4).tolist()  # F: list 1 against profile 2/3; M: lists 1/3 against profiles 2/3
+    [0.5, -0.5]
     """
     if n_bins < 1:
         raise MetricError(f"popularity_lift_curve: n_bins must be a positive integer, got {n_bins!r}")
     listed, profiled = _gap_parts(data, k, popularity)
     users = np.flatnonzero(~np.isnan(listed) & ~np.isnan(profiled))
-    bins = np.array_split(users[np.argsort(profiled[users], kind="stable")], n_bins)
+    if groups is not None:
+        labels = np.asarray(groups).astype(str)
+        if labels.shape != (data.n_users,):
+            raise MetricError(f"popularity_lift_curve: groups needs one label per user row ({data.n_users}), "
+                              f"got {labels.size}")  # fmt: skip
+        bins = [users[labels[users] == g] for g in sorted(set(labels[users]) - {""})]
+    else:
+        bins = np.array_split(users[np.argsort(profiled[users], kind="stable")], n_bins)
     gap_p = np.array([profiled[b].mean() if b.size else np.nan for b in bins])
     gap_r = np.array([listed[b].mean() if b.size else np.nan for b in bins])
     with np.errstate(divide="ignore", invalid="ignore"):

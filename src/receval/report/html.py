@@ -595,6 +595,7 @@ _KNOWN_TABLES = {
     "aggregates",
     "per_user",
     "slices",
+    "groups",
     "trajectories",
     "coherence",
     "coherence_rmse",
@@ -796,6 +797,7 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
         if F.precision_recall_cutoffs(summary.columns):  # drawn when the metrics asked allow it, else not named
             caption = f"{dataset}: precision vs recall at the cutoffs k"
             rep.figure(f"{dataset}-pr", caption, partial(F.precision_recall, summary, styles=rep.styles))
+    _group_gaps(rep, results, dataset, tasks)
     slices = results.get("slices")
     if slices is None or slices.empty:
         return
@@ -817,6 +819,40 @@ def _one_shot(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame)
             f"{dataset}: {metric} per slice group",
             partial(F.slice_heatmap, means, metric, systems=list(rep.styles)),
         )
+
+
+def _group_gaps(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
+    """The configuration's ``groups``: per system and metric, each group's mean, the gap, its test and interval.
+
+    Over several seeds or folds the means and gaps are averaged over the tasks, the p-value shown is the largest
+    of the tasks' (a gap is claimed only where every task finds it) and the interval spans the tasks' intervals.
+    """
+    gaps = results.get("groups")
+    if gaps is None or gaps.empty:
+        return
+    merged = gaps.merge(tasks[["task_id", "system"]], on="task_id")
+    if merged.empty:
+        return
+    keys = ["system", "metric"]
+    per_group = merged.groupby([*keys, "group"], sort=False)["mean"].mean().reset_index()
+    names = per_group.groupby(keys, sort=False).apply(
+        lambda f: ", ".join(f"{g} {m:.4g}" for g, m in zip(f["group"], f["mean"], strict=True)), include_groups=False
+    )
+    one = merged.drop_duplicates(["task_id", "metric"])
+    by = one.groupby(keys, sort=False)
+    adjusted = by["p_value_adj"].max() if "p_value_adj" in one else by["p_value"].max()
+    frame = pd.DataFrame({"group means": names, "gap": by["gap"].mean(), "CI": by["ci_low"].min().map("{:.4g}".format)
+                          + " … " + by["ci_high"].max().map("{:.4g}".format), "test": by["test"].first(),
+                          "p": by["p_value"].max(), "p corrected": adjusted, "Hedges' g": by["effect_size"].mean(),
+                          "tasks": by["task_id"].nunique()}).reset_index()  # fmt: skip
+    rep.heading(f"{dataset}: gaps between user groups", level=3)
+    rep.text(
+        "Each metric's gap between the configuration's user groups (two groups: first minus second by name; more: "
+        "the range of the group means), with its unpaired test, Holm-corrected across the metrics, a bootstrap 95% "
+        "interval and Hedges' g. Over several seeds or folds: means averaged, the largest p-value, the interval "
+        "spanning the tasks' intervals."
+    )
+    rep.raw(_frame_html(frame, f"group-gaps-{safe_name(dataset)}"))
 
 
 def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:

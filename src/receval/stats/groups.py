@@ -51,11 +51,13 @@ from receval.stats.significance import correct_pvalues
 from receval.vocabulary import UNPAIRED_TEST_NAMES, UNPAIRED_TEST_NAMES_K, Correction, UnpairedTest
 
 __all__ = [
+    "GAPS_FRAME_COLUMNS",
     "GroupGap",
     "align_groups",
     "cohens_d_unpaired",
     "group_gap",
     "group_gaps",
+    "group_gaps_frame",
     "hedges_g",
     "kruskal_test",
     "mann_whitney_test",
@@ -350,12 +352,15 @@ def group_gaps(
     confidence: float = 0.95,
     n_resamples: int = 2_000,
     seed: int = 0,
+    skip_undefined: bool = False,
 ) -> dict[str, GroupGap]:
     """:func:`group_gap` for every metric column of a wide per-user table, p-values corrected across metrics.
 
     ``groups`` maps user (index) to group, as :func:`align_groups` returns it (users matched by
     their text); every user of ``per_user`` must have one. Metrics whose p-value is undefined (constant values) keep
-    ``p_value_adj = None`` and take no part in the correction.
+    ``p_value_adj = None`` and take no part in the correction. ``skip_undefined=True`` leaves out a metric whose
+    gap is undefined (fewer than two groups of 2 users with a value) instead of raising: an experiment's task
+    stores the gaps it can compute rather than failing.
 
     Examples
     --------
@@ -369,11 +374,14 @@ def group_gaps(
     if labels.isna().any():
         missing = per_user.loc[labels.isna(), user]
         raise DataError(f"{len(missing)} users have no group, e.g. {', '.join(map(str, missing[:3]))}")
-    gaps = {
-        m: group_gap(per_user[m].to_numpy(np.float64), labels.to_numpy(), test=test, confidence=confidence,
-                     n_resamples=n_resamples, seed=seed)
-        for m in cols
-    }  # fmt: skip
+    gaps = {}
+    for m in cols:
+        try:
+            gaps[m] = group_gap(per_user[m].to_numpy(np.float64), labels.to_numpy(), test=test,
+                                confidence=confidence, n_resamples=n_resamples, seed=seed)  # fmt: skip
+        except DataError:
+            if not skip_undefined:
+                raise
     defined = [m for m, g in gaps.items() if np.isfinite(g.p_value)]
     if defined:
         adj = correct_pvalues([gaps[m].p_value for m in defined], method=correction)
@@ -384,6 +392,30 @@ def group_gaps(
 
 def _with_adj(gap: GroupGap, p: float) -> GroupGap:
     return replace(gap, p_value_adj=p)
+
+
+GAPS_FRAME_COLUMNS = ("metric", "group", "mean", "n", "gap", "gap_kind", "test", "statistic", "p_value",
+                      "p_value_adj", "ci_low", "ci_high", "effect_size")  # fmt: skip
+"""The columns of :func:`group_gaps_frame` (an experiment's ``groups`` table, with the task id added)."""
+
+
+def group_gaps_frame(gaps: Mapping[str, GroupGap]) -> pd.DataFrame:
+    """The gaps as a long table: one row per (metric, group) with the group's mean and size, the metric's gap,
+    test, p-values, interval and Hedges' g repeated on each of its rows (``p_value_adj`` NaN when undefined).
+
+    >>> table = pd.DataFrame({"user": [1, 2, 3, 4], "m": [1.0, 2.0, 4.0, 6.0]})
+    >>> frame = group_gaps_frame(group_gaps(table, pd.Series({1: "x", 2: "x", 3: "y", 4: "y"})))
+    >>> frame[["metric", "group", "mean", "n", "gap"]].to_dict("list")
+    {'metric': ['m', 'm'], 'group': ['x', 'y'], 'mean': [1.5, 5.0], 'n': [2, 2], 'gap': [-3.5, -3.5]}
+    """
+    rows = [
+        (metric, group, mean, g.counts[group], g.gap, g.gap_kind, g.test, g.statistic, g.p_value,
+         np.nan if g.p_value_adj is None else g.p_value_adj, g.ci[0], g.ci[1], g.effect_size)
+        for metric, g in gaps.items()
+        for group, mean in g.values.items()
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=list(GAPS_FRAME_COLUMNS))
+    return frame.astype({"n": np.int64, "mean": np.float64, "gap": np.float64, "p_value_adj": np.float64})
 
 
 def read_user_groups(source: str | Path | pd.DataFrame | pd.Series | Mapping[Any, Any], **options: Any) -> pd.DataFrame:

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from receval.errors import ConfigError, did_you_mean
-from receval.vocabulary import NO_SPLIT
+from receval.vocabulary import NO_SPLIT, UnpairedTest
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -52,10 +52,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class PreparedDataset:
-    """A data set as shipped to workers: the interactions and optional per-user features."""
+    """A data set as shipped to workers: the interactions, optional per-user features and user groups.
+
+    ``user_groups`` (the configuration's ``groups``): each user's group, indexed by the user id as text;
+    ``group_test`` the unpaired test of their gaps.
+    """
 
     data: Interactions
     user_features: pd.DataFrame | None = None
+    user_groups: pd.Series | None = None
+    group_test: UnpairedTest = "welch"
 
 
 @dataclass

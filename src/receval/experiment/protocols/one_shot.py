@@ -48,7 +48,10 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
     (RMSE, MAE) are NaN for models without ``predict`` (pure rankers). The model takes
     the task's seed unless the grid fixes one. ``cold_start`` (``empty``, ``exclude`` or
     ``fallback``) treats test users without a training rating as ``receval evaluate
-    --cold-start`` does (:mod:`receval.cold_start`).
+    --cold-start`` does (:mod:`receval.cold_start`). With the configuration's ``groups``, the
+    ``groups`` table holds every metric's gap between the user groups
+    (:func:`receval.stats.groups.group_gaps_frame`; a metric whose gap is undefined on the
+    task's test users is left out).
     """
     from receval.evaluation import evaluate, evaluate_model
 
@@ -98,6 +101,12 @@ def one_shot(task: Task, dataset: PreparedDataset) -> TaskOutput:
             "users_cold_without_list": pd.array([conv.users_cold_without_list], dtype="Int64"),
         }
     )
+    if dataset.user_groups is not None:  # the configuration's groups: every metric's gap, Holm across the metrics
+        from receval.stats.groups import group_gaps, group_gaps_frame
+
+        gaps = group_gaps(per_user, dataset.user_groups, test=dataset.group_test, seed=task.seed,
+                          skip_undefined=True)  # fmt: skip
+        out.tables["groups"] = group_gaps_frame(gaps)
     if task.slices:
         from receval.studies.slicing import evaluate_slices
 
