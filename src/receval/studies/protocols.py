@@ -199,8 +199,8 @@ def check_protocols_options(
     >>> check_protocols_options(algorithms=["popularity", "ease"], protocols=["LOO", "random"], cores=[0, 5],
     ...                         metrics=["ndcg@10"], k=10, test_fraction=0.2, at=None, windows=3, window="30d", seed=0)
     (['loo', 'random'], [0, 5])
-    >>> check_protocols_options(algorithms=["popularity", "ease"], protocols=["holdout"], cores=[0], metrics=["ndcg@10"],
-    ...                         k=10, test_fraction=0.2, at=None, windows=3, window=None, seed=0)
+    >>> check_protocols_options(algorithms=["popularity", "ease"], protocols=["holdout"], cores=[0],
+    ...                         metrics=["ndcg@10"], k=10, test_fraction=0.2, at=None, windows=3, window=None, seed=0)
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: protocols=holdout: use one or more of random, loo, temporal, rolling
@@ -224,7 +224,8 @@ def check_protocols_options(
             )
         words.append(key)
     if not words or len(set(words)) != len(words):
-        raise ConfigError(f"protocols={','.join(map(str, protocols))}: name each protocol once", parameters=["protocols"])
+        shown = ",".join(map(str, protocols))
+        raise ConfigError(f"protocols={shown}: name each protocol once", parameters=["protocols"])
     chosen_cores = []
     for core in cores:
         if isinstance(core, bool) or not isinstance(core, int | np.integer) or core < 0:
@@ -405,7 +406,7 @@ def protocols_study(
                                             cold_start="exclude")  # fmt: skip
                     per_fold[name].append(result.summary)
                 evaluated += result.conventions.users_evaluated
-                cold += result.conventions.users_cold
+                cold += result.conventions.users_cold or 0
             settings.append({**row, "users_evaluated": evaluated, "users_cold": cold})
             for name, summaries in per_fold.items():
                 for label in labels:
