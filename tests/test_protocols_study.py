@@ -83,7 +83,13 @@ def test_cli_and_python_give_the_same_numbers(data, study, tmp_path, capsys):
     got = pd.DataFrame(doc["values"])
     assert got["value"].to_numpy() == pytest.approx(study.values["value"].to_numpy(), nan_ok=True)
     assert [r["tau"] for r in doc["kendall"]] == pytest.approx(study.kendall["tau"].tolist(), nan_ok=True)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["kendall.csv", "settings.csv", "values.csv"]
+    written = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"kendall.csv", "settings.csv", "values.csv", "values.png", "tau.png", "report.html"} <= written
+    page = (tmp_path / "out" / "report.html").read_text()
+    assert "global_after_test" in page and "Kendall" in page
+    assert pd.read_csv(tmp_path / "out" / "values.csv")["value"].to_numpy() == pytest.approx(
+        study.values["value"].to_numpy(), nan_ok=True
+    )
 
 
 @pytest.mark.parametrize(

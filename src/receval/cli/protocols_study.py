@@ -52,7 +52,7 @@ def protocols_study_command(
     window: Annotated[str | None, typer.Option("--window", help="Rolling window length (30d, or a fraction).")] = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="Relevance threshold λ.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the splits and the models.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Folder for the tables (CSV).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for tables, figures and report.html.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the study as JSON.")] = False,
 ) -> None:
     """Leakage, metrics and Kendall τ of the recommenders' rankings under each protocol and k-core."""
@@ -77,11 +77,9 @@ def protocols_study_command(
         check_output_dir(out, "--out")
     study = protocols_study(load_data(data, fmt), threshold=threshold, **options)
     if out is not None:
-        from receval.atomic import publish, write_frame
+        from receval.report.protocols import write_outputs
 
-        with publish(out) as publication:  # the tables appear together
-            for name in ("settings", "values", "kendall"):
-                write_frame(publication.path(out / f"{name}.csv"), getattr(study, name))
+        write_outputs(study, out)
     if as_json:
         typer.echo(study.to_json())
         return
