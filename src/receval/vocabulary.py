@@ -77,6 +77,9 @@ __all__ = [
     "RANK_READINGS",
     "Ranks",
     "DEFAULT_SAMPLED_CORRECTIONS",
+    "PROTOCOLS_STUDY_ALGORITHMS",
+    "PROTOCOLS_STUDY_CORES",
+    "STUDY_PROTOCOLS",
     "SAMPLED_CORRECTIONS",
     "SAMPLE_SHAPES",
     "SAMPLING_SCHEMES",
@@ -418,3 +421,16 @@ def sampled_word(option: str, value: object, words: tuple[str, ...]) -> str:
         if key == word:
             return word
     raise ConfigError(f"{option}={value!r} is not known; use one of {', '.join(words)}", parameters=[option])
+
+
+STUDY_PROTOCOLS: dict[str, str] = {
+    "random": "a random share of each user's pairs (per-user holdout)",
+    "loo": "each user's last pair (leave-last-out)",
+    "temporal": "every pair first rated on or after one date (a global cut)",
+    "rolling": "the last N spans of time, each tested after its past (the mean over the windows)",
+}
+"""The protocols of ``receval protocols-study --protocols`` (:mod:`receval.studies.protocols`), each in words."""
+PROTOCOLS_STUDY_ALGORITHMS: tuple[str, ...] = ("popularity", "item-knn", "user-knn", "ease", "rp3beta", "hkv", "mf")
+"""The recommenders the protocols study compares by default (fast built-ins, each with its defaults)."""
+PROTOCOLS_STUDY_CORES: tuple[int, ...] = (0, 5, 10, 20)
+"""The k-cores the protocols study filters to by default (0: the data as it is)."""

@@ -84,6 +84,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.aa",
     "receval.cli.tune",
     "receval.cli.audit",
+    "receval.cli.protocols_study",
 )
 
 # One example per command, shown at the end of its --help (a command's own epilog wins): each command
