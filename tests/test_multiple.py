@@ -30,8 +30,9 @@ from receval.stats.multiple import (
 from receval.stats.significance import permutation_test
 
 
-def test_kernel_gives_the_numpy_ranges() -> None:
-    x = np.random.default_rng(0).uniform(size=(300, 7))
+@pytest.mark.parametrize("k", [2, 3, 7, 12])  # odd and even k: the kernel takes its draws two by two
+def test_kernel_gives_the_numpy_ranges(k: int) -> None:
+    x = np.random.default_rng(k).uniform(size=(300, k))
     ref = tukey_ranges_numpy(x, 120, seed=9)
     got = np.asarray(_ranges_kernel(x, _key(9), 120))
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-13)  # summation order only
