@@ -245,3 +245,20 @@ def test_results_friedman(tmp_path, capsys) -> None:
     assert figure.stat().st_size > 0
     assert main(["results", str(out), "--friedman", "nosuch@5", "--output", "json"]) == 2
     assert "nosuch@5" in json.loads(capsys.readouterr().out)["error"]
+
+
+@pytest.mark.parametrize(("test", "warned"), [("wilcoxon", True), ("ttest", False)])
+def test_compare_warns_of_a_test_known_to_drift(tmp_path, capsys, monkeypatch, test: str, warned: bool) -> None:
+    import receval.experiment.check as check
+    from receval.cli import main
+    from test_equivalence import _runs
+
+    files = _runs(tmp_path)  # 300 users: the drift threshold lowered below them, the facts kept in check.py
+    monkeypatch.setattr(check, "DRIFT_N", 300)
+    args = ["compare", "--truth", str(tmp_path / "t.csv"), *files[:2], "--metrics", "ndcg@10", "--test", test]
+    assert main([*args, "--json"]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: R009" in err and "wilcoxon test at n = 300" in err) is warned
+    monkeypatch.setattr(check, "DRIFT_N", 301)
+    assert main([*args, "--json"]) == 0
+    assert "R009" not in capsys.readouterr().err

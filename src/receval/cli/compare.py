@@ -283,8 +283,13 @@ def _claims_check(margin: str | None) -> None:
 
 def _claims(result: Any, margin: str | None, tukey: bool, seed: int) -> Any:
     """The tests with each pair's ``mde`` (80% power, alpha 0.05) and, as asked, ``tost_p``/``equivalent``, Tukey."""
+    from receval.experiment.check import comparison_findings
     from receval.studies.compare import claims_columns
 
+    n_users = int(result.tests["n"].max()) if len(result.tests) else 0
+    test = str(result.conventions["comparison"]["test"])
+    for finding in comparison_findings(test=test, correction="holm", n_users=n_users, n_comparisons=1):
+        typer.echo(f"warning: {finding.rule}: {finding.message} ({finding.reference})", err=True)  # R009 only
     if tukey:  # the record says which test gave the p-values
         result.conventions["comparison"]["multiple_test"] = "tukey"
     if margin is not None:
