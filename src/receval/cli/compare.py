@@ -183,11 +183,14 @@ def compare_command(
         distribution=distribution,
         cvar_level=cvar_level,
     )
+    claimed = _claims(result, margin, tukey, seed)
     if report is not None:
         from receval.report.compare import compare_report
 
+        # the report names the paired test's p-values: it gets the claims' added columns (mde, TOST), not Tukey's
+        result.tests = result.tests.join(claimed[[c for c in claimed.columns if c not in result.tests.columns]])
         compare_report(result, report, truth=truth, train=train, runs={name: str(p) for name, p in named.items()})
-    result.tests = _claims(result, margin, tukey, seed)  # after the report, which names the paired test's p-values
+    result.tests = claimed
     if fmt == "json":
         body = {
             "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
