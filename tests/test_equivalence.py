@@ -100,3 +100,21 @@ def test_compare_margin_and_mde(tmp_path, capsys) -> None:
     for bad in ("0", "-1%", "x"):
         assert main(["compare", "--truth", truth, *files[:2], "--metrics", "P@10", "--margin", bad, "--json"]) == 2
         assert "margin" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_compare_report_shows_mde_and_tost(tmp_path, capsys) -> None:
+    import json
+
+    from receval.cli import main
+
+    files = _runs(tmp_path)
+    out = tmp_path / "r.html"
+    args = ["compare", "--truth", str(tmp_path / "t.csv"), *files, "--metrics", "ndcg@10", "--margin", "0.05"]
+    assert main([*args, "--report", str(out), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["tests"]
+    page = out.read_text(encoding="utf-8")
+    assert "Power and equivalence" in page and "TOST p" in page
+    for row in rows:  # every pair's mde in the page, and the within-margin line of each equivalent pair
+        assert f"{row['mde']:.4f}" in page
+        assert (f"{row['a']} is within 0.05 of {row['b']} (ndcg@10)" in page) is row["equivalent"]
+    assert any(row["equivalent"] for row in rows) and not all(row["equivalent"] for row in rows)

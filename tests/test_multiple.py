@@ -4,7 +4,8 @@ References: scipy 1.17.1 ``scipy.stats.friedmanchisquare`` and ``studentized_ran
 (``ranx/statistical_tests/tukey_hsd_test.py``, AmenRa/ranx@v0.3.21: ranx's Tukey test is
 ``scipy.stats.tukey_hsd`` over the per-query scores, the classical unpaired HSD); Demšar, JMLR 7 (2006),
 Table 5(a) (the Nemenyi critical values q_0.05) and section 3.2.4 (k = 4 classifiers on N = 14 data sets:
-CD = 1.25). scikit-posthocs is not installed here, so Nemenyi is checked against Demšar's table.
+CD = 1.25). scikit-posthocs is not installed here: Nemenyi is checked against Demšar's table and against
+scikit-posthocs' ``posthoc_nemenyi_friedman`` transcribed at maximtrp/scikit-posthocs@98665e2.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from receval.stats.multiple import (
 from receval.stats.significance import permutation_test
 
 
-def test_kernel_gives_the_numpy_ranges() -> None:
-    x = np.random.default_rng(0).uniform(size=(300, 7))
+@pytest.mark.parametrize("k", [2, 3, 7, 12])  # odd and even k: the kernel takes its draws two by two
+def test_kernel_gives_the_numpy_ranges(k: int) -> None:
+    x = np.random.default_rng(k).uniform(size=(300, k))
     ref = tukey_ranges_numpy(x, 120, seed=9)
     got = np.asarray(_ranges_kernel(x, _key(9), 120))
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-13)  # summation order only
@@ -244,3 +246,47 @@ def test_results_friedman(tmp_path, capsys) -> None:
     assert figure.stat().st_size > 0
     assert main(["results", str(out), "--friedman", "nosuch@5", "--output", "json"]) == 2
     assert "nosuch@5" in json.loads(capsys.readouterr().out)["error"]
+
+
+@pytest.mark.parametrize(("test", "warned"), [("wilcoxon", True), ("ttest", False)])
+def test_compare_warns_of_a_test_known_to_drift(tmp_path, capsys, monkeypatch, test: str, warned: bool) -> None:
+    import receval.experiment.check as check
+    from receval.cli import main
+    from test_equivalence import _runs
+
+    files = _runs(tmp_path)  # 300 users: the drift threshold lowered below them, the facts kept in check.py
+    monkeypatch.setattr(check, "DRIFT_N", 300)
+    args = ["compare", "--truth", str(tmp_path / "t.csv"), *files[:2], "--metrics", "ndcg@10", "--test", test]
+    assert main([*args, "--json"]) == 0
+    err = capsys.readouterr().err
+    assert ("warning: R009" in err and "wilcoxon test at n = 300" in err) is warned
+    monkeypatch.setattr(check, "DRIFT_N", 301)
+    assert main([*args, "--json"]) == 0
+    assert "R009" not in capsys.readouterr().err
+
+
+def _posthoc_nemenyi_friedman(x: np.ndarray) -> np.ndarray:
+    """scikit-posthocs' ``posthoc_nemenyi_friedman`` transcribed
+    (maximtrp/scikit-posthocs@98665e2ed53ba1cac2fd77eb3d171695161819a9, ``scikit_posthocs/_posthocs.py``;
+    not installed here): ranks within each block (pandas' average ranks), mean rank per group,
+    ``q = |R_i - R_j| / sqrt(k (k + 1) / (6 n))``,
+    ``p = scipy.stats.studentized_range.sf(q sqrt(2), k, inf)``."""
+    n, k = x.shape
+    ranks = pd.DataFrame(x).rank(axis=1).to_numpy().mean(axis=0)
+    p = np.ones((k, k))
+    for i in range(k):
+        for j in range(i + 1, k):
+            q = abs(ranks[i] - ranks[j]) / np.sqrt(k * (k + 1.0) / (6.0 * n))
+            p[i, j] = p[j, i] = stats.studentized_range.sf(q * np.sqrt(2.0), k, np.inf)
+    return p
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, None])
+def test_nemenyi_pvalues_equal_scikit_posthocs(seed: int | None) -> None:
+    if seed is None:  # the example of scikit-posthocs' docstring
+        x = np.array([[31, 27, 24], [31, 28, 31], [45, 29, 46], [21, 18, 48], [42, 36, 46], [32, 17, 40]], float)
+    else:
+        x = np.random.default_rng(seed).uniform(size=(12, 5)) + np.linspace(0, 0.6, 5)  # some pairs differ
+        x[0, :2] = x[0, 2]  # a tie: average ranks
+    ours = friedman_nemenyi(x, [str(c) for c in range(x.shape[1])]).nemenyi_pvalues
+    np.testing.assert_allclose(ours, _posthoc_nemenyi_friedman(x), rtol=1e-6, atol=1e-9)

@@ -183,11 +183,14 @@ def compare_command(
         distribution=distribution,
         cvar_level=cvar_level,
     )
+    claimed = _claims(result, margin, tukey, seed)
     if report is not None:
         from receval.report.compare import compare_report
 
+        # the report names the paired test's p-values: it gets the claims' added columns (mde, TOST), not Tukey's
+        result.tests = result.tests.join(claimed[[c for c in claimed.columns if c not in result.tests.columns]])
         compare_report(result, report, truth=truth, train=train, runs={name: str(p) for name, p in named.items()})
-    result.tests = _claims(result, margin, tukey, seed)  # after the report, which names the paired test's p-values
+    result.tests = claimed
     if fmt == "json":
         body = {
             "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
@@ -283,8 +286,13 @@ def _claims_check(margin: str | None) -> None:
 
 def _claims(result: Any, margin: str | None, tukey: bool, seed: int) -> Any:
     """The tests with each pair's ``mde`` (80% power, alpha 0.05) and, as asked, ``tost_p``/``equivalent``, Tukey."""
+    from receval.experiment.check import comparison_findings
     from receval.studies.compare import claims_columns
 
+    n_users = int(result.tests["n"].max()) if len(result.tests) else 0
+    test = str(result.conventions["comparison"]["test"])
+    for finding in comparison_findings(test=test, correction="holm", n_users=n_users, n_comparisons=1):
+        typer.echo(f"warning: {finding.rule}: {finding.message} ({finding.reference})", err=True)  # R009 only
     if tukey:  # the record says which test gave the p-values
         result.conventions["comparison"]["multiple_test"] = "tukey"
     if margin is not None:

@@ -197,10 +197,41 @@ def compare_report(
     _figure(rep, result, comparison)
     rep.heading("Paired tests")
     rep.raw(_tests_html(result.tests, test, correction, alpha, comparison))
+    _claims_section(rep, result.tests)
     _group_sections(rep, result, alpha)
     with publish(out.parent) as publication:
         write_text(publication.path(out), rep.render(f"generated {pd.Timestamp.now(tz='UTC'):%Y-%m-%d %H:%M} UTC"))
     return out
+
+
+def _claims_section(rep: Report, tests: pd.DataFrame) -> None:
+    """Each pair's minimum detectable effect and, with a margin, its TOST (``receval compare --margin``), when
+    :func:`receval.studies.compare.claims_columns` added them to the tests."""
+    if "mde" not in tests.columns or tests.empty:
+        return
+    from receval.studies.compare import within_margin_lines
+
+    margin = "equivalent" in tests.columns
+    columns = ["metric", "a", "b", "diff", "mde"] + (["margin", "tost_p", "tost_ci", "equivalent"] if margin else [])
+    heads = {"mde": "mde (80% power, α = 0.05)", "tost_p": "TOST p", "tost_ci": "90% interval"}
+    rows = []
+    for row in tests.to_dict("records"):
+        cells = {c: _format(row[c]) for c in columns if c in row}
+        if margin:
+            cells["tost_p"] = format_pvalue(float(row["tost_p"]))
+            cells["tost_ci"] = f"[{_format(row['tost_ci_low'])}, {_format(row['tost_ci_high'])}]"
+            cells["equivalent"] = "yes" if row["equivalent"] else "no"
+        rows.append("<tr>" + "".join(f"<td>{_esc(cells[c])}</td>" for c in columns) + "</tr>")
+    rep.heading("Power and equivalence")
+    rep.text(
+        "mde: the smallest mean difference the paired t-test detects with 80% probability at α = 0.05 with the "
+        "pair's users and spread of differences (Sakai 2016)"
+        + ("; TOST: two one-sided tests of |a - b| < margin (Schuirmann 1987)." if margin else ".")
+    )
+    head = "".join(f"<th>{_esc(heads.get(c, c))}</th>" for c in columns)
+    rep.raw(f'<table class="claims"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>')
+    for line in within_margin_lines(tests):
+        rep.text(line)
 
 
 def _correction_words(correction: Correction) -> str:
