@@ -1,8 +1,11 @@
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from receval import Interactions, RatingScale
+from receval.data.interactions import distinct, pair_keys
 from receval.errors import DataError
 
 
@@ -59,3 +62,16 @@ def test_aspects_table():
     assert d.aspects.toarray().tolist() == [[1, 1], [0, 1]]
     with pytest.raises(DataError, match="'z' is not in"):
         d.with_aspects(pd.DataFrame({"item": ["z"], "aspect": ["Drama"]}))
+
+
+@given(st.lists(st.integers(-(2**62), 2**62), max_size=200))
+def test_distinct_equals_numpy_unique(values):
+    arr = np.array(values, dtype=np.int64)
+    assert np.array_equal(distinct(arr), np.unique(arr))
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 6)), max_size=60))
+def test_pair_keys_equal_exactly_when_pairs_do(pairs):
+    users = np.array([u for u, _ in pairs], dtype=np.int32)
+    items = np.array([i for _, i in pairs], dtype=np.int32)
+    assert len(distinct(pair_keys(users, items, 7))) == len(set(pairs))

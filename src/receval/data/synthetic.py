@@ -65,7 +65,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy.special import ndtr
 
-from receval.data.interactions import Interactions, RatingScale
+from receval.data.interactions import Interactions, RatingScale, distinct, pair_keys
 from receval.errors import ConfigError
 
 __all__ = ["SyntheticData", "generate", "generate_with_truth"]
@@ -225,7 +225,7 @@ class SyntheticData:
         return frame.drop_duplicates(["user", "item"], ignore_index=True)
 
     def _reratings(self) -> int:
-        n_pairs = len(np.unique(self.data.users.astype(np.int64) * self.data.n_items + self.data.items))
+        n_pairs = len(distinct(pair_keys(self.data.users, self.data.items, self.data.n_items)))
         return self.data.n_ratings // max(n_pairs, 1)
 
     def true_rating(self, users: np.ndarray, items: np.ndarray) -> np.ndarray:

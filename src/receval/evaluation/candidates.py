@@ -41,7 +41,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.data import vocab
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.errors import ConfigError, DataError, shown_id
 from receval.validate import check_count, check_number, check_seed
 from receval.vocabulary import SAMPLE_SHAPES, SAMPLING_SCHEMES, sampled_word
@@ -267,7 +267,7 @@ def draw_candidates(
     seed = check_seed(seed)
     n_items = _same_space(train, test)
     excluded = _excluded(train, test, n_items)
-    pairs = np.unique(test.users.astype(np.int64) * n_items + test.items)
+    pairs = distinct(pair_keys(test.users, test.items, n_items))
     if shape != "per-user":  # per-item and recbole: a sample per held-out item (recbole pools them when ranking)
         users, items = (pairs // n_items).astype(np.int32), (pairs % n_items).astype(np.int32)
     else:

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.errors import DataError, MetricError, ReceValError, shown_id
 from receval.evaluation._result import Conventions, EvaluationResult, _check_split, _resolved
 from receval.metrics._definition import SAMPLED_METRICS
@@ -353,7 +353,7 @@ def check_sampled_metrics(metrics: Sequence[str | Metric] | Mapping[str, str | M
     if not specs:
         return
     counts = np.bincount(data.items, minlength=data.n_items)
-    keys = np.unique(data.users.astype(np.int64) * data.n_items + data.items)
+    keys = distinct(pair_keys(data.users, data.items, data.n_items))
     per_user = np.bincount(keys // max(data.n_items, 1), minlength=data.n_users)
     fewest = int(per_user[per_user > 0].min()) if (per_user > 0).any() else 0
     for label, spec in specs:
@@ -374,7 +374,7 @@ def _rows(test: Interactions, shape: str) -> int:
     """The candidate rows a shape draws for ``test``: its users (per-user), else its distinct (user, item) pairs."""
     if shape == "per-user":
         return len(np.unique(test.users))
-    return len(np.unique(test.users.astype(np.int64) * test.n_items + test.items))
+    return len(distinct(pair_keys(test.users, test.items, test.n_items)))
 
 
 def _check_shape(spec: Metric, label: str) -> None:

@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.data.interactions import Interactions, relevant
+from receval.data.interactions import Interactions, distinct, pair_keys, relevant
 from receval.errors import ConfigError, DataError, ReceValWarning
 from receval.progress import Progress, progress_to
 from receval.recommenders.bandits import KernelDriven, make_online
@@ -316,7 +316,7 @@ def simulate(
     mask = np.uint8((1 if exclude_train else 0) | (0 if allow_repeats else 2))
     unique_train = np.zeros(nu, np.int64)
     if exclude_train:
-        pairs = np.unique(train.users.astype(np.int64) * ni + train.items)
+        pairs = distinct(pair_keys(train.users, train.items, ni))
         unique_train = np.bincount(pairs // ni, minlength=nu)
     avail = (ni - unique_train).astype(np.int64)
     if avail.sum() == 0:

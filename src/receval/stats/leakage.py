@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, distinct, pair_keys
 
 __all__ = ["LeakageReport", "audit", "leakage_warning"]
 
@@ -139,8 +139,8 @@ def audit(train: Any, test: Any, recs: Any = None) -> LeakageReport:
     is_test_user = np.bincount(te_u, minlength=n_users) > 0
     is_test_item = np.bincount(te_i, minlength=n_items) > 0
     n_test_users = int(is_test_user.sum())
-    keys_train = np.unique(tr_u.astype(np.int64) * n_items + tr_i)
-    keys_test = np.unique(te_u.astype(np.int64) * n_items + te_i)
+    keys_train = distinct(pair_keys(tr_u, tr_i, n_items))
+    keys_test = distinct(pair_keys(te_u, te_i, n_items))
     where = np.searchsorted(keys_train, keys_test)
     overlap = (
         int(np.count_nonzero(keys_train[np.minimum(where, len(keys_train) - 1)] == keys_test)) if len(keys_train) else 0

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.errors import ConfigError, DataError, shown_id
 from receval.metrics.debiased import DEBIAS_DEFAULTS, Propensities, check_params, propensity_name
 
@@ -746,7 +746,7 @@ def _population(
     for known (absolute) propensities every user of the id space, less the training pairs (they cannot be test)."""
     if not model.absolute:
         return float(data.n_users * catalogue)
-    n_train = 0 if train is None else len(np.unique(train.users.astype(np.int64) * train.n_items + train.items))
+    n_train = 0 if train is None else len(distinct(pair_keys(train.users, train.items, train.n_items)))
     return float(len(truth.user_ids) * catalogue - n_train)
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.data.synthetic import SyntheticData
 from receval.errors import ConfigError, DataError
 from receval.evaluation import evaluate, evaluate_model
@@ -318,9 +318,9 @@ def debiasing_study(
                 plan.append((metric, est, _label(metric, est, None)))
     if not plan:
         raise ConfigError("no (metric, estimator) pair applies; give ranking or error metrics and estimators")
-    mar_n_pairs = len(np.unique(parts.mar_test.users.astype(np.int64) * parts.mar_test.n_items + parts.mar_test.items))
+    mar_n_pairs = len(distinct(pair_keys(parts.mar_test.users, parts.mar_test.items, parts.mar_test.n_items)))
     # every pair outside the training ratings could be a MAR test pair (the population of known propensities)
-    n_train = len(np.unique(parts.train.users.astype(np.int64) * parts.train.n_items + parts.train.items))
+    n_train = len(distinct(pair_keys(parts.train.users, parts.train.items, parts.train.n_items)))
     uniform = parts.mar_test.n_users * parts.mar_test.n_items - n_train
     mar_table = pd.DataFrame(
         {

@@ -52,7 +52,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from receval.data.interactions import Interactions
+from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.errors import ConfigError, DataError, did_you_mean
 from receval.metrics import parse_metric
 from receval.metrics._definition import SAMPLED_METRICS
@@ -221,7 +221,7 @@ def check_study_data(data: Interactions, n: int, sampling: str, exponent: float,
     ...
     receval.errors.ConfigError: protocol.exponent=400: the popularity weights overflow float64 ...
     """
-    keys = np.unique(data.users.astype(np.int64) * data.n_items + data.items)
+    keys = distinct(pair_keys(data.users, data.items, data.n_items))
     per_user = np.bincount(keys // max(data.n_items, 1), minlength=data.n_users)
     most = data.n_items - (int(per_user[per_user > 0].min()) if (per_user > 0).any() else 0)
     if n > most:
@@ -484,7 +484,7 @@ def _sample_seeds(seed: int, repeats: int) -> list[int]:
 def _test_rows(train: Interactions, test: Interactions) -> tuple[np.ndarray, np.ndarray, sp.csr_matrix]:
     """The distinct test pairs ``(users, items)`` sorted by user, and every user's train + test items (CSR)."""
     n_items = train.n_items
-    keys = np.unique(test.users.astype(np.int64) * n_items + test.items)
+    keys = distinct(pair_keys(test.users, test.items, n_items))
     users, items = (keys // n_items).astype(np.int32), (keys % n_items).astype(np.int32)
     both_u = np.concatenate([train.users, test.users])
     both_i = np.concatenate([train.items, test.items])
