@@ -139,3 +139,14 @@ def test_a_group_too_small_on_the_test_users_leaves_the_metric_out() -> None:
         group_gaps(table, groups)
     frame = group_gaps_frame(group_gaps(table, groups, skip_undefined=True))
     assert set(frame["metric"]) == {"m"} and frame["p_value_adj"].tolist() == frame["p_value"].tolist()
+
+
+def test_a_changed_groups_file_is_other_work_not_a_resume(tmp_path) -> None:
+    _groups(tmp_path)
+    (tmp_path / "exp.toml").write_text('groups = "g.csv"\n' + CONFIG)
+    assert run_experiment(tmp_path / "exp.toml", out=tmp_path / "run", processes=False).ok == 2
+    again = run_experiment(tmp_path / "exp.toml", out=tmp_path / "run", processes=False)  # unchanged: a resume
+    assert again.ok == 0 and again.failed == 0
+    (tmp_path / "g.csv").write_text("user,group\n" + "".join(f"{u},{'a' if u < 30 else 'b'}\n" for u in range(1, 61)))
+    with pytest.raises(ConfigError, match=r"the groups file 'g.csv' changed since \(sha256 .*force=True"):
+        run_experiment(tmp_path / "exp.toml", out=tmp_path / "run", processes=False)

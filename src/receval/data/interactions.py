@@ -211,6 +211,11 @@ def distinct(values: np.ndarray) -> np.ndarray:
     distinct values (the ``user * n_items + item`` keys of :func:`pair_keys`) that is
     more than ten times slower than one sort.
 
+    Returns
+    -------
+    numpy.ndarray
+        The distinct values, ascending, in ``values``' dtype.
+
     Examples
     --------
     >>> distinct(np.array([7, 3, 7, 1, 3])).tolist()
@@ -225,6 +230,11 @@ def distinct(values: np.ndarray) -> np.ndarray:
 
 def pair_keys(users: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray:
     """One ``int64`` key per (user, item) index pair: ``user * n_items + item``, equal exactly when both are.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        One key per pair, in the order of ``users``.
 
     Examples
     --------

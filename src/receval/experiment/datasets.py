@@ -101,11 +101,12 @@ def given_test_file(cfg: ExperimentConfig, label: str) -> Path | None:
 def input_hashes(cfg: ExperimentConfig) -> dict[str, dict[str, str]]:
     """The content hash (:func:`~receval.experiment.ids.content_hash`) of every file a configuration reads.
 
-    ``{"datasets": {label: hash}, "test_path": {label: hash}}``, each part only when it
-    has an entry: a data set read from a ``path`` (a known ``name`` is verified against
-    its published checksums when fetched, a generated one is its recipe), and the
-    ``[tune]`` section's test file. With the configuration's hash it is a run's identity:
-    the same configuration over changed data is not the same work.
+    ``{"datasets": {label: hash}, "test_path": {label: hash}, "groups": {path: hash}}``,
+    each part only when it has an entry: a data set read from a ``path`` (a known ``name``
+    is verified against its published checksums when fetched, a generated one is its
+    recipe), the ``[tune]`` section's test file and the ``groups`` file. With the
+    configuration's hash it is a run's identity: the same configuration over changed data
+    is not the same work.
 
     Returns
     -------
@@ -132,6 +133,8 @@ def input_hashes(cfg: ExperimentConfig) -> dict[str, dict[str, str]]:
             digest = None if path is None else content_hash(path)
             if digest is not None:
                 out.setdefault(part, {})[label] = digest
+    if cfg.groups is not None:  # the groups change every gap: a changed file is other work
+        out["groups"] = {cfg.groups.path: content_hash(cfg.groups.resolved_path)}
     return out
 
 

@@ -240,7 +240,7 @@ def _changed_inputs(old: Any, new: Any) -> str | None:
     """
     if not isinstance(old, dict) or not isinstance(new, dict):
         return None
-    words = {"datasets": "data set", "test_path": "the test file of data set"}
+    words = {"datasets": "data set", "test_path": "the test file of data set", "groups": "the groups file"}
     for part in sorted(set(old) | set(new)):
         before, now = old.get(part) or {}, new.get(part) or {}
         for label in sorted(set(before) | set(now)):
