@@ -194,7 +194,10 @@ def test_bad_log_files(tmp_path):
     with pytest.raises(DataError, match=r"outside \(0, 1\] \(first 0.0 at line 3\)"):
         read_log(path)
     path.write_text("round,user,item,reward\n1,0,1,1\n")
-    with pytest.raises(DataError, match="lacks column"):
+    with pytest.raises(DataError, match=r"log.csv, line 1, column propensity: missing required column 'propensity'"):
+        read_log(path)
+    path.write_bytes(b"round,user,item,reward,propensity\n1,0,1,1,\xff\n")  # not UTF-8: the one reader's check
+    with pytest.raises(DataError, match=r"log.csv"):
         read_log(path)
 
 

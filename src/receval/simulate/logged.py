@@ -317,15 +317,7 @@ def read_policy_table(
     ('half', [[0.5, 0.5], [0.0, 1.0]])
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: target table not found")
-    try:
-        frame = pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
-    except (ValueError, OSError, pd.errors.ParserError) as err:
-        raise DataError(f"{path}: not a readable table ({str(err).splitlines()[0]})") from None
-    missing = [c for c in ("user", "item", "probability") if c not in frame.columns]
-    if missing:
-        raise DataError(f"{path}: the target table lacks column(s) {', '.join(missing)} (user, item, probability)")
+    frame = _read(path, ("user", "item", "probability"), "target table")
     cols = {}
     for col in ("user", "item", "probability"):
         values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -461,13 +453,16 @@ def read_log(path: str | Path) -> pd.DataFrame:
     receval.errors.DataError: ...log.csv: column reward is not numeric (first bad value 'x' at line 3)
     """
     path = Path(path)
+    return _checked(_read(path, LOG_COLUMNS, "log"), str(path))
+
+
+def _read(path: Path, required: tuple[str, ...], label: str) -> pd.DataFrame:
+    """A table of indices read and checked by receval's one reader (columns, encoding, format)."""
+    from receval.data.tables import read_table
+
     if not path.is_file():
-        raise DataError(f"{path}: log file not found")
-    try:
-        frame = pd.read_parquet(path) if path.suffix.lower() == ".parquet" else pd.read_csv(path)
-    except (ValueError, OSError, pd.errors.ParserError) as err:
-        raise DataError(f"{path}: not a readable log table ({str(err).splitlines()[0]})") from None
-    return _checked(frame, str(path))
+        raise DataError(f"{path}: {label} file not found")
+    return read_table(path, "aspects", required, label=label, text_ids=False)
 
 
 def _checked(frame: pd.DataFrame, where: str) -> pd.DataFrame:
