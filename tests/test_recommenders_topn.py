@@ -74,6 +74,56 @@ def test_recommend_matches_brute_force(n_users, n_items, seed, k, coarse):
         assert (items[u][len(got) :] == -1).all()  # padding only at the end
 
 
+class Row(Table):
+    """One row of scores for every user, scored per user (``recommend``'s general path)."""
+
+    def __init__(self, row: np.ndarray, n_users: int):
+        super().__init__(np.tile(row, (n_users, 1)))
+
+
+class GlobalRow(Row):
+    """The same scorer telling ``recommend`` that its row is the same for every user (popularity's path)."""
+
+    def global_scores(self):
+        return self.scores[0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(1, 7),
+    st.integers(1, 40),
+    st.integers(0, 10_000),
+    st.integers(1, 45),
+    st.sampled_from(["coarse", "fine", "one"]),
+    st.floats(0, 0.9),
+)
+def test_one_row_for_every_user_gives_the_scored_lists_bit_for_bit(n_users, n_items, seed, k, levels, excluded):
+    k = min(k, n_items)
+    rng = np.random.default_rng(seed)
+    row = {"coarse": rng.integers(0, 3, n_items).astype(float), "fine": rng.random(n_items),
+           "one": np.ones(n_items)}[levels]  # fmt: skip
+    row[rng.random(n_items) < 0.1] = np.nan
+    row[rng.random(n_items) < 0.05] = -np.inf
+    row[rng.random(n_items) < 0.05] = np.inf
+    excl = sp.csr_matrix(rng.random((n_users, n_items)) < excluded)
+    users = rng.permutation(n_users)[: max(1, n_users - 1)]
+    want = recommend(Row(row, n_users), users, k, exclude=excl, seed=seed)
+    got = recommend(GlobalRow(row, n_users), users, k, exclude=excl, seed=seed)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def test_popularity_is_ranked_once_with_its_scored_lists():
+    train = _random_data(3, n_users=40, n_items=60, density=0.2)
+    for model in (MostPopular(threshold=4).fit(train), Average(threshold=4).fit(train)):
+        assert callable(model.global_scores)
+        want = recommend(Table(model.score(np.arange(train.n_users))), np.arange(train.n_users), 10, exclude=train)
+        got = recommend(model, np.arange(train.n_users), 10, exclude=train)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    assert not hasattr(Random(), "global_scores")  # its rows differ by user
+
+
 def test_ties_deterministic_per_seed_and_independent_of_batching():
     scores = np.zeros((50, 40))
     scores[:, :5] = 1.0
@@ -265,7 +315,7 @@ def test_a_large_ranking_logs_its_size_first_and_then_the_time_left(monkeypatch,
     from receval.cli import main
 
     train = Interactions.from_arrays(np.arange(40) % 8, np.arange(40) % 20, np.arange(40) % 5 + 1.0)
-    model = MostPopular().fit(train)
+    model = Table(np.random.default_rng(0).random((8, 20)))  # scored per user (popularity is ranked once)
     with caplog.at_level(logging.WARNING, logger="receval"):
         recommend(model, np.arange(8), 3, exclude=train, batch_size=1)
     assert not caplog.records  # 160 scores: nothing to say
@@ -284,6 +334,6 @@ def test_a_large_ranking_logs_its_size_first_and_then_the_time_left(monkeypatch,
     (tmp_path / "train.tsv").write_text("user\titem\trating\n" + rows)
     out = tmp_path / "recs.tsv"
     assert (
-        main(["recommend", "--train", str(tmp_path / "train.tsv"), "-a", "popularity", "--k", "3", "-o", str(out)]) == 0
+        main(["recommend", "--train", str(tmp_path / "train.tsv"), "-a", "biases", "--k", "3", "-o", str(out)]) == 0
     )
     assert "receval: ranking 8 users x 20 items (1.6e+02 scores)" in capsys.readouterr().err

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import logging
 import time
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -486,6 +487,8 @@ def recommend(
         if shortcut is not NotImplemented:
             items, scores = shortcut
             return np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    if callable(getattr(model, "global_scores", None)):
+        return _recommend_global(model, users, k, excl, seed, progress)
     batch_size_given = batch_size
     if batch_size is None:
         batch_size = max(1, _BATCH_CELLS // n_items)
@@ -542,6 +545,52 @@ def recommend(
             raise DataError(f"{type(model).__name__}.score returned shape {s.shape}, expected {(len(batch), n_items)}")
         out_items[start:stop], out_scores[start:stop] = _topk_batch(s, k, perm, offsets[start:stop], sub, compiled)
         notify(stop, len(users), "recommend users")
+    return out_items, out_scores
+
+
+def _recommend_global(
+    model: Any, users: np.ndarray, k: int, excl: sp.csr_matrix | None, seed: int, progress: Progress | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The lists of a model whose scores are one row for every user (``model.global_scores()``, popularity).
+
+    The items are sorted once by (score descending, ``perm``); within a run of equal scores a user's tie keys
+    ``(perm + offset) mod n_items`` are that order rotated, so each user's list is read off the sorted items
+    from the first position whose key wraps, skipping the user's excluded items: work grows with ``k`` plus
+    the items skipped, not with the catalogue. The lists and scores are those of the scored path, bit for bit
+    (``tests/test_recommenders_topn.py`` checks it).
+    """
+    users = model._check_users(users) if hasattr(model, "_check_users") else users
+    row = np.asarray(model.global_scores(), dtype=np.float64)
+    n_items = len(row)
+    perm, offsets = _tie_keys(users, n_items, seed)
+    kept = np.flatnonzero(~np.isnan(row) & (row != -np.inf))  # never recommended, as in the scored path
+    order = kept[np.lexsort((perm[kept], -row[kept]))]
+    ranked, keys = row[order], perm[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]]) if len(order) else np.zeros(0, np.int64)
+    ends = np.append(starts[1:], len(order)) if len(order) else starts
+    out_items = np.full((len(users), k), -1, dtype=np.int64)
+    out_scores = np.full((len(users), k), np.nan)
+    notify = progress_to(progress)
+    notify(0, len(users), "recommend users")
+    step = max(1, len(users) // 16)
+    for r, (u, offset) in enumerate(zip(users.tolist(), offsets.tolist(), strict=True)):
+        skip = set() if excl is None else set(excl.indices[excl.indptr[u] : excl.indptr[u + 1]].tolist())
+        got = 0
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            cut = a + int(np.searchsorted(keys[a:b], n_items - offset))  # the first key that wraps to the front
+            for pos in chain(range(cut, b), range(a, cut)):  # lazy: a run of ties may hold millions of items
+                item = int(order[pos])
+                if item in skip:
+                    continue
+                out_items[r, got], out_scores[r, got] = item, ranked[pos]
+                got += 1
+                if got == k:
+                    break
+            if got == k:
+                break
+        if (r + 1) % step == 0:
+            notify(r + 1, len(users), "recommend users")
+    notify(len(users), len(users), "recommend users")
     return out_items, out_scores
 
 

@@ -215,7 +215,16 @@ class OnlineRandom(_ItemCounts):
         return np.random.default_rng(self.seed).random(self.n_items_)
 
 
-class OnlinePopularity(_ItemCounts):
+class _SameForEveryUser:
+    """Scores that do not depend on the user: :func:`receval.recommenders.topn.recommend` ranks the one row once."""
+
+    def global_scores(self) -> np.ndarray:
+        """The row ``score`` gives every user."""
+        self._check_fitted()  # type: ignore[attr-defined]
+        return self._scores()  # type: ignore[attr-defined]
+
+
+class OnlinePopularity(_SameForEveryUser, _ItemCounts):
     """Most popular: argmax of the positive ratings so far.
 
     ``count="any"`` counts every training rating whatever its value (CycloRec's
@@ -238,7 +247,7 @@ class OnlinePopularity(_ItemCounts):
         return self.a_.copy()
 
 
-class OnlineAverage(_ItemCounts):
+class OnlineAverage(_SameForEveryUser, _ItemCounts):
     """Best smoothed mean σᵢ = (aᵢ + 1)/(nᵢ + 2) of the binarised ratings so far."""
 
     _kind = C.MEAN
