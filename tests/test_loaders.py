@@ -461,3 +461,29 @@ def test_real_error_message_counts_lines_like_an_editor(ml100k_dir, tmp_path):
     (tmp_path / "u.data").write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=r"u\.data, line 54322, column rating: rating 9 is outside"):
         load(tmp_path, "movielens-100k")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="0123456789-+ \n\u0663a", max_size=21), min_size=1, max_size=12))
+def test_arrow_parses_integer_ids_as_the_python_loop_does(ids):
+    import pyarrow as pa
+
+    from receval.data.loaders import _CANONICAL_INT, _canonical_integers
+
+    got = _canonical_integers(pa.array(ids))
+    if all(_CANONICAL_INT.match(v) for v in ids):
+        assert got is not None and got.tolist() == [int(v) for v in ids]
+    else:
+        assert got is None
+
+
+def test_many_integer_ids_read_by_arrow_are_the_same_ids(tmp_path, monkeypatch):
+    from receval.data import loaders
+
+    rows = "".join(f"{u},{(u * 7919) % 5003 - 2000},{u % 5 + 1}\n" for u in range(3000))
+    (tmp_path / "r.csv").write_text("user,item,rating\n" + rows)
+    by_python = load(tmp_path / "r.csv", format="csv")
+    monkeypatch.setattr(loaders, "_PARSED_BY_ARROW", 1)
+    by_arrow = load(tmp_path / "r.csv", format="csv")
+    assert by_arrow.item_ids.tolist() == by_python.item_ids.tolist() and by_arrow.item_ids.dtype == np.int64
+    assert np.array_equal(by_arrow.items, by_python.items) and np.array_equal(by_arrow.users, by_python.users)

@@ -333,7 +333,5 @@ def test_a_large_ranking_logs_its_size_first_and_then_the_time_left(monkeypatch,
     rows = "".join(f"u{u}\ti{i}\t{r:g}\n" for u, i, r in zip(train.users, train.items, train.ratings, strict=True))
     (tmp_path / "train.tsv").write_text("user\titem\trating\n" + rows)
     out = tmp_path / "recs.tsv"
-    assert (
-        main(["recommend", "--train", str(tmp_path / "train.tsv"), "-a", "biases", "--k", "3", "-o", str(out)]) == 0
-    )
+    assert main(["recommend", "--train", str(tmp_path / "train.tsv"), "-a", "biases", "--k", "3", "-o", str(out)]) == 0
     assert "receval: ranking 8 users x 20 items (1.6e+02 scores)" in capsys.readouterr().err

@@ -81,6 +81,7 @@ _log = logging.getLogger(__name__)
 _OWN_COLUMNS = ("csv", "tsv", "parquet")  # the formats whose column names a caller may give
 # an integer id written as Python writes it (and at most 18 digits: within int64): its text round-trips
 _CANONICAL_INT = re.compile(r"(0|-?[1-9][0-9]{0,17})\Z")
+_PARSED_BY_ARROW = 100_000  # distinct ids from which pyarrow.compute (about 35 ms to import) reads them faster
 _POSITIONAL = ("user", "item", "rating", "timestamp")
 
 
@@ -396,6 +397,25 @@ def _fail(located: Located, row: int, column: str, message: str, parameters: Seq
     raise DataError(message, path=located.path, line=line, column=column, parameters=parameters)
 
 
+def _canonical_integers(dictionary: Any) -> np.ndarray | None:
+    """The ids of an Arrow text dictionary as int64 when every one is :data:`_CANONICAL_INT`, else None.
+
+    pyarrow's compute kernels (RE2's full match, a cast) instead of a Python loop: 5M distinct ids in
+    about 1 s instead of 5 s; below :data:`_PARSED_BY_ARROW` ids the loop is cheaper than loading them.
+
+    >>> import pyarrow as pa
+    >>> _canonical_integers(pa.array(["7", "-12", "0"])).tolist(), _canonical_integers(pa.array(["7", "007"]))
+    ([7, -12, 0], None)
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    matched = pc.match_substring_regex(dictionary, "^" + _CANONICAL_INT.pattern.removesuffix(r"\Z") + "$")
+    if not pc.all(pc.fill_null(matched, False)).as_py():
+        return None
+    return np.asarray(pc.cast(dictionary, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
 def _ids(column: Any, role: str, name: str, located: Located, as_str: bool | None, fixed: bool) -> Any:
     """An id column as :meth:`Interactions.from_ids` takes it: text as written, or integers that give the same ids.
 
@@ -405,8 +425,12 @@ def _ids(column: Any, role: str, name: str, located: Located, as_str: bool | Non
     if as_str:
         return column
     chunk = column.combine_chunks()  # one chunk already (the reader combined them): no copy
-    dictionary = chunk.dictionary.to_pylist()  # the distinct ids, in Python: no compute kernels to load
     codes = _arrow.numbers(chunk.indices)
+    if as_str is None and len(chunk.dictionary) >= _PARSED_BY_ARROW:
+        integers = _canonical_integers(chunk.dictionary)
+        if integers is not None:
+            return integers[codes]
+    dictionary = chunk.dictionary.to_pylist()  # the distinct ids, in Python: no compute kernels to load
     if as_str is None:
         bad = np.fromiter((_CANONICAL_INT.match(v) is None for v in dictionary), dtype=bool, count=len(dictionary))
         if not bad.any():  # every id round-trips: integers are the same ids

@@ -573,12 +573,21 @@ def _recommend_global(
     notify = progress_to(progress)
     notify(0, len(users), "recommend users")
     step = max(1, len(users) // 16)
-    for r, (u, offset) in enumerate(zip(users.tolist(), offsets.tolist(), strict=True)):
+    wrap = n_items - offsets  # a user's keys wrap to the front from the first perm >= wrap
+    cuts: dict[int, list[int]] = {}  # per run of ties, every user's first position: made when a user reaches it
+    groups = list(zip(starts.tolist(), ends.tolist(), strict=True))
+    for r, u in enumerate(users.tolist()):
         skip = set() if excl is None else set(excl.indices[excl.indptr[u] : excl.indptr[u + 1]].tolist())
         got = 0
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            cut = a + int(np.searchsorted(keys[a:b], n_items - offset))  # the first key that wraps to the front
-            for pos in chain(range(cut, b), range(a, cut)):  # lazy: a run of ties may hold millions of items
+        for g, (a, b) in enumerate(groups):
+            if b - a == 1:
+                positions: Any = (a,)
+            else:
+                if g not in cuts:
+                    cuts[g] = (a + np.searchsorted(keys[a:b], wrap)).tolist()
+                cut = cuts[g][r]
+                positions = chain(range(cut, b), range(a, cut))  # lazy: a run may hold millions of items
+            for pos in positions:
                 item = int(order[pos])
                 if item in skip:
                     continue
