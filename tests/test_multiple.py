@@ -248,6 +248,29 @@ def test_results_friedman(tmp_path, capsys) -> None:
     assert "nosuch@5" in json.loads(capsys.readouterr().out)["error"]
 
 
+def test_run_report_draws_friedman_across_data_sets(tmp_path) -> None:
+    import re
+
+    from receval.experiment import run_experiment
+    from receval.report.html import build_report
+
+    (tmp_path / "grid.toml").write_text(GRID)
+    run_experiment(tmp_path / "grid.toml", out=tmp_path / "out", processes=False)
+    page = build_report(tmp_path / "out", dataset_overview=False).read_text(encoding="utf-8")
+    agg = pd.read_parquet(tmp_path / "out" / "aggregates.parquet")
+    tasks = pd.read_parquet(tmp_path / "out" / "tasks.parquet")
+    merged = agg[agg["metric"] == "ndcg@5"].merge(tasks[["task_id", "dataset", "recommender"]], on="task_id")
+    wide = merged.pivot_table(index="dataset", columns="recommender", values="value")
+    ref = stats.friedmanchisquare(*wide.to_numpy().T)
+    assert "Across data sets: Friedman and Nemenyi" in page
+    shown = re.search(r"ndcg@5: χ² = ([0-9.e+-]+), p = ([0-9.e+-]+) over 3 data sets", page)
+    assert shown is not None
+    assert float(shown[1]) == pytest.approx(ref.statistic, rel=1e-3)
+    assert float(shown[2]) == pytest.approx(ref.pvalue, rel=1e-3)
+    assert 'id="friedman-ndcg@5"' in page
+    assert 'alt="Critical-difference diagram of ndcg@5"' in page
+
+
 @pytest.mark.parametrize(("test", "warned"), [("wilcoxon", True), ("ttest", False)])
 def test_compare_warns_of_a_test_known_to_drift(tmp_path, capsys, monkeypatch, test: str, warned: bool) -> None:
     import receval.experiment.check as check

@@ -176,40 +176,6 @@ def results_command(
 # --- claims that hold: Friedman and Nemenyi across data sets (or folds and seeds) -----------------------
 
 
-def _friedman_blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:
-    """The blocks x configurations table of ``metric`` (mean over the rest) and what a block is.
-
-    Blocks are the data sets when there are two or more, else the (fold, seed) pairs; a configuration is the
-    recommender with its parameters and options. Every configuration must have a value in every block.
-
-    Returns
-    -------
-    tuple of (pandas.DataFrame, str)
-        The table (index: blocks, columns: configurations) and ``"data sets"`` or ``"folds and seeds"``.
-    """
-    if "aggregates" not in store.table_names():
-        raise DataError(f"{store.root} holds no aggregates; run the experiment first")
-    agg = store.read("aggregates")
-    if metric not in set(agg["metric"]):
-        raise DataError(f"--friedman {metric}: no such metric in the results; they have {sorted(set(agg['metric']))}")
-    tasks = store.read("tasks")
-    tasks = tasks[tasks["status"] == "ok"].copy()
-    tasks["system"] = tasks["recommender"].astype(str) + " " + tasks["params"].astype(str)
-    if "options" in tasks and tasks["options"].nunique() > 1:
-        tasks["system"] = tasks["system"] + " " + tasks["options"].astype(str)
-    merged = agg[agg["metric"] == metric].merge(tasks, on="task_id")
-    if merged["dataset"].nunique() >= 2:
-        merged["block"], what = merged["dataset"].astype(str), "data sets"
-    else:
-        merged["block"] = "fold " + merged["fold"].astype(str) + " seed " + merged["seed"].astype(str)
-        what = "folds and seeds"
-    table = merged.pivot_table(index="block", columns="system", values="value", aggfunc="mean", observed=True)
-    if table.isna().any().any():
-        counts = ", ".join(f"{c}: {int(table[c].notna().sum())}" for c in table.columns)
-        raise DataError(f"the {what} have different configurations ({counts} of {len(table)}); compare like with like")
-    return table, what
-
-
 def _friedman(store: Any, metric: str, cd_figure: Path | None, fmt: str, doc: dict[str, Any], tables: Any) -> None:
     from receval.metrics.registry import metric_direction
     from receval.stats.multiple import friedman_nemenyi
@@ -218,7 +184,9 @@ def _friedman(store: Any, metric: str, cd_figure: Path | None, fmt: str, doc: di
         from receval.outputs import check_output_file
 
         check_output_file(cd_figure, "--cd-diagram")
-    table, what = _friedman_blocks(store, metric)
+    from receval.report.claims import friedman_blocks
+
+    table, what = friedman_blocks(store, metric)
     higher = metric_direction(metric) != "lower"
     result = friedman_nemenyi(table.to_numpy(), list(table.columns), higher_is_better=higher)
     rows = [[name, rank] for name, rank in zip(result.systems, result.avg_ranks, strict=True)]

@@ -17,16 +17,70 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from receval.report.style import OKABE_ITO, figure
 
 if TYPE_CHECKING:
+    import pandas as pd
     from matplotlib.figure import Figure
 
     from receval.stats.multiple import FriedmanResult
 
-__all__ = ["cd_diagram"]
+__all__ = ["cd_diagram", "friedman_blocks"]
+
+
+def friedman_blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:
+    """The blocks x configurations table of ``metric`` in a result store (mean over the rest) and what a block is.
+
+    Blocks are the data sets when there are two or more, else the (fold, seed) pairs; a configuration is the
+    recommender with its parameters and options. Every configuration must have a value in every block
+    (a DataError otherwise). ``receval results --friedman`` and the run report's Friedman section read it.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, str)
+        The table (index: blocks, columns: configurations) and ``"data sets"`` or ``"folds and seeds"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.experiment import parse_config, run_experiment
+    >>> text = 'metrics = ["ndcg@5"]\\n[protocol]\\nname = "one-shot"\\n'
+    >>> text += "[recommenders.popularity]\\n[recommenders.random]\\n"
+    >>> text += "".join(f"[datasets.d{s}]\\ngenerate = {{ n_users = 30, n_items = 20, n_ratings = 300, seed = {s} }}\\n"
+    ...                 for s in (1, 2))
+    >>> report = run_experiment(parse_config(text), out=tempfile.mkdtemp(), processes=False)
+    >>> table, what = friedman_blocks(report.store, "ndcg@5")
+    >>> what, table.shape
+    ('data sets', (2, 2))
+    """
+    import pandas as pd
+
+    from receval.errors import DataError
+
+    if "aggregates" not in store.table_names():
+        raise DataError(f"{store.root} holds no aggregates; run the experiment first")
+    agg = store.read("aggregates")
+    if metric not in set(agg["metric"]):
+        raise DataError(f"--friedman {metric}: no such metric in the results; they have {sorted(set(agg['metric']))}")
+    tasks = store.read("tasks")
+    tasks = tasks[tasks["status"] == "ok"].copy()
+    tasks["system"] = tasks["recommender"].astype(str) + " " + tasks["params"].astype(str)
+    if "options" in tasks and tasks["options"].nunique() > 1:
+        tasks["system"] = tasks["system"] + " " + tasks["options"].astype(str)
+    merged = agg[agg["metric"] == metric].merge(tasks, on="task_id")
+    if merged["dataset"].nunique() >= 2:
+        merged["block"], what = merged["dataset"].astype(str), "data sets"
+    else:
+        merged["block"] = "fold " + merged["fold"].astype(str) + " seed " + merged["seed"].astype(str)
+        what = "folds and seeds"
+    table = merged.pivot_table(index="block", columns="system", values="value", aggfunc="mean", observed=True)
+    if table.isna().any().any():
+        counts = ", ".join(f"{c}: {int(table[c].notna().sum())}" for c in table.columns)
+        raise DataError(f"the {what} have different configurations ({counts} of {len(table)}); compare like with like")
+    assert isinstance(table, pd.DataFrame)
+    return table, what
 
 
 def cd_diagram(result: FriedmanResult, *, width: float = 6.0) -> Figure:

@@ -553,6 +553,8 @@ def _build_report(
         for (dataset, protocol), part in ok.groupby([ok["dataset"], protocols], sort=True):
             title = f"{dataset} — {protocol}"
             rep.section(title, partial(_protocol, rep, results, dataset, protocol, part, latex_dir))
+        if ok["dataset"].nunique() >= 2:
+            rep.section("across data sets", lambda: _across_datasets(rep, results))
         rep.section("failed tasks", lambda: _failed(rep, tasks))
     extra = [n for n in results.names() if n not in _KNOWN_TABLES]
     if extra:
@@ -853,6 +855,39 @@ def _group_gaps(rep: Report, results: _Results, dataset: str, tasks: pd.DataFram
         "spanning the tasks' intervals."
     )
     rep.raw(_frame_html(frame, f"group-gaps-{safe_name(dataset)}"))
+
+
+def _across_datasets(rep: Report, results: _Results) -> None:
+    """Per metric, the Friedman test over the data sets and its critical-difference diagram (Demšar, JMLR 2006)."""
+    from receval.metrics.registry import metric_direction
+    from receval.report.claims import cd_diagram, friedman_blocks
+    from receval.stats.multiple import friedman_nemenyi
+
+    agg = results.get("aggregates")
+    if agg is None or agg.empty:
+        return
+    rep.heading("Across data sets: Friedman and Nemenyi")
+    rep.text(
+        "Each configuration's mean on each data set, ranked within the data set (1 = best); the Friedman test of "
+        "equal average ranks and the Nemenyi critical difference (CD) at α = 0.05. Configurations joined by a bar "
+        "in a diagram are not told apart. As receval results --friedman METRIC prints it."
+    )
+    for metric in dict.fromkeys(agg["metric"].astype(str)):
+        try:
+            table, _ = friedman_blocks(results.store, metric)
+            result = friedman_nemenyi(table.to_numpy(), [str(c) for c in table.columns],
+                                      higher_is_better=metric_direction(metric) != "lower")  # fmt: skip
+        except DataError as err:
+            rep.notice(f"across data sets, {metric}: {err}")
+            continue
+        rep.heading(
+            f"{metric}: χ² = {result.statistic:.4g}, p = {result.pvalue:.4g} over {len(table)} data sets; "
+            f"CD = {result.cd:.3g}",
+            level=3,
+        )
+        ranks = pd.DataFrame({"configuration": result.systems, "average rank": result.avg_ranks})
+        rep.raw(_frame_html(ranks.sort_values("average rank", kind="stable"), f"friedman-{safe_name(metric)}"))
+        rep.figure(f"cd-{metric}", f"Critical-difference diagram of {metric}", partial(cd_diagram, result))
 
 
 def _cyclic(rep: Report, results: _Results, dataset: str, tasks: pd.DataFrame) -> None:
