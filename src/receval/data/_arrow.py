@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FLAT_TYPES", "is_flat", "is_numeric", "numbers", "text"]
+__all__ = ["FLAT_TYPES", "dictionary", "is_flat", "is_numeric", "numbers", "text"]
 
 # the kinds of column a reader takes, by the pyarrow.types test of each (lists, structs, maps, binary are not)
 _FLAT = {
@@ -70,6 +70,31 @@ def numbers(column: Any) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def dictionary(column: Any) -> tuple[np.ndarray, Any]:
+    """(int32 codes, Arrow dictionary) of a dictionary-encoded Arrow column, chunked or not; code -1 marks a null.
+
+    Several chunks get one dictionary first (``unify_dictionaries``); the dictionary stays
+    Arrow, so that a caller looks ids up or picks some of them without a Python object per
+    id (a list over millions of items names most of them once).
+
+    >>> import pyarrow as pa
+    >>> codes, ids = dictionary(pa.chunked_array([pa.array(["b", "a"]).dictionary_encode(),
+    ...                                          pa.array(["a", None]).dictionary_encode()]))
+    >>> codes.tolist(), ids.to_pylist()
+    ([0, 1, 1, -1], ['b', 'a'])
+    """
+    import pyarrow as pa
+
+    chunks: list[Any] = [column]
+    if isinstance(column, pa.ChunkedArray):  # several chunks: one dictionary for all first
+        chunks = column.chunks if column.num_chunks <= 1 else column.unify_dictionaries().chunks
+    values = chunks[0].dictionary if chunks else pa.array([], type=column.type.value_type)
+    parts = [numbers(chunk.indices) for chunk in chunks]
+    parts = [np.where(np.isnan(p), -1, p) if p.dtype.kind == "f" else p for p in parts]  # NaN: null, no id
+    codes = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return codes.astype(np.int32, copy=False), values  # one chunk: a view of its indices
 
 
 def text(column: Any) -> np.ndarray:
