@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from receval.data import _arrow
 from receval.data.interactions import Interactions, aspect_matrix, distinct
 from receval.data.tables import as_frame
-from receval.data.vocab import dictionary_codes, mismatch, same_numbers
+from receval.data.vocab import _TEXT_LOOKUP_MAX, dictionary_codes, mismatch, same_numbers
 from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
@@ -381,27 +381,24 @@ def _arrow_codes(column: Any) -> tuple[np.ndarray, Any] | None:
 def _ids_of(dictionary: Any, positions: np.ndarray) -> np.ndarray:
     """The ids at ``positions`` of an Arrow dictionary, as :func:`~receval.data.vocab.dictionary_codes` gives them.
 
-    Text: only the ids picked become Python strings (not the whole dictionary); numbers: the
-    whole dictionary is a view of its buffer, picked as numpy picks.
-
     >>> import pyarrow as pa
     >>> _ids_of(pa.array(["a", "b", "c"]), np.array([2, 0])).tolist(), _ids_of(pa.array([5, 6]), np.array([1]))
     (['c', 'a'], array([6]))
     """
-    if _arrow.is_numeric(dictionary):
-        return _arrow.numbers(dictionary)[positions]
-    return _arrow.text(dictionary.take(positions))
+    return (_arrow.numbers(dictionary) if _arrow.is_numeric(dictionary) else _arrow.text(dictionary))[positions]
 
 
 def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     """:func:`~receval.data.vocab.index_of` of an id column in an id space (int32, -1 where absent).
 
     A column of text ids dictionary-encoded in Arrow (what the readers give) over a space of
-    text ids: the dictionary is looked up by Arrow's hash table (``pyarrow.compute.index_in``)
-    and the rows follow through their codes, without a Python string per distinct id (was:
-    the dictionary as Python strings, then through pandas, 2.2 of 3.0 s at 5M distinct item
-    ids). Text compares as Python compares it (UTF-8 bytes equal exactly when the strings
-    are); any other column goes through ``index_of``.
+    text ids, one of them past the size where ``index_of`` hashes through pandas: the
+    dictionary is looked up by Arrow's hash table (``pyarrow.compute.index_in``) and the rows
+    follow through their codes, without a Python string per distinct id (was: the dictionary
+    as Python strings, then a pandas Index, 2.2 of 3.0 s at 5M distinct item ids). Text
+    compares as Python compares it (UTF-8 bytes equal exactly when the strings are). Any
+    other column, and smaller ones (whose lookup needs neither pandas nor Arrow's compute
+    functions, which import it), go through ``index_of``.
 
     >>> import pyarrow as pa
     >>> space = np.array(["a", "b", "c"], dtype=object)
@@ -409,7 +406,9 @@ def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     [2, -1, -1, 0]
     """
     codes = _arrow_codes(column)
-    if codes is None or _arrow.is_numeric(codes[1]) or space.dtype != object or not _all_text(space):
+    if codes is None or _arrow.is_numeric(codes[1]) or max(len(space), len(codes[1])) <= _TEXT_LOOKUP_MAX:
+        return _index_of(space, column)
+    if space.dtype != object or not _all_text(space):
         return _index_of(space, column)
     import pyarrow as pa
     import pyarrow.compute as pc
