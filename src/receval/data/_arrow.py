@@ -22,7 +22,17 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FLAT_TYPES", "is_flat", "is_numeric", "numbers", "text"]
+__all__ = [
+    "FLAT_TYPES",
+    "dictionary",
+    "holding_byte",
+    "is_flat",
+    "is_numeric",
+    "is_text",
+    "last_bytes",
+    "numbers",
+    "text",
+]
 
 # the kinds of column a reader takes, by the pyarrow.types test of each (lists, structs, maps, binary are not)
 _FLAT = {
@@ -42,6 +52,67 @@ def is_numeric(column: Any) -> bool:
     import pyarrow as pa
 
     return bool(pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
+
+
+def is_text(kind: Any) -> bool:
+    """Whether an Arrow type is text whose buffers :func:`holding_byte` and :func:`last_bytes` read.
+
+    >>> import pyarrow as pa
+    >>> is_text(pa.string()), is_text(pa.large_string()), is_text(pa.int64())
+    (True, True, False)
+    """
+    import pyarrow as pa
+
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def holding_byte(values: Any, byte: int) -> np.ndarray:
+    """Which entries of an Arrow text array hold the byte ``byte`` (a null entry holds nothing), as a bool array.
+
+    One comparison over the array's data buffer, each hit placed in its entry by the
+    offsets: no Python string per entry (millions of distinct ids in milliseconds). A NUL
+    or any ASCII byte is found exactly as Python's ``in`` finds the character: in UTF-8 no
+    other character holds such a byte.
+
+    >>> import pyarrow as pa
+    >>> holding_byte(pa.array(["a\\x00b", "ab", None, ""]), 0).tolist()
+    [True, False, False, False]
+    """
+    starts, ends, data, valid = _text_buffers(values)
+    out = np.zeros(len(starts), dtype=bool)
+    if len(starts) and ends[-1] > starts[0]:
+        at = np.flatnonzero(data[starts[0] : ends[-1]] == byte) + starts[0]
+        out[np.searchsorted(ends, at, side="right")] = True  # the entry whose bytes end after the hit
+    return out & valid
+
+
+def last_bytes(values: Any) -> np.ndarray:
+    """The last byte of each entry of an Arrow text array (int16), -1 for an empty or null entry.
+
+    >>> import pyarrow as pa
+    >>> last_bytes(pa.array(["ab", "", None, "é"])).tolist()
+    [98, -1, -1, 169]
+    """
+    starts, ends, data, valid = _text_buffers(values)
+    out = np.full(len(starts), -1, dtype=np.int16)
+    filled = valid & (ends > starts)
+    out[filled] = data[ends[filled] - 1]
+    return out
+
+
+def _text_buffers(values: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end) byte offsets of each entry of a string or large_string Arrow array, its data and validity."""
+    import pyarrow as pa
+
+    validity, offsets, data = values.buffers()[:3]
+    n, offset = len(values), values.offset
+    kind = np.int64 if pa.types.is_large_string(values.type) else np.int32
+    bounds = np.frombuffer(offsets, dtype=kind, count=n + 1 + offset)[offset:] if n else np.zeros(1, dtype=kind)
+    raw = np.frombuffer(data, dtype=np.uint8) if data is not None and n else np.zeros(0, dtype=np.uint8)
+    valid = np.ones(n, dtype=bool)
+    if values.null_count:
+        valid = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")[offset : offset + n] > 0
+    return bounds[:-1], bounds[1:], raw, valid
 
 
 def is_flat(kind: Any) -> bool:
@@ -70,6 +141,31 @@ def numbers(column: Any) -> np.ndarray:
     if not parts:
         return np.zeros(0, dtype=dtype)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def dictionary(column: Any) -> tuple[np.ndarray, Any]:
+    """(int32 codes, Arrow dictionary) of a dictionary-encoded Arrow column, chunked or not; code -1 marks a null.
+
+    Several chunks get one dictionary first (``unify_dictionaries``); the dictionary stays
+    Arrow, so that a caller looks ids up or picks some of them without a Python object per
+    id (a list over millions of items names most of them once).
+
+    >>> import pyarrow as pa
+    >>> codes, ids = dictionary(pa.chunked_array([pa.array(["b", "a"]).dictionary_encode(),
+    ...                                          pa.array(["a", None]).dictionary_encode()]))
+    >>> codes.tolist(), ids.to_pylist()
+    ([0, 1, 1, -1], ['b', 'a'])
+    """
+    import pyarrow as pa
+
+    chunks: list[Any] = [column]
+    if isinstance(column, pa.ChunkedArray):  # several chunks: one dictionary for all first
+        chunks = column.chunks if column.num_chunks <= 1 else column.unify_dictionaries().chunks
+    values = chunks[0].dictionary if chunks else pa.array([], type=column.type.value_type)
+    parts = [numbers(chunk.indices) for chunk in chunks]
+    parts = [np.where(np.isnan(p), -1, p) if p.dtype.kind == "f" else p for p in parts]  # NaN: null, no id
+    codes = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+    return codes.astype(np.int32, copy=False), values  # one chunk: a view of its indices
 
 
 def text(column: Any) -> np.ndarray:

@@ -319,14 +319,8 @@ def dictionary_codes(values: object) -> tuple[np.ndarray, np.ndarray] | None:
 
         if not pa.types.is_dictionary(values.type):  # type: ignore[attr-defined]
             return None
-        chunks: list[Any] = [values]
-        if isinstance(values, pa.ChunkedArray):  # several chunks: one dictionary for all first
-            chunks = values.chunks if values.num_chunks <= 1 else values.unify_dictionaries().chunks
-        dictionary = chunks[0].dictionary if chunks else pa.array([], type=values.type.value_type)  # type: ignore[attr-defined]
-        parts = [_arrow.numbers(chunk.indices) for chunk in chunks]
-        parts = [np.where(np.isnan(p), -1, p) if p.dtype.kind == "f" else p for p in parts]  # NaN: null, no id
-        codes = parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
-        return codes.astype(np.int32, copy=False), _as_array(dictionary)  # one chunk: a view of its indices
+        codes, dictionary = _arrow.dictionary(values)
+        return codes, _as_array(dictionary)
     if "pandas" not in sys.modules:
         return None
     import pandas as pd

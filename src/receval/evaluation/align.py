@@ -35,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from receval.data import _arrow
-from receval.data.interactions import Interactions, aspect_matrix
+from receval.data.interactions import Interactions, aspect_matrix, distinct
 from receval.data.tables import as_frame
-from receval.data.vocab import dictionary_codes, mismatch, same_numbers
+from receval.data.vocab import _TEXT_LOOKUP_MAX, dictionary_codes, mismatch, same_numbers
 from receval.data.vocab import encode as _encode
 from receval.data.vocab import extend as _extend
 from receval.data.vocab import index_of as _index_of
@@ -357,13 +357,14 @@ def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
     return np.asarray(column)[rows]
 
 
-def _arrow_codes(column: Any) -> tuple[np.ndarray, np.ndarray] | None:
-    """(codes, ids) of an Arrow dictionary column of text or integer ids, whose ids are distinct as receval compares
-    them (one type, no NaN); None for any other column.
+def _arrow_codes(column: Any) -> tuple[np.ndarray, Any] | None:
+    """(codes, Arrow dictionary) of an Arrow dictionary column of text or integer ids, whose ids are distinct as
+    receval compares them (one type, no NaN); None for any other column.
 
     >>> import pyarrow as pa
-    >>> [a.tolist() for a in _arrow_codes(pa.chunked_array([pa.array(["b", "a", "b"]).dictionary_encode()]))]
-    [[0, 1, 0], ['b', 'a']]
+    >>> codes, ids = _arrow_codes(pa.chunked_array([pa.array(["b", "a", "b"]).dictionary_encode()]))
+    >>> codes.tolist(), ids.to_pylist()
+    ([0, 1, 0], ['b', 'a'])
     >>> _arrow_codes(pa.array([1.5, 2.5]).dictionary_encode()) is None
     True
     """
@@ -374,14 +375,62 @@ def _arrow_codes(column: Any) -> tuple[np.ndarray, np.ndarray] | None:
     kind = getattr(column.type, "value_type", None)
     if kind is None or not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_integer(kind)):
         return None
-    return dictionary_codes(column)
+    return _arrow.dictionary(column)
+
+
+def _ids_of(dictionary: Any, positions: np.ndarray) -> np.ndarray:
+    """The ids at ``positions`` of an Arrow dictionary, as :func:`~receval.data.vocab.dictionary_codes` gives them.
+
+    >>> import pyarrow as pa
+    >>> _ids_of(pa.array(["a", "b", "c"]), np.array([2, 0])).tolist(), _ids_of(pa.array([5, 6]), np.array([1]))
+    (['c', 'a'], array([6]))
+    """
+    return (_arrow.numbers(dictionary) if _arrow.is_numeric(dictionary) else _arrow.text(dictionary))[positions]
+
+
+def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
+    """:func:`~receval.data.vocab.index_of` of an id column in an id space (int32, -1 where absent).
+
+    A column of text ids dictionary-encoded in Arrow (what the readers give) over a space of
+    text ids, one of them past the size where ``index_of`` hashes through pandas: the
+    dictionary is looked up by Arrow's hash table (``pyarrow.compute.index_in``) and the rows
+    follow through their codes, without a Python string per distinct id (was: the dictionary
+    as Python strings, then a pandas Index, 2.2 of 3.0 s at 5M distinct item ids). Text
+    compares as Python compares it (UTF-8 bytes equal exactly when the strings are). Any
+    other column, and smaller ones (whose lookup needs neither pandas nor Arrow's compute
+    functions, which import it), go through ``index_of``.
+
+    >>> import pyarrow as pa
+    >>> space = np.array(["a", "b", "c"], dtype=object)
+    >>> _lookup(space, pa.chunked_array([pa.array(["c", "z", None, "a"]).dictionary_encode()])).tolist()
+    [2, -1, -1, 0]
+    """
+    codes = _arrow_codes(column)
+    if codes is None or _arrow.is_numeric(codes[1]) or max(len(space), len(codes[1])) <= _TEXT_LOOKUP_MAX:
+        return _index_of(space, column)
+    if space.dtype != object or not _all_text(space):
+        return _index_of(space, column)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        value_set = pa.array(space, type=codes[1].type)
+    except UnicodeEncodeError:  # a lone surrogate, which no Arrow text (UTF-8) holds: Python compares it
+        return _index_of(space, column)
+    found = pc.index_in(codes[1], value_set=value_set)
+    table = _arrow.numbers(pc.fill_null(found, -1)).astype(np.int32, copy=False)
+    return np.append(table, np.int32(-1))[codes[0]]  # code -1 (no id) finds -1
+
+
+def _all_text(values: np.ndarray) -> bool:
+    return all(type(v) is str for v in values)
 
 
 def _distinct(column: Any, rows: np.ndarray) -> int:
     """How many distinct ids the rows ``rows`` of an id column hold (a missing id counts once)."""
     dictionary = dictionary_codes(column)
     if dictionary is not None:
-        return len(np.unique(dictionary[0][rows]))
+        return len(distinct(dictionary[0][rows]))
     import pandas as pd
 
     return len(pd.unique(np.asarray(column)[rows]))
@@ -448,8 +497,8 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
             raise MetricError(f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank")
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
-    users = _index_of(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
-    items = _index_of(truth.item_ids, recs["item"])
+    users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
+    items = _lookup(truth.item_ids, recs["item"])
     rows = None  # the table's row of each row kept (None: every row)
     unknown = users < 0
     n_dropped = 0
@@ -483,7 +532,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
             # an Arrow dictionary names each distinct id once: its codes are numbered by first appearance as they are
             # (was: every unseen row's id as a Python object, then sorted by pandas, 25 of 66 s at 5M unseen ids)
             first, new = _first_seen(codes[0][at])
-            new_ids = codes[1][new]
+            new_ids = _ids_of(codes[1], new)
         else:
             sorted_codes, ids = _encode(_ids_at(recs["item"], at), what="item id")
             first, new = _first_seen(sorted_codes)
@@ -714,7 +763,7 @@ def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool, stric
     if not (ranked | change).all():
         return None
     starts = np.flatnonzero(np.concatenate(([True], change)))
-    if len(np.unique(users[starts])) < len(starts):
+    if len(distinct(users[starts])) < len(starts):
         return None
     return starts
 
