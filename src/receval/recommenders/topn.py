@@ -487,13 +487,13 @@ def recommend(
         if shortcut is not NotImplemented:
             items, scores = shortcut
             return np.asarray(items, dtype=np.int64), np.asarray(scores, dtype=np.float64)
+    if batch_size is not None and batch_size < 1:
+        raise ConfigError(f"batch_size must be positive, got {batch_size}")
     if callable(getattr(model, "global_scores", None)):
-        return _recommend_global(model, users, k, excl, seed, progress)
+        return _recommend_global(model, users, k, excl, seed, progress, batch_size)
     batch_size_given = batch_size
     if batch_size is None:
         batch_size = max(1, _BATCH_CELLS // n_items)
-    elif batch_size < 1:
-        raise ConfigError(f"batch_size must be positive, got {batch_size}")
     batch_size = min(batch_size, max(len(users), 1))
     operands = None
     if hasattr(model, "score_operands"):
@@ -549,7 +549,13 @@ def recommend(
 
 
 def _recommend_global(
-    model: Any, users: np.ndarray, k: int, excl: sp.csr_matrix | None, seed: int, progress: Progress | None
+    model: Any,
+    users: np.ndarray,
+    k: int,
+    excl: sp.csr_matrix | None,
+    seed: int,
+    progress: Progress | None,
+    batch_size: int | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The lists of a model whose scores are one row for every user (``model.global_scores()``, popularity).
 
@@ -572,7 +578,7 @@ def _recommend_global(
     out_scores = np.full((len(users), k), np.nan)
     notify = progress_to(progress)
     notify(0, len(users), "recommend users")
-    step = max(1, len(users) // 16)
+    step = batch_size or max(1, -(-len(users) // 16))  # no score rows: batches only pace the progress
     wrap = n_items - offsets  # a user's keys wrap to the front from the first perm >= wrap
     cuts: dict[int, list[int]] = {}  # per run of ties, every user's first position: made when a user reaches it
     groups = list(zip(starts.tolist(), ends.tolist(), strict=True))
@@ -597,9 +603,8 @@ def _recommend_global(
                     break
             if got == k:
                 break
-        if (r + 1) % step == 0:
+        if (r + 1) % step == 0 or r + 1 == len(users):
             notify(r + 1, len(users), "recommend users")
-    notify(len(users), len(users), "recommend users")
     return out_items, out_scores
 
 
