@@ -20,6 +20,7 @@ Examples
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,8 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
         tables["tuning"] = study.tuning
     paths = [out / f"{name}.csv" for name in tables]
     metric = (study.design.get("metrics") or list(dict.fromkeys(study.values["metric"])))[0]
-    variants = [v for v in STUDY_VARIANTS if "variant" not in study.values or (study.values["variant"] == v).any()]
+    held = set(study.values["variant"]) if "variant" in study.values else {_DEFAULTS}
+    variants = [v for v in STUDY_VARIANTS if v in held]
     with publish(out) as publication:
         for path, frame in zip(paths, tables.values(), strict=True):
             write_frame(publication.path(path), frame)
@@ -176,7 +178,7 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
         for variant in variants:
             name = "tau" if variant == _DEFAULTS else f"tau-{variant}"
             rep.figure(name, f"Kendall τ between the rankings by {metric} of every two settings ({variant})",
-                       lambda variant=variant: tau_figure(study.kendall, metric, variant))  # fmt: skip
+                       partial(tau_figure, study.kendall, metric, variant))  # fmt: skip
         rep.raw(_table(study.kendall, "kendall"))
         if tuned:
             rep.heading("Chosen parameters (draw 0: the defaults)")
