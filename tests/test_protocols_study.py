@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import zlib
 
 import numpy as np
@@ -247,3 +248,18 @@ def test_cli_trials_prints_both_variants_and_json_has_them(data, tuned, tmp_path
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "ndcg@10 tuned (3 draws each" in text and "Chosen parameters" in text and "within each variant" in text
+
+
+@pytest.mark.parametrize(
+    ("space", "words"),
+    [
+        ({"k": {"int": [5]}}, "give [low, high]"),
+        ({"k": {"float": [0, 10], "log": True}}, "low > 0 with log"),
+        ({"k": {"int": [1, 5], "choices": [1]}}, "exactly one of"),
+        ({"kk": {"int": [1, 5]}}, "kk"),  # not a parameter of item-knn
+    ],
+)
+def test_a_bad_space_is_refused_before_any_work(data, space, words):
+    with pytest.raises(ConfigError, match=re.escape(words)):
+        protocols_study(data, ["popularity", "item-knn"], protocols=["random"], cores=[0], trials=2,
+                        spaces={"item-knn": space})  # fmt: skip
