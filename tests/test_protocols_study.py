@@ -9,6 +9,8 @@ import zlib
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from receval.cli import main
@@ -263,3 +265,19 @@ def test_a_bad_space_is_refused_before_any_work(data, space, words):
     with pytest.raises(ConfigError, match=re.escape(words)):
         protocols_study(data, ["popularity", "item-knn"], protocols=["random"], cores=[0], trials=2,
                         spaces={"item-knn": space})  # fmt: skip
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    low=st.floats(0.001, 100), width=st.floats(0.01, 1000), log=st.booleans(), seed=st.integers(0, 2**32 - 1)
+)  # fmt: skip
+def test_draws_stay_in_their_range_and_repeat_with_their_seed(low, width, log, seed):
+    from receval.studies.protocols import draw_params
+
+    space = {"x": {"float": [low, low + width], "log": log}, "n": {"int": [1, 1 + int(width)], "log": log},
+             "c": {"choices": ["a", "b", "c"]}}  # fmt: skip
+    draws = [draw_params(space, np.random.default_rng(seed)) for _ in range(2)]
+    assert draws[0] == draws[1]
+    d = draws[0]
+    assert low <= d["x"] <= low + width and isinstance(d["n"], int) and 1 <= d["n"] <= 1 + int(width)
+    assert d["c"] in "abc"

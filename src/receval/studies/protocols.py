@@ -256,7 +256,8 @@ def draw_params(space: Mapping[str, Mapping[str, Any]], rng: np.random.Generator
         kind = "int" if "int" in entry else "float"
         low, high = (float(v) for v in entry[kind])
         value = float(np.exp(rng.uniform(np.log(low), np.log(high)))) if entry.get("log") else rng.uniform(low, high)
-        params[name] = int(min(high, max(low, round(value)))) if kind == "int" else float(value)
+        value = min(high, max(low, value))  # exp(log(high)) may round a hair above high
+        params[name] = round(value) if kind == "int" else float(value)
     return params
 
 
