@@ -38,9 +38,9 @@ holdout of ``test_fraction`` of train; ``loo``: each user's last training pair;
 pairs, the split ``[tune.validation] method = "temporal"`` makes), leaving the *fit* part.
 The defaults and ``trials`` random-search draws from the recommender's space
 (:data:`PROTOCOLS_STUDY_SPACES`, or ``spaces``) are each fitted on the fit part and scored
-by the first metric on the validation part; the best is chosen (the defaults on a tie, as
-``receval tune`` keeps them unless a trial beats them), refitted on the whole training part
-and evaluated on the test part exactly as the defaults are. A recommender without a space
+by the first metric on the validation part; the best is chosen (a draw replaces the defaults
+only when strictly better, where ``receval tune`` gives a tie to the trial), refitted on the
+whole training part and evaluated on the test part exactly as the defaults are. A recommender without a space
 (``popularity``) is its defaults in both variants. The draws of a (protocol, core,
 recommender) come from one :func:`numpy.random.default_rng` seeded with ``seed`` and a CRC-32
 of the three names, and are the same draws in every fold (rolling window) of the setting.
