@@ -281,3 +281,24 @@ def test_draws_stay_in_their_range_and_repeat_with_their_seed(low, width, log, s
     d = draws[0]
     assert low <= d["x"] <= low + width and isinstance(d["n"], int) and 1 <= d["n"] <= 1 + int(width)
     assert d["c"] in "abc"
+
+
+@pytest.mark.parametrize(("word", "fold"), [("loo", 0), ("temporal", 0), ("rolling", 1)])
+def test_each_protocol_validates_on_its_own_kind_of_cut_of_train(data, tuned, word, fold):
+    from receval.evaluation import evaluate_model
+    from receval.recommenders import make
+    from receval.split import leave_one_out, split_by_name, temporal
+
+    cut = tuned.design["cut"]
+    folds = {"loo": lambda: [leave_one_out(data, "last", seed=0)], "temporal": lambda: [temporal(data, at=cut)],
+             "rolling": lambda: split_by_name(data, "rolling", windows=2, seed=0)}[word]()  # fmt: skip
+    train = folds[fold][0]
+    # loo: each user's last training pair; temporal and a rolling window: the latest 20 % of the training pairs
+    fit, validation = leave_one_out(train, "last", seed=0) if word == "loo" else temporal(train, 0.2, seed=0)
+    if word != "loo":
+        assert fit.timestamps.max() <= validation.timestamps.min()
+    rows = tuned.tuning[(tuned.tuning["protocol"] == word) & (tuned.tuning["fold"] == fold)]
+    rows = rows[rows["algorithm"] == "ease"]
+    by_hand = [evaluate_model(make("ease", **json.loads(p)), fit, validation, ["ndcg@10"], seed=0,
+                              cold_start="exclude").summary["ndcg@10"] for p in rows["params"]]  # fmt: skip
+    assert rows["validation"].to_numpy() == pytest.approx(by_hand)
