@@ -80,6 +80,7 @@ __all__ = [
     "PROTOCOLS_STUDY_ALGORITHMS",
     "PROTOCOLS_STUDY_CORES",
     "STUDY_PROTOCOLS",
+    "STUDY_VARIANTS",
     "SAMPLED_CORRECTIONS",
     "SAMPLE_SHAPES",
     "SAMPLING_SCHEMES",
@@ -434,3 +435,8 @@ PROTOCOLS_STUDY_ALGORITHMS: tuple[str, ...] = ("popularity", "item-knn", "user-k
 """The recommenders the protocols study compares by default (fast built-ins, each with its defaults)."""
 PROTOCOLS_STUDY_CORES: tuple[int, ...] = (0, 5, 10, 20)
 """The k-cores the protocols study filters to by default (0: the data as it is)."""
+STUDY_VARIANTS: dict[str, str] = {
+    "defaults": "each recommender with its default parameters",
+    "tuned": "each recommender tuned on a validation part of its training part, the same budget for each",
+}
+"""How the protocols study sets each recommender's parameters (the ``variant`` column of its tables)."""

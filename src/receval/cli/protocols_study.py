@@ -6,11 +6,17 @@ leave-last-out, ``temporal``: a global cut at ``--at``, by default the day on wh
 ``1 - --test-fraction`` of the ratings had been made, ``rolling``: ``--windows`` windows)
 after each k-core of ``--cores`` (0: none), and prints the first metric per algorithm and
 setting, each setting's leakage and Kendall τ between the rankings of every pair of
-settings. ``--json`` prints ``{"design": {...}, "settings": [...], "values": [...],
-"kendall": [...]}`` (:meth:`~receval.studies.protocols.ProtocolsStudy.to_dict`: one row
-per setting with its retention and leakage figures, per setting, algorithm and metric
-with its ``value``, per metric and pair of settings with ``tau``). ``--out DIR`` writes
-the tables as CSV.
+settings. ``--trials N`` (default 0) adds the tuned variant: in each setting every
+recommender is tuned with ``N`` seeded random-search draws on a validation part carved
+from the training part by the same kind of split, the defaults a candidate too, and the
+choice evaluated on test beside the defaults; τ is computed within each variant and the
+chosen parameters are printed. ``--json`` prints ``{"design": {...}, "settings": [...],
+"values": [...], "kendall": [...], "tuning": [...]}``
+(:meth:`~receval.studies.protocols.ProtocolsStudy.to_dict`: one row per setting with its
+retention and leakage figures, per setting, variant, algorithm and metric with its
+``value``, per variant, metric and pair of settings with ``tau``, per tuning draw with its
+parameters, validation value and whether it was chosen). ``--out DIR`` writes the tables
+as CSV, the figures and ``report.html``.
 """
 
 from __future__ import annotations
@@ -51,7 +57,10 @@ def protocols_study_command(
     windows: Annotated[int, typer.Option("--windows", help="Rolling windows.")] = 5,
     window: Annotated[str | None, typer.Option("--window", help="Rolling window length (30d, or a fraction).")] = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="Relevance threshold λ.")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the splits and the models.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the splits, the models and the draws.")] = 0,
+    trials: Annotated[
+        int, typer.Option("--trials", help="Random-search draws to tune each recommender per setting (0: defaults).")
+    ] = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Folder for tables, figures and report.html.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the study as JSON.")] = False,
 ) -> None:
@@ -69,7 +78,7 @@ def protocols_study_command(
     names, metric_list = _words(algorithms), parse_metric_list(metrics)
     options: dict[str, Any] = {"algorithms": names, "protocols": _words(protocols), "cores": core_list,
                                "metrics": metric_list, "k": k, "test_fraction": test_fraction, "at": at,
-                               "windows": windows, "window": window, "seed": seed}  # fmt: skip
+                               "windows": windows, "window": window, "seed": seed, "trials": trials}  # fmt: skip
     check_protocols_options(**options)  # before any data is read
     if out is not None:
         from receval.outputs import check_output_dir
@@ -86,13 +95,20 @@ def protocols_study_command(
     first = study.design["metrics"][0]
     typer.echo(f"{first} per algorithm and protocol/core (cut {study.design['cut']})")
     typer.echo(study.table(first).round(4).to_string())
+    if trials:
+        typer.echo(f"\n{first} tuned ({trials} draws each, chosen on a validation part of each training part)")
+        typer.echo(study.table(first, "tuned").round(4).to_string())
     typer.echo("\nLeakage and what each setting kept")
     shown = ["protocol", "core", "ratings_kept", "users_kept", "items_kept", "train_after_test", "global_after_test",
              "future_items", "users_evaluated", "users_cold"]  # fmt: skip
     typer.echo(study.settings[shown].round(4).to_string(index=False))
-    typer.echo(f"\nKendall tau between the rankings by {first}")
-    part = study.kendall[study.kendall["metric"] == first]
-    typer.echo(part.drop(columns="metric").round(3).to_string(index=False))
+    typer.echo(f"\nKendall tau between the rankings by {first}" + (" within each variant" if trials else ""))
+    part = study.kendall[study.kendall["metric"] == first].drop(columns="metric")
+    typer.echo((part if trials else part.drop(columns="variant")).round(3).to_string(index=False))
+    if trials:
+        typer.echo("\nChosen parameters (draw 0: the defaults)")
+        chosen = study.tuning[study.tuning["chosen"]].drop(columns="chosen")
+        typer.echo(chosen.round(4).to_string(index=False))
 
 
 def register(app: typer.Typer) -> None:

@@ -28,9 +28,23 @@ with ``seed``, its training items excluded from its lists. Test users without tr
 data (users who arrive after a cut) cannot be scored by these models: they are left out
 (``cold_start="exclude"``) under every protocol, and counted in ``users_cold``.
 
-Tuning is not part of the study: each recommender runs with its defaults (``receval tune``
-tunes with equal budgets on a validation part, temporal with ``[tune.validation] method =
-"temporal"``).
+Each recommender runs in the variants of :data:`~receval.vocabulary.STUDY_VARIANTS`: with
+its defaults, and, when ``trials > 0``, tuned with the same budget for every recommender
+(the protocol of Rendle, Zhang & Koren, "On the Difficulty of Evaluating Baselines", 2019,
+as ``receval tune`` runs it). Tuning never reads a test part: in each fold a validation
+part is carved from the training part by the same kind of split (``random``: a per-user
+holdout of ``test_fraction`` of train; ``loo``: each user's last training pair;
+``temporal`` and each ``rolling`` window: the latest ``test_fraction`` of the training
+pairs, the split ``[tune.validation] method = "temporal"`` makes), leaving the *fit* part.
+The defaults and ``trials`` random-search draws from the recommender's space
+(:data:`PROTOCOLS_STUDY_SPACES`, or ``spaces``) are each fitted on the fit part and scored
+by the first metric on the validation part; the best is chosen (a draw replaces the defaults
+only when strictly better, where ``receval tune`` gives a tie to the trial), refitted on the
+whole training part and evaluated on the test part exactly as the defaults are. A recommender without a space
+(``popularity``) is its defaults in both variants. The draws of a (protocol, core,
+recommender) come from one :func:`numpy.random.default_rng` seeded with ``seed`` and a CRC-32
+of the three names, and are the same draws in every fold (rolling window) of the setting.
+Kendall τ is computed within each variant.
 
 Examples
 --------
@@ -43,13 +57,20 @@ Examples
 (0.0, True)
 >>> sorted(study.values["algorithm"].unique()), len(study.kendall)
 (['item-knn', 'popularity'], 1)
+>>> tuned = protocols_study(data, ["popularity", "item-knn"], protocols=["loo"], cores=[0], metrics=["ndcg@10"],
+...                         trials=2)
+>>> sorted(set(zip(tuned.values["variant"], tuned.values["algorithm"])))
+[('defaults', 'item-knn'), ('defaults', 'popularity'), ('tuned', 'item-knn'), ('tuned', 'popularity')]
+>>> tuned.tuning.groupby("algorithm")["draw"].max().to_dict()  # popularity has no space: its defaults only
+{'item-knn': 2, 'popularity': 0}
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
@@ -64,13 +85,16 @@ from receval.data.prepare import k_core
 from receval.errors import ConfigError, DataError
 from receval.evaluation import evaluate_model
 from receval.metrics import MetricList
+from receval.metrics.registry import metric_direction
 from receval.stats.leakage import audit
 from receval.validate import check_count, check_fraction, check_seed, parse_duration, parse_instant
-from receval.vocabulary import PROTOCOLS_STUDY_ALGORITHMS, PROTOCOLS_STUDY_CORES, STUDY_PROTOCOLS
+from receval.vocabulary import PROTOCOLS_STUDY_ALGORITHMS, PROTOCOLS_STUDY_CORES, STUDY_PROTOCOLS, STUDY_VARIANTS
 
 __all__ = [
+    "PROTOCOLS_STUDY_SPACES",
     "ProtocolsStudy",
     "check_protocols_options",
+    "draw_params",
     "global_after_test",
     "kendall_pairs",
     "protocols_study",
@@ -83,6 +107,26 @@ _NEEDS_TIME = ("loo", "temporal", "rolling")  # the protocols that read the time
 # protocol's folds (rolling windows), counts summed
 _SHARES = ("train_after_test", "users_affected", "future_items")
 _COUNTS = ("overlap_pairs", "unseen_test_users", "unseen_test_items")
+_DEFAULTS, _TUNED = STUDY_VARIANTS  # the two variants, in the vocabulary's order
+
+PROTOCOLS_STUDY_SPACES: dict[str, dict[str, dict[str, Any]]] = {
+    "item-knn": {"k": {"int": [5, 800], "log": True}, "shrink": {"float": [0, 1000]}},
+    "user-knn": {"k": {"int": [5, 800], "log": True}, "shrink": {"float": [0, 1000]}},
+    "ease": {"l2": {"float": [1, 100_000], "log": True}},
+    "rp3beta": {"alpha": {"float": [0.01, 2]}, "beta": {"float": [0, 2]}},
+    "hkv": {"factors": {"int": [8, 128], "log": True}, "regularization": {"float": [0.001, 10], "log": True}},
+    "mf": {"factors": {"int": [8, 128], "log": True}},
+}
+"""The search spaces of the study's tuned variant, per recommender (a name not here has none: tuned = defaults).
+
+Written as a configuration's ``[recommenders.NAME] space = {...}`` tables are (``int =
+[low, high]`` or ``float = [low, high]``, ``log = true`` for a log-uniform draw, ``choices =
+[...]``), as plain data: that spelling is parsed in :mod:`receval.experiment.config`, a layer
+above the studies. The kNN, EASE and RP3β ranges are those of ``examples/tune_ml100k.toml``
+(kNN's ``shrink`` is the term added to the similarity's denominator); ``hkv`` tunes its
+factors and regularisation; ``mf`` its factors only, since its top-N lists are PureSVD's
+(``ranking="pure-svd"``), which reads no other parameter.
+"""
 
 
 @dataclass(frozen=True)
@@ -99,21 +143,29 @@ class ProtocolsStudy:
         ``unseen_test_users``, ``unseen_test_items``, ``users_evaluated`` and ``users_cold``
         (sums over the folds).
     values : pandas.DataFrame
-        One row per (protocol, core, algorithm, metric): ``value`` (the mean over the folds).
+        One row per (protocol, core, variant, algorithm, metric): ``value`` (the mean over the
+        folds); ``variant`` is a word of :data:`~receval.vocabulary.STUDY_VARIANTS`.
     kendall : pandas.DataFrame
-        One row per metric and pair of settings: ``metric``, ``protocol_a``, ``core_a``,
-        ``protocol_b``, ``core_b``, ``tau`` (Kendall τ-b of the two rankings of the algorithms;
-        NaN when either ranking is constant) and ``n`` (algorithms ranked by both).
+        One row per variant, metric and pair of settings: ``variant``, ``metric``,
+        ``protocol_a``, ``core_a``, ``protocol_b``, ``core_b``, ``tau`` (Kendall τ-b of the two
+        rankings of the algorithms; NaN when either ranking is constant) and ``n``
+        (algorithms ranked by both).
     design : dict
         The study's inputs: ``data``, ``algorithms``, ``protocols``, ``cores``, ``metrics``,
         ``k``, ``test_fraction``, ``cut`` (the temporal cut, ISO), ``windows``, ``window``,
-        ``seed``, ``threshold``, ``cold_start``.
+        ``seed``, ``threshold``, ``cold_start``, ``trials``, ``spaces``.
+    tuning : pandas.DataFrame
+        With ``trials > 0``, one row per (protocol, core, fold, algorithm, draw): ``draw`` (0:
+        the defaults, then 1 … ``trials``), ``params`` (the draw's parameters as JSON),
+        ``validation`` (the first metric on the validation part; NaN when the draw failed or
+        was not scored, as for a recommender without a space) and ``chosen``; empty otherwise.
     """
 
     settings: pd.DataFrame
     values: pd.DataFrame
     kendall: pd.DataFrame
     design: dict[str, Any] = field(default_factory=dict)
+    tuning: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def to_dict(self) -> dict[str, Any]:
         """The study as plain values (``receval protocols-study --json``; NaN as ``None``).
@@ -121,8 +173,8 @@ class ProtocolsStudy:
         Returns
         -------
         dict
-            ``{"design": {...}, "settings": [row, ...], "values": [row, ...], "kendall": [row, ...]}``,
-            each row a dict of the table's columns.
+            ``{"design": {...}, "settings": [row, ...], "values": [row, ...], "kendall": [row, ...],
+            "tuning": [row, ...]}``, each row a dict of the table's columns.
 
         Examples
         --------
@@ -140,6 +192,7 @@ class ProtocolsStudy:
             "settings": rows(self.settings),
             "values": rows(self.values),
             "kendall": rows(self.kendall),
+            "tuning": rows(self.tuning),
         }
 
     def to_json(self) -> str:
@@ -152,15 +205,17 @@ class ProtocolsStudy:
         """
         return json.dumps(self.to_dict())
 
-    def table(self, metric: str) -> pd.DataFrame:
-        """``metric`` per algorithm (rows) and setting (columns ``protocol/core``), in the study's order.
+    def table(self, metric: str, variant: str = _DEFAULTS) -> pd.DataFrame:
+        """``metric`` of ``variant`` per algorithm (rows) and setting (columns ``protocol/core``), in the study's order.
 
         Returns
         -------
         pandas.DataFrame
-            The values, one column per setting.
+            The values, one column per setting (empty when the study has no such variant).
         """
         part = self.values[self.values["metric"] == metric]
+        if "variant" in part:
+            part = part[part["variant"] == variant]
         grid = part.pivot_table(index="algorithm", columns=["protocol", "core"], values="value", sort=False)
         grid.columns = [f"{p}/{c}" for p, c in grid.columns]
         return grid
@@ -172,6 +227,65 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
+
+
+def draw_params(space: Mapping[str, Mapping[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
+    """One random-search draw from ``space`` (spelled as :data:`PROTOCOLS_STUDY_SPACES`), in the space's order.
+
+    A ``float`` range is drawn uniformly (log-uniformly with ``log``), an ``int`` range the
+    same and rounded to the nearest integer within it, ``choices`` uniformly.
+
+    Returns
+    -------
+    dict
+        ``{parameter: value}``.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> p = draw_params({"k": {"int": [5, 800], "log": True}, "norm": {"choices": [True, False]}}, rng)
+    >>> sorted(p), 5 <= p["k"] <= 800, isinstance(p["k"], int)
+    (['k', 'norm'], True, True)
+    """
+    params: dict[str, Any] = {}
+    for name, entry in space.items():
+        if "choices" in entry:
+            values = list(entry["choices"])
+            params[name] = values[int(rng.integers(len(values)))]
+            continue
+        kind = "int" if "int" in entry else "float"
+        low, high = (float(v) for v in entry[kind])
+        value = float(np.exp(rng.uniform(np.log(low), np.log(high)))) if entry.get("log") else rng.uniform(low, high)
+        value = min(high, max(low, value))  # exp(log(high)) may round a hair above high
+        params[name] = round(value) if kind == "int" else float(value)
+    return params
+
+
+def _check_spaces(spaces: Mapping[str, Any], algorithms: Sequence[str]) -> None:
+    """Each space names an algorithm of the study and is spelled as :data:`PROTOCOLS_STUDY_SPACES` (a ConfigError)."""
+    from receval.recommenders import make
+
+    for name, space in spaces.items():
+        where = f"spaces[{name!r}]"
+        if not isinstance(space, Mapping) or not space:
+            raise ConfigError(f"{where}: give a non-empty table of parameters, e.g. {{'k': {{'int': [5, 800]}}}}",
+                              parameters=["spaces"])  # fmt: skip
+        for param, entry in space.items():
+            kinds = [key for key in ("int", "float", "choices") if isinstance(entry, Mapping) and key in entry]
+            if len(kinds) != 1:
+                raise ConfigError(f"{where}.{param}: give exactly one of int = [low, high], float = [low, high], "
+                                  "choices = [...]", parameters=["spaces"])  # fmt: skip
+            bounds = entry[kinds[0]]
+            if kinds[0] == "choices":
+                if not bounds:
+                    raise ConfigError(f"{where}.{param}: choices are empty", parameters=["spaces"])
+                continue
+            numbers = len(bounds) == 2 and all(isinstance(b, int | float) and np.isfinite(b) for b in bounds)
+            if not numbers or not bounds[0] < bounds[1] or (entry.get("log") and bounds[0] <= 0):
+                raise ConfigError(f"{where}.{param} {kinds[0]} = {bounds!r}: give [low, high], finite, low < high "
+                                  "(low > 0 with log)", parameters=["spaces"])  # fmt: skip
+        if name in algorithms:
+            make(name, **draw_params(space, np.random.default_rng(0)))  # an unknown parameter fails here
 
 
 def check_protocols_options(
@@ -186,6 +300,8 @@ def check_protocols_options(
     windows: int,
     window: str | float | None,
     seed: int,
+    trials: int = 0,
+    spaces: Mapping[str, Any] | None = None,
 ) -> tuple[list[str], list[int]]:
     """The study's options checked before any data is read (a ConfigError naming the option).
 
@@ -204,10 +320,16 @@ def check_protocols_options(
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: protocols=holdout: use one or more of random, loo, temporal, rolling
+    >>> check_protocols_options(algorithms=["popularity", "ease"], protocols=["loo"], cores=[0], metrics=["ndcg@10"],
+    ...                         k=10, test_fraction=0.2, at=None, windows=3, window=None, seed=0, trials=-1)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: trials=-1: give an integer of at least 0
     """
     from receval.recommenders import make
 
     check_seed(seed, "seed")
+    check_count(trials, "trials", minimum=0)
     check_count(k, "k")
     check_fraction(test_fraction, "test_fraction")
     check_count(windows, "windows")
@@ -241,7 +363,11 @@ def check_protocols_options(
         make(name)  # an unknown name fails here, before any work
     if not metrics:
         raise ConfigError("metrics: give at least one metric, e.g. ndcg@10", parameters=["metrics"])
-    MetricList(list(metrics))  # an unknown metric fails here
+    first = MetricList(list(metrics)).labels[0]  # an unknown metric fails here
+    if trials and metric_direction(first) is None:
+        raise ConfigError(f"metrics: the first metric {first!r} describes, it has no better direction to tune by; "
+                          "put a metric such as ndcg@10 first", parameters=["metrics"])  # fmt: skip
+    _check_spaces(PROTOCOLS_STUDY_SPACES if spaces is None else spaces, algorithms)
     return words, chosen_cores
 
 
@@ -279,16 +405,18 @@ def global_after_test(train: Interactions, test: Interactions) -> float | None:
 
 
 def kendall_pairs(values: pd.DataFrame) -> pd.DataFrame:
-    """Kendall τ-b between the rankings of the algorithms of every pair of settings, per metric.
+    """Kendall τ-b between the rankings of the algorithms of every pair of settings, per metric (and variant).
 
-    ``values`` has columns ``protocol``, ``core``, ``algorithm``, ``metric``, ``value``. The
-    pairs are the settings in their order of appearance, each unordered pair once; only the
-    algorithms with a value in both settings are ranked (``n``).
+    ``values`` has columns ``protocol``, ``core``, ``algorithm``, ``metric``, ``value``, and
+    optionally ``variant``: then the rankings are compared within each variant, never across.
+    The pairs are the settings in their order of appearance, each unordered pair once; only
+    the algorithms with a value in both settings are ranked (``n``).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``metric``, ``protocol_a``, ``core_a``, ``protocol_b``, ``core_b``, ``tau``, ``n``.
+        Columns ``metric``, ``protocol_a``, ``core_a``, ``protocol_b``, ``core_b``, ``tau``, ``n``
+        (after ``variant`` when ``values`` has it).
 
     Examples
     --------
@@ -297,8 +425,9 @@ def kendall_pairs(values: pd.DataFrame) -> pd.DataFrame:
     >>> kendall_pairs(v)[["protocol_a", "protocol_b", "tau", "n"]].values.tolist()
     [['a', 'b', 1.0, 3]]
     """
+    keys = ["variant", "metric"] if "variant" in values else ["metric"]
     rows = []
-    for metric, part in values.groupby("metric", sort=False):
+    for key, part in values.groupby(keys, sort=False):
         grid = part.pivot_table(index="algorithm", columns=["protocol", "core"], values="value", sort=False)
         for a, b in combinations(grid.columns, 2):
             both = grid[[a, b]].dropna()
@@ -307,8 +436,8 @@ def kendall_pairs(values: pd.DataFrame) -> pd.DataFrame:
                 x, y = both[a].to_numpy(dtype=float), both[b].to_numpy(dtype=float)
                 if np.ptp(x) > 0 and np.ptp(y) > 0:  # a constant ranking has no τ (scipy would warn and give NaN)
                     tau = float(stats.kendalltau(x, y).statistic)
-            rows.append((metric, a[0], int(a[1]), b[0], int(b[1]), tau, len(both)))
-    return pd.DataFrame(rows, columns=["metric", "protocol_a", "core_a", "protocol_b", "core_b", "tau", "n"])
+            rows.append((*key, a[0], int(a[1]), b[0], int(b[1]), tau, len(both)))
+    return pd.DataFrame(rows, columns=[*keys, "protocol_a", "core_a", "protocol_b", "core_b", "tau", "n"])
 
 
 def _default_cut(data: Interactions, test_fraction: float) -> int:
@@ -337,6 +466,8 @@ def protocols_study(
     window: str | float | None = None,
     threshold: float | None = None,
     seed: int = 0,
+    trials: int = 0,
+    spaces: Mapping[str, Mapping[str, Mapping[str, Any]]] | None = None,
 ) -> ProtocolsStudy:
     """Fit ``algorithms`` under each protocol after each k-core; leakage, metrics and Kendall τ between settings.
 
@@ -361,18 +492,24 @@ def protocols_study(
         The ``rolling`` windows: how many, and their length (a duration such as ``30d`` or a
         fraction of the time span; by default the span over ``windows + 1``).
     seed
-        Seeds the splits and the models.
+        Seeds the splits, the models and the draws.
+    trials
+        The random-search draws of each recommender's tuning, per setting (0: defaults only).
+    spaces
+        The search spaces by algorithm name (by default :data:`PROTOCOLS_STUDY_SPACES`).
 
     Returns
     -------
     ProtocolsStudy
-        The settings' retention and leakage, the metrics per setting and algorithm, and τ.
+        The settings' retention and leakage, the metrics per setting, variant and algorithm, τ,
+        and the tuning's draws.
     """
     names = list(algorithms) if algorithms is not None else list(PROTOCOLS_STUDY_ALGORITHMS)
     words, chosen_cores = check_protocols_options(
         algorithms=names, protocols=protocols, cores=cores, metrics=metrics, k=k, test_fraction=test_fraction, at=at,
-        windows=windows, window=window, seed=seed,
+        windows=windows, window=window, seed=seed, trials=trials, spaces=spaces,
     )  # fmt: skip
+    space_of = {name: dict((PROTOCOLS_STUDY_SPACES if spaces is None else spaces).get(name) or {}) for name in names}
     timed = [w for w in words if w in _NEEDS_TIME]
     if timed and data.timestamps is None:
         label = f"data set {data.name!r}" if data.name else "the data"
@@ -386,7 +523,8 @@ def protocols_study(
     models = {name: make(name) for name in names}
     specs = MetricList(list(metrics))
     labels = list(specs.labels)
-    settings, values = [], []
+    variants = [_DEFAULTS, _TUNED] if trials else [_DEFAULTS]
+    settings, values, tuning = [], [], []
     for core in chosen_cores:
         pruned, kept = data, {"users_kept": 1.0, "items_kept": 1.0, "ratings_kept": 1.0}
         if core:
@@ -398,28 +536,107 @@ def protocols_study(
             _log.info("protocol %s, core %d: %d fold(s)", word, core, len(folds))
             row = {"protocol": word, "core": core, "folds": len(folds), "users": pruned.n_users,
                    "items": pruned.n_items, "ratings": pruned.n_ratings, **kept, **_leakage(folds)}  # fmt: skip
-            per_fold: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+            per_fold: dict[tuple[str, str], list[dict[str, float]]] = {(v, n): [] for v in variants for n in names}
+            draws = {name: _draws(space_of[name], trials, seed, word, core, name) for name in names}
             evaluated = cold = 0
-            for train, test in folds:
+            for fold, (train, test) in enumerate(folds):
+                parts = _carve(train, word, seed=seed, test_fraction=test_fraction) if trials else None
                 for name, model in models.items():
                     result = evaluate_model(model, train, test, specs, k=k, threshold=threshold, seed=seed,
                                             cold_start="exclude")  # fmt: skip
-                    per_fold[name].append(result.summary)
+                    per_fold[_DEFAULTS, name].append(result.summary)
+                    if parts is None:
+                        continue
+                    params, rows = _tune(name, draws[name], *parts, labels[0], k=k, threshold=threshold, seed=seed)
+                    tuning += [{"protocol": word, "core": core, "fold": fold, "algorithm": name, **r} for r in rows]
+                    if params == {}:  # the defaults chosen: the tuned model is the one just evaluated
+                        per_fold[_TUNED, name].append(result.summary)
+                        continue
+                    tuned = evaluate_model(make(name, **params), train, test, specs, k=k, threshold=threshold,
+                                           seed=seed, cold_start="exclude")  # fmt: skip
+                    per_fold[_TUNED, name].append(tuned.summary)
                 evaluated += result.conventions.users_evaluated
                 cold += result.conventions.users_cold or 0
             settings.append({**row, "users_evaluated": evaluated, "users_cold": cold})
-            for name, summaries in per_fold.items():
+            for (variant, name), summaries in per_fold.items():
                 for label in labels:
                     fold_values = np.array([s[label] for s in summaries], dtype=float)
                     value = float(np.nanmean(fold_values)) if np.isfinite(fold_values).any() else float("nan")
-                    values.append((word, core, name, label, value))
-    value_frame = pd.DataFrame(values, columns=["protocol", "core", "algorithm", "metric", "value"])
+                    values.append((word, core, variant, name, label, value))
+    value_frame = pd.DataFrame(values, columns=["protocol", "core", "variant", "algorithm", "metric", "value"])
     design = {
         "data": data.name, "algorithms": names, "protocols": words, "cores": chosen_cores, "metrics": labels, "k": k,
         "test_fraction": test_fraction, "cut": None if cut is None else _iso(cut), "windows": windows,
-        "window": window, "seed": seed, "threshold": threshold, "cold_start": "exclude",
+        "window": window, "seed": seed, "threshold": threshold, "cold_start": "exclude", "trials": trials,
+        "spaces": {name: space for name, space in space_of.items() if space} if trials else {},
     }  # fmt: skip
-    return ProtocolsStudy(pd.DataFrame(settings), value_frame, kendall_pairs(value_frame), design)
+    tuning_frame = pd.DataFrame(tuning, columns=_TUNING_COLUMNS)
+    return ProtocolsStudy(pd.DataFrame(settings), value_frame, kendall_pairs(value_frame), design, tuning_frame)
+
+
+_TUNING_COLUMNS = ["protocol", "core", "fold", "algorithm", "draw", "params", "validation", "chosen"]
+
+
+def _draws(space: Mapping[str, Any], trials: int, seed: int, word: str, core: int, name: str) -> list[dict[str, Any]]:
+    """The ``trials`` draws of one (protocol, core, recommender), from a generator seeded by all four."""
+    if not space or not trials:
+        return []
+    rng = np.random.default_rng([seed, zlib.crc32(f"{word}/{core}/{name}".encode())])
+    return [draw_params(space, rng) for _ in range(trials)]
+
+
+def _carve(train: Interactions, word: str, *, seed: int, test_fraction: float) -> tuple[Interactions, Interactions]:
+    """The fit and validation parts of a training part, by the protocol's own kind of split (never the test part)."""
+    from receval.split import split_by_name
+
+    if word == "random":
+        return split_by_name(train, "per-user", test_fraction=test_fraction, seed=seed)[0]
+    if word == "loo":
+        return split_by_name(train, "loo", seed=seed)[0]
+    return split_by_name(train, "temporal", test_fraction=test_fraction, seed=seed)[0]  # temporal, each window
+
+
+def _tune(
+    name: str,
+    draws: list[dict[str, Any]],
+    fit: Interactions,
+    validation: Interactions,
+    metric: str,
+    *,
+    k: int,
+    threshold: float | None,
+    seed: int,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The chosen parameters (``{}``: the defaults) and one row per candidate, the defaults first (draw 0).
+
+    Each candidate is fitted on ``fit`` and scored by ``metric`` on ``validation``; a draw
+    replaces the best so far only when strictly better, so the defaults win a tie. A draw that
+    fails (or scores NaN) is skipped, as ``receval tune`` records a failed trial and goes on.
+    """
+    from receval.recommenders import make
+
+    if not draws:  # no space: nothing to choose, nothing fitted
+        return {}, [{"draw": 0, "params": "{}", "validation": float("nan"), "chosen": True}]
+    higher = metric_direction(metric) == "higher"
+    candidates = [{}, *draws]
+    scores = []
+    for index, params in enumerate(candidates):
+        try:
+            result = evaluate_model(make(name, **params), fit, validation, [metric], k=k, threshold=threshold,
+                                    seed=seed, cold_start="exclude")  # fmt: skip
+            value = float(result.summary[metric])
+        except Exception as err:  # a failing draw is skipped (as a failed trial of receval tune), the others go on
+            _log.warning("%s draw %d %s failed on validation: %s", name, index, params, err)
+            value = float("nan")
+        scores.append(value if np.isfinite(value) else float("nan"))
+    best = 0
+    for index, value in enumerate(scores):
+        better = not np.isfinite(scores[best]) or (value > scores[best] if higher else value < scores[best])
+        if np.isfinite(value) and better:
+            best = index
+    rows = [{"draw": i, "params": json.dumps(p, sort_keys=True), "validation": v, "chosen": i == best}
+            for i, (p, v) in enumerate(zip(candidates, scores, strict=True))]  # fmt: skip
+    return candidates[best], rows
 
 
 def _folds(
