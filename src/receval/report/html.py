@@ -113,6 +113,10 @@ class Report:
         """Trusted HTML (built by this module)."""
         self.parts.append(markup)
 
+    def frame(self, frame: pd.DataFrame, table_id: str, max_rows: int | None = None) -> None:
+        """A table of ``frame`` (values escaped, floats to 4 places, missing as –), every row unless ``max_rows``."""
+        self.parts.append(_frame_html(frame, table_id, len(frame) if max_rows is None else max_rows))
+
     def figure(self, name: str, caption: str, build: Callable[[], Any]) -> bool:
         """Draw ``build()`` and embed it; a :class:`DataError` (or any failure) becomes a notice instead."""
         try:

@@ -125,10 +125,6 @@ def tau_figure(kendall: pd.DataFrame, metric: str, variant: str = "defaults") ->
     return fig
 
 
-def _table(frame: pd.DataFrame, table_id: str) -> str:
-    return frame.to_html(index=False, border=0, table_id=table_id, float_format=lambda v: f"{v:.4f}", na_rep="–")
-
-
 def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
     """``settings.csv``, ``values.csv``, ``kendall.csv`` (``tuning.csv`` when tuned), the figures and ``report.html``.
 
@@ -165,7 +161,7 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
                 "of split), refitted on the training part; τ is computed within each variant."
             )
         rep.heading("Leakage and what each k-core kept")
-        rep.raw(_table(study.settings, "settings"))
+        rep.frame(study.settings, "settings")
         rep.heading(f"{metric} per recommender")
         rep.figure("values", f"{metric} per recommender and protocol, one panel per k-core",
                    lambda: values_figure(study.values, metric))  # fmt: skip
@@ -173,16 +169,16 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
             if tuned:
                 rep.heading(f"{metric}, {variant}: {STUDY_VARIANTS[variant]}")
             grid = study.table(metric, variant).reset_index()
-            rep.raw(_table(grid, "values" if variant == _DEFAULTS else f"values-{variant}"))
+            rep.frame(grid, "values" if variant == _DEFAULTS else f"values-{variant}")
         rep.heading("Agreement between the protocols")
         for variant in variants:
             name = "tau" if variant == _DEFAULTS else f"tau-{variant}"
             rep.figure(name, f"Kendall τ between the rankings by {metric} of every two settings ({variant})",
                        partial(tau_figure, study.kendall, metric, variant))  # fmt: skip
-        rep.raw(_table(study.kendall, "kendall"))
+        rep.frame(study.kendall, "kendall")
         if tuned:
             rep.heading("Chosen parameters (draw 0: the defaults)")
-            rep.raw(_table(study.tuning[study.tuning["chosen"]].drop(columns="chosen"), "tuning"))
+            rep.frame(study.tuning[study.tuning["chosen"]].drop(columns="chosen"), "tuning")
         page = out / "report.html"
         write_text(publication.path(page), rep.render(str(study.design.get("data") or "")))
     drawn = [path for path in rep.files if path.suffix == ".png"]

@@ -173,10 +173,6 @@ def tau_figure(kendall: pd.DataFrame) -> Any:
     return _bars(kendall, "kendall_tau", "kendall_tau_std", "Kendall τ vs full ranking", (-1.05, 1.05))
 
 
-def _table(frame: pd.DataFrame, table_id: str) -> str:
-    return frame.to_html(index=False, border=0, table_id=table_id, float_format=lambda v: f"{v:.4f}", na_rep="–")
-
-
 def write_outputs(study: SampledStudy, folder: str | Path) -> list[Path]:
     """``values.csv``, ``summary.csv``, ``kendall.csv``, the three figures (PNG, SVG) and ``report.html``, as one set.
 
@@ -224,7 +220,7 @@ def write_outputs(study: SampledStudy, folder: str | Path) -> list[Path]:
             "each estimate (mean ± std over samples) against the full value, per system",
             lambda: estimates_figure(summary),
         )
-        rep.raw(_table(summary, "summary"))
+        rep.frame(summary, "summary")
         rep.heading("Errors and agreement with the full ranking")
         rep.figure("errors", "mean absolute error against the full value", lambda: errors_figure(study.kendall))
         rep.figure(
@@ -232,7 +228,7 @@ def write_outputs(study: SampledStudy, folder: str | Path) -> list[Path]:
             "Kendall τ between each estimate's and the full ranking of the systems",
             lambda: tau_figure(study.kendall),
         )
-        rep.raw(_table(study.kendall, "kendall"))
+        rep.frame(study.kendall, "kendall")
         page = out / "report.html"
         write_text(publication.path(page), rep.render(f"{len(set(study.values['system']))} systems"))
     drawn = [path for path in rep.files if path.suffix == ".png"]  # a figure that failed is a notice on the page
