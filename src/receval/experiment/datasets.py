@@ -133,8 +133,9 @@ def input_hashes(cfg: ExperimentConfig) -> dict[str, dict[str, str]]:
             digest = None if path is None else content_hash(path)
             if digest is not None:
                 out.setdefault(part, {})[label] = digest
-    if cfg.groups is not None:  # the groups change every gap: a changed file is other work
-        out["groups"] = {cfg.groups.path: content_hash(cfg.groups.resolved_path)}
+    groups = None if cfg.groups is None else content_hash(cfg.groups.resolved_path)
+    if cfg.groups is not None and groups is not None:  # the groups change every gap: a changed file is other work
+        out["groups"] = {cfg.groups.path: groups}
     return out
 
 
