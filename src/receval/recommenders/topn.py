@@ -27,6 +27,12 @@ not imported numba) are ranked with numpy instead of the compiled kernels, and n
 kernel), and the lists are selected by a partition then a sort by (score, tie key), a total order:
 the same items and scores, bit for bit.
 
+Models whose scores are one row for every user (popularity, the smoothed average) expose
+``global_scores()``, that row: :func:`recommend` sorts the items once by (score, ``perm``) and
+reads each user's list off that order, each run of equal scores rotated to the user's tie keys,
+skipping the user's excluded items — the same lists and scores as scoring every user's row, in
+time that grows with ``k`` and the items skipped, not with the catalogue.
+
 Models that can do better than scoring every item (e.g. with an index over item
 vectors) expose ``recommend_topk(users, k, exclude)`` with ``exclude`` a
 CSR matrix or ``None``; :func:`recommend` uses it and their own tie order (the method
