@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_left
 from itertools import chain
 from typing import Any
 
@@ -554,6 +555,9 @@ def recommend(
     return out_items, out_scores
 
 
+_SHORT_RUN = 4096  # runs of ties up to this long are bisected as Python lists (kept); longer ones by numpy
+
+
 def _recommend_global(
     model: Any,
     users: np.ndarray,
@@ -585,8 +589,8 @@ def _recommend_global(
     notify = progress_to(progress)
     notify(0, len(users), "recommend users")
     step = batch_size or max(1, -(-len(users) // 16))  # no score rows: batches only pace the progress
-    wrap = n_items - offsets  # a user's keys wrap to the front from the first perm >= wrap
-    cuts: dict[int, list[int]] = {}  # per run of ties, every user's first position: made when a user reaches it
+    wraps = (n_items - offsets).tolist()  # a user's keys wrap to the front from the first perm >= wrap
+    runs: dict[int, list[int]] = {}  # the perms of each short run of ties a user has reached, for bisect
     groups = list(zip(starts.tolist(), ends.tolist(), strict=True))
     for r, u in enumerate(users.tolist()):
         skip = set() if excl is None else set(excl.indices[excl.indptr[u] : excl.indptr[u + 1]].tolist())
@@ -595,9 +599,12 @@ def _recommend_global(
             if b - a == 1:
                 positions: Any = (a,)
             else:
-                if g not in cuts:
-                    cuts[g] = (a + np.searchsorted(keys[a:b], wrap)).tolist()
-                cut = cuts[g][r]
+                if b - a <= _SHORT_RUN:
+                    if g not in runs:
+                        runs[g] = keys[a:b].tolist()
+                    cut = a + bisect_left(runs[g], wraps[r])
+                else:
+                    cut = a + int(np.searchsorted(keys[a:b], wraps[r]))
                 positions = chain(range(cut, b), range(a, cut))  # lazy: a run may hold millions of items
             for pos in positions:
                 item = int(order[pos])
