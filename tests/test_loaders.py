@@ -487,3 +487,15 @@ def test_many_integer_ids_read_by_arrow_are_the_same_ids(tmp_path, monkeypatch):
     by_arrow = load(tmp_path / "r.csv", format="csv")
     assert by_arrow.item_ids.tolist() == by_python.item_ids.tolist() and by_arrow.item_ids.dtype == np.int64
     assert np.array_equal(by_arrow.items, by_python.items) and np.array_equal(by_arrow.users, by_python.users)
+
+
+def test_genres_false_leaves_the_side_file_unread_and_the_ratings_as_they_are(tmp_path):
+    folder = write_ml100k(tmp_path / "ml")
+    full, bare = load(folder, "movielens-100k"), load(folder, "movielens-100k", genres=False)
+    assert full.aspects is not None and bare.aspects is None
+    assert bare.user_ids.tolist() == full.user_ids.tolist() and bare.item_ids.tolist() == full.item_ids.tolist()
+    assert np.array_equal(bare.users, full.users) and np.array_equal(bare.ratings, full.ratings)
+    (folder / "u.item").write_text("not|a genre line\n")  # never read without genres
+    assert len(load(folder, "movielens-100k", genres=False)) == len(full)
+    with pytest.raises(DataError, match=r"u\.item, line 1"):
+        load(folder, "movielens-100k")

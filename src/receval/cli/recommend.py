@@ -112,9 +112,9 @@ def recommend_command(
     if test is not None and users_file is not None:
         raise ConfigError("give --test or --users, not both")
     if test is not None:
-        data, truth = load_pair(train, test, format, scale=scale, no_header=no_header)
+        data, truth = load_pair(train, test, format, scale=scale, no_header=no_header, genres=False)
     else:
-        data = load_data(train, format, scale=scale, no_header=no_header)
+        data = load_data(train, format, scale=scale, no_header=no_header, genres=False)
     model = _train_model(data, algorithm, param, seed)
     users, cold_ids = np.unique(data.users), None
     if test is not None:
@@ -223,7 +223,7 @@ def predict_command(
     check_command_options(seed=seed)
     check_output_file(out, "--out")
     policy = one_of(unknown, _UNKNOWN, "--unknown")
-    data, truth = load_pair(train, test, format, scale=scale, no_header=no_header)
+    data, truth = load_pair(train, test, format, scale=scale, no_header=no_header, genres=False)
     model = _train_model(data, algorithm, param, seed)
     if not hasattr(model, "predict"):
         raise ConfigError(f"{algorithm} ranks items but does not predict ratings; use `receval recommend`")

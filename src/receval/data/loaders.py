@@ -100,6 +100,7 @@ def load(
     familiar_only: bool = False,
     ids_as_str: bool | None = None,
     header: bool | None = None,
+    genres: bool = True,
 ) -> Interactions:
     """Read a data set into :class:`Interactions`.
 
@@ -147,6 +148,10 @@ def load(
         ``user, item, rating[, timestamp]`` (3 or 4 fields a line; line 1 is data),
         as in MovieLens' ``u.data`` (Harper & Konstan, 2015); column names and
         ``extra`` then do not apply.
+    genres
+        Read a MovieLens data set's item genres as its aspects (default). ``False`` leaves
+        the side file unread, for work that never reads aspects (ranking and predicting
+        ratings: about 0.1 s a file for MovieLens 100K).
 
     Returns
     -------
@@ -196,7 +201,7 @@ def load(
                 "columns user, item, rating[, timestamp]: give one or the other"
             )
     if fmt in LAYOUTS:
-        data = _load_data_set(path, fmt, declared, ids_as_str)
+        data = _load_data_set(path, fmt, declared, ids_as_str, genres)
     elif fmt == "yelp":
         data = _load_yelp(path, declared, ids_as_str)
     else:
@@ -532,8 +537,10 @@ def _values(column: Any) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------- formats
-def _load_data_set(path: Path, fmt: str, scale: RatingScale | None, ids_as_str: bool | None) -> Interactions:
-    """A data set format: its ratings file in the published layout, its declared scale, its genres."""
+def _load_data_set(
+    path: Path, fmt: str, scale: RatingScale | None, ids_as_str: bool | None, genres: bool = True
+) -> Interactions:
+    """A data set format: its ratings file in the published layout, its declared scale, its genres (``genres``)."""
     layout = LAYOUTS[fmt]
     if fmt == "cm100k" and not path.exists():
         raise DataError("no such file or folder (format cm100k expects the CM100k folder)", path=path)
@@ -548,6 +555,8 @@ def _load_data_set(path: Path, fmt: str, scale: RatingScale | None, ids_as_str: 
     flag = "known" if "known" in (layout.names or ()) else None
     data = _interactions(located, fmt, declared, ids_as_str, fixed_ids=True, flag=flag)
     folder = located.path.parent
+    if not genres:
+        return data
     if fmt == "movielens-100k":
         return _attach_aspects(data, _ml100k_genres(folder))
     side = folder / ("movies.dat" if layout.sep == "::" else "movies.csv")
