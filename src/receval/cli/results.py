@@ -177,18 +177,13 @@ def results_command(
 
 
 def _friedman(store: Any, metric: str, cd_figure: Path | None, fmt: str, doc: dict[str, Any], tables: Any) -> None:
-    from receval.metrics.registry import metric_direction
-    from receval.stats.multiple import friedman_nemenyi
+    from receval.report.claims import friedman_of
 
     if cd_figure is not None:
         from receval.outputs import check_output_file
 
         check_output_file(cd_figure, "--cd-diagram")
-    from receval.report.claims import friedman_blocks
-
-    table, what = friedman_blocks(store, metric)
-    higher = metric_direction(metric) != "lower"
-    result = friedman_nemenyi(table.to_numpy(), list(table.columns), higher_is_better=higher)
+    result, table, what = friedman_of(store, metric)
     rows = [[name, rank] for name, rank in zip(result.systems, result.avg_ranks, strict=True)]
     title = (
         f"Friedman over {len(table)} {what} on {metric}: chi2 = {result.statistic:.4g}, p = {result.pvalue:.4g}; "

@@ -133,9 +133,10 @@ def input_hashes(cfg: ExperimentConfig) -> dict[str, dict[str, str]]:
             digest = None if path is None else content_hash(path)
             if digest is not None:
                 out.setdefault(part, {})[label] = digest
-    groups = None if cfg.groups is None else content_hash(cfg.groups.resolved_path)
-    if cfg.groups is not None and groups is not None:  # the groups change every gap: a changed file is other work
-        out["groups"] = {cfg.groups.path: groups}
+    if cfg.groups is not None:  # the groups change every gap: a changed file is other work
+        digest = content_hash(cfg.groups.resolved_path)
+        if digest is not None:
+            out["groups"] = {cfg.groups.path: digest}
     return out
 
 

@@ -27,34 +27,11 @@ if TYPE_CHECKING:
 
     from receval.stats.multiple import FriedmanResult
 
-__all__ = ["cd_diagram", "friedman_blocks"]
+__all__ = ["cd_diagram", "friedman_of"]
 
 
-def friedman_blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:
-    """The blocks x configurations table of ``metric`` in a result store (mean over the rest) and what a block is.
-
-    Blocks are the data sets when there are two or more, else the (fold, seed) pairs; a configuration is the
-    recommender with its parameters and options. Every configuration must have a value in every block
-    (a DataError otherwise). ``receval results --friedman`` and the run report's Friedman section read it.
-
-    Returns
-    -------
-    tuple of (pandas.DataFrame, str)
-        The table (index: blocks, columns: configurations) and ``"data sets"`` or ``"folds and seeds"``.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from receval.experiment import parse_config, run_experiment
-    >>> text = 'metrics = ["ndcg@5"]\\n[protocol]\\nname = "one-shot"\\n'
-    >>> text += "[recommenders.popularity]\\n[recommenders.random]\\n"
-    >>> text += "".join(f"[datasets.d{s}]\\ngenerate = {{ n_users = 30, n_items = 20, n_ratings = 300, seed = {s} }}\\n"
-    ...                 for s in (1, 2))
-    >>> report = run_experiment(parse_config(text), out=tempfile.mkdtemp(), processes=False)
-    >>> table, what = friedman_blocks(report.store, "ndcg@5")
-    >>> what, table.shape
-    ('data sets', (2, 2))
-    """
+def _blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:
+    """:func:`friedman_of`'s blocks x configurations table and what a block is (a DataError when a value is missing)."""
     import pandas as pd
 
     from receval.errors import DataError
@@ -81,6 +58,42 @@ def friedman_blocks(store: Any, metric: str) -> tuple[pd.DataFrame, str]:
         raise DataError(f"the {what} have different configurations ({counts} of {len(table)}); compare like with like")
     assert isinstance(table, pd.DataFrame)
     return table, what
+
+
+def friedman_of(store: Any, metric: str) -> tuple[FriedmanResult, pd.DataFrame, str]:
+    """The Friedman test with Nemenyi's CD of ``metric`` over a run's blocks, in the metric's direction.
+
+    Blocks are the data sets when there are two or more, else the (fold, seed) pairs; a configuration is the
+    recommender with its parameters and options, its value the mean over the rest of the block.
+
+    ``receval results --friedman`` prints it and the run report draws it.
+
+    Returns
+    -------
+    tuple of (FriedmanResult, pandas.DataFrame, str)
+        :func:`receval.stats.multiple.friedman_nemenyi`'s result, the blocks x configurations table and
+        ``"data sets"`` or ``"folds and seeds"``.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from receval.experiment import parse_config, run_experiment
+    >>> text = 'metrics = ["ndcg@5"]\\n[protocol]\\nname = "one-shot"\\n'
+    >>> text += "[recommenders.popularity]\\n[recommenders.random]\\n[recommenders.item-knn]\\n"
+    >>> text += "".join(f"[datasets.d{s}]\\ngenerate = {{ n_users = 30, n_items = 20, n_ratings = 300, seed = {s} }}\\n"
+    ...                 for s in (1, 2, 3))
+    >>> report = run_experiment(parse_config(text), out=tempfile.mkdtemp(), processes=False)
+    >>> result, table, what = friedman_of(report.store, "ndcg@5")
+    >>> what, len(result.systems), bool(1.0 <= min(result.avg_ranks) <= max(result.avg_ranks) <= 3.0)
+    ('data sets', 3, True)
+    """
+    from receval.metrics.registry import metric_direction
+    from receval.stats.multiple import friedman_nemenyi
+
+    table, what = _blocks(store, metric)
+    result = friedman_nemenyi(table.to_numpy(), [str(c) for c in table.columns],
+                              higher_is_better=metric_direction(metric) != "lower")  # fmt: skip
+    return result, table, what
 
 
 def cd_diagram(result: FriedmanResult, *, width: float = 6.0) -> Figure:

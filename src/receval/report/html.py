@@ -863,9 +863,7 @@ def _group_gaps(rep: Report, results: _Results, dataset: str, tasks: pd.DataFram
 
 def _across_datasets(rep: Report, results: _Results) -> None:
     """Per metric, the Friedman test over the data sets and its critical-difference diagram (Demšar, JMLR 2006)."""
-    from receval.metrics.registry import metric_direction
-    from receval.report.claims import cd_diagram, friedman_blocks
-    from receval.stats.multiple import friedman_nemenyi
+    from receval.report.claims import cd_diagram, friedman_of
 
     agg = results.get("aggregates")
     if agg is None or agg.empty:
@@ -878,9 +876,7 @@ def _across_datasets(rep: Report, results: _Results) -> None:
     )
     for metric in dict.fromkeys(agg["metric"].astype(str)):
         try:
-            table, _ = friedman_blocks(results.store, metric)
-            result = friedman_nemenyi(table.to_numpy(), [str(c) for c in table.columns],
-                                      higher_is_better=metric_direction(metric) != "lower")  # fmt: skip
+            result, table, _ = friedman_of(results.store, metric)
         except DataError as err:
             rep.notice(f"across data sets, {metric}: {err}")
             continue
@@ -890,7 +886,7 @@ def _across_datasets(rep: Report, results: _Results) -> None:
             level=3,
         )
         ranks = pd.DataFrame({"configuration": result.systems, "average rank": result.avg_ranks})
-        rep.raw(_frame_html(ranks.sort_values("average rank", kind="stable"), f"friedman-{safe_name(metric)}"))
+        rep.frame(ranks.sort_values("average rank", kind="stable"), f"friedman-{safe_name(metric)}")
         rep.figure(f"cd-{metric}", f"Critical-difference diagram of {metric}", partial(cd_diagram, result))
 
 

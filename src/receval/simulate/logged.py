@@ -318,16 +318,7 @@ def read_policy_table(
     """
     path = Path(path)
     frame = _read(path, ("user", "item", "probability"), "target table")
-    cols = {}
-    for col in ("user", "item", "probability"):
-        values = pd.to_numeric(frame[col], errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        bad = ~np.isfinite(values)
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"{path}: column {col} is not numeric (first bad value {frame[col].iloc[first]!r} at line {first + 2})"
-            )
-        cols[col] = values
+    cols = {col: _numbers(frame, col, str(path)) for col in ("user", "item", "probability")}
     nu, ni = test.n_users, test.n_items
     for col, size in (("user", nu), ("item", ni)):
         v = cols[col]
@@ -465,6 +456,18 @@ def _read(path: Path, required: tuple[str, ...], label: str) -> pd.DataFrame:
     return read_table(path, "aspects", required, label=label, text_ids=False)
 
 
+def _numbers(frame: pd.DataFrame, col: str, where: str) -> np.ndarray:
+    """Column ``col`` as finite numbers (in its own dtype); the first that is not is a DataError naming its line."""
+    values = pd.to_numeric(frame[col].reset_index(drop=True), errors="coerce")
+    bad = ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise DataError(
+            f"{where}: column {col} is not numeric (first bad value {frame[col].iloc[first]!r} at line {first + 2})"
+        )
+    return values.to_numpy()
+
+
 def _checked(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     missing = [c for c in LOG_COLUMNS if c not in frame.columns]
     if missing:
@@ -472,14 +475,7 @@ def _checked(frame: pd.DataFrame, where: str) -> pd.DataFrame:
     cols = [*LOG_COLUMNS, *(["position"] if "position" in frame.columns else [])]
     out = pd.DataFrame(index=range(len(frame)))
     for col in cols:
-        values = pd.to_numeric(frame[col].reset_index(drop=True), errors="coerce")
-        bad = values.isna().to_numpy() | ~np.isfinite(values.to_numpy(dtype=np.float64, na_value=np.nan))
-        if bad.any():
-            first = int(np.flatnonzero(bad)[0])
-            raise DataError(
-                f"{where}: column {col} is not numeric (first bad value {frame[col].iloc[first]!r} at line {first + 2})"
-            )
-        out[col] = values.to_numpy()
+        out[col] = _numbers(frame, col, where)
     p = out["propensity"].to_numpy(dtype=np.float64)
     bad = (p <= 0) | (p > 1)
     if bad.any():
