@@ -10,6 +10,7 @@ scikit-posthocs' ``posthoc_nemenyi_friedman`` transcribed at maximtrp/scikit-pos
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 
@@ -22,6 +23,8 @@ from receval.errors import DataError
 from receval.stats.multiple import (
     _key,
     _ranges_kernel,
+    _slots,
+    _tables,
     friedman_nemenyi,
     tukey_hsd,
     tukey_ranges,
@@ -31,7 +34,8 @@ from receval.stats.multiple import (
 from receval.stats.significance import permutation_test
 
 
-@pytest.mark.parametrize("k", [2, 3, 7, 12])  # odd and even k: the kernel takes its draws two by two
+# tables up to 14 systems (odd and even halves), Fisher-Yates beyond (odd and even k: its draws go two by two)
+@pytest.mark.parametrize("k", [2, 3, 7, 12, 13, 14, 15, 20])
 def test_kernel_gives_the_numpy_ranges(k: int) -> None:
     x = np.random.default_rng(k).uniform(size=(300, k))
     ref = tukey_ranges_numpy(x, 120, seed=9)
@@ -39,6 +43,35 @@ def test_kernel_gives_the_numpy_ranges(k: int) -> None:
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-13)  # summation order only
     assert not np.array_equal(ref, tukey_ranges_numpy(x, 120, seed=10))
     np.testing.assert_allclose(tukey_ranges(x, 120, seed=9), ref, rtol=0, atol=1e-13)  # whichever path runs
+
+
+@pytest.mark.parametrize("k", range(2, 9))
+def test_tables_are_a_bijection_onto_the_permutations(k: int) -> None:
+    subsets, first, second = _tables(k)
+    h = k // 2
+    perms = {
+        tuple(subsets[s, first[a]]) + tuple(subsets[s, second[b]])
+        for s in range(len(subsets))
+        for a in range(len(first))
+        for b in range(len(second))
+    }
+    assert len(perms) == math.factorial(k) == len(subsets) * len(first) * len(second)
+    assert all(sorted(p) == list(range(k)) for p in perms)
+    assert first.shape[1] == h
+
+
+@pytest.mark.parametrize("k", [4, 16])  # from tables, and by Fisher-Yates
+def test_every_permutation_is_equally_likely(k: int) -> None:
+    n = 24_000
+    slots = _slots(_key(3), 5, n, k)
+    assert (np.sort(slots, axis=1) == np.arange(k)).all()
+    if k == 4:  # all 24 permutations, 1,000 expected each
+        _, counts = np.unique(slots @ (4 ** np.arange(4)), return_counts=True)
+        assert len(counts) == 24
+        assert stats.chisquare(counts).pvalue > 1e-3
+    # each column lands in each slot with probability 1 / k
+    placed = np.stack([(slots == c).sum(axis=0) for c in range(k)])
+    assert stats.chisquare(placed.ravel()).pvalue > 1e-3
 
 
 def test_two_systems_is_the_paired_randomisation_test() -> None:

@@ -9,11 +9,15 @@ share of resamples whose range reaches the pair's observed ``|mean_i - mean_j|``
 pair is tested against the distribution of the largest difference, so one family-wise
 error rate holds over all ``k (k - 1) / 2`` pairs without a further correction.
 
-The permutations come from a counter-based generator (splitmix64 of the seed, resample
-and user, then xorshift64*; a Fisher–Yates shuffle taking 32 bits per draw by
-multiply-shift): the same seed gives the same bits on any number of threads, and the
-numpy formulation (:func:`tukey_ranges_numpy`, for small inputs and as the reference) and
-the compiled kernel give the same ranges.
+The permutations come from a counter-based generator: one splitmix64 word per (seed, resample,
+user), so the same seed gives the same bits on any number of threads. Up to 14 systems the
+word's top 50 bits, read as a fraction, pick by multiply-shift the three parts of a uniform
+permutation — which ``k // 2`` systems take the first ``k // 2`` slots (one of ``C(k, k // 2)``
+subsets), their order and the order of the rest — from small tables, a bijection onto all
+``k!`` permutations; beyond 14 systems (where those tables outgrow the cache) a Fisher–Yates
+shuffle draws from the word and its xorshift64* successors, 32 bits per draw. The numpy
+formulation (:func:`tukey_ranges_numpy`, for small inputs and as the reference) and the
+compiled kernels give the same ranges.
 
 **Friedman test with Nemenyi post-hoc** (Demšar, "Statistical comparisons of classifiers
 over multiple data sets", JMLR 2006): ``scores`` is a data sets (or folds, windows) x
@@ -29,7 +33,7 @@ Examples
 >>> values = rng.uniform(0, 1, (300, 3)) + np.array([0.0, 0.0, 0.2])
 >>> r = tukey_hsd(values, ["a", "b", "c"], n_resamples=2000, seed=1)
 >>> r.pvalues.round(3).tolist()
-[[1.0, 0.753, 0.0], [0.753, 1.0, 0.0], [0.0, 0.0, 1.0]]
+[[1.0, 0.75, 0.0], [0.75, 1.0, 0.0], [0.0, 0.0, 1.0]]
 >>> f = friedman_nemenyi(np.array([[0.9, 0.8, 0.7], [0.8, 0.9, 0.6], [0.9, 0.7, 0.5], [0.95, 0.9, 0.6]]), list("xyz"))
 >>> f.avg_ranks.tolist(), round(f.statistic, 3), round(f.cd, 3)
 ([1.25, 1.75, 3.0], 6.5, 1.657)
@@ -37,6 +41,8 @@ Examples
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -66,6 +72,12 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _STAR = np.uint64(0x2545F4914F6CDD1D)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _S12, _S25, _S27, _S30, _S27B, _S31, _S32 = (np.uint64(s) for s in (12, 25, 27, 30, 27, 31, 32))
+_TABLE_SYSTEMS = 14
+"""Systems up to which a permutation is read from tables: at 14, C(14, 7) = 3,432 subsets and 7! = 5,040
+orders (83 KB, within the cache) and every table size below 2**14, so a 50-bit fraction times it stays in 64 bits."""
+_FRACTION = np.uint64(50)
+_FRACTION_MASK = np.uint64((1 << 50) - 1)
+_S14 = np.uint64(14)
 
 
 def _splitmix(z: np.ndarray) -> np.ndarray:
@@ -81,6 +93,60 @@ def _key(seed: int) -> np.uint64:
     return np.uint64(_splitmix(np.array([np.uint64(int(seed) % 2**64) + _GOLDEN], dtype=np.uint64))[0])
 
 
+@functools.cache
+def _tables(k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A permutation of ``k`` as three table rows: a subset, its order, the rest's order (k <= 14).
+
+    ``subsets[s]`` holds the ``h = k // 2`` columns of subset ``s`` (lexicographic), then the others, both
+    ascending; ``first[a]`` is an order of the slots ``0 .. h - 1`` and ``second[b]`` of ``h .. k - 1``.
+    Slot ``t`` takes column ``subsets[s, first[a, t]]`` (``t < h``) or ``subsets[s, second[b, t - h]]``:
+    each of the ``k!`` permutations is one ``(s, a, b)``.
+
+    >>> subsets, first, second = _tables(3)
+    >>> subsets.tolist(), first.tolist(), second.tolist()
+    ([[0, 1, 2], [1, 0, 2], [2, 0, 1]], [[0]], [[1, 2], [2, 1]])
+    """
+    h = k // 2
+    rows = [[*c, *(x for x in range(k) if x not in c)] for c in itertools.combinations(range(k), h)]
+    subsets = np.array(rows, dtype=np.uint8)
+    first = np.array(list(itertools.permutations(range(h))), dtype=np.uint8).reshape(-1, h)
+    second = np.array(list(itertools.permutations(range(h, k))), dtype=np.uint8)
+    return subsets, first, second
+
+
+def _slots(key: np.uint64, r: int, n: int, k: int) -> np.ndarray:
+    """The column each of the ``k`` slots takes for every user in resample ``r`` (n x k; numpy, the reference)."""
+    users = np.arange(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        state = _splitmix(key + np.uint64(r) * np.uint64(n) + users)
+        if k <= _TABLE_SYSTEMS:
+            subsets, first, second = _tables(k)
+            f = state >> _S14
+            picks = []
+            for size in (len(subsets), len(first), len(second)):
+                f = f * np.uint64(size)
+                picks.append((f >> _FRACTION).astype(np.int64))
+                f = f & _FRACTION_MASK
+            s, a, b = picks
+            return np.hstack([subsets[s[:, None], first[a]], subsets[s[:, None], second[b]]]).astype(np.int64)
+        rows = np.arange(n)
+        word = state
+        perm = np.tile(np.arange(k), (n, 1))
+        for t in range(k - 1):
+            i = k - 1 - t
+            if t > 0 and t % 2 == 0:
+                state = state ^ (state >> _S12)
+                state = state ^ (state << _S25)
+                state = state ^ (state >> _S27)
+                word = state * _STAR
+            half = (word >> _S32) if t % 2 == 0 else (word & _LOW32)
+            j = ((half * np.uint64(i + 1)) >> _S32).astype(np.int64)
+            pi, pj = perm[:, i].copy(), perm[rows, j]
+            perm[:, i] = pj
+            perm[rows, j] = pi
+        return perm
+
+
 def tukey_ranges_numpy(values: np.ndarray, n_resamples: int, seed: int = 0) -> np.ndarray:
     """The range (max - min) of the k column means after each of ``n_resamples`` within-user permutations (numpy).
 
@@ -93,32 +159,72 @@ def tukey_ranges_numpy(values: np.ndarray, n_resamples: int, seed: int = 0) -> n
     n, k = x.shape
     key = _key(seed)
     rows = np.arange(n)[:, None]
-    users = np.arange(n, dtype=np.uint64)
     out = np.empty(n_resamples)
-    with np.errstate(over="ignore"):
-        for r in range(n_resamples):
-            state = _splitmix(key + np.uint64(r) * np.uint64(n) + users)
-            word = state
-            perm = np.tile(np.arange(k), (n, 1))
-            for t in range(k - 1):
-                i = k - 1 - t
-                if t > 0 and t % 2 == 0:
-                    state = state ^ (state >> _S12)
-                    state = state ^ (state << _S25)
-                    state = state ^ (state >> _S27)
-                    word = state * _STAR
-                half = (word >> _S32) if t % 2 == 0 else (word & _LOW32)
-                j = ((half * np.uint64(i + 1)) >> _S32).astype(np.int64)
-                pi, pj = perm[:, i].copy(), perm[rows[:, 0], j]
-                perm[:, i] = pj
-                perm[rows[:, 0], j] = pi
-            means = x[rows, perm].sum(axis=0) / n
-            out[r] = means.max() - means.min()
+    for r in range(n_resamples):
+        means = x[rows, _slots(key, r, n, k)].sum(axis=0) / n
+        out[r] = means.max() - means.min()
     return out
 
 
 @njit(cache=True, parallel=True)
-def _ranges_kernel(x: np.ndarray, key: np.uint64, n_resamples: int) -> np.ndarray:  # pragma: no cover - compiled
+def _table_kernel(
+    x: np.ndarray, key: np.uint64, n_resamples: int, subsets: np.ndarray, first: np.ndarray, second: np.ndarray
+) -> np.ndarray:  # pragma: no cover - compiled
+    n, k = x.shape
+    h = first.shape[1]
+    sizes = (np.uint64(subsets.shape[0]), np.uint64(first.shape[0]), np.uint64(second.shape[0]))
+    out = np.empty(n_resamples)
+    m1, m2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+    s14, s27, s30, s31 = np.uint64(14), np.uint64(27), np.uint64(30), np.uint64(31)
+    fraction, mask = np.uint64(50), np.uint64((1 << 50) - 1)
+    nn = np.uint64(n)
+    # resamples in chunks (one per task), users in blocks that stay in cache while every resample of the chunk
+    # walks them: the matrix is read once per chunk, not once per resample; each (resample, user) draws its own
+    # counter-based word, so the order of the loops changes no bit. Reading the permutation from tables leaves
+    # only loads and the sums' adds: about 1.4x faster than the Fisher-Yates shuffle, whose stores into the
+    # user's row each wait on the draw before
+    chunk, block = 64, 1024
+    for first_chunk in prange((n_resamples + chunk - 1) // chunk):
+        r0 = first_chunk * chunk
+        r1 = min(n_resamples, r0 + chunk)
+        sums = np.zeros((r1 - r0, k))
+        for u0 in range(0, n, block):
+            u1 = min(n, u0 + block)
+            for r in range(r0, r1):
+                base = key + np.uint64(r) * nn
+                row = sums[r - r0]
+                for u in range(u0, u1):
+                    z = base + np.uint64(u)
+                    z = (z ^ (z >> s30)) * m1
+                    z = (z ^ (z >> s27)) * m2
+                    f = (z ^ (z >> s31)) >> s14
+                    f = f * sizes[0]
+                    s = np.int64(f >> fraction)
+                    f = (f & mask) * sizes[1]
+                    a = np.int64(f >> fraction)
+                    f = (f & mask) * sizes[2]
+                    b = np.int64(f >> fraction)
+                    for t in range(h):
+                        row[t] += x[u, subsets[s, first[a, t]]]
+                    for t in range(k - h):
+                        row[h + t] += x[u, subsets[s, second[b, t]]]
+        _write_ranges(sums, out, r0, n)
+    return out
+
+
+@njit(cache=True)
+def _write_ranges(sums: np.ndarray, out: np.ndarray, r0: int, n: int) -> None:  # pragma: no cover - compiled
+    for r in range(sums.shape[0]):
+        lo = sums[r, 0]
+        hi = sums[r, 0]
+        for c in range(1, sums.shape[1]):
+            lo = min(lo, sums[r, c])
+            hi = max(hi, sums[r, c])
+        out[r0 + r] = (hi - lo) / n
+
+
+@njit(cache=True, parallel=True)
+def _shuffle_kernel(x: np.ndarray, key: np.uint64, n_resamples: int) -> np.ndarray:  # pragma: no cover - compiled
     n, k = x.shape
     out = np.empty(n_resamples)
     m1, m2, star, low = (
@@ -193,13 +299,7 @@ def _ranges_kernel(x: np.ndarray, key: np.uint64, n_resamples: int) -> np.ndarra
                             v[j], w[j2] = v[i - 1], w[i - 1]
                             row[i - 1] += drawn + drawn2
                     row[0] += v[0] + w[0]  # slot 0 is final once every step has run
-        for r in range(r0, r1):
-            lo = sums[r - r0, 0]
-            hi = sums[r - r0, 0]
-            for c in range(1, k):
-                lo = min(lo, sums[r - r0, c])
-                hi = max(hi, sums[r - r0, c])
-            out[r] = (hi - lo) / n
+        _write_ranges(sums, out, r0, n)
     return out
 
 
@@ -213,6 +313,13 @@ def tukey_ranges(values: np.ndarray, n_resamples: int, seed: int = 0) -> np.ndar
     if numpy_pays(x.size * n_resamples):
         return tukey_ranges_numpy(x, n_resamples, seed)
     return np.asarray(_ranges_kernel(x, _key(seed), int(n_resamples)))
+
+
+def _ranges_kernel(x: np.ndarray, key: np.uint64, n_resamples: int) -> np.ndarray:
+    """The compiled kernel for ``x``'s number of systems: permutations from tables, or Fisher–Yates beyond 14."""
+    if x.shape[1] <= _TABLE_SYSTEMS:
+        return _table_kernel(x, key, n_resamples, *_tables(x.shape[1]))
+    return _shuffle_kernel(x, key, n_resamples)
 
 
 def _check_matrix(values: np.ndarray, names: Sequence[str], what: str, rows: str) -> np.ndarray:
