@@ -182,7 +182,8 @@ def _table_kernel(
     # walks them: the matrix is read once per chunk, not once per resample; each (resample, user) draws its own
     # counter-based word, so the order of the loops changes no bit. Reading the permutation from tables leaves
     # only loads and the sums' adds: about 1.4x faster than the Fisher-Yates shuffle, whose stores into the
-    # user's row each wait on the draw before
+    # user's row each wait on the draw before. Bounds: f < 2**50 before each pick, so (f * size) >> 50 < size,
+    # and the tables hold slots below h (first), h .. k - 1 (second) and columns below k (subsets)
     chunk, block = 64, 1024
     for first_chunk in prange((n_resamples + chunk - 1) // chunk):
         r0 = first_chunk * chunk
