@@ -45,9 +45,11 @@ def test_margins() -> None:
     assert parse_margin("1%") == (0.01, True)
     assert parse_margin(0.2) == (0.2, False)
     assert resolve_margin("1%", 0.4) == pytest.approx(0.004)
-    for bad in ("0", "-1%", "abc", "nan"):
+    for bad in ("0", "-1%", "abc", "nan", "1e400", "inf%"):
         with pytest.raises(ConfigError, match="margin"):
             parse_margin(bad)
+    with pytest.raises(ConfigError, match="finite number > 0, got '1e400'"):
+        parse_margin("1e400")
     with pytest.raises(DataError):
         resolve_margin("1%", 0.0)
 

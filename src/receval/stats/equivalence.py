@@ -58,9 +58,13 @@ def parse_margin(text: str | float) -> tuple[float, bool]:
         value = float(raw[:-1] if relative else raw)
     except ValueError:
         raise ConfigError(f"--margin must be a number or a percentage such as 1%, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise ConfigError(f"--margin must be > 0, got {text!r}; e.g. 0.005 or 1%")
+    _check_margin(value, text)
     return (value / 100.0 if relative else value), relative
+
+
+def _check_margin(margin: float, shown: object) -> None:
+    if not (math.isfinite(margin) and margin > 0):
+        raise ConfigError(f"--margin must be a finite number > 0, got {shown!r}; e.g. 0.005 or 1%")
 
 
 def resolve_margin(margin: str | float, baseline_mean: float) -> float:
@@ -155,8 +159,7 @@ def tost_paired(
     (0.006, True)
     """
     check_alpha(alpha)
-    if not (math.isfinite(margin) and margin > 0):
-        raise ConfigError(f"--margin must be > 0, got {margin!r}")
+    _check_margin(margin, margin)
     d = _differences(a, b)
     mean, se, df = _moments(d)
     t_lower = (mean + margin) / se
@@ -199,8 +202,7 @@ def noninferiority_paired(
     (0.006, True)
     """
     check_alpha(alpha)
-    if not (math.isfinite(margin) and margin > 0):
-        raise ConfigError(f"--margin must be > 0, got {margin!r}")
+    _check_margin(margin, margin)
     d = _differences(a, b)
     mean, se, df = _moments(d)
     t = (mean + margin) / se
