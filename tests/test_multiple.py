@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import random
 import tempfile
 
 import numpy as np
@@ -19,6 +20,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+import receval
 from receval.errors import DataError
 from receval.stats.multiple import (
     _key,
@@ -113,6 +115,40 @@ def test_decisions_equal_ranx_tukey() -> None:
     for row in ours.pairs(alpha=0.05).itertuples():
         assert row.significant == ref[(row.a, row.b)], (row.a, row.b)
     assert ours.pairs()["significant"].sum() == 5  # all but bm25 vs rm3
+
+
+def _ranx_report_example(rng: random.Random) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """ranx's ``tests/unit/ranx/report_test.py`` fixtures (AmenRa/ranx@2cae52f): 1,000 queries with 1-9 judged
+    documents graded 0-5, and three runs of 1-99 documents scored uniformly. Its ``random.seed = 42`` assigns
+    instead of seeding, so the data are drawn here from a seeded generator with the same draws' shapes."""
+    truth = [
+        (f"q{i}", f"d{j}", rng.choice([0, 1, 2, 3, 4, 5])) for i in range(1000) for j in range(rng.choice(range(1, 10)))
+    ]
+    runs = []
+    for _ in range(3):
+        rows = [
+            (f"q{i}", f"d{j}", rng.uniform(0.0, 1.0)) for i in range(1000) for j in range(rng.choice(range(1, 100)))
+        ]
+        runs.append(pd.DataFrame(rows, columns=["user", "item", "score"]))
+    return pd.DataFrame(truth, columns=["user", "item", "rating"]), runs
+
+
+def test_decisions_equal_ranx_tukey_on_ranx_report_example() -> None:
+    # ranx's own Tukey example: compare(qrels, runs, ["map@100", "mrr@100", "ndcg@10"], stat_test="tukey"), whose
+    # default max_p is 0.01; per-query values from receval's ranx convention feed both tests
+    truth, runs = _ranx_report_example(random.Random(42))
+    names = ["model_1", "model_2", "model_3"]
+    for metric in ("map@100", "mrr@100", "ndcg@10"):
+        columns = []
+        for run in runs:
+            per_user = receval.evaluate(run, truth, [metric], convention="ranx").per_user
+            columns.append(per_user.set_index("user")[metric].sort_index())
+        wide = pd.concat(columns, axis=1).fillna(0.0)  # ranx scores a query without results 0
+        scores = [wide.iloc[:, c].to_numpy() for c in range(3)]
+        ours = tukey_hsd(wide.to_numpy(), names, n_resamples=2000, seed=0)
+        ref = {(r["control"], r["treatment"]): r["significant"] for r in _ranx_tukey(names, scores, 0.01)}
+        for row in ours.pairs(alpha=0.01).itertuples():
+            assert row.significant == ref[(row.a, row.b)], (metric, row.a, row.b)
 
 
 def test_friedman_equals_scipy() -> None:
