@@ -4,8 +4,7 @@ References: scipy 1.17.1 ``scipy.stats.friedmanchisquare`` and ``studentized_ran
 (``ranx/statistical_tests/tukey_hsd_test.py``, AmenRa/ranx@v0.3.21: ranx's Tukey test is
 ``scipy.stats.tukey_hsd`` over the per-query scores, the classical unpaired HSD); Demšar, JMLR 7 (2006),
 Table 5(a) (the Nemenyi critical values q_0.05) and section 3.2.4 (k = 4 classifiers on N = 14 data sets:
-CD = 1.25). scikit-posthocs is not installed here: Nemenyi is checked against Demšar's table and against
-scikit-posthocs' ``posthoc_nemenyi_friedman`` transcribed at maximtrp/scikit-posthocs@98665e2.
+CD = 1.25); scikit-posthocs 0.17.1 (``posthoc_nemenyi_friedman``).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ import tempfile
 import numpy as np
 import pandas as pd
 import pytest
+import scikit_posthocs
 from scipy import stats
 
 import receval
@@ -357,22 +357,6 @@ def test_compare_warns_of_a_test_known_to_drift(tmp_path, capsys, monkeypatch, t
     assert "R009" not in capsys.readouterr().err
 
 
-def _posthoc_nemenyi_friedman(x: np.ndarray) -> np.ndarray:
-    """scikit-posthocs' ``posthoc_nemenyi_friedman`` transcribed
-    (maximtrp/scikit-posthocs@98665e2ed53ba1cac2fd77eb3d171695161819a9, ``scikit_posthocs/_posthocs.py``;
-    not installed here): ranks within each block (pandas' average ranks), mean rank per group,
-    ``q = |R_i - R_j| / sqrt(k (k + 1) / (6 n))``,
-    ``p = scipy.stats.studentized_range.sf(q sqrt(2), k, inf)``."""
-    n, k = x.shape
-    ranks = pd.DataFrame(x).rank(axis=1).to_numpy().mean(axis=0)
-    p = np.ones((k, k))
-    for i in range(k):
-        for j in range(i + 1, k):
-            q = abs(ranks[i] - ranks[j]) / np.sqrt(k * (k + 1.0) / (6.0 * n))
-            p[i, j] = p[j, i] = stats.studentized_range.sf(q * np.sqrt(2.0), k, np.inf)
-    return p
-
-
 @pytest.mark.parametrize("seed", [0, 1, 2, None])
 def test_nemenyi_pvalues_equal_scikit_posthocs(seed: int | None) -> None:
     if seed is None:  # the example of scikit-posthocs' docstring
@@ -381,4 +365,5 @@ def test_nemenyi_pvalues_equal_scikit_posthocs(seed: int | None) -> None:
         x = np.random.default_rng(seed).uniform(size=(12, 5)) + np.linspace(0, 0.6, 5)  # some pairs differ
         x[0, :2] = x[0, 2]  # a tie: average ranks
     ours = friedman_nemenyi(x, [str(c) for c in range(x.shape[1])]).nemenyi_pvalues
-    np.testing.assert_allclose(ours, _posthoc_nemenyi_friedman(x), rtol=1e-6, atol=1e-9)
+    ref = scikit_posthocs.posthoc_nemenyi_friedman(x).to_numpy()
+    np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-9)
