@@ -158,13 +158,14 @@ def test_every_setting_has_a_tuned_row_per_recommender_and_popularity_is_its_def
 def test_the_choice_is_the_best_validation_value_and_the_draws_are_the_seeded_ones(data, tuned):
     from receval.evaluation import evaluate_model
     from receval.recommenders import make
+    from receval.recommenders.space import draw, parse_space
     from receval.split import per_user_holdout
-    from receval.studies.protocols import PROTOCOLS_STUDY_SPACES, draw_params
+    from receval.studies.protocols import PROTOCOLS_STUDY_SPACES
 
     rows = tuned.tuning[(tuned.tuning["protocol"] == "random") & (tuned.tuning["algorithm"] == "ease")]
     # the draws: one generator seeded by (seed, protocol, core, recommender), a CRC-32 of the names
     rng = np.random.default_rng([0, zlib.crc32(b"random/0/ease")])
-    drawn = [draw_params(PROTOCOLS_STUDY_SPACES["ease"], rng) for _ in range(3)]
+    drawn = [draw(parse_space(PROTOCOLS_STUDY_SPACES["ease"]), rng) for _ in range(3)]
     assert [json.loads(p) for p in rows["params"]] == [{}, *drawn]
     # each validation value by hand: fit on the per-user holdout of train, scored on its held-out part
     train, test = per_user_holdout(data, 0.2, seed=0)
@@ -255,9 +256,12 @@ def test_cli_trials_prints_both_variants_and_json_has_them(data, tuned, tmp_path
 @pytest.mark.parametrize(
     ("space", "words"),
     [
-        ({"k": {"int": [5]}}, "give [low, high]"),
-        ({"k": {"float": [0, 10], "log": True}}, "low > 0 with log"),
+        ({"k": {"int": [5]}}, "spaces['item-knn']: space.k int = [5]: give [low, high]"),
+        ({"k": {"float": [0, 10], "log": True}}, "a log-scale range needs low > 0"),
         ({"k": {"int": [1, 5], "choices": [1]}}, "exactly one of"),
+        ({"k": {"int": [1, 5], "stepp": 1}}, "unknown key 'stepp'"),
+        ({"k": {"int": [1, 5], "log": "yes"}}, "log = 'yes': give bool"),
+        ({"k": 5}, "space.k = 5: give a table"),
         ({"kk": {"int": [1, 5]}}, "kk"),  # not a parameter of item-knn
     ],
 )
@@ -272,14 +276,14 @@ def test_a_bad_space_is_refused_before_any_work(data, space, words):
     low=st.floats(0.001, 100), width=st.floats(0.01, 1000), log=st.booleans(), seed=st.integers(0, 2**32 - 1)
 )  # fmt: skip
 def test_draws_stay_in_their_range_and_repeat_with_their_seed(low, width, log, seed):
-    from receval.studies.protocols import draw_params
+    from receval.recommenders.space import draw, parse_space
 
-    space = {"x": {"float": [low, low + width], "log": log}, "n": {"int": [1, 1 + int(width)], "log": log},
+    space = {"x": {"float": [low, low + width], "log": log}, "n": {"int": [1, 2 + int(width)], "log": log},
              "c": {"choices": ["a", "b", "c"]}}  # fmt: skip
-    draws = [draw_params(space, np.random.default_rng(seed)) for _ in range(2)]
+    draws = [draw(parse_space(space), np.random.default_rng(seed)) for _ in range(2)]
     assert draws[0] == draws[1]
     d = draws[0]
-    assert low <= d["x"] <= low + width and isinstance(d["n"], int) and 1 <= d["n"] <= 1 + int(width)
+    assert low <= d["x"] <= low + width and isinstance(d["n"], int) and 1 <= d["n"] <= 2 + int(width)
     assert d["c"] in "abc"
 
 

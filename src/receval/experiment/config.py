@@ -62,7 +62,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
-import math
 import os
 import re
 import tomllib
@@ -76,6 +75,7 @@ from receval.errors import ConfigError, ReceValError, did_you_mean
 from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import get_protocol, protocol_names
 from receval.outputs import safe_name
+from receval.recommenders.space import SPACE_KEYS, ParamRange, parse_range
 from receval.validate import check_count, check_number, check_option, check_seed, parse_duration, parse_instant
 from receval.vocabulary import NO_SPLIT, SPLIT_COMMON, UnpairedTest, split_candidates, split_method, split_targets
 
@@ -138,8 +138,6 @@ SAMPLERS = ("tpe", "random", "grid")
 """Optuna's samplers a ``[tune]`` section may name: TPE (the default), random search, grid search."""
 REFITS = ("train+validation", "train")
 """What the chosen parameters are refitted on before the one test evaluation (``[tune] refit``)."""
-_SPACE_KINDS = ("int", "float", "choices")
-_SPACE_KEYS = {"int": list, "float": list, "choices": list, "log": bool, "step": float, "when": dict}
 _TOML_TYPES = {
     str: "a string",
     int: "an integer",
@@ -244,35 +242,6 @@ class DatasetSpec:
     def key(self) -> str:
         """Short hash identifying the data set's content recipe."""
         return stable_hash(self.as_dict(), 12)
-
-
-@dataclass(frozen=True)
-class ParamRange:
-    """One dimension of a search space: an int or float range (``log`` scale, ``step``) or ``choices``.
-
-    ``when`` makes it conditional: the parameter is drawn only in trials whose earlier
-    parameters take one of the given values (``{"similarity": ("cosine",)}``), as in
-    Optuna's define-by-run spaces.
-    """
-
-    name: str
-    kind: str
-    low: float | None = None
-    high: float | None = None
-    log: bool = False
-    step: float | None = None
-    choices: tuple[Any, ...] = ()
-    when: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-
-    def grid(self) -> tuple[Any, ...]:
-        """The values grid search visits: the choices, or the range's steps (ints step 1 by default)."""
-        if self.kind == "choices":
-            return self.choices
-        assert self.low is not None and self.high is not None
-        step = self.step if self.step is not None else 1
-        n = int((self.high - self.low) // step) + 1
-        values = [self.low + i * step for i in range(n)]
-        return tuple(int(v) for v in values) if self.kind == "int" else tuple(float(v) for v in values)
 
 
 @dataclass(frozen=True)
@@ -995,8 +964,12 @@ def _space(chk: _Checker, rec: RecommenderSpec, table: Mapping[str, Any], sample
         if name in rec.params:
             raise chk.fail(pwhere, f"{name!r} is both fixed in params and tuned in space: keep one")
         chk.type(entry, dict, pwhere)
-        chk.keys(entry, _SPACE_KEYS, pwhere, f"in space.{name}")
-        ranges.append(_range(chk, name, entry, pwhere, ranges))
+        chk.keys(entry, SPACE_KEYS, pwhere, f"in space.{name}")
+
+        def fail(path: tuple[str, ...], text: str, at: tuple[str, ...] = pwhere) -> Exception:
+            return chk.fail((*at, *path), text)
+
+        ranges.append(parse_range(name, entry, ranges, fail))
     if sampler == "grid" and any(r.when for r in ranges):
         raise chk.fail(where, 'grid search takes no conditional parameters (\'when\'): use sampler = "tpe" or "random"')
     if sampler == "grid" and any(r.kind == "float" and r.step is None for r in ranges):
@@ -1022,58 +995,3 @@ def _space(chk: _Checker, rec: RecommenderSpec, table: Mapping[str, Any], sample
                 text = err.message if isinstance(err, ConfigError) else str(err)
                 raise chk.fail((*where, r.name), f"space.{r.name} = {value!r}: {text}") from None
     return tuple(ranges)
-
-
-def _range(
-    chk: _Checker, name: str, entry: Mapping[str, Any], where: tuple[str, ...], earlier: list[ParamRange]
-) -> ParamRange:
-    kinds = [k for k in _SPACE_KINDS if k in entry]
-    if len(kinds) != 1:
-        raise chk.fail(
-            where, f"space.{name} needs exactly one of int = [low, high], float = [low, high], choices = [..]"
-        )
-    kind = kinds[0]
-    values = entry[kind]
-    when = {}
-    for key, allowed in entry.get("when", {}).items():
-        parent = next((r for r in earlier if r.name == key), None)
-        allowed = tuple(allowed) if isinstance(allowed, list) else (allowed,)
-        if parent is None or parent.kind != "choices":
-            raise chk.fail(
-                (*where, "when"), f"space.{name} when = {{ {key} = .. }}: {key!r} must be a choices parameter above it"
-            )
-        bad = [v for v in allowed if v not in parent.choices]
-        if bad:
-            raise chk.fail((*where, "when"), f"space.{name} when: {bad[0]!r} is not one of {key}'s choices")
-        when[key] = allowed
-    if kind == "choices":
-        if not values:
-            raise chk.fail((*where, kind), f"space.{name} choices are empty: give at least one value")
-        if "log" in entry or "step" in entry:
-            raise chk.fail(where, f"space.{name}: log and step apply to ranges, not choices")
-        return ParamRange(name, kind, choices=tuple(values), when=when)
-    if len(values) != 2 or any(not isinstance(v, int | float) or isinstance(v, bool) for v in values):
-        raise chk.fail((*where, kind), f"space.{name} {kind} = {values!r}: give [low, high], two numbers")
-    if kind == "int" and any(not isinstance(v, int) for v in values):
-        raise chk.fail((*where, kind), f"space.{name} int = {values!r}: give two integers (or use float = [..])")
-    low, high = values
-    if not all(math.isfinite(v) for v in values):
-        raise chk.fail(
-            (*where, kind), f"space.{name} {kind} = [{low}, {high}]: give two finite numbers (no inf or nan)"
-        )
-    if low >= high:
-        word = "empty" if low == high else "inverted"
-        raise chk.fail(
-            (*where, kind),
-            f"space.{name} {kind} = [{low}, {high}] is {word}: give low < high (a fixed value goes in params)",
-        )
-    log = bool(entry.get("log", False))
-    if log and low <= 0:
-        raise chk.fail((*where, "log"), f"space.{name}: a log-scale range needs low > 0, got {low}")
-    step = entry.get("step")
-    if step is not None:
-        if not math.isfinite(step) or step <= 0 or (kind == "int" and not isinstance(step, int)):
-            raise chk.fail((*where, "step"), f"space.{name} step = {step!r}: give a positive {kind}")
-        if log:
-            raise chk.fail((*where, "step"), f"space.{name}: Optuna takes a step or a log scale, not both")
-    return ParamRange(name, kind, float(low), float(high), log, None if step is None else float(step), when=when)

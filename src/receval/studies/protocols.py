@@ -86,6 +86,7 @@ from receval.errors import ConfigError, DataError
 from receval.evaluation import evaluate_model
 from receval.metrics import MetricList
 from receval.metrics.registry import metric_direction
+from receval.recommenders.space import ParamRange, draw, parse_space
 from receval.stats.leakage import audit
 from receval.validate import check_count, check_fraction, check_seed, parse_duration, parse_instant
 from receval.vocabulary import PROTOCOLS_STUDY_ALGORITHMS, PROTOCOLS_STUDY_CORES, STUDY_PROTOCOLS, STUDY_VARIANTS
@@ -94,7 +95,6 @@ __all__ = [
     "PROTOCOLS_STUDY_SPACES",
     "ProtocolsStudy",
     "check_protocols_options",
-    "draw_params",
     "global_after_test",
     "kendall_pairs",
     "protocols_study",
@@ -121,8 +121,8 @@ PROTOCOLS_STUDY_SPACES: dict[str, dict[str, dict[str, Any]]] = {
 
 Written as a configuration's ``[recommenders.NAME] space = {...}`` tables are (``int =
 [low, high]`` or ``float = [low, high]``, ``log = true`` for a log-uniform draw, ``choices =
-[...]``), as plain data: that spelling is parsed in :mod:`receval.experiment.config`, a layer
-above the studies. The kNN, EASE and RP3β ranges are those of ``examples/tune_ml100k.toml``
+[...]``), as plain data, and read by the same parser (:func:`receval.recommenders.space.parse_space`).
+The kNN, EASE and RP3β ranges are those of ``examples/tune_ml100k.toml``
 (kNN's ``shrink`` is the term added to the similarity's denominator); ``hkv`` tunes its
 factors and regularisation; ``mf`` its factors only, since its top-N lists are PureSVD's
 (``ranking="pure-svd"``), which reads no other parameter.
@@ -229,63 +229,22 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def draw_params(space: Mapping[str, Mapping[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
-    """One random-search draw from ``space`` (spelled as :data:`PROTOCOLS_STUDY_SPACES`), in the space's order.
-
-    A ``float`` range is drawn uniformly (log-uniformly with ``log``), an ``int`` range the
-    same and rounded to the nearest integer within it, ``choices`` uniformly.
-
-    Returns
-    -------
-    dict
-        ``{parameter: value}``.
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(0)
-    >>> p = draw_params({"k": {"int": [5, 800], "log": True}, "norm": {"choices": [True, False]}}, rng)
-    >>> sorted(p), 5 <= p["k"] <= 800, isinstance(p["k"], int)
-    (['k', 'norm'], True, True)
-    """
-    params: dict[str, Any] = {}
-    for name, entry in space.items():
-        if "choices" in entry:
-            values = list(entry["choices"])
-            params[name] = values[int(rng.integers(len(values)))]
-            continue
-        kind = "int" if "int" in entry else "float"
-        low, high = (float(v) for v in entry[kind])
-        value = float(np.exp(rng.uniform(np.log(low), np.log(high)))) if entry.get("log") else rng.uniform(low, high)
-        value = min(high, max(low, value))  # exp(log(high)) may round a hair above high
-        params[name] = round(value) if kind == "int" else float(value)
-    return params
-
-
-def _check_spaces(spaces: Mapping[str, Any], algorithms: Sequence[str]) -> None:
-    """Each space names an algorithm of the study and is spelled as :data:`PROTOCOLS_STUDY_SPACES` (a ConfigError)."""
+def _check_spaces(spaces: Mapping[str, Any], algorithms: Sequence[str]) -> dict[str, tuple[ParamRange, ...]]:
+    """Each space parsed as a configuration's ``space`` table is, for the algorithms of the study (a ConfigError)."""
     from receval.recommenders import make
 
+    parsed = {}
     for name, space in spaces.items():
-        where = f"spaces[{name!r}]"
+
+        def fail(path: tuple[str, ...], message: str, name: str = name) -> ConfigError:
+            return ConfigError(f"spaces[{name!r}]: {message}", parameters=["spaces"])
+
         if not isinstance(space, Mapping) or not space:
-            raise ConfigError(f"{where}: give a non-empty table of parameters, e.g. {{'k': {{'int': [5, 800]}}}}",
-                              parameters=["spaces"])  # fmt: skip
-        for param, entry in space.items():
-            kinds = [key for key in ("int", "float", "choices") if isinstance(entry, Mapping) and key in entry]
-            if len(kinds) != 1:
-                raise ConfigError(f"{where}.{param}: give exactly one of int = [low, high], float = [low, high], "
-                                  "choices = [...]", parameters=["spaces"])  # fmt: skip
-            bounds = entry[kinds[0]]
-            if kinds[0] == "choices":
-                if not bounds:
-                    raise ConfigError(f"{where}.{param}: choices are empty", parameters=["spaces"])
-                continue
-            numbers = len(bounds) == 2 and all(isinstance(b, int | float) and np.isfinite(b) for b in bounds)
-            if not numbers or not bounds[0] < bounds[1] or (entry.get("log") and bounds[0] <= 0):
-                raise ConfigError(f"{where}.{param} {kinds[0]} = {bounds!r}: give [low, high], finite, low < high "
-                                  "(low > 0 with log)", parameters=["spaces"])  # fmt: skip
+            raise fail((), "give a non-empty table of parameters, e.g. {'k': {'int': [5, 800]}}")
+        parsed[name] = parse_space(space, fail)
         if name in algorithms:
-            make(name, **draw_params(space, np.random.default_rng(0)))  # an unknown parameter fails here
+            make(name, **draw(parsed[name], np.random.default_rng(0)))  # an unknown parameter fails here
+    return parsed
 
 
 def check_protocols_options(
@@ -510,6 +469,7 @@ def protocols_study(
         windows=windows, window=window, seed=seed, trials=trials, spaces=spaces,
     )  # fmt: skip
     space_of = {name: dict((PROTOCOLS_STUDY_SPACES if spaces is None else spaces).get(name) or {}) for name in names}
+    ranges_of = {name: parse_space(space) for name, space in space_of.items()}  # checked above: parses cleanly
     timed = [w for w in words if w in _NEEDS_TIME]
     if timed and data.timestamps is None:
         label = f"data set {data.name!r}" if data.name else "the data"
@@ -537,7 +497,7 @@ def protocols_study(
             row = {"protocol": word, "core": core, "folds": len(folds), "users": pruned.n_users,
                    "items": pruned.n_items, "ratings": pruned.n_ratings, **kept, **_leakage(folds)}  # fmt: skip
             per_fold: dict[tuple[str, str], list[dict[str, float]]] = {(v, n): [] for v in variants for n in names}
-            draws = {name: _draws(space_of[name], trials, seed, word, core, name) for name in names}
+            draws = {name: _draws(ranges_of[name], trials, seed, word, core, name) for name in names}
             evaluated = cold = 0
             for fold, (train, test) in enumerate(folds):
                 parts = _carve(train, word, seed=seed, test_fraction=test_fraction) if trials else None
@@ -577,12 +537,14 @@ def protocols_study(
 _TUNING_COLUMNS = ["protocol", "core", "fold", "algorithm", "draw", "params", "validation", "chosen"]
 
 
-def _draws(space: Mapping[str, Any], trials: int, seed: int, word: str, core: int, name: str) -> list[dict[str, Any]]:
+def _draws(
+    space: tuple[ParamRange, ...], trials: int, seed: int, word: str, core: int, name: str
+) -> list[dict[str, Any]]:
     """The ``trials`` draws of one (protocol, core, recommender), from a generator seeded by all four."""
     if not space or not trials:
         return []
     rng = np.random.default_rng([seed, zlib.crc32(f"{word}/{core}/{name}".encode())])
-    return [draw_params(space, rng) for _ in range(trials)]
+    return [draw(space, rng) for _ in range(trials)]
 
 
 def _carve(train: Interactions, word: str, *, seed: int, test_fraction: float) -> tuple[Interactions, Interactions]:
