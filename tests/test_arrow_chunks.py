@@ -14,7 +14,7 @@ import json
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from receval.data import _arrow
@@ -41,29 +41,37 @@ def _chunked(chunks: list[list[object]], kind: pa.DataType) -> pa.ChunkedArray:
     return pa.chunked_array(arrays, type=pa.dictionary(pa.int32(), kind))
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.none(), IDS), max_size=8), min_size=2, max_size=6))
-def test_unified_equals_arrow_unify_then_combine_for_text(chunks):
+@pytest.fixture(params=["unifier", "one hash pass"])
+def route(request, monkeypatch):
+    """Both ways :func:`unified` maps dictionaries: Arrow's unifier (few entries), one hash pass (many)."""
+    if request.param == "one hash pass":
+        monkeypatch.setattr(_arrow, "_ENCODED_FROM", 0)
+    return request.param
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(st.lists(st.one_of(st.none(), IDS), max_size=8), min_size=2, max_size=6))
+def test_unified_equals_arrow_unify_then_combine_for_text(route, chunks):
     column = _chunked(chunks, pa.string())
     codes, ids = _arrow.unified(column)
     assert (codes.tolist(), ids.to_pylist()) == _old_codes(column)
     assert codes.dtype == np.int32
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.lists(st.one_of(st.none(), st.integers(-5, 5)), max_size=8), min_size=2, max_size=6))
-def test_unified_equals_arrow_unify_then_combine_for_integers(chunks):
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunks=st.lists(st.lists(st.one_of(st.none(), st.integers(-5, 5)), max_size=8), min_size=2, max_size=6))
+def test_unified_equals_arrow_unify_then_combine_for_integers(route, chunks):
     column = _chunked(chunks, pa.int64())
     codes, ids = _arrow.unified(column)
     assert (codes.tolist(), ids.to_pylist()) == _old_codes(column)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    st.lists(st.lists(st.one_of(st.none(), IDS), min_size=1, max_size=6), min_size=2, max_size=5),
-    st.lists(st.floats(allow_nan=False, width=64), min_size=30, max_size=30),
+    chunks=st.lists(st.lists(st.one_of(st.none(), IDS), min_size=1, max_size=6), min_size=2, max_size=5),
+    scores=st.lists(st.floats(allow_nan=False, width=64), min_size=30, max_size=30),
 )
-def test_one_chunk_equals_the_old_merge_on_record_batches(chunks, scores):
+def test_one_chunk_equals_the_old_merge_on_record_batches(route, chunks, scores):
     batches = [
         pa.record_batch(
             {
@@ -85,7 +93,7 @@ def test_one_chunk_equals_the_old_merge_on_record_batches(chunks, scores):
             assert new[name].chunk(0).indices.null_count == old[name].chunk(0).indices.null_count
 
 
-def test_shared_dictionary_is_kept_and_sliced_and_empty_chunks_are_read():
+def test_shared_dictionary_is_kept_and_sliced_and_empty_chunks_are_read(route):
     dictionary = pa.array(["z", "a", "m"])
     shared = [pa.DictionaryArray.from_arrays(pa.array(i, pa.int32()), dictionary) for i in ([2, 0], [], [1, 1, 0])]
     column = pa.chunked_array(shared)
@@ -106,7 +114,7 @@ def test_dictionary_of_several_chunks_goes_through_unified():
     assert (codes.tolist(), ids.to_pylist()) == ([0, 1, 2, -1, 0], ["b", "a", "c"])
 
 
-def test_a_dictionary_holding_a_null_is_left_to_arrow():
+def test_a_dictionary_holding_a_null_is_left_to_arrow(route):
     """Arrow's unifier refuses a null inside a dictionary; the mapping does not decide otherwise."""
     with_null = pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int32()), pa.array(["a", None]))
     column = pa.chunked_array([with_null, pa.array(["b", "a"]).dictionary_encode()])
@@ -123,7 +131,7 @@ def test_the_one_chunk_table_frees_the_callers_list():
 
 
 @pytest.mark.parametrize("ids", ["text", "numbers"])
-def test_a_file_read_in_many_blocks_equals_the_old_merge(tmp_path, ids, monkeypatch):
+def test_a_file_read_in_many_blocks_equals_the_old_merge(tmp_path, ids, monkeypatch, route):
     """A TREC run of ~200 KB read in 1 KB blocks: hundreds of chunks, each with its own dictionary."""
     rng = np.random.default_rng(7)
     users = np.repeat(np.arange(400), 25)
@@ -142,10 +150,9 @@ def test_a_file_read_in_many_blocks_equals_the_old_merge(tmp_path, ids, monkeypa
         return real(*args, **kwargs)
 
     monkeypatch.setattr(pv, "ReadOptions", small_blocks)
-    monkeypatch.setattr(_arrow, "one_chunk", lambda held: _old(held.pop()))
-    old = read_located(path, "recommendations").table
-    monkeypatch.undo()
-    monkeypatch.setattr(pv, "ReadOptions", small_blocks)
+    with monkeypatch.context() as patched:
+        patched.setattr(_arrow, "one_chunk", lambda held: _old(held.pop()))
+        old = read_located(path, "recommendations").table
     new = read_located(path, "recommendations").table
     assert new.equals(old)
     assert new["item"].chunk(0).dictionary.equals(old["item"].chunk(0).dictionary)

@@ -18,6 +18,7 @@ dtype('int32')
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ __all__ = [
     "unified",
 ]
 
+_ENCODED_FROM = 1 << 20  # dictionary entries of a chunked column; above, one hash pass over them beats Arrow's unifier
 # the kinds of column a reader takes, by the pyarrow.types test of each (lists, structs, maps, binary are not)
 _FLAT = {
     "integers": ("is_integer",),
@@ -202,7 +204,22 @@ def unified(column: Any) -> tuple[np.ndarray, Any]:
         return np.zeros(0, dtype=np.int32), pa.array([], type=column.type.value_type)
     first = chunks[0].dictionary
     maps: list[np.ndarray | None] = [None] * len(chunks)
-    if not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:]):
+    entries = sum(len(chunk.dictionary) for chunk in chunks)
+    if (
+        entries > _ENCODED_FROM
+        and not any(chunk.dictionary.null_count for chunk in chunks)  # Arrow's unifier refuses them: so does this
+        and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:])
+    ):
+        # many entries: Arrow's unifier takes seconds (4.3 s for 5M ids in 39 chunks), one hash pass over the
+        # dictionaries laid end to end 1.2 s; the same ids in the same order (first appearance, chunk after chunk)
+        import pyarrow.compute as pc
+
+        with contextlib.suppress(pa.ArrowInvalid, pa.ArrowCapacityError):  # beyond 2 GiB of text: unified below
+            encoded = pc.dictionary_encode(pa.concat_arrays([chunk.dictionary for chunk in chunks]))
+            ends = np.cumsum([len(chunk.dictionary) for chunk in chunks])
+            flat = numbers(encoded.indices).astype(np.int32, copy=False)
+            first, maps = encoded.dictionary, list(np.split(flat, ends[:-1]))
+    if maps[0] is None and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:]):
         # Arrow unifies the dictionaries alone (each entry indexing itself): its transposed indices are the maps
         own = [pa.DictionaryArray.from_arrays(_int32(np.arange(len(c.dictionary), dtype=np.int32)), c.dictionary)
                for c in chunks]  # fmt: skip
