@@ -26,12 +26,19 @@ load average before and after. The files are written and checked by a child proc
 (``--prepare``): Linux counts the peak of the process that starts a child into the
 child's ``ru_maxrss``, so the timing process stays small.
 
+With ``--baseline SRC`` a second source tree (the code before a change, its ``src`` folder)
+is run too: its ``--json`` and ``--per-user`` output must be the same bytes as ours before
+anything is timed, and it is timed interleaved with the others. Bytecode is written (these
+machines set ``PYTHONDONTWRITEBYTECODE``: an edited tree would recompile every module in
+each process); receval runs as ``python -m receval``, so ``PYTHONPATH`` chooses the tree.
+
 Usage::
 
     python benchmarks/bench_evaluate_catalogue.py                    # 50,000 users x 100 over 5M items
     python benchmarks/bench_evaluate_catalogue.py --int-ids          # the same with integer ids
     python benchmarks/bench_evaluate_catalogue.py --users 2000 --items 200000 --repeat 1   # smoke run
     python benchmarks/bench_evaluate_catalogue.py --folder /tmp/cat  # files kept there for the next run
+    PYTHONPATH=src python benchmarks/bench_evaluate_catalogue.py --folder /tmp/cat --baseline /tmp/old/src
 """
 
 from __future__ import annotations
@@ -51,6 +58,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_knn_implicit import _measure  # (wall s, peak GB, CPU s) of one whole process
 
 METRICS = "ndcg@10,precision@10,recall@100,map@100,mrr"
+# bytecode written, as an installed package has it (PYTHONDONTWRITEBYTECODE would recompile receval every run)
+ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
 K = 100
 
 ANCHOR = "import sys, pyarrow.parquet as pq; [pq.read_table(path) for path in sys.argv[1:]]"
@@ -145,6 +154,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--folder", type=Path, help="where the files are (written when absent)")
     parser.add_argument("--trec", action="store_true", help="also time the same data as TREC run and qrels files")
+    parser.add_argument("--baseline", help="a second source tree (its src folder): same output, timed alongside")
     parser.add_argument("--prepare", action="store_true", help=argparse.SUPPRESS)  # the child that writes and checks
     args = parser.parse_args()
     if args.prepare:
@@ -163,31 +173,48 @@ def main() -> None:
                    *(["--trec"] if args.trec else [])]  # fmt: skip
         expected = json.loads(subprocess.run(prepare, capture_output=True, text=True, check=True).stdout)
         truth, run = str(folder / "truth.parquet"), str(folder / "run.parquet")
-        receval = str(Path(sys.executable).with_name("receval"))
-        ours = [receval, "evaluate", "--truth", truth, "--recs", run, "--metrics", METRICS, "--empty-users", "zero",
-                "--json"]  # fmt: skip
+        ours = [sys.executable, "-m", "receval", "evaluate", "--truth", truth, "--recs", run, "--metrics", METRICS,
+                "--empty-users", "zero", "--json"]  # fmt: skip
         pairs = {"": ([sys.executable, "-c", ANCHOR, truth, run], ours)}
         if args.trec:
             qrels, trec = str(folder / "truth.qrels"), str(folder / "run.trec")
             pairs[" (TREC)"] = ([sys.executable, "-c", ANCHOR_TREC, qrels, trec],
-                                [*ours[:2], "--truth", qrels, "--recs", trec, *ours[6:]])  # fmt: skip
+                                [*ours[:4], "--truth", qrels, "--recs", trec, *ours[8:]])  # fmt: skip
+        baseline_env = {**ENV, "PYTHONPATH": str(Path(args.baseline).resolve())} if args.baseline else None
         values = {}
         for label, (_, command) in pairs.items():
-            done = subprocess.run(command, capture_output=True, text=True, check=True)
-            values[label] = {k: v for k, v in json.loads(done.stdout.strip().splitlines()[-1]).items()
+            printed = {}
+            for tree, env in (("ours", ENV), ("baseline", baseline_env)):
+                if env is None:
+                    continue
+                table = folder / f"per_user_{tree}.tsv"
+                done = subprocess.run([*command, "--per-user", str(table)], capture_output=True, check=True, env=env)
+                printed[tree] = (done.stdout, table.read_bytes())
+            if "baseline" in printed and printed["baseline"] != printed["ours"]:
+                sys.exit(f"the baseline tree prints other bytes{label} (--json or --per-user): not timed")
+            values[label] = {k: v for k, v in json.loads(printed["ours"][0].decode().strip().splitlines()[-1]).items()
                              if k != "conventions"}  # fmt: skip
             for metric, value in expected.items():
                 if not np.isclose(values[label][metric], value, rtol=0, atol=1e-12):
                     sys.exit(f"{metric}{label}: receval {values[label][metric]!r} but pandas {value!r}: not timed")
         if values.get(" (TREC)", values[""]) != values[""]:
             sys.exit(f"TREC files give {values[' (TREC)']}, Parquet {values['']}: not timed")
-        print(f"checked against pandas: {expected}")
-        env = dict(os.environ)
+        same = " and byte-identical to the baseline tree (--json, --per-user)" if baseline_env else ""
+        print(f"checked against pandas: {expected}{same}")
         figures: dict[str, list[tuple[float, float, float]]] = {}
         for _ in range(args.repeat):
             for label, (anchor, command) in pairs.items():
-                figures.setdefault(f"anchor{label}", []).append(_measure(anchor, env))
-                figures.setdefault(f"receval{label}", []).append(_measure(command, env))
+                figures.setdefault(f"anchor{label}", []).append(_measure(anchor, ENV))
+                figures.setdefault(f"receval{label}", []).append(_measure(command, ENV))
+                if baseline_env is not None:
+                    figures.setdefault(f"baseline{label}", []).append(_measure(command, baseline_env))
+                shown = [
+                    f"{name} {runs[-1][0]:.2f} s wall {runs[-1][2]:.2f} s CPU {runs[-1][1] * 1e3:.0f} MB"
+                    for name, runs in figures.items()
+                    if name.endswith(label) and (label or "TREC" not in name)
+                ]
+                load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+                print(f"  {label or '(Parquet)'}: {', '.join(shown)}; load {load}", flush=True)  # fmt: skip
     for _, command in pairs.values():
         print("command: " + " ".join(command))
     best = {}
@@ -199,8 +226,10 @@ def main() -> None:
               f"CPU {cpu:6.2f} s  peak {peak:7.0f} MB")  # fmt: skip
     least = {name: min(c for _, _, c in runs) for name, runs in figures.items()}
     for label in pairs:
-        print(f"ratio receval / read{label}: {best['receval' + label] / best['anchor' + label]:.2f}x wall, "
-              f"{least['receval' + label] / least['anchor' + label]:.2f}x CPU (goal ≤ 2)")  # fmt: skip
+        for name in ("receval", "baseline"):
+            if name + label in best:
+                print(f"ratio {name} / read{label}: {best[name + label] / best['anchor' + label]:.2f}x wall, "
+                      f"{least[name + label] / least['anchor' + label]:.2f}x CPU (goal ≤ 2)")  # fmt: skip
     print("  " + json.dumps(values[""]))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 

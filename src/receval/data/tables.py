@@ -295,7 +295,9 @@ def read_located(
     import pyarrow as pa
 
     # one chunk, one dictionary per id column: every later look at a column is a view, not a merge
-    table = _roles(table.unify_dictionaries().combine_chunks(), path, kind, columns)
+    held = [table]
+    del table  # one_chunk frees each column's chunks once it is combined
+    table = _roles(_arrow.one_chunk(held), path, kind, columns)
     if text_ids:  # ids as text in every file, so that they match across files and formats
         for j, col in enumerate(table.column_names):
             if col in _IDS and not pa.types.is_dictionary(table.column(j).type):

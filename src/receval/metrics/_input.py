@@ -200,13 +200,20 @@ def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21)
     Rows are processed in chunks: each chunk's sparse rows are scattered into a
     reused dense buffer of about ``budget`` cells, gathered with one ``take`` and
     cleared again — memory-bound and several times faster than a global search.
+    The buffer spans the columns up to the last one holding a value (the evaluation
+    numbers the truth's items first, so that over a catalogue of millions the items only
+    lists name lie past it): many rows a chunk, not one (was: 50,000 chunks of one row
+    over 5M items, 0.4-0.6 s).
 
     >>> m = sp.csr_matrix(np.array([[1.0, 0, 3], [0, 0, 2]]))
     >>> lookup(m, np.array([[2, 1], [2, -1]])).tolist()
     [[3.0, nan], [2.0, nan]]
+    >>> lookup(sp.csr_matrix(np.array([[1.0, 0, 0, 0]])), np.array([[3, 0, 2]])).tolist()  # past the last value
+    [[nan, 1.0, nan]]
     """
     n_rows, width = columns.shape
-    n_cols = max(int(matrix.shape[1]), 1)
+    stored = matrix.indices[: matrix.indptr[-1]]
+    n_cols = int(stored.max()) + 1 if len(stored) else 1  # no column past it holds a value
     out = np.empty((n_rows, width), dtype=np.float32)
     step = max(1, min(n_rows, budget // n_cols))
     dense = np.full(step * n_cols, np.nan, dtype=np.float32)
@@ -214,7 +221,7 @@ def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21)
     local_row = np.repeat(np.arange(n_rows, dtype=np.int64) % step, np.diff(indptr))
     flat = local_row * n_cols + indices
     offsets = np.arange(step, dtype=np.int64)[:, None] * n_cols
-    invalid = columns < 0
+    invalid = (columns < 0) | (columns >= n_cols)
     safe = np.where(invalid, 0, columns)
     for start in range(0, n_rows, step):
         stop = min(start + step, n_rows)
