@@ -18,7 +18,9 @@ import gc
 import sys
 from collections.abc import Mapping, Sequence
 
-__all__ = ["TUNED_COMMANDS", "TUNING_VARIABLE", "stop_resource_trackers", "tune_allocator", "wants_tuning"]
+__all__ = [
+    "TUNED_COMMANDS", "TUNING_VARIABLE", "command_word", "stop_resource_trackers", "tune_allocator", "wants_tuning",
+]  # fmt: skip
 
 # Commands whose whole process gains from tune_allocator (benchmarks/bench_process_tuning.py): one-shot
 # commands only, never those with workers or whose tasks record their peak memory (run)
@@ -36,8 +38,16 @@ def wants_tuning(args: Sequence[str], environ: Mapping[str, str]) -> bool:
     >>> wants_tuning(["evaluate"], {"RECEVAL_MALLOC_TUNING": "0"})
     False
     """
-    command = next((arg for arg in args if not arg.startswith("-")), None)
-    return command in TUNED_COMMANDS and environ.get(TUNING_VARIABLE, "1") != "0"
+    return command_word(args) in TUNED_COMMANDS and environ.get(TUNING_VARIABLE, "1") != "0"
+
+
+def command_word(args: Sequence[str]) -> str | None:
+    """The command a command line names: its first word that is not an option (the root options take no value).
+
+    >>> command_word(["-vv", "data", "stats", "u.data"]), command_word(["--help"])
+    ('data', None)
+    """
+    return next((arg for arg in args if not arg.startswith("-")), None)
 
 
 # the helper processes worker pools start beside their workers, by the module that starts them
