@@ -92,6 +92,51 @@ def test_help_loads_no_heavy_library(args):
     assert _loaded_after(_cli(*args)) == []
 
 
+def test_command_index_is_what_the_modules_register():
+    # the index is generated from COMMAND_MODULES (receval.cli._index.write): a command added or renamed fails here
+    from receval.cli._index import COMMAND_INDEX
+    from receval.cli.app import COMMAND_MODULES, EXAMPLES, command_index
+
+    assert COMMAND_INDEX == command_index(), "rewrite it: python -c 'from receval.cli._index import write; write()'"
+    assert set(COMMAND_INDEX.values()) == set(COMMAND_MODULES)
+    assert {name.split()[0] for name in EXAMPLES} == {*COMMAND_INDEX, "version"}  # every command, listed by --help
+
+
+_COMMAND_MODULES_LOADED = """
+import json, sys
+from receval.cli.app import COMMAND_MODULES
+print(json.dumps(sorted(set(COMMAND_MODULES) & set(sys.modules))))
+"""
+
+
+def _command_modules_after(code: str) -> list[str]:
+    """The modules of COMMAND_MODULES in ``sys.modules`` after running ``code`` in a new interpreter."""
+    done = subprocess.run([sys.executable, "-c", code + _COMMAND_MODULES_LOADED], capture_output=True, text=True,
+                          check=True, timeout=300)  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(("args", "module"), [(("evaluate", "--help"), "receval.cli.evaluate"),
+                                              (("-q", "predict", "--help"), "receval.cli.recommend"),
+                                              (("data", "stats", "--help"), "receval.cli.data")])  # fmt: skip
+def test_a_command_imports_only_its_own_module(args, module):
+    # what the module itself imports, and nothing more: no other command's module is imported or built
+    alone = _command_modules_after(f"import receval.cli.app, {module}")
+    assert module in alone and len(alone) < 5, alone
+    assert _command_modules_after(_cli(*args)) == alone
+
+
+def test_help_and_unknown_commands_load_every_command_module():
+    from receval.cli.app import COMMAND_MODULES
+
+    assert _command_modules_after(_cli("--help")) == sorted(COMMAND_MODULES)
+    typo = "import contextlib, io\nfrom receval.cli.app import main\nwith contextlib.redirect_stderr(io.StringIO()):\n"
+    typo += (
+        "    assert main(['evalute']) == 2\n"  # click's "No such command ... Did you mean 'evaluate'?" needs them all
+    )
+    assert _command_modules_after(typo) == sorted(COMMAND_MODULES)
+
+
 def test_python_m_receval_help_loads_no_heavy_library():
     code = (
         "import contextlib, io, runpy, sys\n"
