@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -93,13 +94,28 @@ def test_help_loads_no_heavy_library(args):
 
 
 def test_command_index_is_what_the_modules_register():
-    # the index is generated from COMMAND_MODULES (receval.cli._index.write): a command added or renamed fails here
+    # the index is generated from COMMAND_MODULES (receval.cli.app.write_index): a command added or renamed fails here
     from receval.cli._index import COMMAND_INDEX
     from receval.cli.app import COMMAND_MODULES, EXAMPLES, command_index
 
-    assert COMMAND_INDEX == command_index(), "rewrite it: python -c 'from receval.cli._index import write; write()'"
+    rewrite = "python -c 'from receval.cli.app import write_index; write_index()'"
+    assert COMMAND_INDEX == command_index(), f"rewrite it: {rewrite}"
     assert set(COMMAND_INDEX.values()) == set(COMMAND_MODULES)
     assert {name.split()[0] for name in EXAMPLES} == {*COMMAND_INDEX, "version"}  # every command, listed by --help
+
+
+def test_write_index_writes_the_index_back(tmp_path):
+    import re
+
+    import receval.cli._index
+    from receval.cli.app import write_index
+
+    written = Path(receval.cli._index.__file__).read_text()
+    emptied = re.sub(r"(COMMAND_INDEX: dict\[str, str\] = \{\n).*?(^\}\n)", r"\1\2", written, flags=re.S | re.M)
+    assert '"evaluate": "receval.cli.evaluate",' in written and '"evaluate"' not in emptied
+    (tmp_path / "_index.py").write_text(emptied)
+    write_index(tmp_path / "_index.py")
+    assert (tmp_path / "_index.py").read_text() == written  # what is checked in is what write_index writes
 
 
 _COMMAND_MODULES_LOADED = """

@@ -205,6 +205,22 @@ def command_index() -> dict[str, str]:
     return index
 
 
+def write_index(path: str | os.PathLike[str] | None = None) -> None:
+    """Rewrite :data:`receval.cli._index.COMMAND_INDEX` from the command modules (:func:`command_index`).
+
+    ``path``: the copy of ``receval/cli/_index.py`` to rewrite (by default the module itself).
+    """
+    from pathlib import Path
+
+    from receval.cli import _index
+
+    path = Path(path if path is not None else _index.__file__)
+    rows = "".join(f"    {name!r}: {module!r},\n".replace("'", '"') for name, module in command_index().items())
+    text = re.sub(r"(COMMAND_INDEX: dict\[str, str\] = \{\n).*?(^\}\n)", rf"\g<1>{rows}\g<2>", path.read_text(),
+                  count=1, flags=re.S | re.M)  # fmt: skip
+    path.write_text(text)
+
+
 def __getattr__(name: str) -> Any:
     # the application with every command, and every example: for what lists them all (docs, tests)
     if name in ("app", "EXAMPLES"):
