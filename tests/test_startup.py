@@ -278,3 +278,33 @@ def test_only_tuned_commands_get_the_allocator_tuning_and_no_environment_changes
     assert (report["mapped"] == 0) is expect_heap, report["mapped"]
     if not expect_heap:
         assert report["mapped"] >= report["block"]
+
+
+_THRESHOLDS = """
+import atexit, gc, json, sys
+before = gc.get_threshold()  # the interpreter's defaults
+atexit.register(lambda: print(json.dumps([before, gc.get_threshold()]), file=sys.stderr))  # after entry()'s exit
+sys.argv = ["receval", *sys.argv[1:]]
+from receval.cli.app import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "tuned"),
+    [
+        (["-q", "evaluate", "--truth", "missing.csv", "--recs", "r.csv", "--metrics", "mrr"], True),
+        (["predict", "--train", "missing.tsv", "--test", "t.tsv", "--algorithm", "item-knn", "--out", "p.tsv"], True),
+        (["data", "stats", "missing.csv", "--format", "csv"], False),
+        (["run", "missing.toml"], False),
+    ],
+)
+def test_only_one_shot_commands_get_the_collector_tuning(tmp_path, args, tuned):
+    from receval.cli._process import COLLECTOR_THRESHOLDS
+
+    done = subprocess.run([sys.executable, "-c", _THRESHOLDS, *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr  # each command fails on its missing file, after the tuning
+    before, after = (tuple(t) for t in json.loads(done.stderr.strip().splitlines()[-1]))
+    assert before != COLLECTOR_THRESHOLDS  # the check below can fail
+    assert after == (COLLECTOR_THRESHOLDS if tuned else before), (before, after)
