@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -90,6 +91,66 @@ def test_unknown_attribute_is_an_attribute_error():
 )
 def test_help_loads_no_heavy_library(args):
     assert _loaded_after(_cli(*args)) == []
+
+
+def test_command_index_is_what_the_modules_register():
+    # the index is generated from COMMAND_MODULES (receval.cli.app.write_index): a command added or renamed fails here
+    from receval.cli._index import COMMAND_INDEX
+    from receval.cli.app import COMMAND_MODULES, EXAMPLES, command_index
+
+    rewrite = "python -c 'from receval.cli.app import write_index; write_index()'"
+    assert COMMAND_INDEX == command_index(), f"rewrite it: {rewrite}"
+    assert set(COMMAND_INDEX.values()) == set(COMMAND_MODULES)
+    assert {name.split()[0] for name in EXAMPLES} == {*COMMAND_INDEX, "version"}  # every command, listed by --help
+
+
+def test_write_index_writes_the_index_back(tmp_path):
+    import re
+
+    import receval.cli._index
+    from receval.cli.app import write_index
+
+    written = Path(receval.cli._index.__file__).read_text()
+    emptied = re.sub(r"(COMMAND_INDEX: dict\[str, str\] = \{\n).*?(^\}\n)", r"\1\2", written, flags=re.S | re.M)
+    assert '"evaluate": "receval.cli.evaluate",' in written and '"evaluate"' not in emptied
+    (tmp_path / "_index.py").write_text(emptied)
+    write_index(tmp_path / "_index.py")
+    assert (tmp_path / "_index.py").read_text() == written  # what is checked in is what write_index writes
+
+
+_COMMAND_MODULES_LOADED = """
+import json, sys
+from receval.cli.app import COMMAND_MODULES
+print(json.dumps(sorted(set(COMMAND_MODULES) & set(sys.modules))))
+"""
+
+
+def _command_modules_after(code: str) -> list[str]:
+    """The modules of COMMAND_MODULES in ``sys.modules`` after running ``code`` in a new interpreter."""
+    done = subprocess.run([sys.executable, "-c", code + _COMMAND_MODULES_LOADED], capture_output=True, text=True,
+                          check=True, timeout=300)  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(("args", "module"), [(("evaluate", "--help"), "receval.cli.evaluate"),
+                                              (("-q", "predict", "--help"), "receval.cli.recommend"),
+                                              (("data", "stats", "--help"), "receval.cli.data")])  # fmt: skip
+def test_a_command_imports_only_its_own_module(args, module):
+    # what the module itself imports, and nothing more: no other command's module is imported or built
+    alone = _command_modules_after(f"import receval.cli.app, {module}")
+    assert module in alone and len(alone) < 5, alone
+    assert _command_modules_after(_cli(*args)) == alone
+
+
+def test_help_and_unknown_commands_load_every_command_module():
+    from receval.cli.app import COMMAND_MODULES
+
+    assert _command_modules_after(_cli("--help")) == sorted(COMMAND_MODULES)
+    typo = "import contextlib, io\nfrom receval.cli.app import main\nwith contextlib.redirect_stderr(io.StringIO()):\n"
+    typo += (
+        "    assert main(['evalute']) == 2\n"  # click's "No such command ... Did you mean 'evaluate'?" needs them all
+    )
+    assert _command_modules_after(typo) == sorted(COMMAND_MODULES)
 
 
 def test_python_m_receval_help_loads_no_heavy_library():
@@ -217,3 +278,33 @@ def test_only_tuned_commands_get_the_allocator_tuning_and_no_environment_changes
     assert (report["mapped"] == 0) is expect_heap, report["mapped"]
     if not expect_heap:
         assert report["mapped"] >= report["block"]
+
+
+_THRESHOLDS = """
+import atexit, gc, json, sys
+before = gc.get_threshold()  # the interpreter's defaults
+atexit.register(lambda: print(json.dumps([before, gc.get_threshold()]), file=sys.stderr))  # after entry()'s exit
+sys.argv = ["receval", *sys.argv[1:]]
+from receval.cli.app import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "tuned"),
+    [
+        (["-q", "evaluate", "--truth", "missing.csv", "--recs", "r.csv", "--metrics", "mrr"], True),
+        (["predict", "--train", "missing.tsv", "--test", "t.tsv", "--algorithm", "item-knn", "--out", "p.tsv"], True),
+        (["data", "stats", "missing.csv", "--format", "csv"], False),
+        (["run", "missing.toml"], False),
+    ],
+)
+def test_only_one_shot_commands_get_the_collector_tuning(tmp_path, args, tuned):
+    from receval.cli._process import COLLECTOR_THRESHOLDS
+
+    done = subprocess.run([sys.executable, "-c", _THRESHOLDS, *args], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr  # each command fails on its missing file, after the tuning
+    before, after = (tuple(t) for t in json.loads(done.stderr.strip().splitlines()[-1]))
+    assert before != COLLECTOR_THRESHOLDS  # the check below can fail
+    assert after == (COLLECTOR_THRESHOLDS if tuned else before), (before, after)

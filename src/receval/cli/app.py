@@ -1,7 +1,11 @@
 """Entry point of the ``receval`` command (also ``python -m receval``).
 
 Each command module exposes ``register(app)`` and ``EXAMPLES`` (command name -> one example
-command line); :data:`COMMAND_MODULES` lists them.
+command line); :data:`COMMAND_MODULES` lists them. A command line imports and builds only the
+module of the command it names (:mod:`receval.cli._index`, generated from these modules, says
+which one): typer reads every parameter's annotation of each command it builds, so building all
+of them cost every command as much as its own start. ``--help`` and a name the index does not
+know get every command; so do :data:`app` and :data:`EXAMPLES`, built on first use.
 Errors of the :class:`~receval.errors.ReceValError` family print their message and
 exit with status 2, never a traceback; with ``--json`` (or ``--output json``) the
 message goes to stdout as ``{"error": "..."}``, so a script reading JSON always gets
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import gc
 import importlib
 import inspect
@@ -39,25 +44,24 @@ import shlex
 import sys
 import warnings
 from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import typer
 import typer.main
 
+from receval.cli._index import COMMAND_INDEX
+from receval.cli._process import (
+    COLLECTOR_COMMANDS,
+    command_word,
+    stop_resource_trackers,
+    tune_allocator,
+    tune_collector,
+    wants_tuning,
+)
 from receval.cli._process import TUNED_COMMANDS as TUNED_COMMANDS  # the commands tuned, named here too
 from receval.cli._process import TUNING_VARIABLE as TUNING_VARIABLE
-from receval.cli._process import stop_resource_trackers, tune_allocator, wants_tuning
 from receval.cli.output import CheckedStdout, StdoutError
 from receval.errors import ReceValError, ReceValWarning, Spelling, describe_os_error
-
-app = typer.Typer(
-    name="receval",
-    help="Rigorous offline evaluation of recommender systems.",
-    no_args_is_help=True,
-    add_completion=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
 
 COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.data",
@@ -87,17 +91,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "receval.cli.protocols_study",
 )
 
-# One example per command, shown at the end of its --help (a command's own epilog wins): each command
-# module's EXAMPLES, gathered here
-EXAMPLES: dict[str, str] = {"version": "receval version"}
-
-for _name in COMMAND_MODULES:
-    _module = importlib.import_module(_name)
-    _module.register(app)
-    EXAMPLES |= _module.EXAMPLES
+if TYPE_CHECKING:  # built on first use (module __getattr__ below): every command registered
+    app: typer.Typer
+    EXAMPLES: dict[str, str]
 
 
-@app.command("version")
 def version_command() -> None:
     """Print receval's version (the same as `receval --version` without the name)."""
     from receval import __version__
@@ -113,7 +111,6 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _root(
     ctx: typer.Context,
     version: bool = typer.Option(
@@ -139,25 +136,104 @@ def _first_sentence(doc: str) -> str:
     return re.split(r"(?<=[.!?])\s+(?=[A-Z`])", paragraph, maxsplit=1)[0]  # not after "e.g. genres"
 
 
-def _add_examples(typer_app: typer.Typer, prefix: str = "") -> None:
-    """Append the :data:`EXAMPLES` line to the help of every command of ``typer_app``.
+def _add_examples(typer_app: typer.Typer, examples: dict[str, str], prefix: str = "") -> None:
+    """Append the ``examples`` line to the help of every command of ``typer_app``.
 
     Also gives each command its first sentence as the short help of the command list,
     which click would otherwise cut to the terminal's width with "...".
     """
     for info in typer_app.registered_commands:
         name = prefix + (info.name or info.callback.__name__.replace("_", "-"))  # type: ignore[union-attr]  # registered: has a callback
-        if not info.epilog and name in EXAMPLES:
-            info.epilog = f"\b\nExample:\n  {EXAMPLES[name]}"  # \b: click keeps the line as written
+        if not info.epilog and name in examples:
+            info.epilog = f"\b\nExample:\n  {examples[name]}"  # \b: click keeps the line as written
         doc = info.help or (info.callback.__doc__ if info.callback else None)
         if not info.short_help and doc:
             info.short_help = _first_sentence(doc)
     for group in typer_app.registered_groups:
         if group.typer_instance is not None:
-            _add_examples(group.typer_instance, f"{prefix}{group.name} ")
+            _add_examples(group.typer_instance, examples, f"{prefix}{group.name} ")
 
 
-_add_examples(app)
+@functools.cache
+def _registered(modules: tuple[str, ...]) -> tuple[typer.Typer, dict[str, str]]:
+    """The application with the commands of ``modules`` (and ``version``) registered, and their examples.
+
+    Registering is cheap; what costs is importing a command's module and typer building its
+    parameters (reading every annotation), which happens only for the commands registered here.
+    """
+    typer_app = typer.Typer(
+        name="receval",
+        help="Rigorous offline evaluation of recommender systems.",
+        no_args_is_help=True,
+        add_completion=True,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+    # one example per command, shown at the end of its --help (a command's own epilog wins)
+    examples: dict[str, str] = {"version": "receval version"}
+    for name in modules:
+        module = importlib.import_module(name)
+        module.register(typer_app)
+        examples |= module.EXAMPLES
+    typer_app.command("version")(version_command)
+    typer_app.callback()(_root)
+    _add_examples(typer_app, examples)
+    return typer_app, examples
+
+
+def _app_for(args: Sequence[str]) -> typer.Typer:
+    """The application that runs ``args``: only the named command's module registered, when the index knows it.
+
+    ``--help`` without a command, a command the index does not know (a typo, one added since the
+    index was written) and shell completion get every command, as they list or search them all.
+
+    >>> sorted(typer.main.get_command(_app_for(["-q", "predict", "--help"])).commands)
+    ['algorithms', 'predict', 'recommend', 'version']
+    """
+    word = command_word(args)
+    if word == "version":
+        return _registered(())[0]
+    module = COMMAND_INDEX.get(word or "")
+    return _registered((module,) if module in COMMAND_MODULES else COMMAND_MODULES)[0]
+
+
+def command_index() -> dict[str, str]:
+    """Each top-level command of :data:`COMMAND_MODULES` and the module that registers it (what ``_index.py`` holds).
+
+    Imports every command module: for tests and for writing the index, never on a command's path.
+    """
+    index: dict[str, str] = {}
+    for name in COMMAND_MODULES:
+        typer_app = typer.Typer()
+        importlib.import_module(name).register(typer_app)
+        commands = [info.name or info.callback.__name__ for info in typer_app.registered_commands]  # type: ignore[union-attr]  # registered: has a callback
+        groups = [group.name for group in typer_app.registered_groups if group.name]
+        index |= dict.fromkeys([*commands, *groups], name)
+    return index
+
+
+def write_index(path: str | os.PathLike[str] | None = None) -> None:
+    """Rewrite :data:`receval.cli._index.COMMAND_INDEX` from the command modules (:func:`command_index`).
+
+    ``path``: the copy of ``receval/cli/_index.py`` to rewrite (by default the module itself).
+    """
+    from pathlib import Path
+
+    from receval.cli import _index
+
+    path = Path(path if path is not None else _index.__file__)
+    rows = "".join(f"    {name!r}: {module!r},\n".replace("'", '"') for name, module in command_index().items())
+    text = re.sub(r"(COMMAND_INDEX: dict\[str, str\] = \{\n).*?(^\}\n)", rf"\g<1>{rows}\g<2>", path.read_text(),
+                  count=1, flags=re.S | re.M)  # fmt: skip
+    path.write_text(text)
+
+
+def __getattr__(name: str) -> Any:
+    # the application with every command, and every example: for what lists them all (docs, tests)
+    if name in ("app", "EXAMPLES"):
+        typer_app, examples = _registered(COMMAND_MODULES)
+        return typer_app if name == "app" else examples
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _wants_json(args: Sequence[str]) -> bool:
@@ -217,7 +293,7 @@ BROKEN_PIPE_STATUS = 141
 
 def _command_options(args: Sequence[str]) -> dict[str, Any]:
     """The click options of the command ``args`` name, by parameter name and by flag (``{"force": <Option>}``)."""
-    command: Any = typer.main.get_command(app)
+    command: Any = typer.main.get_command(_app_for(args))
     for arg in args:
         if arg == "--":
             break
@@ -330,7 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             with _one_line_warnings(lambda name, value: flag_spelling(args)(name, value)):  # built when used
-                result = app(args=args, standalone_mode=False)
+                result = _app_for(args)(args=args, standalone_mode=False)
             stdout.flush()
         except ReceValError as err:
             _report(err.spelled(flag_spelling(args)), as_json, stdout)
@@ -368,7 +444,10 @@ def entry() -> None:
 
     ``receval evaluate`` gets glibc's allocator tuned for arrays of a few million rows
     (:func:`~receval.cli._process.tune_allocator`; set ``RECEVAL_MALLOC_TUNING=0`` to run it untuned); no
-    other command is tuned, and nothing is set that a child process would inherit. Once the command is
+    other command is tuned, and nothing is set that a child process would inherit. ``evaluate`` and
+    ``predict`` run with fewer passes of the cyclic garbage collector (:func:`~receval.cli._process.tune_collector`:
+    its passes over what numba and scipy build at import cost ``predict`` a tenth of its time; a forked
+    worker keeps the setting, a spawned one does not). Once the command is
     done, the resource trackers of its worker pools are stopped (:func:`~receval.cli._process.stop_resource_trackers`)
     and the objects left are frozen out of the garbage collector (:func:`gc.freeze`): the
     interpreter's exit then skips scanning what numba, scipy and pandas built at import (a visible
@@ -377,6 +456,8 @@ def entry() -> None:
     """
     if wants_tuning(sys.argv[1:], os.environ):
         tune_allocator()
+    if command_word(sys.argv[1:]) in COLLECTOR_COMMANDS:
+        tune_collector()
     status = main()
     stop_resource_trackers()
     gc.freeze()
