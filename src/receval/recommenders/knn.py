@@ -151,6 +151,9 @@ _MODES = ("auto", "dense", "sparse")
 _DENSE_AUTO_BYTES = 2 * 10**9
 # Similarity rows computed at once in sparse mode: at most this many float64 cells (256 MB).
 _BLOCK_CELLS = 32_000_000
+# None: the top-k neighbourhoods of the similarities that read a pair's dot product only are made by
+# _similarity_topk_dot; False forces the general kernel _similarity_topk (tests: the same bits)
+_DOT: bool | None = None
 # None: the whole-vector neighbourhoods are made with numpy and scipy, without numba, when
 # receval._jit.numpy_pays(n_x x n_x) (up to 2,048 entities); True / False force that or the kernel (tests)
 _NUMPY: bool | None = None
@@ -192,7 +195,7 @@ def _similarity_kernel(top_k: bool):
         n_chunks = min(n_rows, n_chunks)
         for c in prange(n_chunks):
             acc = np.zeros((n_x, width))
-            touched = np.empty(n_x, dtype=np.int64)
+            touched = np.empty(n_x + 1, dtype=np.int64)  # + 1: the branch-free record below writes one ahead
             # top-k: a heap of the k best (value, then the lower index) whose root is the worst kept
             heap_vals = np.empty(max(k, 1))
             heap_keys = np.empty(max(k, 1), dtype=np.int64)
@@ -214,10 +217,11 @@ def _similarity_kernel(top_k: bool):
                             continue
                         rj = y_val[q]
                         # acc[xj, 0] counts the pair's common entries (+1 each, never a value that may round
-                        # to 0), so it is 0 only before xj's first visit: each xj enters once, n_touched <= n_x
-                        if acc[xj, 0] == 0:
-                            touched[n_touched] = xj
-                            n_touched += 1
+                        # to 0), so it is 0 only before xj's first visit: each xj enters once, n_touched < n_x.
+                        # Written without a branch (always stored, kept by the count): the branch mispredicts
+                        # on most terms, and this loop is the similarity's cost (about 20% less time)
+                        touched[n_touched] = xj
+                        n_touched += acc[xj, 0] == 0
                         acc[xj, 0] += 1
                         acc[xj, 1] += ri * rj
                         if co_rated:
@@ -268,6 +272,77 @@ def _similarity_kernel(top_k: bool):
 
 _similarity_rows = _similarity_kernel(top_k=False)
 _similarity_topk = _similarity_kernel(top_k=True)
+
+
+@one_at_a_time
+@njit(cache=True, parallel=True)
+def _similarity_topk_dot(
+    x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, row_norms, col_norms, shrink, alpha, beta, k, nb_cols, nb_vals,
+    n_chunks,
+):  # pragma: no cover  # fmt: skip
+    """:func:`_similarity_topk`'s neighbourhoods when a pair's similarity reads its dot product only: the
+    whole-vector kinds (2 to 5) with ``min_support`` 1 and no ``shrinkage``, where a pair sharing no entry and a
+    pair whose dot product is 0 both get similarity 0, never a neighbour. So no count is kept: each term is one
+    addition into ``dot[xj]`` (about 30% less time than the count and the record of first visits).
+
+    A row reaching at least n_x terms reads its sums by a scan of ``dot`` (no record of the entities it
+    reached); a shorter row records an entity when its sum is 0 before the term (branch-free), which a sum
+    returning to 0 may record twice: each entry is read then reset to 0, so a second record reads 0 and is
+    skipped, and the records (at most the row's terms) fit in n_x + 1. The sums run in the row kernel's order
+    and the formula is its own, so the similarities are its bits; a row's ``k`` best under the total order
+    (similarity, then the lower index) do not depend on the order they are offered in."""
+    n_x = len(x_ptr) - 1
+    n_rows = n_x
+    n_chunks = min(n_rows, n_chunks)
+    for c in prange(n_chunks):
+        dot = np.zeros(n_x)
+        touched = np.empty(n_x + 1, dtype=np.int64)
+        heap_vals = np.empty(k)
+        heap_keys = np.empty(k, dtype=np.int64)
+        heap_cols = np.empty(k, dtype=np.int64)
+        for xi in range(c, n_rows, n_chunks):
+            terms = 0
+            for p in range(x_ptr[xi], x_ptr[xi + 1]):
+                terms += y_ptr[x_idx[p] + 1] - y_ptr[x_idx[p]]
+            scan = terms >= n_x
+            n_touched = 0
+            for p in range(x_ptr[xi], x_ptr[xi + 1]):
+                y = x_idx[p]
+                ri = x_val[p]
+                if scan:
+                    for q in range(y_ptr[y], y_ptr[y + 1]):
+                        dot[y_idx[q]] += ri * y_val[q]
+                else:
+                    for q in range(y_ptr[y], y_ptr[y + 1]):
+                        xj = y_idx[q]
+                        touched[n_touched] = xj
+                        n_touched += dot[xj] == 0
+                        dot[xj] += ri * y_val[q]
+            size = 0
+            for t in range(n_x if scan else n_touched):
+                xj = t if scan else touched[t]
+                d = dot[xj]
+                if d == 0:  # not reached, or its sum is 0 (similarity 0), or read already
+                    continue
+                dot[xj] = 0.0
+                if xj == xi:
+                    continue
+                if kind == 2:
+                    den = row_norms[xi] * col_norms[xj]
+                elif kind == 3:
+                    den = row_norms[xi] + col_norms[xj] - d
+                elif kind == 4:
+                    den = d + alpha * (col_norms[xj] - d) + beta * (row_norms[xi] - d)
+                else:
+                    den = 1.0
+                if kind != 5:
+                    den += shrink
+                s = 0.0
+                if den != 0:
+                    s = d / den
+                if s > 0 and not (size == k and s < heap_vals[0]):
+                    size = _offer(heap_vals, heap_keys, heap_cols, size, k, s, xj, xj)
+            _pop_all(heap_vals, heap_keys, heap_cols, size, k, nb_cols, nb_vals, xi)
 
 
 @njit(cache=True)
@@ -684,7 +759,13 @@ class _KNN(Recommender):
         else:
             cols = np.full((n_x, kk), -1, dtype=np.int64)
             vals = np.zeros((n_x, kk))
-            self._kernel(_similarity_topk, lists, np.arange(n_x), False, np.zeros((0, 0)), kk, cols, vals)
+            if lists[6] >= 2 and self.min_support <= 1 and self.shrinkage == 0 and _DOT is not False:
+                x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms = lists
+                _similarity_topk_dot(x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms,
+                                     float(self.shrink), float(self.tversky_alpha), float(self.tversky_beta), kk,
+                                     cols, vals, _chunks())  # fmt: skip
+            else:
+                self._kernel(_similarity_topk, lists, np.arange(n_x), False, np.zeros((0, 0)), kk, cols, vals)
         keep = cols >= 0
         rows = np.broadcast_to(np.arange(n_x)[:, None], cols.shape)
         return _neighbours([(rows[keep], cols[keep], vals[keep])], n_x)
