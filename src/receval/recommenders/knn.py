@@ -122,7 +122,7 @@ from typing import ClassVar, Literal, cast
 import numpy as np
 import scipy.sparse as sp
 
-from receval._jit import njit, numpy_pays, one_at_a_time, prange
+from receval._jit import COMPILED_FROM, njit, numpy_pays, one_at_a_time, prange
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
@@ -417,20 +417,56 @@ def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
     """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x, with their pointers
     and their (int32) index lists ``y[x_order]``, ``x[yx_order]``.
 
-    Raises :class:`DataError` when an (x, y) pair repeats (seen in the sorted keys, no other pass)."""
-    keys = x.astype(np.int64) * n_y + y
-    x_order = np.argsort(keys)
-    repeated = int(np.count_nonzero(np.diff(keys[x_order]) == 0))
+    Raises :class:`DataError` when an (x, y) pair repeats (seen in the sorted keys, no other pass). From
+    :data:`~receval._jit.COMPILED_FROM` ratings the orders are counting sorts (:func:`_counting_orders`, linear,
+    1.5 s less at 5M ratings); the pairs are distinct, so they are the argsorts' orders."""
+    x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
+    y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
+    compiled = COMPILED_FROM <= len(x) < 2**31
+    if compiled:
+        x_order, yx_order, repeated = _counting_orders(x, y, x_ptr, y_ptr)
+    else:
+        keys = x.astype(np.int64) * n_y + y
+        x_order = np.argsort(keys)
+        repeated = int(np.count_nonzero(np.diff(keys[x_order]) == 0))
+        del keys
     if repeated:
         raise DataError(
             f"{repeated} repeated (user, item) ratings; call .deduplicate('last' or 'mean') "
             "to choose one value per pair before building a matrix"
         )
-    del keys
-    yx_order = np.argsort(y.astype(np.int64) * n_x + x)
-    x_ptr = np.concatenate([[0], np.cumsum(np.bincount(x, minlength=n_x))])
-    y_ptr = np.concatenate([[0], np.cumsum(np.bincount(y, minlength=n_y))])
-    return x_order, x_ptr, y[x_order].astype(np.int32), yx_order, y_ptr, x[yx_order].astype(np.int32)
+    if not compiled:
+        yx_order = np.argsort(y.astype(np.int64) * n_x + x)
+    return (x_order, x_ptr, y[x_order].astype(np.int32, copy=False), yx_order, y_ptr,
+            x[yx_order].astype(np.int32, copy=False))  # fmt: skip
+
+
+@njit(cache=True)
+def _counting_orders(x, y, x_ptr, y_ptr):  # pragma: no cover
+    """(x_order, yx_order, repeated pairs) of :func:`_list_orders` by three stable counting sorts: by y, then
+    by x (the order by (x, y)), then that by y (the order by (y, x))."""
+    n = len(x)
+    by_y = np.empty(n, dtype=np.int32)  # positions as int32 (the kernels' index lists are int32 too): half the memory
+    at = y_ptr[:-1].copy()
+    for i in range(n):
+        by_y[at[y[i]]] = i
+        at[y[i]] += 1
+    x_order = np.empty(n, dtype=np.int32)
+    at = x_ptr[:-1].copy()
+    for t in range(n):
+        i = by_y[t]
+        x_order[at[x[i]]] = i
+        at[x[i]] += 1
+    yx_order = by_y  # overwritten: its order is no longer needed
+    at = y_ptr[:-1].copy()
+    for t in range(n):
+        i = x_order[t]
+        yx_order[at[y[i]]] = i
+        at[y[i]] += 1
+    repeated = 0
+    for t in range(1, n):
+        repeated += x[x_order[t]] == x[x_order[t - 1]] and y[x_order[t]] == y[x_order[t - 1]]
+    return x_order, yx_order, repeated
 
 
 def _feature_weights(weighting: str, x, y, r, n_x: int, n_y: int) -> np.ndarray:
@@ -667,6 +703,11 @@ class _KNN(Recommender):
         self._similarity: np.ndarray | None = None
         self._neighbours: sp.csr_matrix | None = None
         self._weights_csr: sp.csr_matrix | None = None
+        # score's rating weights are the ranking lists' own values (by reference) when the ranking similarity
+        # reads the (weighted) ratings uncentred: the users' lists, sorted by item, as _weights makes them
+        self._score_lists: tuple | None = None
+        if not self.centered and rank_lists[-1] is weighted:
+            self._score_lists = rank_lists[0:3] if self.user_based else rank_lists[3:6]
         self._y_major: tuple | None = None
         # the training arrays themselves (no copies), for the y-major lists predict and score make on first use
         self._xyr = (x, y, train.ratings, None if weighted is r else weighted)
@@ -712,6 +753,11 @@ class _KNN(Recommender):
         """The users x items ratings (minus the x entity's mean when ``centered``; feature-weighted with
         ``feature_weighting``) that ``score`` weighs (sorted CSR, made on first use from the y-major lists)."""
         self._check_fitted()
+        if self._weights_csr is None and self._score_lists is not None:
+            ptr, idx, values = self._score_lists
+            self._weights_csr = sp.csr_matrix((values, idx, ptr), shape=(self.n_users_, self.n_items_))
+            self._weights_csr.has_sorted_indices = True  # the lists are sorted by item (_list_orders)
+            self._score_lists = None
         if self._weights_csr is None:
             y_ptr, y_idx, _, weights = self._y_lists
             values = weights - self.means_[y_idx] if self.centered else weights
