@@ -242,7 +242,7 @@ def _topk_product_kernel(
     n_chunks = min(n_rows, n_chunks)
     for c in prange(n_chunks):
         buffer = np.zeros(n)
-        reached = np.empty(n, dtype=np.int64)
+        reached = np.empty(n + 1, dtype=np.int64)  # + 1: the branch-free record writes one ahead
         blocked = np.zeros(n, dtype=np.bool_)  # reached (or excluded) by the current row
         hs = np.empty(k)
         hk = np.empty(k, dtype=np.int64)
@@ -256,10 +256,9 @@ def _topk_product_kernel(
                 w = a_val[p]
                 for q in range(b_ptr[j], b_ptr[j + 1]):
                     i = b_idx[q]
-                    if not blocked[i]:
-                        blocked[i] = True
-                        reached[m] = i
-                        m += 1
+                    reached[m] = i  # recorded without a branch (kept when first reached): it mispredicts
+                    m += not blocked[i]
+                    blocked[i] = True
                     buffer[i] += w * b_val[q]
             for e in range(ex_ptr[u], ex_ptr[u + 1]):  # after the sums: an excluded item is never offered
                 i = ex_idx[e]
