@@ -236,3 +236,17 @@ def test_product_lists_rank_as_the_dense_scores(train, cls, k, seed, data):
     dense_items, dense_scores = recommend(dense, users, n, exclude=exclude, seed=seed)
     np.testing.assert_array_equal(items, dense_items)
     np.testing.assert_array_equal(scores.view(np.int64), dense_scores.view(np.int64))
+
+
+@settings(max_examples=50, **SETTINGS)
+@given(st.integers(1, 30), st.integers(0, 2**32 - 1))
+def test_square_sums_are_bincounts_bits(n_x, seed):
+    """Values of any magnitude (sums that round): the kernel's sums in bincount's order."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 400))
+    x = rng.integers(0, n_x, n).astype(np.int32)
+    values = rng.normal(size=n) * 10.0 ** rng.integers(-8, 8, n)
+    got = knn._square_sums(x, values, n_x)
+    np.testing.assert_array_equal(
+        got.view(np.int64), np.bincount(x, weights=values * values, minlength=n_x).view(np.int64)
+    )
