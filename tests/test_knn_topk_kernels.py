@@ -250,3 +250,11 @@ def test_square_sums_are_bincounts_bits(n_x, seed):
     np.testing.assert_array_equal(
         got.view(np.int64), np.bincount(x, weights=values * values, minlength=n_x).view(np.int64)
     )
+
+
+def test_the_parallel_dot_kernel_runs_one_thread_at_a_time():
+    """numba's threading layers abort a process whose threads launch parallel kernels at once: the new parallel
+    kernel is wrapped as the others (``tests/test_recommenders_topn.py`` runs them from threads)."""
+    assert hasattr(knn._similarity_topk_dot, "__wrapped__")
+    data = Interactions.from_arrays([0, 0, 1, 1, 2], [0, 1, 0, 2, 1], [5, 3, 4, 2, 4])
+    assert ItemKNN(k=2).fit(data).neighbours_.nnz == 4  # items 0-1 and 0-2 share a user; 1-2 none
