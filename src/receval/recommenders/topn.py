@@ -242,7 +242,7 @@ def _topk_product_kernel(
     n_chunks = min(n_rows, n_chunks)
     for c in prange(n_chunks):
         buffer = np.zeros(n)
-        reached = np.empty(n, dtype=np.int64)
+        reached = np.empty(n + 1, dtype=np.int64)  # + 1: the branch-free record writes one ahead
         blocked = np.zeros(n, dtype=np.bool_)  # reached (or excluded) by the current row
         hs = np.empty(k)
         hk = np.empty(k, dtype=np.int64)
@@ -256,10 +256,9 @@ def _topk_product_kernel(
                 w = a_val[p]
                 for q in range(b_ptr[j], b_ptr[j + 1]):
                     i = b_idx[q]
-                    if not blocked[i]:
-                        blocked[i] = True
-                        reached[m] = i
-                        m += 1
+                    reached[m] = i  # recorded without a branch (kept when first reached): it mispredicts
+                    m += not blocked[i]
+                    blocked[i] = True
                     buffer[i] += w * b_val[q]
             for e in range(ex_ptr[u], ex_ptr[u + 1]):  # after the sums: an excluded item is never offered
                 i = ex_idx[e]
@@ -310,20 +309,29 @@ def _topk_batch(
 
 
 def _exclusion_lists(exclude: sp.csr_matrix | None, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """(indptr, indices) of the excluded items of each row; empty rows for None."""
+    """(indptr, indices) of the excluded items of each row; empty rows for None. The indices keep their type
+    (no int64 copy of a training set's pairs)."""
     if exclude is None:
-        return np.zeros(n_rows + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    return exclude.indptr.astype(np.int64), exclude.indices.astype(np.int64)
+        return np.zeros(n_rows + 1, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    return exclude.indptr.astype(np.int64, copy=False), exclude.indices
 
 
-def _topk_product_batch(operands: tuple, users, k: int, perm, order, offsets, exclude, out_items, out_scores) -> None:
-    """:func:`_topk_product_kernel` for ``users`` with ``operands`` = (A, B) and the whole exclusion matrix."""
+def _product_lists(operands: tuple, exclude: sp.csr_matrix | None) -> tuple:
+    """:func:`_topk_product_kernel`'s arrays of ``operands`` = (A, B) and the whole exclusion matrix, from
+    ``a_ptr`` to ``ex_idx`` (made once for every batch; copies only of the pointers and of values that are
+    not float64)."""
     a, b = operands
-    n_items = b.shape[1]
     ex_ptr, ex_idx = _exclusion_lists(exclude, a.shape[0])
-    _topk_product_kernel(users, a.indptr.astype(np.int64), a.indices, a.data.astype(np.float64),
-                         b.indptr.astype(np.int64), b.indices, b.data.astype(np.float64), n_items, k, perm, order,
-                         offsets, ex_ptr, ex_idx, out_items, out_scores, _chunks())  # fmt: skip
+    return (a.indptr.astype(np.int64, copy=False), a.indices, a.data.astype(np.float64, copy=False),
+            b.indptr.astype(np.int64, copy=False), b.indices, b.data.astype(np.float64, copy=False), b.shape[1],
+            ex_ptr, ex_idx)  # fmt: skip
+
+
+def _topk_product_batch(lists: tuple, users, k: int, perm, order, offsets, out_items, out_scores) -> None:
+    """:func:`_topk_product_kernel` for ``users`` with ``lists`` of :func:`_product_lists`."""
+    a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_items, ex_ptr, ex_idx = lists
+    _topk_product_kernel(users, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n_items, k, perm, order, offsets, ex_ptr,
+                         ex_idx, out_items, out_scores, _chunks())  # fmt: skip
 
 
 def _chunks() -> int:
@@ -532,13 +540,14 @@ def recommend(
     if len(users) * n_items >= LARGE_RANKING:
         notify = _paced(notify, len(users), n_items)
     notify(0, len(users), "recommend users")
+    lists = _product_lists(operands, excl) if operands is not None and compiled else ()
     for start in range(0, len(users), batch_size):
         stop = min(start + batch_size, len(users))
         batch = users[start:stop]
         if operands is not None:
             if compiled:
-                _topk_product_batch(operands, batch, k, perm, order, offsets[start:stop], excl,
-                                    out_items[start:stop], out_scores[start:stop])  # fmt: skip
+                _topk_product_batch(lists, batch, k, perm, order, offsets[start:stop], out_items[start:stop],
+                                    out_scores[start:stop])  # fmt: skip
             else:
                 _topk_product_numpy(operands, batch, k, perm, offsets[start:stop], excl, out_items[start:stop],
                                     out_scores[start:stop])  # fmt: skip
