@@ -3,23 +3,25 @@
 The anchor is a bare Optuna loop (ask and tell on an in-memory study, TPE) whose objective
 fits item-kNN on the fit part and scores nDCG@10 on the validation part with
 :func:`receval.evaluation.evaluate_model`. It does the same trials as ours: the same parts
-(u1.base and u1.test over one id space, a per-user 20 % validation part of u1.base, seed 0)
+(u1.base over the id space it shares with u1.test, a per-user 20 % validation part, seed 0)
 and the same sampler seeds (TPE re-seeded before each trial by the rule of
 :mod:`receval.experiment.tune`), so it draws the same parameters and scores the same values,
-which is checked before anything is timed. Ours is
+which is checked before any figure is printed. Ours is
 :func:`receval.experiment.tune.tune_experiment` on the same space and seed: a SQLite study
 in the output folder, the sealed test part, the untuned defaults scored on validation, the
 final refit and test evaluations of the tuned and the default models, fANOVA importances
-and the written tables. Ours is printed whole and in three parts: the set-up (reading,
-splitting, checking, opening the study), the trial loop (the anchor's work) and the end
-(defaults, refit, test evaluations, importances, tables). Both run in this process, after a
-warm-up that compiles the kernels, interleaved ``--runs`` times; the figures are medians.
+and the written tables; the whole process (``receval tune --json``) also writes the report
+``tune.html``. These are work a user asks for and the anchor does not do: ours is printed
+whole and in three parts (set-up: reading, splitting, checking, opening the study; the trial
+loop, the anchor's work; the end: defaults, refit, test evaluations, importances, tables).
 
-Then whole processes, interleaved ``--runs`` times: ``receval tune CONFIG --json`` (which
-also writes the report ``tune.html``) against ``python`` running the same bare loop as a
-script that reads the files itself; wall, CPU (user + system) and peak resident memory of
-each (``os.wait4``). Then the growth of ours with the trials and the data size
-(``--growth``).
+First whole processes, interleaved ``--runs`` times after one warm-up: ``receval tune
+CONFIG --json`` against ``python`` running the bare loop (this file with ``--bare``, which
+imports no part of :mod:`receval.experiment`); wall, CPU (user + system) and peak resident
+memory of each (``os.wait4``; measured while this process is small, since a child's peak
+counts its parent's at the fork). Then both in this process, after a warm-up that compiles
+the kernels, interleaved ``--runs`` times. Figures are medians. Then the growth of ours with
+the trials and the data size (``--growth``).
 
 Skips (exit 0) when ../shared/data/ml-100k is absent. The machine may be shared: the load
 average is printed at the start and the end; CPU time is the steadier figure.
@@ -41,11 +43,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
-import pandas as pd
 
 ML100K = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-100k"
 STUDY = "u1/item-knn"
@@ -56,28 +58,49 @@ similarity = { choices = ["cosine", "jaccard"] }
 """
 
 
-def _bare(base: Path, test: Path, trials: int) -> tuple[float, list[tuple[dict, float]]]:
+def _joint_train(train: Any, test: Any) -> Any:
+    """``train`` over the id space tune gives a ``test_path`` run: train's ids, then those only the test file has.
+
+    The training part of :func:`receval.experiment.tune._joined`, written out here so that the
+    bare loop imports no part of :mod:`receval.experiment` (whose import costs a second).
+    """
+    import dataclasses
+
+    import scipy.sparse as sp
+
+    ids = {}
+    for what in ("user_ids", "item_ids"):
+        own, other = getattr(train, what), getattr(test, what)
+        new = other[~np.isin(other, own)]
+        ids[what] = np.concatenate([own, new.astype(own.dtype)]) if len(new) else own
+    aspects = train.aspects
+    if aspects is not None and len(ids["item_ids"]) > aspects.shape[0]:  # items only the test file has
+        padding = sp.csr_matrix((len(ids["item_ids"]) - aspects.shape[0], aspects.shape[1]))
+        aspects = sp.vstack([aspects, padding]).tocsr()
+    return dataclasses.replace(train, aspects=aspects, **ids)
+
+
+def _bare(base: Path, test: Path, seeds: list[int]) -> tuple[float, list[tuple[dict, float]]]:
     """The anchor: a bare Optuna loop doing tune's trials; its loop's seconds and its (parameters, value) pairs.
 
-    The parts are tune's: the test file's ids joined after train's (as ``receval recommend
-    --train`` does), then a per-user 20 % validation part; the sampler is re-seeded before each
-    trial by tune's rule (:func:`receval.experiment.tune._trial_seed`), so the trials are tune's.
+    The parts are tune's (:func:`_joint_train`, then a per-user 20 % validation part); the
+    sampler is re-seeded before trial ``i`` with ``seeds[i]``, tune's seed for it
+    (:func:`receval.experiment.tune._trial_seed`), so the trials are tune's.
     """
     import optuna
 
     from receval.data.loaders import load
     from receval.evaluation import evaluate_model
-    from receval.experiment.tune import _joined, _trial_seed
     from receval.recommenders import make
     from receval.split import per_user_holdout
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    train, _ = _joined(load(base, "movielens-100k"), load(test, "movielens-100k"))
+    train = _joint_train(load(base, "movielens-100k"), load(test, "movielens-100k"))
     fit, validation = per_user_holdout(train, 0.2, min_train=1, seed=0)
     started = time.perf_counter()
     study = optuna.create_study(direction="maximize")
-    for index in range(trials):
-        study.sampler = optuna.samplers.TPESampler(seed=_trial_seed(0, STUDY, index))
+    for seed in seeds:
+        study.sampler = optuna.samplers.TPESampler(seed=seed)
         trial = study.ask()
         params = {
             "k": trial.suggest_int("k", 5, 800, log=True),
@@ -87,6 +110,12 @@ def _bare(base: Path, test: Path, trials: int) -> tuple[float, list[tuple[dict, 
         res = evaluate_model(make("item-knn", **params), fit, validation, ["ndcg@10"], k=10, threshold=4, seed=0)
         study.tell(trial, float(res.summary["ndcg@10"]))
     return time.perf_counter() - started, [(t.params, float(t.value)) for t in study.trials]
+
+
+def _seeds(trials: int) -> list[int]:
+    from receval.experiment.tune import _trial_seed
+
+    return [_trial_seed(0, STUDY, index) for index in range(trials)]
 
 
 def _config(base: Path, trials: int, test: Path) -> str:
@@ -139,8 +168,9 @@ def _ours(text: str) -> dict:
 
 
 def _anchor(trials: int) -> dict:
+    seeds = _seeds(trials)
     cpu, start = time.process_time(), time.perf_counter()
-    loop, done = _bare(ML100K / "u1.base", ML100K / "u1.test", trials)
+    loop, done = _bare(ML100K / "u1.base", ML100K / "u1.test", seeds)
     return {"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu, "loop": loop, "trials": done}
 
 
@@ -167,13 +197,16 @@ def _process(command: list[str], out: Path | None = None) -> tuple[float, float,
 
 
 def _whole_processes(trials: int, runs: int, folder: Path) -> None:
+    import pandas
+
     base, test = ML100K / "u1.base", ML100K / "u1.test"
-    config = folder / "tune.toml"
+    config, seeds = folder / "tune.toml", ",".join(map(str, _seeds(trials)))
     config.write_text(_config(base, trials, test), encoding="utf-8")
     commands = {
-        "anchor: python (bare loop)": [sys.executable, __file__, "--bare", str(base), str(test), str(trials)],
+        "anchor: python (bare loop)": [sys.executable, __file__, "--bare", str(base), str(test), seeds],
         "ours: receval tune --json": [sys.executable, "-m", "receval", "tune", str(config), "--json", "--out"],
     }
+    _process(commands["ours: receval tune --json"] + [str(folder / "warm-up"), "--trials", "2"])  # kernels cached
     seen: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     for run in range(runs):
         outputs = {}
@@ -181,10 +214,11 @@ def _whole_processes(trials: int, runs: int, folder: Path) -> None:
             extra = [str(folder / f"out-{run}")] if name.startswith("ours") else []
             wall, cpu, peak, outputs[name] = _process(command + extra)
             seen[name].append((wall, cpu, peak))
-        table = pd.read_parquet(folder / f"out-{run}" / "tune_trials.parquet")
+        table = pandas.read_parquet(folder / f"out-{run}" / "tune_trials.parquet")
         bare = json.loads(outputs["anchor: python (bare loop)"])
         _same(list(zip(map(json.loads, table["params"]), table["value"], strict=True)), bare)
-    print(f"\nwhole processes, {trials} trials, the same trials checked; medians of {runs} interleaved runs:")
+    print(f"item-kNN on MovieLens 100K u1, {trials} TPE trials (k, shrink, similarity), nDCG@10")
+    print(f"whole processes, {trials} trials, the same trials checked; medians of {runs} interleaved runs:")
     print(f"{'':28s} {'wall s':>8s} {'cpu s':>8s} {'peak MB':>8s}")
     medians = {name: [statistics.median(f[i] for f in seen[name]) for i in range(3)] for name in commands}
     for name, (wall, cpu, peak) in medians.items():
@@ -229,10 +263,10 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=50)
     parser.add_argument("--runs", type=int, default=3, help="interleaved runs of each, in process and as processes")
     parser.add_argument("--growth", action="store_true", help="also time ours at 10, 25, 50 trials and 3 data sizes")
-    parser.add_argument("--bare", nargs=3, metavar=("BASE", "TEST", "TRIALS"), help=argparse.SUPPRESS)
+    parser.add_argument("--bare", nargs=3, metavar=("BASE", "TEST", "SEEDS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:  # the anchor as a process of its own: its trials as JSON
-        print(json.dumps(_bare(Path(args.bare[0]), Path(args.bare[1]), int(args.bare[2]))[1]))
+        print(json.dumps(_bare(Path(args.bare[0]), Path(args.bare[1]), [int(x) for x in args.bare[2].split(",")])[1]))
         return 0
     if not ML100K.exists():
         print(f"skipped: MovieLens 100K not found at {ML100K}")
@@ -240,6 +274,8 @@ def main() -> int:
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     base, test = ML100K / "u1.base", ML100K / "u1.test"
     print(f"load average at the start: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
+    with tempfile.TemporaryDirectory() as folder:  # first: a child's peak RSS counts this process's at the fork
+        _whole_processes(args.trials, args.runs, Path(folder))
     _ours(_config(base, 2, test))  # warm-up: numba compiles (or loads) the kernels
     ours, anchor = [], []
     for _ in range(args.runs):
@@ -251,8 +287,7 @@ def main() -> int:
         return statistics.median(r[key] for r in runs)
 
     res = ours[0]["result"]
-    print(f"item-kNN on MovieLens 100K u1, {args.trials} TPE trials (k, shrink, similarity), nDCG@10; "
-          f"the same trials checked; medians of {args.runs} interleaved runs in this process")  # fmt: skip
+    print(f"\nin this process, {args.trials} trials, the same trials checked; medians of {args.runs} interleaved runs:")
     print(f"{'':52s} {'wall s':>8s} {'cpu s':>8s}")
     print(f"{'anchor: bare Optuna loop (reading, splitting, trials)':52s} {med(anchor, 'wall'):8.2f} "
           f"{med(anchor, 'cpu'):8.2f}")  # fmt: skip
@@ -266,8 +301,6 @@ def main() -> int:
           f"{med(ours, 'loop') / med(anchor, 'loop'):.2f}")  # fmt: skip
     print(f"validation {res['validation']:.4f} ({res['chosen']}), test nDCG@10 tuned {res['test']:.4f}, "
           f"default {res['default_test']:.4f}")  # fmt: skip
-    with tempfile.TemporaryDirectory() as folder:
-        _whole_processes(args.trials, args.runs, Path(folder))
     if args.growth:
         _growth(base, test)
     print(f"load average at the end: {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")

@@ -50,7 +50,14 @@ user_damping = { int = [0, 50] }
 """
 
 
-def _bare(cfg: Path, sampler: str, parallel: int) -> optuna.Study:
+_ERROR = "ValueError: user_damping above 35"  # a model failing on part of the space
+
+
+def _fails(params: dict) -> bool:
+    return params["user_damping"] > 35
+
+
+def _bare(cfg: Path, sampler: str, parallel: int, failing: bool) -> optuna.Study:
     """The bare loop: tune's fit and validation parts, its sampler seeds, rounds of ``parallel`` asks then tells."""
     data = prepare_dataset(load_config(cfg).datasets["toy"]).data
     train, _ = per_user_holdout(data, 0.2, seed=5)  # the configuration's split with the tune seed
@@ -67,6 +74,10 @@ def _bare(cfg: Path, sampler: str, parallel: int) -> optuna.Study:
             params = {"item_damping": damping, "user_damping": trial.suggest_int("user_damping", 0, 50)}
             asked.append((trial, params))
         for trial, params in asked:
+            if failing and _fails(params):  # as tune records a failed model: its error, the trial failed
+                trial.set_user_attr("error", _ERROR)
+                study.tell(trial, state=optuna.trial.TrialState.FAIL)
+                continue
             res = evaluate_model(make("biases", **params), fit, validation, ["ndcg@10"], k=10, seed=5)
             study.tell(trial, float(res.summary["ndcg@10"]))
     return study
@@ -87,15 +98,27 @@ def _stored(trials: list, *, drop: tuple[str, ...] = ("seconds",)) -> list[tuple
     ]
 
 
-@pytest.mark.parametrize(("sampler", "parallel"), [("tpe", 1), ("tpe", 2), ("random", 1)])
-def test_trials_and_choice_are_a_bare_optuna_loops(tmp_path, sampler, parallel):
+@pytest.mark.parametrize(
+    ("sampler", "parallel", "failing"), [("tpe", 1, False), ("tpe", 2, False), ("random", 1, False), ("tpe", 1, True)]
+)
+def test_trials_and_choice_are_a_bare_optuna_loops(tmp_path, monkeypatch, sampler, parallel, failing):
     cfg = tmp_path / "tune.toml"
     cfg.write_text(_CONFIG.replace("seed = 5", f'seed = 5\nsampler = "{sampler}"\nparallel = {parallel}'))
+    real = tune_module.run_trial
+    if failing:
+        monkeypatch.setattr(
+            tune_module, "run_trial", lambda job, parts: (None, 0.5, _ERROR) if _fails(job.params) else real(job, parts)
+        )
     report = tune_experiment(cfg, out=tmp_path / "out")
-    bare = _bare(cfg, sampler, parallel)
+    bare = _bare(cfg, sampler, parallel, failing)
     rows = report.trials[report.trials["study"] == "toy/biases"]
     assert [json.loads(p) for p in rows["params"]] == [t.params for t in bare.trials]
-    assert rows["value"].tolist() == [t.value for t in bare.trials]  # bit for bit: the same fits on the same parts
+    values = [None if v != v else v for v in rows["value"]]  # a failed trial's value is NaN in the table
+    assert values == [t.value for t in bare.trials]  # bit for bit: the same fits on the same parts
+    errors = [e if isinstance(e, str) else None for e in rows["error"]]  # no error: None or NaN in the table
+    assert errors == [t.user_attrs.get("error") for t in bare.trials]
+    failed = sum(t.state == optuna.trial.TrialState.FAIL for t in bare.trials)
+    assert report.summary["algorithms"]["toy/biases"]["failed_trials"] == failed and (failed > 0) == failing
     res = report.summary["algorithms"]["toy/biases"]
     assert res["best_params"] == bare.best_params and res["validation"] == bare.best_value
     assert res["chosen"] == f"trial {bare.best_trial.number}"
@@ -103,7 +126,7 @@ def test_trials_and_choice_are_a_bare_optuna_loops(tmp_path, sampler, parallel):
     stored = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path / 'out' / 'tune.sqlite3'}")
     assert _stored(stored.get_trials()) == _stored(bare.trials)
     assert all(t.user_attrs["seconds"] > 0 for t in stored.get_trials())
-    if sampler == "tpe":  # TPE's constant liar shares its relative draws through the trials' system attributes
+    if sampler == "tpe" and not failing:  # past 10 start-up trials TPE shares its draws in system attributes
         assert any(t.system_attrs for t in stored.get_trials())
 
 
