@@ -155,13 +155,12 @@ def _ours(text: str) -> dict:
     from receval.experiment.tune import tune_experiment
 
     told: list[float] = []
-    cpu, start = time.process_time(), time.perf_counter()
-    report = tune_experiment(
-        parse_config(text, path="<bench>"),
-        out=tempfile.mkdtemp(prefix="bench-tune-"),
-        on_trial=lambda *_: told.append(time.perf_counter()),
-    )
-    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    with tempfile.TemporaryDirectory(prefix="bench-tune-") as out:
+        cpu, start = time.process_time(), time.perf_counter()
+        report = tune_experiment(
+            parse_config(text, path="<bench>"), out=out, on_trial=lambda *_: told.append(time.perf_counter())
+        )
+        wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     rows = report.trials[report.trials["study"] == STUDY]
     loop_start = told[0] - float(rows["seconds"].iloc[0])  # the first trial's own time before it was told
     return {
