@@ -32,7 +32,9 @@ executors make the same choices. A run killed at any moment resumes from the stu
 in its storage (an SQLite file ``tune.sqlite3`` in the output folder unless
 ``storage`` names a database): finished trials are kept, a trial that was running is
 marked failed (``interrupted``) and asked again; with ``parallel = 1`` the resumed
-study is the uninterrupted one, trial for trial, for TPE as for random and grid search.
+study is the uninterrupted one, trial for trial, for TPE and random search (grid search
+runs the interrupted point next and visits every point once, but Optuna's grid sampler
+numbers its first points by trial number, so the points after it may come in another order).
 A time budget (``seconds``) is counted in trial seconds, and is the one part that
 depends on the machine.
 
@@ -256,7 +258,18 @@ def _suggest(trial: Any, space: Sequence[ParamRange]) -> dict[str, Any]:
 
 @dataclass
 class _Study:
-    """One (data set, recommender) study and its budget."""
+    """One (data set, recommender) study and its budget.
+
+    ``study`` is the record in the storage, the one a killed run resumes from; ``live`` is
+    its copy in memory, which the sampler reads and the budget counts. Optuna's own
+    ``ask``, ``suggest_*`` and ``tell`` on a database make a transaction of every
+    parameter and attribute and re-read the unfinished trials at each question: about
+    15 commits (each a disk sync for SQLite) and 5 reads per trial, 1.8x the time of an
+    in-memory Optuna loop on ML-100K's item-kNN (benchmarks/bench_tune.py). Here the
+    storage receives each trial when asked (running, its parameters in one transaction:
+    a killed run finds it and asks it again) and when told (its seconds, error and
+    value); the trials in the storage are those Optuna's own calls would write.
+    """
 
     key: str
     dataset: str
@@ -264,6 +277,18 @@ class _Study:
     study: Any
     trials: int | None
     seconds: float | None
+    live: Any = field(init=False)
+    _ids: dict[int, int] = field(init=False, default_factory=dict)  # live trial id -> the storage's
+    _queued: dict[int, int] = field(init=False, default_factory=dict)  # number -> storage id of a queued point
+
+    def __post_init__(self) -> None:
+        import optuna
+        from optuna.trial import TrialState
+
+        trials = self.study.get_trials(deepcopy=False)
+        self.live = optuna.create_study(directions=self.study.directions, sampler=self.study.sampler)
+        self.live.add_trials(trials)  # the same numbers, states, parameters, values and attributes
+        self._queued = {t.number: t._trial_id for t in trials if t.state == TrialState.WAITING}
 
     def counted(self) -> list[Any]:
         """The trials that spent budget: finished or failed by their model, not the interrupted ones."""
@@ -271,21 +296,61 @@ class _Study:
 
         return [
             t
-            for t in self.study.get_trials(deepcopy=False)
+            for t in self.live.get_trials(deepcopy=False)
             if t.state == TrialState.COMPLETE or (t.state == TrialState.FAIL and "error" in t.user_attrs)
         ]
 
     def left(self) -> int:
         """How many trials the budget still allows (0 when spent, or when grid search has seen every point)."""
         done = self.counted()
-        grid = getattr(self.study.sampler, "is_exhausted", None)
-        if grid is not None and grid(self.study):
+        grid = getattr(self.live.sampler, "is_exhausted", None)
+        if grid is not None and grid(self.live):
             return 0
         if self.seconds is not None and sum(t.user_attrs.get("seconds", 0.0) for t in done) >= self.seconds:
             return 0
         if self.trials is not None:
             return max(self.trials - len(done), 0)
         return 1
+
+    def ask(self, sampler: Any | None) -> tuple[Any, dict[str, Any]]:
+        """A new trial (drawn by ``sampler``, or the study's own when None) and its parameters, stored as running."""
+        from optuna.trial import TrialState
+
+        if sampler is not None:
+            self.live.sampler = sampler
+        trial = self.live.ask()
+        params = _suggest(trial, self.rec.space)
+        frozen = self.live._storage.get_trial(trial._trial_id)
+        storage = self.study._storage
+        queued = self._queued.pop(frozen.number, None)
+        if queued is None:  # one transaction: the trial, its parameters and the sampler's attributes
+            self._ids[trial._trial_id] = storage.create_new_trial(self.study._study_id, template_trial=frozen)
+            return trial, params
+        # a point queued in the storage (grid search, after an interruption) runs as that trial, as in Optuna's ask
+        storage.set_trial_state_values(queued, TrialState.RUNNING)
+        for name, value in frozen.params.items():
+            dist = frozen.distributions[name]
+            storage.set_trial_param(queued, name, dist.to_internal_repr(value), dist)
+        for attr, value in frozen.system_attrs.items():
+            storage.set_trial_system_attr(queued, attr, value)
+        self._ids[trial._trial_id] = queued
+        return trial, params
+
+    def tell(self, trial: Any, value: float | None, seconds: float, error: str | None) -> None:
+        """The trial's outcome (its seconds, and its error or value), in memory and in the storage."""
+        from optuna.trial import TrialState
+
+        storage, stored = self.study._storage, self._ids.pop(trial._trial_id)
+        attrs: dict[str, Any] = {"seconds": seconds} if error is None else {"seconds": seconds, "error": error}
+        for attr, v in attrs.items():
+            trial.set_user_attr(attr, v)
+            storage.set_trial_user_attr(stored, attr, v)
+        if error is not None:
+            self.live.tell(trial, state=TrialState.FAIL)
+        else:
+            self.live.tell(trial, value)
+        told = self.live._storage.get_trial(trial._trial_id)
+        storage.set_trial_state_values(stored, told.state, told.values)
 
 
 def _interrupted(study: Any, grid: bool) -> int:
@@ -510,22 +575,17 @@ def tune_experiment(
                 for st in studies:
                     for _ in range(min(st.left(), tune.parallel)):
                         index = len(st.counted()) + sum(a[0] is st for a in asked)
-                        if tune.sampler != "grid":  # grid search takes its points in its seed's order, by trial number
-                            st.study.sampler = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
-                        trial = st.study.ask()
-                        params = _suggest(trial, st.rec.space)
+                        reseeded = None  # grid search takes its points in its seed's order, by trial number
+                        if tune.sampler != "grid":
+                            reseeded = _sampler(tune, st.rec.space, _trial_seed(seed, st.key, index))
+                        trial, params = st.ask(reseeded)
                         asked.append((st, index, trial, params, job_for(st, params)))
                 if not asked:
                     break
                 for (st, index, trial, params, _), (value, secs, error) in zip(
                     asked, ex.call(run_trial, [a[4] for a in asked], parts), strict=True
                 ):
-                    trial.set_user_attr("seconds", secs)
-                    if error is not None:
-                        trial.set_user_attr("error", error)
-                        st.study.tell(trial, state=optuna.trial.TrialState.FAIL)
-                    else:
-                        st.study.tell(trial, value)
+                    st.tell(trial, value, secs, error)
                     done += 1
                     if on_trial is not None:
                         on_trial(st.key, index, params, value, error)
@@ -717,7 +777,7 @@ def _importance(st: _Study, seed: int) -> dict[str, float]:
 
     try:
         evaluator = optuna.importance.FanovaImportanceEvaluator(seed=seed)
-        return {k: float(v) for k, v in optuna.importance.get_param_importances(st.study, evaluator=evaluator).items()}
+        return {k: float(v) for k, v in optuna.importance.get_param_importances(st.live, evaluator=evaluator).items()}
     except (RuntimeError, ValueError):
         return {}
 
