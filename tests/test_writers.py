@@ -173,3 +173,25 @@ def test_a_run_from_arrays_refuses_white_space_in_ids(tmp_path):
     run = {"user": np.array(["a b"], dtype=object), "item": np.array(["x"], dtype=object), "rank": np.array([1])}
     with pytest.raises(DataError, match="user id 'a b' contains white space"):
         write_table(run, tmp_path / "r.trec")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".trec"])
+def test_the_pieces_text_is_written_in_change_no_byte(tmp_path: Path, suffix: str) -> None:
+    from receval.data import writers
+
+    rng = np.random.default_rng(5)
+    n = 23
+    columns = {
+        "user": np.repeat(np.arange(5), 5)[:n],
+        "item": rng.integers(0, 10**12, n),
+        "score": np.where(rng.uniform(size=n) < 0.2, np.nan if suffix != ".trec" else 2.0, rng.normal(size=n)),
+    }
+    written = []
+    for rows in (1, 4, 23, 1 << 16):  # pieces of one row, of a few, the whole table at once
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(writers, "_ROWS", rows)
+            written.append(write_table(columns, tmp_path / f"{rows}{suffix}").read_bytes())
+    assert all(w == written[-1] for w in written)
+    if suffix != ".trec":
+        theirs = pd.DataFrame(columns).to_csv(sep="," if suffix == ".csv" else "\t", index=False)
+        assert written[0] == theirs.encode()

@@ -29,7 +29,7 @@ import shutil
 import signal
 import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -382,8 +382,8 @@ def publish(*folders: str | Path) -> Iterator[Publication]:
         publication._discard()  # what a failed commit staged; a completed one left nothing
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    """Atomically write UTF-8 text (see :func:`atomic_write`).
+def write_text(path: str | Path, text: str | Iterable[str]) -> Path:
+    """Atomically write UTF-8 text, one string or its pieces in order (see :func:`atomic_write`).
 
     Returns
     -------
@@ -395,8 +395,17 @@ def write_text(path: str | Path, text: str) -> Path:
     >>> import tempfile
     >>> write_text(Path(tempfile.mkdtemp()) / "note.txt", "λ = 4").read_text(encoding="utf-8")
     'λ = 4'
+    >>> write_text(Path(tempfile.mkdtemp()) / "two.txt", iter(["a\\n", "b\\n"])).read_text(encoding="utf-8")
+    'a\\nb\\n'
     """
-    return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
+    pieces = (text,) if isinstance(text, str) else text
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for piece in pieces:
+                f.write(piece)
+
+    return atomic_write(path, write)
 
 
 def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False, format: str | None = None) -> Path:

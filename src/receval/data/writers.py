@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,8 @@ WRITE_FORMATS: dict[str, tuple[str, ...]] = {
     "trec": (".trec", ".run"),
     "ranx-json": (".json",),
 }
+_ROWS = 1 << 16
+"""Rows a piece of written text holds: the text of a million-row table never stands in memory at once."""
 
 
 def _format_of(path: Path, format: str | None) -> str:
@@ -88,7 +90,7 @@ def _run_columns(frame: pd.DataFrame | Mapping[str, Any], path: Path) -> dict[st
     return out
 
 
-def _trec(frame: pd.DataFrame | Mapping[str, Any], path: Path, tag: str) -> str:
+def _trec(frame: pd.DataFrame | Mapping[str, Any], path: Path, tag: str) -> Iterator[str]:
     run = _run_columns(frame, path)
     texts = {}
     for column in ("user", "item"):
@@ -98,13 +100,17 @@ def _trec(frame: pd.DataFrame | Mapping[str, Any], path: Path, tag: str) -> str:
             bad = str(text[np.isin(text, spaced)][0])
             raise DataError(f"{column} id {bad!r} contains white space, which a TREC file cannot hold", path=path)
         texts[column] = text.tolist()
-    scores = [repr(s) for s in run["score"].tolist()]
-    scores = [s[:-2] if s.endswith(".0") else s for s in scores]
-    lines = [
-        f"{u} Q0 {i} {int(r)} {s} {tag}"
-        for u, i, r, s in zip(texts["user"], texts["item"], run["rank"].tolist(), scores, strict=True)
-    ]
-    return "\n".join(lines) + ("\n" if lines else "")
+    return _trec_lines(texts["user"], texts["item"], run["rank"], run["score"], tag)
+
+
+def _trec_lines(users: list[str], items: list[str], ranks: np.ndarray, scores: np.ndarray, tag: str) -> Iterator[str]:
+    """A TREC run's lines in pieces of :data:`_ROWS` rows (a score ``x.0`` written ``x``, as trec_eval reads it)."""
+    for start in range(0, len(users), _ROWS):
+        stop = start + _ROWS
+        shown = [repr(s) for s in scores[start:stop].tolist()]
+        shown = [s[:-2] if s.endswith(".0") else s for s in shown]
+        rows = zip(users[start:stop], items[start:stop], ranks[start:stop].tolist(), shown, strict=True)
+        yield "".join(f"{u} Q0 {i} {int(r)} {s} {tag}\n" for u, i, r, s in rows)
 
 
 def _ranx_json(frame: pd.DataFrame | Mapping[str, Any], path: Path) -> str:
@@ -116,22 +122,24 @@ def _ranx_json(frame: pd.DataFrame | Mapping[str, Any], path: Path) -> str:
     return json.dumps(nested)
 
 
-def _delimited(columns: Mapping[str, np.ndarray], sep: str) -> str:
+def _delimited(columns: Mapping[str, np.ndarray], sep: str) -> Iterator[str]:
     """Number columns as ``DataFrame.to_csv`` writes them: integers, floats by ``repr``, NaN as an empty field.
 
-    >>> print(_delimited({"u": np.array([3, 4]), "p": np.array([0.1, np.nan])}, ","), end="")
+    The text comes in pieces of :data:`_ROWS` rows, so that a million rows never stand as one string.
+
+    >>> print("".join(_delimited({"u": np.array([3, 4]), "p": np.array([0.1, np.nan])}, ",")), end="")
     u,p
     3,0.1
     4,
     """
-    texts = []
-    for values in columns.values():
-        if values.dtype.kind == "f":
-            texts.append(["" if v != v else repr(v) for v in values.tolist()])
-        else:
-            texts.append([str(v) for v in values.tolist()])
-    lines = [sep.join(columns), *(sep.join(row) for row in zip(*texts, strict=True))]
-    return "\n".join(lines) + "\n"
+    yield sep.join(columns) + "\n"
+    n = len(next(iter(columns.values()))) if columns else 0
+    for start in range(0, n, _ROWS):
+        texts = []
+        for values in columns.values():
+            part = values[start : start + _ROWS].tolist()
+            texts.append(["" if v != v else repr(v) for v in part] if values.dtype.kind == "f" else map(str, part))
+        yield "".join(sep.join(row) + "\n" for row in zip(*texts, strict=True))
 
 
 def write_table(
@@ -177,7 +185,7 @@ def write_table(
         raise DataError("the output folder does not exist; create it first", path=path.parent)
     if path.is_dir():
         raise DataError("the output path is a folder; give a file name", path=path)
-    text = None
+    text: str | Iterator[str] | None = None
     table: Any = frame
     if isinstance(frame, Mapping):
         columns = {name: np.asarray(values) for name, values in frame.items()}
