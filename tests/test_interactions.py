@@ -1,7 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from receval import Interactions, RatingScale
@@ -75,3 +75,24 @@ def test_pair_keys_equal_exactly_when_pairs_do(pairs):
     users = np.array([u for u, _ in pairs], dtype=np.int32)
     items = np.array([i for _, i in pairs], dtype=np.int32)
     assert len(distinct(pair_keys(users, items, 7))) == len(set(pairs))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(-2, 12, allow_nan=False).map(lambda v: round(v * 2) / 2 if v > 5 else v), max_size=40),
+    st.sampled_from([(1, 5, 1), (0.5, 5, 0.5), (0, 10, None)]),
+    st.integers(1, 7),
+)
+def test_valid_mask_by_blocks_is_the_whole_array_formula(ratings, bounds, block):
+    from receval.data import interactions
+
+    scale = RatingScale(*bounds)
+    r = np.asarray(ratings, dtype=np.float64)
+    tol = 1e-5 * max(1.0, abs(scale.high))
+    expected = (r >= scale.low - tol) & (r <= scale.high + tol)
+    if scale.step is not None:
+        k = (r - scale.low) / scale.step
+        expected &= np.abs(k - np.round(k)) <= 1e-4
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(interactions, "_MASK_BLOCK", block)
+        assert scale.valid_mask(r).tolist() == expected.tolist()
