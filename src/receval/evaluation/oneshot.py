@@ -54,7 +54,7 @@ import time
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -240,9 +240,8 @@ def evaluate(
         train_all=aligned.train_all, aspects=aligned.aspects, rating_max=float(aligned.truth.scale.high),
         predictions=aligned.predictions, empty_users=empty_users,
     )  # fmt: skip
-    # the catalogue is read (len, [], np.asarray) only when a metric is debiased: its ids are built then, not before
     data.propensities = input_propensities(
-        specs, data, eval_user_ids=aligned.user_ids, item_ids=cast("np.ndarray", aligned.catalogue),
+        specs, data, eval_user_ids=aligned.user_ids, item_ids=lambda: aligned.item_ids,
         truth=aligned.truth, train=aligned.train, predictions=aligned.predictions_table, given=propensities,
         mar_sample=mar_sample,
     )  # fmt: skip

@@ -47,7 +47,7 @@ Examples
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -644,7 +644,7 @@ def input_propensities(
     data: MetricInput,
     *,
     eval_user_ids: np.ndarray,
-    item_ids: np.ndarray,
+    item_ids: np.ndarray | Callable[[], np.ndarray],
     truth: Interactions,
     train: Interactions | None = None,
     predictions: pd.DataFrame | None = None,
@@ -652,6 +652,9 @@ def input_propensities(
     mar_sample: Interactions | pd.DataFrame | None = None,
 ) -> dict[str, Propensities]:
     """The propensities a list of metrics needs, aligned with ``data`` (for :func:`receval.evaluate`).
+
+    ``item_ids`` may be a function that returns them: it is called only when a metric is debiased (the ids
+    of a catalogue of millions cost seconds to build, and most evaluations never read them).
 
     Each model a debiased metric names (``propensity=...``) is fitted once, on the
     training and test ratings together (``known`` takes ``given`` as its table; a fitted
@@ -692,6 +695,8 @@ def input_propensities(
         return {}
     import pandas as pd
 
+    if callable(item_ids):
+        item_ids = item_ids()
     fitted: dict[str, PropensityModel] = {}
     if isinstance(given, PropensityModel):
         fitted[given.name] = given
