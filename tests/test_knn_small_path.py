@@ -194,22 +194,3 @@ def test_co_rated_similarities_keep_the_kernel(similarity):
     with _path(numpy=True) as calls:
         neighbours = ItemKNN(k=2, similarity=similarity).fit(train).neighbours_
     assert calls[0] == 0 and neighbours.shape == (3, 3)
-
-
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(ratings(), models(), st.data())
-def test_numpy_dense_similarity_and_predictions_give_the_kernels_bits(train, model, data):
-    """Dense mode: the whole similarity matrix and the predictions of every pair (KNNWithMeans and KNNBasic,
-    ``min_k``), known and unknown entities, numpy against the kernels."""
-    cls, params = model
-    params = {**params, "mode": "dense", "means": data.draw(st.booleans(), label="means"),
-              "min_k": data.draw(st.integers(1, 3), label="min_k")}  # fmt: skip
-    users = np.repeat(np.arange(train.n_users), train.n_items)
-    items = np.tile(np.arange(train.n_items), train.n_users)
-    got = []
-    for numpy in (True, False):
-        with _path(numpy):
-            model_ = cls(**params).fit(train)
-            got.append((model_.similarity_, model_.predict(users, items)))
-    np.testing.assert_array_equal(got[0][0], got[1][0], strict=True)
-    np.testing.assert_array_equal(got[0][1], got[1][1], strict=True)

@@ -98,9 +98,9 @@ layer, which a forked child of a process that has used it cannot use: pools of w
 started by spawn or forkserver (loky, Dask and Ray do). Small problems skip numba, whose import and cached
 kernels cost about 0.5 s per process: with at most 2,048 entities (:func:`receval._jit.numpy_pays`) and
 numba not yet imported, the neighbourhoods of the whole-vector similarities (all but ``pearson``,
-``cosine`` and ``adjusted-cosine``), the dense similarity matrix of every kind and ``predict`` are made with
-scipy and numpy, with the same bits (scipy's sparse product adds a pair's terms in the kernels' order);
-:func:`~receval.recommenders.recommend` does the same for its lists. On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN (fit and top-10 for every user)
+``cosine`` and ``adjusted-cosine``) are made with scipy and numpy, with the same bits (scipy's sparse
+product adds a pair's terms in the kernels' order); :func:`~receval.recommenders.recommend` does the same
+for its lists. On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN (fit and top-10 for every user)
 then takes 0.60 s in all, implicit's ``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets
 ml100k``, 7 runs, load average 0.3-0.5). Large problems: the neighbourhoods of the whole-vector similarities
 (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
@@ -804,68 +804,13 @@ class _KNN(Recommender):
 
     def _dense(self, lists: tuple, n_x: int) -> np.ndarray:
         """The dense n_x x n_x similarity matrix (upper triangle computed then mirrored when the formula is
-        symmetric, else every row); with numpy and scipy when :func:`receval._jit.numpy_pays` (the same bits)."""
+        symmetric, else every row)."""
         code, row_norms, col_norms = lists[6:]
         symmetric = np.array_equal(row_norms, col_norms) and (code != 4 or self.tversky_alpha == self.tversky_beta)
-        if numpy_pays(n_x * n_x) if _NUMPY is None else _NUMPY:
-            sim = self._dense_numpy(lists, n_x)
-            if symmetric:  # the kernel's upper triangle, mirrored
-                lower = np.tril_indices(n_x, -1)
-                sim[lower] = sim.T[lower]
-            return sim
         sim = np.zeros((n_x, n_x))
         self._rows(lists, np.arange(n_x), symmetric, sim)
         if symmetric:
             _mirror_upper(sim)
-        return sim
-
-    def _dense_numpy(self, lists: tuple, n_x: int) -> np.ndarray:
-        """Every row of :func:`_similarity_rows` with scipy and numpy, for every kind: the same bits.
-
-        A pair's sums over its common entries are sparse products of the x-lists (values, ones, squares):
-        scipy's ``csr_matmat`` adds the terms of row xi in the order of its entries (sorted by y), as the
-        kernel's ``acc[xj]``; the formula is then the kernel's, operation for operation; a pair with no
-        common entry is 0, as the kernel never reaches it; the diagonal is 1.
-        """
-        x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms = lists
-        support, shrinkage, shrink = int(self.min_support), float(self.shrinkage), float(self.shrink)
-        alpha, beta = float(self.tversky_alpha), float(self.tversky_beta)
-        n_y = len(y_ptr) - 1
-
-        def rows(values: np.ndarray) -> sp.csr_matrix:
-            return sp.csr_matrix((values, x_idx, x_ptr), shape=(n_x, n_y))
-
-        def cols(values: np.ndarray) -> sp.csr_matrix:
-            return sp.csr_matrix((values, y_idx, y_ptr), shape=(n_y, n_x))
-
-        ones_x, ones_y = rows(np.ones(len(x_idx))), cols(np.ones(len(y_idx)))
-        n = (ones_x @ ones_y).toarray()
-        dot = (rows(x_val) @ cols(y_val)).toarray()
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            num = dot
-            if code < 2:  # co-rated: the sums and sums of squares over the common entries
-                sum_i, sum_j = (rows(x_val) @ ones_y).toarray(), (ones_x @ cols(y_val)).toarray()
-                sq_i, sq_j = (rows(x_val * x_val) @ ones_y).toarray(), (ones_x @ cols(y_val * y_val)).toarray()
-                if code == 0:
-                    num = n * dot - sum_i * sum_j
-                    den = np.sqrt((n * sq_i - sum_i**2) * (n * sq_j - sum_j**2))
-                else:
-                    den = np.sqrt(sq_i * sq_j)
-            elif code == 2:
-                den = row_norms[:, None] * col_norms[None, :]
-            elif code == 3:
-                den = row_norms[:, None] + col_norms[None, :] - dot
-            elif code == 4:
-                den = dot + alpha * (col_norms[None, :] - dot) + beta * (row_norms[:, None] - dot)
-            else:
-                den = np.ones_like(dot)
-            if code != 5:
-                den += shrink
-            sim = np.where(den != 0, num / den, 0.0)
-            if shrinkage > 0:
-                sim *= n / (n + shrinkage)
-        sim[(n < support) | (n == 0)] = 0.0
-        np.fill_diagonal(sim, 1.0)
         return sim
 
     def _sparse_neighbours(self, lists: tuple, n_x: int) -> sp.csr_matrix:
@@ -978,8 +923,6 @@ class _KNN(Recommender):
 
     def _predict(self, xs: np.ndarray, ys: np.ndarray, sim: np.ndarray, sim_row: np.ndarray) -> np.ndarray:
         y_ptr, y_idx, y_val, _ = self._y_lists
-        if numpy_pays(sim.size) if _NUMPY is None else _NUMPY:
-            return self._predict_numpy(xs, ys, sim, sim_row)
         return _predict(
             xs,
             ys,
@@ -996,47 +939,6 @@ class _KNN(Recommender):
             int(self.min_k),
             self.global_mean_,
         )
-
-    def _predict_numpy(self, xs: np.ndarray, ys: np.ndarray, sim: np.ndarray, sim_row: np.ndarray) -> np.ndarray:
-        """:func:`_predict` with numpy, the pairs of each y entity at once: the same bits.
-
-        The candidates are the y entity's training entries in their order; a stable sort by decreasing
-        similarity keeps the earlier of equal ones first, as the kernel's insertion does, and its first
-        ``min(k, longest list)`` positive ones are the neighbours; the sums run left to right from 0 (a
-        cumulative sum), as the kernel's loop adds them.
-        """
-        y_ptr, y_idx, y_val, _ = self._y_lists
-        k, min_k, with_means = int(self.k), int(self.min_k), bool(self.means)
-        size = min(k, max(1, int(np.diff(y_ptr).max(initial=1))))
-        out = np.full(len(xs), self.global_mean_)
-        known = self._known_x[xs] & self._known_y[ys]
-        order = np.argsort(ys, kind="stable")
-        order = order[known[order]]
-        starts = np.flatnonzero(np.r_[True, ys[order][1:] != ys[order][:-1]]) if len(order) else order
-        for first, last in zip(starts, [*starts[1:], len(order)], strict=True):
-            pairs = order[first:last]
-            y = ys[pairs[0]]
-            cand = y_idx[y_ptr[y] : y_ptr[y + 1]]
-            values = y_val[y_ptr[y] : y_ptr[y + 1]]
-            s = sim[sim_row[pairs][:, None], cand[None, :]]
-            s = np.where(s > 0, s, -np.inf)  # not positive (or NaN): never a neighbour
-            best = np.argsort(-s, axis=1, kind="stable")[:, :size]
-            top = np.take_along_axis(s, best, axis=1)
-            kept = top > 0
-            m = kept.sum(axis=1)
-            top = np.where(kept, top, 0.0)
-            terms = values[best] - self.means_[cand[best]] if with_means else values[best]
-            zero = np.zeros((len(pairs), 1))
-            sum_sim = np.cumsum(np.hstack([zero, top]), axis=1)[:, -1]
-            sum_r = np.cumsum(np.hstack([zero, np.where(kept, top * terms, 0.0)]), axis=1)[:, -1]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if not with_means:
-                    est = np.where((m >= min_k) & (sum_sim != 0), sum_r / sum_sim, self.global_mean_)
-                else:
-                    sum_r = np.where(m < min_k, 0.0, sum_r)
-                    est = self.means_[xs[pairs]] + np.where(sum_sim != 0, sum_r / sum_sim, 0.0)
-            out[pairs] = est
-        return out
 
     def score_operands(self) -> tuple[sp.csr_matrix, sp.csr_matrix]:
         """(A, B) with ``score(users) = A[users] @ B`` (CSR, indices sorted): the rating weights and the
