@@ -34,7 +34,7 @@ def _config(folder: Path, **parts: str) -> Path:
         "top": 'name = "c"\nseeds = 2\nmetrics = ["ndcg@10"]\n',
         "data": f'[datasets.d]\npath = "{_data(folder).name}"\nformat = "csv"\n',
         "split": '[split]\nmethod = "temporal-per-user"\ntest_fraction = 0.2\n',
-        "protocol": '[protocol]\nname = "one-shot"\nk = 5\n',
+        "protocol": '[protocol]\nname = "one-shot"\nk = 10\n',
         "recs": "[recommenders.popularity]\n[recommenders.random]\n",
         "extra": "",
     }

@@ -12,7 +12,7 @@ from receval.experiment.config import load_config
 BASE = """\
 name = "t"
 seeds = 3
-metrics = ["precision@5", "ndcg@10"]
+metrics = ["precision@5", "ndcg@5"]
 
 [datasets.toy]
 generate = { n_users = 40, n_items = 30, n_ratings = 300 }
@@ -69,7 +69,7 @@ def test_seed_list_and_defaults(tmp_path) -> None:
         (("generate =", "generat ="), 6, "unknown key 'generat' in [datasets.toy]"),
         (("{ threshold", "{ treshold"), 17, "has no parameter 'treshold'"),
         (('algorithm = "random"', 'algorithm = "item-knnn"'), 20, "unknown algorithm 'item-knnn'"),
-        (('"ndcg@10"', '"ndgc@10"'), 3, "unknown metric 'ndgc'"),
+        (('"ndcg@5"', '"ndgc@5"'), 3, "unknown metric 'ndgc'"),
         (("k = [5, 10]", 'k = "ten"'), 14, "'protocol.k' must be an integer"),
         (("[3, 4]", "[]"), 17, "empty grid"),
         (('"one-shot"', '"oneshot"'), 13, "unknown protocol 'oneshot'; known: attack"),
@@ -99,7 +99,7 @@ def test_other_bad_configs() -> None:
     with pytest.raises(ConfigError, match="unknown user slice 'activty'"):
         parse_config(BASE + '[slices]\nuser = ["activty"]\n')
     with pytest.raises(ConfigError, match="needs at least one metric"):
-        parse_config(BASE.replace('metrics = ["precision@5", "ndcg@10"]', "metrics = []"))
+        parse_config(BASE.replace('metrics = ["precision@5", "ndcg@5"]', "metrics = []"))
     with pytest.raises(ConfigError, match="does not exist"):
         load_config("/nonexistent/config.toml")
 

@@ -63,7 +63,7 @@ def test_progress_bar_label_is_not_markup(label: str) -> None:
 
 CONFIG = """name = "receval[surprise]"
 seeds = 1
-metrics = ["ndcg@10"]
+metrics = ["ndcg@5"]
 
 [datasets."pop[bold]"]
 generate = {{ n_users = 30, n_items = 20, n_ratings = 300 }}

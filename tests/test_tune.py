@@ -318,7 +318,7 @@ def test_ray_makes_the_same_choices(tmp_path):
 
 
 def test_a_protocol_grid_is_refused_and_the_seed_defaults_to_the_first_of_seeds(tmp_path, capsys):
-    text = _BASE.replace("k = 10", "k = [5, 10]")
+    text = _BASE.replace("k = 10", "k = [10, 20]")
     assert main(["tune", str(_config(tmp_path, text)), "--out", str(tmp_path / "o")]) == 2
     assert "line 13: protocol.k is a grid axis" in capsys.readouterr().err
     text = "seeds = [7, 8]\n" + _BASE.replace("seed = 5\n", "")

@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from receval.evaluation.sampled import SampledPlan
     from receval.stats.barrier import MagicBarrier, OverfittingCheck
 
-__all__ = ["check_cold_start", "check_convention", "evaluate", "evaluate_model"]
+__all__ = ["check_cold_start", "check_convention", "check_depth", "evaluate", "evaluate_model"]
 _log = logging.getLogger(__name__)
 
 Table = Any
@@ -371,6 +371,33 @@ def _keep_users(aligned: Aligned, keep: np.ndarray) -> Aligned:
     )  # fmt: skip
 
 
+def check_depth(specs: MetricList, k: int) -> None:
+    """Refuse a metric whose cutoff reads deeper than the lists ``evaluate_model`` makes (``k`` items).
+
+    recall@50 of 10-item lists would be recall@10 under another name: a number that looks right and is not.
+    Sampled metrics rank their own candidates and error metrics read no list.
+
+    Returns
+    -------
+    None
+        Or raises a :class:`~receval.errors.ConfigError` naming the deepest such metric (``parameters``: ``k``).
+
+    >>> check_depth(MetricList(["ndcg@10", "rmse", "map"]), 10)
+    >>> check_depth(MetricList(["ndcg@10", "recall@50"]), 10)
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: recall@50 reads the top 50 of each list, but the lists hold k = 10 items: ...
+    """
+    deep = [(s.k, label) for label, s in specs if s.kind != "error" and s.sampled is None and (s.k or 0) > k]
+    if deep:
+        depth, label = max(deep)
+        raise ConfigError(
+            f"{label} reads the top {depth} of each list, but the lists hold k = {k} items: make k at least "
+            f"{depth}, or cut the metric at {k}",
+            parameters=["k"],
+        )
+
+
 def evaluate_model(
     model: Any,
     train: Interactions,
@@ -460,6 +487,7 @@ def evaluate_model(
     preset = specs.convention
     policy = cold_start_policy(cold_start)
     _check_split(train, test, "evaluate_model")
+    check_depth(specs, k)
     plan = _sampled_plan(specs, train, test, candidates=candidates, seed=seed, threshold=threshold, users=users,
                          cold_start=policy)  # fmt: skip
     rest = [(label, spec) for label, spec in specs if spec.sampled is None]

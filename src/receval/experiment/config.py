@@ -500,6 +500,7 @@ def parse_config(
     proto = get_protocol(protocol.name)
     recommenders = _recommenders(chk, effective.get("recommenders", {}), proto, protocol.options)
     metrics = _metrics(chk, effective.get("metrics", []), proto, preset)
+    _depth(chk, protocol, proto, metrics)
     slices = _slices(chk, effective.get("slices", {}))
     groups = _groups(chk, effective["groups"], proto.name, "tune" in effective) if "groups" in effective else None
     tune = None
@@ -714,6 +715,21 @@ def _check_params(
         raise chk.fail(where, f"algorithm {algorithm!r} cannot be loaded: {err}") from None
     except (TypeError, ValueError) as err:
         raise chk.fail((*where, "params"), f"bad parameters for {algorithm!r}: {err}") from None
+
+
+def _depth(chk: _Checker, protocol: ProtocolSpec, proto: Any, metrics: tuple[str, ...]) -> None:
+    """Each value of the protocol's list length ``k`` is at least every metric's cutoff (as evaluate_model asks)."""
+    if "k" not in proto.options or proto.metric_names is not None or not metrics:
+        return
+    from receval.evaluation.oneshot import check_depth
+    from receval.metrics import MetricList
+
+    given = protocol.options.get("k", proto.defaults()["k"])
+    for k in given if isinstance(given, list) else [given]:
+        try:
+            check_depth(MetricList(list(metrics)), int(k))
+        except ConfigError as err:
+            raise chk.fail(("protocol", "k") if "k" in protocol.options else ("metrics",), err.message) from None
 
 
 def _metrics(chk: _Checker, values: list[Any], proto: Any, convention: str | None) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ Examples
 >>> from receval.experiment.config import parse_config
 >>> cfg = parse_config('''
 ... seeds = [0, 1]
-... metrics = ["ndcg@10"]
+... metrics = ["ndcg@5"]
 ... [datasets.toy]
 ... generate = { n_users = 50, n_items = 40 }
 ... [protocol]

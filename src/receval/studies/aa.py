@@ -137,16 +137,20 @@ def refit_values(
     """Per-user values of ``metric`` of one model fitted twice (model seeds ``seeds``) on one split (seed 0).
 
     The split is the same for both fits: only the model's own randomness differs. Users
-    without a value (no relevant test item) are left out of both.
+    without a value (no relevant test item) are left out of both. The lists hold ``k`` items, or as many as
+    the metric's cutoff reads when it is deeper.
     """
     from receval.evaluation import evaluate_model
+    from receval.metrics import MetricList
     from receval.recommenders import make
     from receval.split import split_by_name
 
+    (_, spec), *_ = MetricList([metric])
+    depth = max(k, spec.k or 0)  # lists as deep as the metric reads
     (train, test), *_ = split_by_name(data, split, test_fraction=test_fraction, seed=0)
     values = []
     for s in seeds:
-        result = evaluate_model(make(algorithm), train, test, [metric], k=k, threshold=threshold, seed=s)
+        result = evaluate_model(make(algorithm), train, test, [metric], k=depth, threshold=threshold, seed=s)
         values.append(result.per_user.set_index("user")[metric].sort_index())
     both = pd.concat(values, axis=1).dropna()  # users without a relevant test item have no value (NaN): left out
     return both.iloc[:, 0].to_numpy(np.float64), both.iloc[:, 1].to_numpy(np.float64)

@@ -84,6 +84,7 @@ from receval.data.interactions import Interactions
 from receval.data.prepare import k_core
 from receval.errors import ConfigError, DataError
 from receval.evaluation import evaluate_model
+from receval.evaluation.oneshot import check_depth
 from receval.metrics import MetricList
 from receval.metrics.registry import metric_direction
 from receval.recommenders.space import ParamRange, draw, parse_space
@@ -322,7 +323,9 @@ def check_protocols_options(
         make(name)  # an unknown name fails here, before any work
     if not metrics:
         raise ConfigError("metrics: give at least one metric, e.g. ndcg@10", parameters=["metrics"])
-    first = MetricList(list(metrics)).labels[0]  # an unknown metric fails here
+    specs = MetricList(list(metrics))  # an unknown metric fails here
+    check_depth(specs, k)
+    first = specs.labels[0]
     if trials and metric_direction(first) is None:
         raise ConfigError(f"metrics: the first metric {first!r} describes, it has no better direction to tune by; "
                           "put a metric such as ndcg@10 first", parameters=["metrics"])  # fmt: skip
