@@ -29,6 +29,7 @@ from receval import Interactions
 from receval.errors import DataError
 from receval.recommenders import knn, recommend, topn
 from receval.recommenders.knn import ItemKNN, UserKNN
+from test_knn_small_path import _Dense, _same_csr
 
 # the similarities whose top-k neighbourhoods the dot-product kernel makes (with min_support 1, no shrinkage)
 WHOLE_VECTOR = ("vector-cosine", "vector-pearson", "vector-adjusted-cosine", "asymmetric-cosine", "jaccard",
@@ -84,13 +85,6 @@ def whole_vector_params(draw) -> dict:
         params["tversky_alpha"] = draw(st.sampled_from([0.0, 0.4, 1.0]))
         params["tversky_beta"] = draw(st.sampled_from([0.0, 0.7, 1.0]))
     return params
-
-
-def _same_csr(a: sp.csr_matrix, b: sp.csr_matrix) -> None:
-    assert a.shape == b.shape
-    for name in ("indptr", "indices"):
-        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-    np.testing.assert_array_equal(a.data.view(np.int64), b.data.view(np.int64), err_msg="data bits")
 
 
 def _reference_neighbours(model, train: Interactions) -> list[list[tuple[float, int]]]:
@@ -205,17 +199,6 @@ def test_score_weights_from_the_ranking_lists_are_the_y_major_ones(train, cls, s
     a.sort_indices()  # checks the flag set from _list_orders: a no-op when the indices are sorted
     _same_csr(a, b)
     assert a.has_canonical_format
-
-
-class _Dense:
-    """Fixed dense score rows (no score_operands): recommend's dense path."""
-
-    def __init__(self, scores: np.ndarray) -> None:
-        self.scores = scores
-        self.n_users_, self.n_items_ = scores.shape
-
-    def score(self, users: np.ndarray) -> np.ndarray:
-        return self.scores[users]
 
 
 @settings(max_examples=100, **SETTINGS)

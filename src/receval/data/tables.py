@@ -1040,7 +1040,7 @@ def _nul_ids(column: Any) -> np.ndarray:
     >>> _nul_ids(pa.chunked_array([pa.array(["a", "a\\x00b", "a"]).dictionary_encode()])).tolist()
     [False, True, False]
     """
-    if _text_dictionary_of(column):  # Arrow searches its dictionary (was: a Python string per id, 2 s at 5M ids)
+    if _text_dictionary_of(column):  # Arrow searches its dictionary: a Python string per id costs 2 s at 5M ids
         codes, ids = _arrow.dictionary(column)
         nul = _arrow.holding_byte(ids, 0)
         return nul[codes] & (codes >= 0) if nul.any() else np.zeros(len(codes), dtype=bool)

@@ -452,8 +452,8 @@ def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     A column of text ids dictionary-encoded in Arrow (what the readers give) over a space of
     text ids, one of them past the size where ``index_of`` hashes through pandas: the
     dictionary is looked up by Arrow's hash table (``pyarrow.compute.index_in``) and the rows
-    follow through their codes, without a Python string per distinct id (was: the dictionary
-    as Python strings, then a pandas Index, 2.2 of 3.0 s at 5M distinct item ids). Text
+    follow through their codes, without a Python string per distinct id (the dictionary as
+    Python strings, then a pandas Index, cost 2.2 of 3.0 s at 5M distinct item ids). Text
     compares as Python compares it (UTF-8 bytes equal exactly when the strings are). Any
     other column, and smaller ones (whose lookup needs neither pandas nor Arrow's compute
     functions, which import it), go through ``index_of``.

@@ -106,8 +106,8 @@ ml100k``, 7 runs, load average 0.3-0.5). Large problems: the neighbourhoods of t
 (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
 (:func:`_similarity_topk_dot`), the lists' orders are counting sorts, and ``score``'s rating weights are the
 ranking lists themselves; on 100,000 users x 20,000 items x 5M ratings (``--sets generated``, k = 50) the
-whole ``receval recommend`` process takes 7.5-9.0 s of CPU against implicit's 12.9-14.2 s in the same runs (11.2 s
-against 13.1 s before; load average 4-8, so CPU times).
+whole ``receval recommend`` process takes 7.7 s of CPU and 0.65 GB against implicit's 14.0 s and 0.71 GB in the
+same three interleaved runs (load average 2.3).
 
 Examples
 --------
