@@ -167,10 +167,21 @@ _WORKER_DATA: dict[str, PreparedDataset] = {}
 _WORKER_SHARED: list[Any] = []
 
 
-def _limited(fn: Callable[[Any, Any], Any], job: Any, shared: Any) -> Any:
-    from threadpoolctl import threadpool_limits
+_CONTROLLER: list[Any] = []  # [len(sys.modules) when it was made, a ThreadpoolController]
 
-    with threadpool_limits(limits=1):
+
+def _limited(fn: Callable[[Any, Any], Any], job: Any, shared: Any) -> Any:
+    """``fn(job, shared)`` with the native thread pools (BLAS, OpenMP) limited to one thread.
+
+    Finding the pools walks every loaded shared library (2-3 ms, more than a small trial's
+    scoring), so the controller is kept and made again only after an import: native
+    libraries arrive with the modules that load them.
+    """
+    from threadpoolctl import ThreadpoolController
+
+    if not _CONTROLLER or _CONTROLLER[0] != len(sys.modules):
+        _CONTROLLER[:] = [len(sys.modules), ThreadpoolController()]
+    with _CONTROLLER[1].limit(limits=1):
         return fn(job, shared)
 
 
