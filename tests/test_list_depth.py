@@ -71,3 +71,31 @@ def test_aa_makes_lists_as_deep_as_its_metric() -> None:
     expected = evaluate_model(make("popularity"), train, test, ["recall@30"], k=30, seed=0).per_user
     np.testing.assert_array_equal(a, expected.set_index("user")["recall@30"].dropna().sort_index().to_numpy())
     np.testing.assert_array_equal(a, b)
+
+
+def _tiny(tmp_path: Path) -> Path:
+    """Three items, eight users: fewer items than aa's default list length of 10."""
+    data = tmp_path / "tiny.csv"
+    data.write_text("user,item,rating\n" + "".join(f"{u},{i},{1 + (u + i) % 5}\n" for u in range(8) for i in range(3)))
+    return data
+
+
+def test_aa_names_the_metric_when_the_catalogue_is_shallower(tmp_path: Path, capsys) -> None:
+    """aa has no --k: the cutoff comes from --metric, and the message says so (it said "use k <= 3")."""
+    assert main(["aa", str(_tiny(tmp_path)), "--algorithm", "popularity", "--metric", "ndcg@10"]) == 2
+    err = capsys.readouterr().err
+    assert "ndcg@10 reads 10 items but the data has 3; use a cutoff <= 3" in err
+    assert "k <=" not in err
+
+
+def test_aa_lists_of_a_small_catalogue_hold_all_of_it(tmp_path: Path) -> None:
+    """A metric without a cutoff ranks the whole catalogue when it is under 10 items, as k = 3 would."""
+    from receval.data.loaders import load
+    from receval.split import split_by_name
+
+    data = load(_tiny(tmp_path))
+    a, _ = refit_values(data, "popularity", "mrr", seeds=(0, 0), threshold=3)
+    (train, test), *_ = split_by_name(data, "per-user", test_fraction=0.2, seed=0)
+    expected = evaluate_model(make("popularity"), train, test, ["mrr"], k=3, threshold=3, seed=0).per_user
+    np.testing.assert_array_equal(a, expected.set_index("user")["mrr"].dropna().sort_index().to_numpy())
+    assert a.size
