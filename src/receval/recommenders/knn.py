@@ -806,9 +806,10 @@ class _KNN(Recommender):
         """The dense n_x x n_x similarity matrix (upper triangle computed then mirrored when the formula is
         symmetric, else every row)."""
         code, row_norms, col_norms = lists[6:]
-        # Tversky's ``dot + α(c_j − dot) + β(c_i − dot)`` adds its terms in another order for the pair (j, i): the
-        # same bits only when the sums are exact, as with α = β ∈ {0, 1} over counts; otherwise every row is
-        # computed, so that dense and sparse modes agree (α = β = 0.3 differed in the last bit of 11% of pairs)
+        # Tversky's ``dot + α(c_j − dot) + β(c_i − dot)`` adds its terms in another order for the pair (j, i):
+        # the same bits only when the sums are exact, as with α = β ∈ {0, 1} over counts; otherwise every row
+        # is computed, so that dense and sparse modes agree (at α = β = 0.3 a mirror differs in the last bit
+        # for 11% of pairs)
         exact = self.tversky_alpha == self.tversky_beta and float(self.tversky_alpha) in (0.0, 1.0)
         symmetric = np.array_equal(row_norms, col_norms) and (code != 4 or exact)
         sim = np.zeros((n_x, n_x))

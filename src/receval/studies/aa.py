@@ -146,12 +146,12 @@ def refit_values(
     from receval.split import split_by_name
 
     (_, spec), *_ = MetricList([metric])
-    (train, test), *_ = split_by_name(data, split, test_fraction=test_fraction, seed=0)
-    if spec.k is not None and spec.k > train.n_items:  # the list cannot be as deep as the metric reads
+    if spec.k is not None and spec.k > data.n_items:  # the list cannot be as deep as the metric reads
         raise ConfigError(
-            f"{metric} reads {spec.k} items but the data has {train.n_items}; use a cutoff <= {train.n_items}"
+            f"{metric} reads {spec.k} items but the data has {data.n_items}; use a cutoff <= {data.n_items}"
         )
-    depth = min(max(k, spec.k or 0), train.n_items)  # as deep as the metric reads; a list is at most the catalogue
+    depth = min(max(k, spec.k or 0), data.n_items)  # as deep as the metric reads; a list is at most the catalogue
+    (train, test), *_ = split_by_name(data, split, test_fraction=test_fraction, seed=0)
     values = []
     for s in seeds:
         result = evaluate_model(make(algorithm), train, test, [metric], k=depth, threshold=threshold, seed=s)
