@@ -187,6 +187,7 @@ def test_accuracy_metrics_equal_elliots(world: tuple[Lists, Test], k: int, thres
         assert _per_user(scored_as_empty, f"{metric}@{k}") == {**got, "nolist": 0.0}
 
 
+@pytest.mark.filterwarnings("ignore:none of the item ids")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(worlds(same_length=True), st.sampled_from([1, 3, 5, 20]))
 def test_entropy_equals_elliots_shannon_entropy_when_lists_have_one_length(world, k: int) -> None:
@@ -225,3 +226,63 @@ def test_novelty_equals_elliots_arp(world, k: int, data) -> None:
     assert got.keys() == expected.keys()
     for user, value in expected.items():
         assert got[user] == pytest.approx(value, abs=1e-12), user
+
+
+# ----------------------------------------------------------------------------------- AUC: not Elliot's
+def _elliot_auc(lists: Lists, test: Test, train: dict[str, list[str]], num_items: int, threshold: float) -> float:
+    """elliot/evaluation/metrics/accuracy/AUC/auc.py: ``AUC.__user_auc`` and ``AUC.eval``."""
+
+    def user_auc(user_recommendations, user_relevant_items, num_items, train_size):
+        neg_num = num_items - train_size - len(user_relevant_items) + 1
+        pos_ranks = [r for r, (i, _) in enumerate(user_recommendations) if i in user_relevant_items]
+        return [(neg_num - r_r + p_r) / (neg_num) for p_r, r_r in enumerate(pos_ranks)]
+
+    rel = _binary(test, threshold)
+    list_of_lists = [
+        user_auc(u_r, rel.get(u, []), num_items, len(train[u])) for u, u_r in lists.items() if len(rel.get(u, []))
+    ]
+    return float(np.average([item for sublist in list_of_lists for item in sublist]))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10_000), st.sampled_from([1, 4]))
+def test_auc_over_a_full_ranking_counts_one_negative_fewer_than_elliots(seed: int, threshold: int) -> None:
+    """docs/conventions.md: Elliot's AUC counts one negative more than there are (num_items - train - relevant + 1),
+    so a positive scores (negatives below + 1) / (negatives + 1); receval's ``auc(negatives=all,agg=micro)`` is
+    negatives below / negatives, the rest of Elliot's definition (the mean over every ranked positive of every user).
+    """
+    rng = np.random.default_rng(seed)
+    items = ITEMS[:10]
+    lists: Lists = {}
+    test: Test = {}
+    train: dict[str, list[str]] = {}
+    for u in range(int(rng.integers(1, 6))):
+        seen = [str(i) for i in rng.choice(items, size=int(rng.integers(0, 4)), replace=False)]
+        unseen = [i for i in rng.permutation(items) if i not in seen]  # Elliot's full ranking: every unseen item
+        rated = rng.choice(unseen, size=int(rng.integers(1, min(6, len(unseen) - 1) + 1)), replace=False)
+        user = f"u{u}"
+        lists[user] = [(str(i), float(len(unseen) - r)) for r, i in enumerate(unseen)]
+        test[user] = {str(i): int(rng.integers(1, 6)) for i in rated}
+        train[user] = seen
+    recs, truth = _frames(lists, test)
+    truth = pd.concat([truth, pd.DataFrame([("scale", "i0", 1), ("scale", "i1", 5)], columns=truth.columns)])
+    train_frame = pd.DataFrame(
+        [(u, i, 1.0) for u, seen in train.items() for i in seen] + [("all", i, 1.0) for i in items],
+        columns=["user", "item", "rating"],
+    )
+    metric = "auc(negatives=all,agg=micro)"
+    ours = receval.evaluate(recs, truth, [metric], threshold=threshold, train=train_frame).summary[metric]
+    rel = _binary(test, threshold)
+    below = []  # each ranked positive: (negatives below it, negatives), over users with a positive and a negative
+    for user, ranked in lists.items():
+        positives = [r for r, (i, _) in enumerate(ranked) if i in rel.get(user, [])]
+        negatives = len(ranked) - len(positives)
+        if positives and negatives:
+            below += [((negatives - (r - p)), negatives) for p, r in enumerate(positives)]
+    if not below:
+        assert math.isnan(ours)
+        return
+    assert ours == pytest.approx(np.mean([b / n for b, n in below]), abs=1e-12)
+    # a user whose every ranked item is relevant has no pair here; Elliot scores each of its positives 1 (neg_num 1)
+    elliot = _elliot_auc({u: r for u, r in lists.items() if len(r) > len(rel.get(u, []))}, test, train, 10, threshold)
+    assert elliot == pytest.approx(np.mean([(b + 1) / (n + 1) for b, n in below]), abs=1e-12)
