@@ -99,3 +99,27 @@ def test_defaults_are_surprises_but_the_factors() -> None:
     assert ours["epochs"] == theirs["n_epochs"].default == 20
     assert ours["init_std"] == theirs["init_std_dev"].default == 0.1 and theirs["init_mean"].default == 0
     assert (ours["factors"], theirs["n_factors"].default) == (50, 100)
+
+
+@pytest.mark.parametrize("means", [True, False])
+@pytest.mark.parametrize("user_based", [False, True])
+def test_knn_predicts_surprises_global_mean_for_a_user_or_item_without_ratings(user_based: bool, means: bool) -> None:
+    """receval.recommenders.knn: "When the user or the item has no training rating the prediction is the global mean
+    (as surprise)": surprise's KNNWithMeans / KNNBasic raise PredictionImpossible for an unknown user or item and
+    ``predict`` falls back to ``default_prediction()``, the training mean (algo_base.py)."""
+    from receval.recommenders.knn import ItemKNN, UserKNN
+
+    full = _ratings(7, 12, 9)
+    kept = ((full["user"] != 4) & (full["item"] != 5)).to_numpy()  # user 4 and item 5 stay in the id space, unrated
+    train = Interactions.from_arrays(full["user"], full["item"], full["rating"]).subset(kept)
+    frame = full[kept]
+    ours = (UserKNN if user_based else ItemKNN)(k=5, similarity="pearson", means=means).fit(train)
+    trainset = surprise.Dataset.load_from_df(frame, surprise.Reader(rating_scale=(1, 5))).build_full_trainset()
+    algo = (surprise.KNNWithMeans if means else surprise.KNNBasic)(
+        k=5, sim_options={"name": "pearson", "user_based": user_based}, verbose=False
+    ).fit(trainset)
+    users, items = np.array([4, 4, 0, 3]), np.array([5, 2, 5, 1])
+    theirs = [algo.predict(int(u), int(i)) for u, i in zip(users, items, strict=True)]
+    assert [p.details["was_impossible"] for p in theirs[:3]] == [True, True, True]
+    np.testing.assert_allclose(ours.predict(users, items), [p.est for p in theirs], rtol=0, atol=1e-12)
+    assert theirs[0].est == trainset.global_mean
