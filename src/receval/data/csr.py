@@ -27,7 +27,7 @@ import numpy as np
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-__all__ = ["CSR"]
+__all__ = ["CSR", "as_scipy"]
 
 _INT32_MAX = np.iinfo(np.int32).max
 
@@ -137,3 +137,14 @@ class CSR:
         import scipy.sparse as sp
 
         return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+
+def as_scipy(matrix: CSR | sp.spmatrix | sp.sparray) -> sp.csr_matrix | sp.spmatrix | sp.sparray:
+    """``matrix`` for a scipy operation: a :class:`CSR` as :meth:`CSR.to_scipy`, a scipy matrix unchanged.
+
+    >>> import scipy.sparse as sp
+    >>> s = sp.csr_matrix(np.eye(2))
+    >>> as_scipy(s) is s, as_scipy(CSR.from_coo(np.array([1.0]), np.array([0]), np.array([0]), (1, 1))).nnz
+    (True, 1)
+    """
+    return matrix.to_scipy() if isinstance(matrix, CSR) else matrix
