@@ -72,27 +72,28 @@ class CSR:
         >>> m.indptr.tolist(), m.indices.tolist(), m.data.tolist()
         ([0, 1, 2], [0, 3], [4.0, 3.0])
         """
-        values = np.asarray(values)
+        values, rows, cols = np.asarray(values), np.asarray(rows), np.asarray(cols)
         n_rows, n_cols = int(shape[0]), int(shape[1])
         idx = _index_dtype(n_rows, n_cols, len(values))
-        keys = np.asarray(rows, dtype=np.int64) * n_cols + np.asarray(cols, dtype=np.int64)
-        if len(keys) > 1 and not (keys[1:] >= keys[:-1]).all():  # files list rows in order: no sort then
+        keys = rows.astype(np.int64) * n_cols + cols
+        step = np.diff(keys)
+        if (step < 0).any():  # files list rows in order: no sort then
             order = np.argsort(keys, kind="stable")
-            keys, values = keys[order], values[order]
+            keys, rows, cols, values = keys[order], rows[order], cols[order], values[order]
+            step = np.diff(keys)
         else:
             values = values.copy()  # scipy copies too: the matrix never shares the caller's array
-        repeated = keys[1:] == keys[:-1]
+        repeated = step == 0
         if repeated.any():
-            first = np.flatnonzero(np.concatenate(([True], ~repeated)))
-            group = np.cumsum(np.concatenate(([True], ~repeated))) - 1
+            new = np.concatenate(([True], ~repeated))
+            first = np.flatnonzero(new)
             summed = values[first]
             rest = np.flatnonzero(repeated) + 1
-            np.add.at(summed, group[rest], values[rest])  # one addition at a time, in order, as scipy's loop
-            keys, values = keys[first], summed
-        counts = np.bincount(keys // n_cols if n_cols else keys, minlength=n_rows)
+            np.add.at(summed, np.cumsum(new)[rest] - 1, values[rest])  # one addition at a time, in order, as scipy
+            rows, cols, values = rows[first], cols[first], summed
         indptr = np.zeros(n_rows + 1, dtype=idx)
-        np.cumsum(counts, out=indptr[1:])
-        indices = (keys % n_cols if n_cols else keys).astype(idx)
+        np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+        indices = cols.astype(idx)
         return cls(indptr, indices, values, (n_rows, n_cols))
 
     @property
