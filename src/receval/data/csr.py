@@ -75,7 +75,8 @@ class CSR:
         values, rows, cols = np.asarray(values), np.asarray(rows), np.asarray(cols)
         n_rows, n_cols = int(shape[0]), int(shape[1])
         idx = _index_dtype(n_rows, n_cols, len(values))
-        keys = rows.astype(np.int64) * n_cols + cols
+        # row-major keys; in 32 bits when they fit: a stable sort of them is then twice as fast
+        keys = rows.astype(_index_dtype(n_rows * n_cols)) * n_cols + cols
         step = np.diff(keys)
         if (step < 0).any():  # files list rows in order: no sort then
             order = np.argsort(keys, kind="stable")
