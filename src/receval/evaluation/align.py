@@ -864,7 +864,7 @@ def _train_matrix(train: Interactions, item_ids: np.ndarray) -> CSR:
 
 
 def _rows_or_empty(matrix: CSR, rows: np.ndarray) -> CSR:
-    """Rows of ``matrix`` (an empty row where ``rows < 0``; a stored zero rating stays stored, as in the others).
+    """Rows of ``matrix`` (an empty row where ``rows < 0``), each the same arrays as in ``matrix`` (a stored 0 too).
 
     >>> m = CSR.from_coo(np.array([0.0, 3.0, 2.0]), np.array([0, 0, 1]), np.array([0, 1, 0]), (2, 2))
     >>> _rows_or_empty(m, np.array([1, -1, 0])).toarray().tolist(), _rows_or_empty(m, np.array([-1, 0])).nnz
@@ -884,21 +884,20 @@ def _rows_or_empty(matrix: CSR, rows: np.ndarray) -> CSR:
 def _aspects(
     aspects: Any, truth: Interactions, train: Interactions | None, catalogue: Catalogue
 ) -> sp.csr_matrix | None:
+    source = next((s for s in (truth, train) if s is not None and s.aspects is not None), None)
+    if aspects is None and source is None:
+        return None
+    import scipy.sparse as sp  # the aspect metrics multiply: their table stays scipy's
+
     if aspects is not None:
         if not _is_table(aspects) or not {"item", "aspect"} <= set(_columns(aspects)):
             raise MetricError("aspects must be a DataFrame with columns 'item' and 'aspect'")
-        import scipy.sparse as sp  # the aspect metrics multiply: their table stays scipy's
-
         m, _ = aspect_matrix(aspects, catalogue.ids, unknown="drop")  # items no list or truth holds do not matter
         return m if m.shape[1] else sp.csr_matrix((len(catalogue), 1))
-    for source in (truth, train):
-        if source is not None and source.aspects is not None:
-            import scipy.sparse as sp
-
-            rows = _index_of(catalogue.ids, source.item_ids)
-            a = source.aspects.tocoo()
-            return sp.csr_matrix((a.data, (rows[a.row], a.col)), shape=(len(catalogue), a.shape[1]))
-    return None
+    assert source is not None and source.aspects is not None
+    rows = _index_of(catalogue.ids, source.item_ids)
+    a = source.aspects.tocoo()
+    return sp.csr_matrix((a.data, (rows[a.row], a.col)), shape=(len(catalogue), a.shape[1]))
 
 
 def _stored(matrix: CSR, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
