@@ -63,14 +63,16 @@ BUDGET: dict[str, tuple[str, float]] = {
     # 1.53-1.60x / 0.81-1.00x: typer and click, one command module, one command built
     "receval evaluate --help": (NUMPY, 1.3),
     "receval predict --help": (NUMPY, 1.3),
-    # 2.88x / 2.00x: typer, the evaluation's modules (metrics registered at import) and scipy.sparse, which the
-    # alignment's CSR matrices need (pyarrow, in the anchor, is not imported yet). scipy.sparse alone costs
-    # 0.15 s CPU over numpy + pyarrow.csv, 0.10 s of it numpy.testing, numpy.f2py and numpy.ma: scipy's
-    # array-API layer clones numpy's namespace (hasattr on every name), which imports each lazy submodule
-    "receval evaluate (to reading)": (FLOOR, 2.4),
-    # 2.79x / 1.84-1.93x: the data loaders (scipy.sparse through receval.data.interactions); the recommenders
-    # and numba are imported after reading, when the model is fitted
-    "receval predict (to reading)": (FLOOR, 2.4),
+    # 2.88x / 2.00x / 1.24x (2026-12-07, load 2.5, 15 runs; main's tree in the same hour 2.07x): typer and the
+    # evaluation's modules (metrics registered at import; pyarrow, in the anchor, is not imported yet). No
+    # scipy.sparse since the alignment's rows are receval.data.csr.CSR: it cost 0.15 s CPU over numpy +
+    # pyarrow.csv, 0.10 s of it numpy.testing, numpy.f2py and numpy.ma (scipy's array-API layer clones numpy's
+    # namespace, hasattr on every name, which imports each lazy submodule)
+    "receval evaluate (to reading)": (FLOOR, 1.6),
+    # 2.79x / 1.84-1.93x / 1.08x (2026-12-07, as above; main's tree 1.94x): the data loaders, without
+    # scipy.sparse since receval.data.interactions imports it where it builds a matrix; the recommenders and
+    # numba are imported after reading, when the model is fitted
+    "receval predict (to reading)": (FLOOR, 1.5),
 }
 # bytecode written, as an installed package has it (PYTHONDONTWRITEBYTECODE would recompile receval every run)
 ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval.data import _arrow, vocab
 from receval.errors import DataError, shown_id
@@ -23,6 +22,7 @@ from receval.validate import check_number
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.sparse as sp  # imported where a matrix is built: evaluating files never needs it
 
 __all__ = ["Interactions", "RatingScale", "Relevance", "aspect_matrix", "distinct", "pair_keys", "relevant"]
 
@@ -347,6 +347,8 @@ class Interactions:
                     + "; declare the right scale or fix the data"
                 )
         if self.aspects is not None:
+            import scipy.sparse as sp
+
             a = sp.csr_matrix(self.aspects, dtype=np.float32)
             if a.shape[0] != len(self.item_ids):
                 raise DataError(f"aspect table has {a.shape[0]} rows but there are {len(self.item_ids)} items")
@@ -612,6 +614,8 @@ class Interactions:
                 raise DataError(f"unknown values {values!r}; use 'rating', 'ones' or an array")
         else:
             data = np.asarray(values)
+        import scipy.sparse as sp
+
         m = sp.csr_matrix((data, (self.users, self.items)), shape=(self.n_users, self.n_items))
         m.sort_indices()
         return m
@@ -799,6 +803,7 @@ def aspect_matrix(
     ([[1.0, 0.0], [1.0, 1.0], [0.0, 0.0]], ['a', 'b'])
     """
     import pandas as pd
+    import scipy.sparse as sp
 
     for col in ("item", "aspect"):
         if col not in table.columns:

@@ -25,6 +25,7 @@ Examples
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,9 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval.data import _arrow
+from receval.data.csr import CSR
 from receval.data.interactions import Interactions, aspect_matrix, distinct
 from receval.data.tables import as_frame
 from receval.data.vocab import _TEXT_LOOKUP_MAX, dictionary_codes, mismatch, same_numbers
@@ -46,6 +47,7 @@ from receval.vocabulary import RANKS, TIE_ORDERS, TIES, Ranks, Ties
 
 if TYPE_CHECKING:
     import pandas as pd
+    import scipy.sparse as sp
 
 __all__ = [
     "RANKS",
@@ -141,12 +143,13 @@ class Aligned:
     rankings : int32 array (len(users), width)
         Item indices into ``item_ids`` in rank order, padded with -1 (zero columns
         without recommendations).
-    truth_rows : CSR (len(users) x len(item_ids))
+    truth_rows : receval.data.csr.CSR (len(users) x len(item_ids))
         The truth ratings of the evaluated users.
-    train_rows, train_all : CSR or None
+    train_rows, train_all : receval.data.csr.CSR or None
         Training ratings of the evaluated users (empty rows for users without any)
         and of every training user.
-    aspects : CSR (len(item_ids) x n_aspects) or None
+    aspects : scipy CSR (len(item_ids) x n_aspects) or None
+        Its metrics multiply it: it stays scipy's (scipy is imported only when it is given).
     predictions : (rows, ratings, predictions) or None
         Rating predictions: row into ``users``, true rating and prediction of each.
     predictions_table : DataFrame or None
@@ -171,9 +174,9 @@ class Aligned:
     users: np.ndarray
     catalogue: Catalogue
     rankings: np.ndarray
-    truth_rows: sp.csr_matrix
-    train_rows: sp.csr_matrix | None
-    train_all: sp.csr_matrix | None
+    truth_rows: CSR
+    train_rows: CSR | None
+    train_all: CSR | None
     aspects: sp.csr_matrix | None
     predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None
     predictions_table: pd.DataFrame | None
@@ -619,8 +622,14 @@ def _one_item_per_rank(
         )
 
 
+def _is_sparse(obj: object) -> bool:
+    """A scipy sparse matrix or array, recognised without importing scipy (none exists before it is imported)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and bool(sparse.issparse(obj))
+
+
 def _is_score_matrix(recommendations: object) -> bool:
-    if sp.issparse(recommendations):
+    if _is_sparse(recommendations):
         return True
     return isinstance(recommendations, np.ndarray) and recommendations.ndim == 2 and recommendations.dtype.kind == "f"
 
@@ -640,7 +649,9 @@ def _rank_scores(scores: Any, users: Any, truth: Interactions, width: int | None
             f"{truth.n_items} truth items: give scores over the truth's id space (an Interactions from "
             "receval.split keeps the whole data set's), or pass users= for the rows"
         )
-    if sp.issparse(scores):
+    if _is_sparse(scores):
+        import scipy.sparse as sp
+
         m = sp.coo_matrix(scores)
         ok = np.isfinite(m.data)
         rows, cols, values = m.row[ok], m.col[ok], m.data[ok]
@@ -828,62 +839,74 @@ def _ranked_blocks(users: np.ndarray, order: np.ndarray, descending: bool, stric
 
 
 # ----------------------------------------------------------------- truth and side data
-def _csr(data: Interactions, n_items: int) -> sp.csr_matrix:
+def _csr(data: Interactions, n_items: int) -> CSR:
     """Users x items CSR of the ratings; repeated (user, item) pairs are an error.
 
-    Built straight from the rows (scipy sums repeats, so fewer stored entries than
-    rows means repeats) instead of a separate uniqueness pass.
+    Built straight from the rows (:meth:`CSR.from_coo` sums repeats, as scipy does, so fewer
+    stored entries than rows means repeats) instead of a separate uniqueness pass.
     """
-    m = sp.csr_matrix((data.ratings, (data.users, data.items)), shape=(data.n_users, n_items))
+    m = CSR.from_coo(data.ratings, data.users, data.items, (data.n_users, n_items))
     if m.nnz != data.n_ratings:
         raise DataError(
             f"the {data.name or 'truth'} has {data.n_ratings - m.nnz} repeated (user, item) ratings; "
             "keep one per pair (Interactions.deduplicate('last' or 'mean'))"
         )
-    m.sort_indices()
     return m
 
 
-def _train_matrix(train: Interactions, item_ids: np.ndarray) -> sp.csr_matrix:
+def _train_matrix(train: Interactions, item_ids: np.ndarray) -> CSR:
     if train.has_duplicates:
         train = train.deduplicate("last")
     item_map = _index_of(item_ids, train.item_ids)
-    m = sp.csr_matrix(
-        (train.ratings.astype(np.float64), (train.users, item_map[train.items])), shape=(train.n_users, len(item_ids))
+    return CSR.from_coo(
+        train.ratings.astype(np.float64), train.users, item_map[train.items], (train.n_users, len(item_ids))
     )
-    m.sort_indices()
-    return m
 
 
-def _rows_or_empty(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
-    """Rows of ``matrix`` (an empty row where ``rows < 0``)."""
+def _rows_or_empty(matrix: CSR, rows: np.ndarray) -> CSR:
+    """Rows of ``matrix`` (an empty row where ``rows < 0``), each the same arrays as in ``matrix`` (a stored 0 too).
+
+    >>> m = CSR.from_coo(np.array([0.0, 3.0, 2.0]), np.array([0, 0, 1]), np.array([0, 1, 0]), (2, 2))
+    >>> _rows_or_empty(m, np.array([1, -1, 0])).toarray().tolist(), _rows_or_empty(m, np.array([-1, 0])).nnz
+    ([[2.0, 0.0], [0.0, 0.0], [0.0, 3.0]], 2)
+    """
     present = rows >= 0
-    picked = matrix[np.where(present, rows, 0)]
-    return sp.diags(present.astype(np.float64)) @ picked if not present.all() else picked
+    if present.all():
+        return matrix[rows]
+    picked = matrix[rows[present]]
+    counts = np.zeros(len(rows), dtype=np.int64)
+    counts[present] = np.diff(picked.indptr)
+    indptr = np.zeros(len(rows) + 1, dtype=picked.indptr.dtype)
+    np.cumsum(counts, out=indptr[1:])
+    return CSR(indptr, picked.indices, picked.data, (len(rows), matrix.shape[1]))
 
 
 def _aspects(
     aspects: Any, truth: Interactions, train: Interactions | None, catalogue: Catalogue
 ) -> sp.csr_matrix | None:
+    source = next((s for s in (truth, train) if s is not None and s.aspects is not None), None)
+    if aspects is None and source is None:
+        return None
+    import scipy.sparse as sp  # the aspect metrics multiply: their table stays scipy's
+
     if aspects is not None:
         if not _is_table(aspects) or not {"item", "aspect"} <= set(_columns(aspects)):
             raise MetricError("aspects must be a DataFrame with columns 'item' and 'aspect'")
         m, _ = aspect_matrix(aspects, catalogue.ids, unknown="drop")  # items no list or truth holds do not matter
         return m if m.shape[1] else sp.csr_matrix((len(catalogue), 1))
-    for source in (truth, train):
-        if source is not None and source.aspects is not None:
-            rows = _index_of(catalogue.ids, source.item_ids)
-            a = source.aspects.tocoo()
-            return sp.csr_matrix((a.data, (rows[a.row], a.col)), shape=(len(catalogue), a.shape[1]))
-    return None
+    assert source is not None and source.aspects is not None
+    rows = _index_of(catalogue.ids, source.item_ids)
+    a = source.aspects.tocoo()
+    return sp.csr_matrix((a.data, (rows[a.row], a.col)), shape=(len(catalogue), a.shape[1]))
 
 
-def _stored(matrix: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+def _stored(matrix: CSR, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``matrix[rows[j], cols[j]]`` as float64, NaN where nothing is stored (a CSR with sorted indices).
 
     An explicit zero is a stored 0, not a missing value.
 
-    >>> _stored(sp.csr_matrix(np.array([[0.0, 3.0], [2.0, 0.0]])), np.array([0, 1, 1]), np.array([1, 0, 1])).tolist()
+    >>> m = CSR.from_coo(np.array([3.0, 2.0]), np.array([0, 1]), np.array([1, 0]), (2, 2))
+    >>> _stored(m, np.array([0, 1, 1]), np.array([1, 0, 1])).tolist()
     [3.0, 2.0, nan]
     """
     n_cols = np.int64(matrix.shape[1])
@@ -899,7 +922,7 @@ def _stored(matrix: sp.csr_matrix, rows: np.ndarray, cols: np.ndarray) -> np.nda
 
 
 def _predictions(
-    frame: pd.DataFrame, truth: Interactions, truth_csr: sp.csr_matrix, eval_users: np.ndarray
+    frame: pd.DataFrame, truth: Interactions, truth_csr: CSR, eval_users: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import pandas as pd
 

@@ -342,7 +342,8 @@ def _apply_cold_start(
         assert aligned.train_all is not None  # train_rows is its rows
         from receval.cold_start import fallback_items
 
-        items = fallback_items(aligned.train_all.getnnz(axis=0), aligned.item_ids, width)
+        counts = np.bincount(aligned.train_all.indices, minlength=aligned.train_all.shape[1])  # ratings per item
+        items = fallback_items(counts, aligned.item_ids, width)
         rankings = np.full((len(aligned.users), width), -1, dtype=aligned.rankings.dtype)
         rankings[:, : aligned.rankings.shape[1]] = aligned.rankings
         rankings[cold & without, : len(items)] = items

@@ -7,6 +7,7 @@ ranked items, positives, negatives) computed once on first use.
 
 Examples
 --------
+>>> import scipy.sparse as sp
 >>> truth = sp.csr_matrix(np.array([[5.0, 0, 2]]))
 >>> MetricInput(np.array([[2, 0]]), truth, threshold=4).positive.tolist()
 [[False, True]]
@@ -16,13 +17,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval.data.interactions import RatingScale, Relevance, relevant
 from receval.errors import MetricError
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    from receval.data.csr import CSR
 
 __all__ = ["MetricInput", "count_rows", "lookup", "spanned_scale"]
 
@@ -34,9 +39,11 @@ class MetricInput:
     ----------
     rankings : int array (n_users, n)
         Item indices in rank order, padded with -1 at the end of short lists.
-    truth : scipy CSR (n_users x n_items)
+    truth : CSR (n_users x n_items)
         The held-out ratings (presence in the sparsity pattern = rated; explicit
-        zeros kept).
+        zeros kept): a scipy CSR matrix or a :class:`receval.data.csr.CSR` (what
+        :func:`receval.evaluation.evaluate` passes: the ranking metrics read only its
+        arrays, the metrics that need scipy convert it).
     threshold : float or None
         Positive (relevant) = rating ≥ threshold (:func:`receval.data.interactions.relevant`);
         without it (and without ``relevance``) the
@@ -66,6 +73,7 @@ class MetricInput:
 
     Examples
     --------
+    >>> import scipy.sparse as sp
     >>> truth = sp.csr_matrix(np.array([[5.0, 0, 2], [0, 4, 0]]))
     >>> data = MetricInput(np.array([[0, 1], [2, -1]]), truth, threshold=4)
     >>> data.grades.tolist()
@@ -77,16 +85,16 @@ class MetricInput:
     def __init__(
         self,
         rankings: np.ndarray,
-        truth: sp.csr_matrix,
+        truth: CSR | sp.csr_matrix,
         *,
         threshold: float | None = None,
         negative_threshold: float | None = None,
-        train: sp.csr_matrix | None = None,
-        aspects: sp.csr_matrix | None = None,
+        train: CSR | sp.csr_matrix | None = None,
+        aspects: CSR | sp.csr_matrix | None = None,
         rating_max: float | None = None,
         predictions: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
         empty_users: Literal["skip", "zero"] = "skip",
-        train_all: sp.csr_matrix | None = None,
+        train_all: CSR | sp.csr_matrix | None = None,
         propensities: Mapping[str, Any] | None = None,
         relevance: Relevance | None = None,
     ) -> None:
@@ -132,6 +140,7 @@ class MetricInput:
     def judged(self) -> np.ndarray:
         """Boolean (n_users, n): the ranked item is in the truth, whatever its grade (0 and negative grades too).
 
+        >>> import scipy.sparse as sp
         >>> truth = sp.csr_matrix((np.array([0.0, -1.0]), np.array([0, 1]), np.array([0, 2])), shape=(1, 3))
         >>> MetricInput(np.array([[0, 1, 2, -1]]), truth).judged.tolist()
         [[True, True, False, False]]
@@ -182,10 +191,11 @@ class MetricInput:
         return int(np.count_nonzero(np.diff(self.train_all.indptr)))
 
 
-def spanned_scale(truth: sp.csr_matrix) -> RatingScale:
+def spanned_scale(truth: CSR | sp.csr_matrix) -> RatingScale:
     """The rating scale the stored ratings span (:meth:`RatingScale.infer
     <receval.data.interactions.RatingScale.infer>`; 1..1 with none stored), for a truth given without its scale.
 
+    >>> import scipy.sparse as sp
     >>> spanned_scale(sp.csr_matrix(np.array([[0.5, 5.0]]))).relevance().threshold
     0.5
     >>> spanned_scale(sp.csr_matrix((1, 2))).relevance().threshold
@@ -194,7 +204,7 @@ def spanned_scale(truth: sp.csr_matrix) -> RatingScale:
     return RatingScale.infer(truth.data) if truth.nnz else RatingScale(1, 1)
 
 
-def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21) -> np.ndarray:
+def lookup(matrix: CSR | sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21) -> np.ndarray:
     """Values ``matrix[row, columns[row, j]]`` as float32, NaN where absent or ``columns < 0``.
 
     Rows are processed in chunks: each chunk's sparse rows are scattered into a
@@ -204,6 +214,7 @@ def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21)
     numbers the truth's items first, so that over a catalogue of millions the items only
     lists name lie past it): many rows a chunk, not one row each over 5M columns.
 
+    >>> import scipy.sparse as sp
     >>> m = sp.csr_matrix(np.array([[1.0, 0, 3], [0, 0, 2]]))
     >>> lookup(m, np.array([[2, 1], [2, -1]])).tolist()
     [[3.0, nan], [2.0, nan]]
@@ -232,7 +243,7 @@ def lookup(matrix: sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 << 21)
     return out
 
 
-def count_rows(matrix: sp.csr_matrix, mask: np.ndarray) -> np.ndarray:
+def count_rows(matrix: CSR | sp.csr_matrix, mask: np.ndarray) -> np.ndarray:
     """Per-row count of stored entries selected by ``mask`` (aligned with ``matrix.data``)."""
     csum = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
     return csum[matrix.indptr[1:]] - csum[matrix.indptr[:-1]]

@@ -64,15 +64,18 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval._jit import njit
+from receval.data.csr import CSR
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "ab_ndcg",
@@ -94,6 +97,10 @@ Empty = Literal["skip", "zero"]
 
 # ------------------------------------------------------------------ validation
 def _csr(matrix: object, what: str) -> sp.csr_matrix:
+    import scipy.sparse as sp
+
+    if isinstance(matrix, CSR):  # the evaluation's own rows (receval.data.csr): the same arrays, as scipy's
+        matrix = matrix.to_scipy()
     if not sp.issparse(matrix):
         raise MetricError(f"{what} must be a scipy sparse matrix (CSR), got {type(matrix).__name__}")
     m = sp.csr_matrix(matrix)
@@ -175,6 +182,8 @@ def _check_effort(e: float) -> None:
 
 def _relevant(truth: sp.csr_matrix, threshold: float) -> sp.csr_matrix:
     """CSR pattern of the truth ratings ≥ threshold (sorted indices, data 1)."""
+    import scipy.sparse as sp
+
     mask = truth.data >= threshold
     indptr = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))[truth.indptr]
     return sp.csr_matrix((np.ones(int(mask.sum())), truth.indices[mask], indptr), shape=truth.shape)
@@ -1022,6 +1031,8 @@ def ab_ndcg(
         )
     gam = aspect_preferences(train if gamma == "train" else truth, aspects)
     item_sig, sig_indptr, sig_aspects, counts = _signatures(aspects)
+    import scipy.sparse as sp  # loaded by _prepare already
+
     excl = train if train is not None else sp.csr_matrix(truth.shape)
     # an ideal list holds at most the candidates: the user's truth items, and the unrated items (the catalogue)
     longest = truth.shape[1] if ideal == "truth+unrated" else int(np.diff(truth.indptr).max(initial=0))

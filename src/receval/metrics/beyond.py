@@ -56,14 +56,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
+from receval.data.csr import as_scipy
 from receval.data.stats import gini as _gini
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["gini_index", "register_similarity", "pairwise_similarity", "SIMILARITIES"]
 
@@ -106,6 +110,7 @@ def pairwise_similarity(data: MetricInput, a: np.ndarray, b: np.ndarray, similar
 
     Examples
     --------
+    >>> import scipy.sparse as sp
     >>> aspects = sp.csr_matrix(np.array([[1, 1, 0], [1, 0, 0], [0, 0, 1]]))  # items 0, 1, 2 by aspect
     >>> data = MetricInput(np.zeros((1, 0), dtype=int), sp.csr_matrix((1, 3)), aspects=aspects)
     >>> pairwise_similarity(data, np.array([0, 0]), np.array([1, 2]), "aspect_jaccard").tolist()  # 1/2 and 0/3
@@ -123,7 +128,9 @@ def _aspect_codes(data: MetricInput) -> np.ndarray | sp.csr_matrix:
         )
     cached = getattr(data, "_aspect_codes", None)
     if cached is None:
-        a = sp.csr_matrix(data.aspects)
+        import scipy.sparse as sp
+
+        a = sp.csr_matrix(as_scipy(data.aspects))
         if a.shape[1] <= 63:  # pack each item's aspects into one int64 bit mask
             weights = np.left_shift(np.int64(1), np.arange(a.shape[1], dtype=np.int64))
             dense = (a.toarray() > 0).astype(np.int64)
@@ -168,7 +175,9 @@ def rating_cosine(data: MetricInput, a: np.ndarray, b: np.ndarray) -> np.ndarray
     if vectors is None:
         if data.train_all is None:
             raise MetricError("similarity rating_cosine needs training ratings: pass train=", parameters=["train"])
-        items = sp.csr_matrix(data.train_all.T, dtype=np.float64)
+        import scipy.sparse as sp
+
+        items = sp.csr_matrix(as_scipy(data.train_all).T, dtype=np.float64)
         norms = np.sqrt(np.asarray(items.multiply(items).sum(axis=1)).ravel())
         vectors = sp.diags(np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)) @ items
         vectors = vectors.tocsr()

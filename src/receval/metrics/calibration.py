@@ -32,14 +32,19 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from receval.data.csr import as_scipy
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    from receval.data.csr import CSR
 
 __all__ = [
     "AXIOMS",
@@ -71,13 +76,16 @@ AXIOMS: Mapping[str, tuple[str, ...]] = {
 _DENSE_CELLS = 1 << 24
 
 
-def item_shares(aspects: sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
+def item_shares(aspects: CSR | sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
     """p(g|i): each item's aspects (or groups) sharing one unit equally, rows without one empty; dense when small.
 
+    >>> import scipy.sparse as sp
     >>> item_shares(sp.csr_matrix(np.array([[1, 1], [0, 0], [0, 3.0]]))).tolist()
     [[0.5, 0.5], [0.0, 0.0], [0.0, 1.0]]
     """
-    binary = aspects.tocsr().astype(np.float64, copy=True)
+    import scipy.sparse as sp
+
+    binary = as_scipy(aspects).tocsr().astype(np.float64, copy=True)
     binary.data = np.ones_like(binary.data)
     count = np.asarray(binary.sum(axis=1)).ravel()
     shares = sp.csr_matrix(sp.diags(np.divide(1.0, count, out=np.zeros_like(count), where=count > 0)) @ binary)
@@ -86,6 +94,8 @@ def item_shares(aspects: sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
 
 def dense_rows(product: Any) -> np.ndarray:
     """A product with :func:`item_shares` as a dense array (it is sparse when the shares are)."""
+    import scipy.sparse as sp
+
     return np.asarray(product.todense()) if sp.issparse(product) else np.asarray(product)
 
 
@@ -101,6 +111,7 @@ def aspect_distributions(
 
     Examples
     --------
+    >>> import scipy.sparse as sp
     >>> aspects = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
     >>> d = MetricInput(np.array([[1, 0]]), sp.csr_matrix((1, 2)), train=sp.csr_matrix(np.array([[1, 0.0]])),
     ...                 aspects=aspects)
@@ -111,7 +122,7 @@ def aspect_distributions(
     if data.aspects is None or data.train is None:
         raise MetricError("calibration needs the item aspects and the training profiles; pass aspects= and train=")
     shares = item_shares(data.aspects)
-    profile = data.train.tocsr().astype(np.float64, copy=True)
+    profile = as_scipy(data.train).tocsr().astype(np.float64, copy=True)
     profile.data = np.ones_like(profile.data)
     p = dense_rows(profile @ shares)
     top = data.rankings if k is None else data.rankings[:, :k]
@@ -133,6 +144,8 @@ def list_matrix(top: np.ndarray, weights: np.ndarray, n_items: int) -> sp.csr_ma
     >>> list_matrix(np.array([[2, 0], [1, -1]]), np.array([1.0, 0.5]), 3).toarray().tolist()
     [[0.5, 0.0, 1.0], [0.0, 1.0, 0.0]]
     """
+    import scipy.sparse as sp
+
     valid = top >= 0
     indptr = np.concatenate(([0], np.cumsum(valid.sum(axis=1))))
     data = np.broadcast_to(weights, top.shape)[valid]

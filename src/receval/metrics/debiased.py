@@ -71,14 +71,16 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval._jit import njit
+from receval.data.csr import CSR
 from receval.errors import MetricError
 from receval.metrics import _definition
 from receval.metrics._definition import DEBIAS_DEFAULTS
 
 if TYPE_CHECKING:
+    import scipy.sparse as sp
+
     from receval.metrics._definition import Metric
     from receval.metrics._input import MetricInput
 
@@ -362,7 +364,7 @@ def _entries(indptr, indices, rows, items):
     return out
 
 
-def _row_sums(truth: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
+def _row_sums(truth: CSR | sp.csr_matrix, values: np.ndarray) -> np.ndarray:
     csum = np.concatenate(([0.0], np.cumsum(values, dtype=np.float64)))
     return csum[truth.indptr[1:]] - csum[truth.indptr[:-1]]
 
@@ -529,7 +531,7 @@ def _restricted(data: MetricInput, entry_mask: np.ndarray | None, pred_mask: np.
             np.repeat(np.arange(truth.shape[0]), np.diff(truth.indptr))[entry_mask], minlength=truth.shape[0]
         )
         indptr = np.concatenate(([0], np.cumsum(counts)))
-        truth = sp.csr_matrix((truth.data[entry_mask], truth.indices[entry_mask], indptr), shape=truth.shape)
+        truth = CSR(indptr, truth.indices[entry_mask], truth.data[entry_mask], truth.shape)
     predictions = data.predictions
     if pred_mask is not None and predictions is not None:
         predictions = tuple(np.asarray(x)[pred_mask] for x in predictions)

@@ -40,16 +40,19 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from receval.data.csr import as_scipy
 from receval.data.interactions import relevant
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
 from receval.metrics._input import MetricInput, lookup
 from receval.metrics.calibration import dense_rows, item_shares, list_matrix
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = [
     "AWRF_TARGETS",
@@ -146,6 +149,7 @@ def expected_exposure_sampled(
 
     Examples
     --------
+    >>> import scipy.sparse as sp
     >>> truth = sp.csr_matrix(np.array([[1.0, 0]]))
     >>> d = MetricInput(np.zeros((1, 2), dtype=int), truth, threshold=1)
     >>> both = np.array([[[0, 1]], [[1, 0]]])  # each order half the time: exposure 0.75 each
@@ -214,6 +218,7 @@ def exposure_share(data: MetricInput, k: int | None, discount: str = "log2", gam
     Examples
     --------
     >>> from receval.metrics._input import MetricInput
+    >>> import scipy.sparse as sp
     >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
     >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
     >>> exposure_share(d, 2, "geometric").round(4).tolist()  # attention 1 and 0.5
@@ -229,6 +234,7 @@ def group_target(data: MetricInput, target: str) -> np.ndarray:
     Examples
     --------
     >>> from receval.metrics._input import MetricInput
+    >>> import scipy.sparse as sp
     >>> groups = sp.csr_matrix(np.array([[1, 0], [1, 0], [0, 1.0]]))
     >>> d = MetricInput(np.array([[0]]), sp.csr_matrix(np.array([[0, 0, 5.0]])), aspects=groups)
     >>> group_target(d, "uniform").tolist(), group_target(d, "catalogue").round(4).tolist()
@@ -243,7 +249,7 @@ def group_target(data: MetricInput, target: str) -> np.ndarray:
     if target == "catalogue":
         mass = np.asarray(shares.sum(axis=0)).ravel()
         return (mass / mass.sum())[None, :]
-    truth = data.truth.tocsr().copy()
+    truth = as_scipy(data.truth).tocsr().copy()
     truth.data = relevant(truth.data, data.threshold).astype(np.float64)
     mass = dense_rows(truth @ shares)
     total = mass.sum(axis=1, keepdims=True)
@@ -316,6 +322,7 @@ def awrf_against(
 
     Examples
     --------
+    >>> import scipy.sparse as sp
     >>> groups = sp.csr_matrix(np.array([[1, 0], [0, 1.0]]))
     >>> d = MetricInput(np.array([[0, 1]]), sp.csr_matrix((1, 2)), aspects=groups)
     >>> awrf_against(d, 2, np.array([[0.5, 0.5]]), "geometric").round(4).tolist()  # exposure 2/3, 1/3

@@ -50,8 +50,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
+from receval.data.csr import as_scipy
 from receval.data.interactions import relevant
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
@@ -247,9 +247,11 @@ def _relevant_candidates(data: MetricInput, in_tail: np.ndarray) -> np.ndarray:
     keep = relevant(truth.data, data.threshold)
     items = truth.indices[keep]
     if data.train is not None:  # the relevant pairs also in the profile: the product of the two patterns
+        import scipy.sparse as sp
+
         rel = sp.csr_matrix((np.ones(items.size), items, np.concatenate(([0], np.cumsum(keep)))[truth.indptr]),
                             shape=truth.shape)  # fmt: skip
-        seen = data.train.copy()
+        seen = as_scipy(data.train).copy()
         seen.data = np.ones_like(seen.data)
         both = rel.multiply(seen).tocsr()
         both.eliminate_zeros()

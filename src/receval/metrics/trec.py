@@ -100,8 +100,9 @@ six items: 0.578125 (0.515625 when −1 counts as judged).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from receval.errors import MetricError
 from receval.metrics._definition import register_metric
@@ -117,6 +118,11 @@ from receval.metrics.ranking import (
     average_precision,
     dcg_gains,
 )
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+    from receval.data.csr import CSR
 
 __all__ = ["NEGATIVE_GRADES", "RESIDUAL_TAILS", "ROUNDINGS", "interpolated_precision", "tail_items"]
 
@@ -387,7 +393,7 @@ def _rbp_weights(p: float, width: int) -> np.ndarray:
     return (1.0 - p) * p ** np.arange(width, dtype=np.float64)
 
 
-def _row_max(truth: sp.csr_matrix, values: np.ndarray) -> np.ndarray:
+def _row_max(truth: CSR | sp.csr_matrix, values: np.ndarray) -> np.ndarray:
     """The largest of ``values`` (aligned with ``truth.data``) in each row; 0 for an empty row."""
     counts = np.diff(truth.indptr)
     out = np.zeros(truth.shape[0])
