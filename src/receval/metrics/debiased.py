@@ -32,7 +32,8 @@ Estimators (``w = 1 / p``):
   ``rmse`` and ``mae``.
 - ``stratified`` — propensity-stratified evaluation (Jadidinejad, Macdonald & Ounis,
   TOIS 2021, as Cornac's ``PropensityStratifiedEvaluation``): the test ratings are
-  split into ``n_strata`` equal-width bins of propensity, the metric is computed
+  split into ``n_strata`` equal-width bins of propensity from 0.99 × the smallest to
+  1.01 × the largest (Cornac's edges), the metric is computed
   naively on each, and the values are averaged weighted by each stratum's share of
   the test ratings.
 - ``wtd`` / ``wtd_h`` — weighted sampling of the test set (Carraro & Bridge, JIIS 2022):
@@ -559,8 +560,10 @@ def _strata(metric: Metric, data: MetricInput, props: Propensities) -> list[tupl
             parameters=["predictions"],
         )
     p = np.asarray(p, dtype=np.float64)
-    edges = np.linspace(p.min(), p.max(), n + 1)
-    stratum = np.clip(np.searchsorted(edges, p, side="right") - 1, 0, n - 1)
+    # Cornac's bins, computed as Cornac computes them (to the bit): from 1% below the smallest propensity
+    # to 1% above the largest, so that no propensity sits on the outer edges
+    low, high = p.min() - 0.01 * p.min(), p.max() + 0.01 * p.max()
+    stratum = np.clip(np.digitize(p, np.arange(low, high, (high - low) / n)) - 1, 0, n - 1)
     out = []
     for s in range(n):
         mask = stratum == s

@@ -433,12 +433,12 @@ def auc(
     Conventions: only items in the user's top k (the whole list without k) take part —
     positives rated ≥ ``threshold``; negatives (``negatives=judged``, default) rated <
     ``negative_threshold``, unrated recommended items left out, or (``negatives=all``)
-    every ranked item that is not a positive, unrated ones too (RecBole's GAUC and
-    Elliot's AUC over a full ranking). Items missing from the list are left out. The list
-    order is the score, so there are no ties. A user without a ranked positive or a ranked
-    negative has no AUC: NaN (``empty_users="skip"``) or 0. ``agg=micro`` weighs each
-    user's AUC by its ranked positives, users without pairs left out (RecBole's GAUC; the
-    mean over all ranked positives of all users, Elliot's AUC).
+    every ranked item that is not a positive, unrated ones too (RecBole's GAUC over a full
+    ranking; Elliot's AUC counts one negative more, see the conventions guide). Items missing
+    from the list are left out. The list order is the score, so there are no ties. A user
+    without a ranked positive or a ranked negative has no AUC: NaN (``empty_users="skip"``)
+    or 0. ``agg=micro`` weighs each user's AUC by its ranked positives, users without pairs
+    left out (RecBole's GAUC).
     """
     correct, pairs, _ = _auc_pairs(data, k, threshold, negative_threshold, negatives)
     return _empty(_safe_div(correct, pairs), pairs == 0, data)
