@@ -81,7 +81,10 @@ def test_k_group_tests_equal_scipy(a, b, c):
         f, p = oneway_anova(groups)
         ref = stats.f_oneway(a, b, c)
         assert f == pytest.approx(ref.statistic, rel=1e-9, abs=1e-12)
-        assert p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-12)
+        if abs(ref.statistic) < 1e-12:  # equal means up to rounding: scipy 1.17 can get F = -1.6e-32 and p = NaN
+            assert f >= 0 and p == pytest.approx(1.0)
+        else:
+            assert p == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-12)
 
 
 def test_anova_by_hand():
