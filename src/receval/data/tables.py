@@ -492,10 +492,22 @@ class _Reader:
             column_types=types, null_values=[""], strings_can_be_null=False, include_columns=wanted
         )
         try:
-            with _source.arrow_input(self.path) as source:
-                table = pv.read_csv(
-                    source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]), convert_options=convert
-                )
+            try:
+                with _source.arrow_input(self.path) as source:
+                    table = pv.read_csv(
+                        source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]),
+                        convert_options=convert,
+                    )  # fmt: skip
+            except pa.ArrowInvalid as exc:
+                if "straddl" not in str(exc):
+                    raise
+                # a line longer than a block: read again in blocks that hold any line the line reader takes
+                read.block_size = _source.MAX_LINE + 1
+                with _source.arrow_input(self.path) as source:
+                    table = pv.read_csv(
+                        source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]),
+                        convert_options=convert,
+                    )  # fmt: skip
             if gaps and _gap_text(table, gaps):  # a single ':' inside a field
                 raise pa.ArrowInvalid(f"a field is separated by a single {sep[0]!r}")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -930,14 +942,35 @@ def _header(path: Path, sep: str) -> list[str]:
         raise DataError("the header is not UTF-8 text; save the file as UTF-8", path=path, line=1) from None
     if not text.strip():
         raise DataError("the file is empty: it has no header and no rows", path=path, line=1)
-    return [h.strip() for h in _split(text, sep)]
+    return [h.strip() for h in _split(text, sep, path, 1)]
 
 
-def _split(text: str, sep: str) -> list[str]:
-    """A line's fields: csv quoting for a one-character separator, a plain split for ``::``."""
+def _split(text: str, sep: str, path: Path | None = None, line: int | None = None) -> list[str]:
+    """A line's fields: csv quoting for a one-character separator, a plain split for ``::``.
+
+    A carriage return inside an unquoted field is an error naming the line: lines ended by
+    ``\\r`` alone (an old Mac file) are one line to a reader that splits at ``\\n``.
+
+    >>> _split('a,"b,c",d\\r\\n', ",")
+    ['a', 'b,c', 'd']
+    >>> _split("user,item\\ru1,i1\\r", ",", Path("mac.csv"), 1)
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: mac.csv, line 1: the line holds a carriage return (\\r) inside it: ...
+    """
     if len(sep) > 1:
         return text.rstrip("\r\n").split(sep)
-    return next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    if len(text) > csv.field_size_limit():  # csv's own limit (128 KiB) is below the longest line read (MAX_LINE)
+        csv.field_size_limit(_source.MAX_LINE)  # only ever raised, so no other reader of csv meets a lower one
+    try:
+        return next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    except csv.Error:  # the one error left at this limit: a line end inside an unquoted field
+        raise DataError(
+            "the line holds a carriage return (\\r) inside it: are its lines ended by \\r alone (an old Mac "
+            "file)? save the file with \\n (or \\r\\n) line ends",
+            path=path,
+            line=line,
+        ) from None
 
 
 _COMMENT = re.compile(rb"\n[ \t]*#")
@@ -1095,7 +1128,7 @@ def _records(path: Path, sep: str, whitespace: bool = False, comments: bool = Fa
                     path=path,
                     line=number,
                 ) from None
-            fields = text.split() if whitespace else _split(text, sep)
+            fields = text.split() if whitespace else _split(text, sep, path, number)
             if any(f.strip() for f in fields) and not (comments and fields[0].lstrip().startswith("#")):
                 yield number, fields
 

@@ -1,0 +1,76 @@
+"""A third sweep of hostile input: what the first two (test_hostile_inputs, test_bad_input, test_os_errors) left.
+
+Line ends of old Macs, a field longer than Python's csv module takes, a table of many
+columns, a fold count past the data, an output path that is one of the command's
+inputs. Each is refused with exit status 2 and one ``error: ...`` line naming the file
+(line) or the option, before anything is written; or, where the input is legal, read as
+the plain file is read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from receval.cli import main
+
+RATINGS = "user,item,rating\nu1,i1,4\nu2,i2,3\nu1,i2,5\n"
+
+
+def refused(capsys: pytest.CaptureFixture[str], args: list[Any], *, names: str, out: Path | None = None) -> str:
+    """Run the command; assert exit 2, one ``error:`` line containing ``names``, no traceback, nothing written."""
+    status = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert status == 2, captured.err
+    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
+    assert "Traceback" not in captured.err + captured.out
+    assert names in lines[0], lines[0]
+    if out is not None:
+        assert not out.exists(), f"{out} was written"
+    return lines[0]
+
+
+def stats(capsys: pytest.CaptureFixture[str], path: Path) -> str:
+    """``receval data stats PATH --json``: exit 0, its stdout."""
+    status = main(["data", "stats", str(path), "--json"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err + captured.out
+    return captured.out
+
+
+# ------------------------------------------------------------------ the text reader
+def test_old_mac_line_ends_are_named_not_a_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Lines ended by a carriage return alone were one line to the header reader: csv's _csv.Error, a traceback."""
+    path = tmp_path / "mac.csv"
+    path.write_bytes(RATINGS.replace("\n", "\r").encode())
+    out = tmp_path / "split"
+    line = refused(capsys, ["split", path, "--out", out], names="mac.csv, line 1")
+    assert "carriage return" in line and "\\n" in line
+
+
+def test_crlf_line_ends_still_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plain, crlf = tmp_path / "plain.csv", tmp_path / "crlf.csv"
+    plain.write_text(RATINGS)
+    crlf.write_bytes(RATINGS.replace("\n", "\r\n").encode())
+    assert stats(capsys, crlf).replace("crlf", "plain") == stats(capsys, plain)
+
+
+def test_a_10_mb_id_is_read_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A field past Arrow's 1 MiB block (and csv's 128 KiB field limit) gave a traceback from the error path."""
+    long_id = "x" * 10_000_000
+    path = tmp_path / "long.csv"
+    path.write_text(f"user,item,rating\nu1,{long_id},4\nu2,i2,3\n")
+    out = tmp_path / "split"
+    assert main(["split", str(path), "--out", str(out), "--seed", "1"]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    written = (out / "train.tsv").read_text() + (out / "test.tsv").read_text()
+    assert f"u1\t{long_id}\t4" in written
+
+
+def test_a_bad_value_after_a_long_line_is_named_by_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "long.csv"
+    path.write_text(f"user,item,rating\nu1,{'x' * 3_000_000},4\nu2,i2,lots\n")
+    refused(capsys, ["data", "stats", path], names="long.csv, line 3, column rating: rating 'lots' is not a number")
