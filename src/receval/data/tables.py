@@ -57,6 +57,7 @@ receval.errors.DataError: .../bad.csv, line 3, column score: score 'high' is not
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import io
@@ -472,7 +473,8 @@ class _Reader:
         else:
             read = pv.ReadOptions(column_names=parsed, skip_rows=int(header), use_threads=True, block_size=1 << 20)
         types: dict[str, Any] = {c: pa.float64() for c in NUMERIC if c in own}
-        types.update({c: pa.string() for c in parsed if c not in own})
+        named = set(own)  # membership per column: a list would make a table of many columns quadratic
+        types.update({c: pa.string() for c in parsed if c not in named})
         ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
         for col in own:
             base = self.role_of.get(col, col.split(":")[0])
@@ -486,7 +488,7 @@ class _Reader:
             elif base in NUMERIC + _KNOWN["rating"]:
                 types[col] = pa.float64()
         numeric = [c for c in own if types.get(c) == pa.float64()]
-        gaps = [c for c in parsed if c not in own]
+        gaps = [c for c in parsed if c not in named]
         wanted = None if keep is None else [*keep, *gaps]
         convert = pv.ConvertOptions(
             column_types=types, null_values=[""], strings_can_be_null=False, include_columns=wanted
@@ -499,7 +501,7 @@ class _Reader:
                         convert_options=convert,
                     )  # fmt: skip
             except pa.ArrowInvalid as exc:
-                if "straddl" not in str(exc):
+                if "block" not in str(exc):  # "straddles two block boundaries", "Empty CSV file or block"
                     raise
                 # a line longer than a block: read again in blocks that hold any line the line reader takes
                 read.block_size = _source.MAX_LINE + 1
@@ -916,9 +918,10 @@ def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] 
     if what == "truth" and "rating" not in taken and "rating" not in present and "score" in present:
         rename.setdefault("score", "rating")  # a qrels table (ranx) calls the grade 'score'
     renamed = [rename.get(c, c) for c in present]
-    clash = sorted({c for c in renamed if renamed.count(c) > 1}, key=renamed.index)
-    if clash:
-        raise DataError(f"two columns would be called {clash[0]!r}; map only one of them", path=path)
+    counts = collections.Counter(renamed)  # not list.count per column: a table may have 1e5 columns
+    clash = next((c for c in renamed if counts[c] > 1), None)
+    if clash is not None:
+        raise DataError(f"two columns would be called {clash!r}; map only one of them", path=path)
     return frame.rename_columns(renamed) if arrow else frame.rename(columns=rename)
 
 
