@@ -94,3 +94,33 @@ def test_a_table_of_30000_columns_is_read(tmp_path: Path, capsys: pytest.Capture
     zeros = ",".join(["0"] * n)
     path.write_text(header + "\n" + "".join(f"u{u},i{u % 2},{u % 5 + 1},{zeros}\n" for u in range(3)))
     assert '"n_ratings": 3' in stats(capsys, path)
+
+
+# ------------------------------------------------------------------ options past the data
+@pytest.mark.parametrize("folds", ["11", "99999999999999999999"])
+def test_more_folds_than_a_users_ratings_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], folds: str
+) -> None:
+    """--folds 10^20 gave a traceback (OverflowError: the fold arithmetic in int64) and --folds 11 over users of 10
+    ratings wrote folds that test some users in none: `receval split` skipped the check a configuration's folds get
+    (check_folds), now made by split_by_name for every caller."""
+    path = tmp_path / "r.csv"
+    rows = "".join(f"u{u},i{i},{1 + (u + i) % 5}\n" for u in range(3) for i in range(10))
+    path.write_text("user,item,rating\n" + rows)
+    out = tmp_path / "split"
+    args = ["split", path, "--method", "kfold", "--folds", folds, "--out", out]
+    line = refused(capsys, args, names=f"--folds {folds}")
+    assert "(the fewest: 10)" in line and "--folds 10 or fewer" in line
+    for core in ("2", "99999999999999999999"):
+        args = ["split", path, "--method", "kfold", "--folds", folds, "--core", core, "--out", out]
+        refused(capsys, args, names=f"--folds {folds}" if core == "2" else "core=")
+
+
+def test_as_many_folds_as_ratings_each_test_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text(RATINGS.replace("u2,i2,3", "u1,i3,3"))
+    out = tmp_path / "split"
+    assert main(["split", str(path), "--method", "kfold", "--folds", "3", "--out", str(out)]) == 0
+    capsys.readouterr()
+    tests = [(out / f"fold-{j}" / "test.tsv").read_text().splitlines()[1:] for j in (1, 2, 3)]
+    assert sorted(len(t) for t in tests) == [1, 1, 1] and len({*tests[0], *tests[1], *tests[2]}) == 3
