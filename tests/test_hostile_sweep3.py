@@ -124,3 +124,44 @@ def test_as_many_folds_as_ratings_each_test_one(tmp_path: Path, capsys: pytest.C
     capsys.readouterr()
     tests = [(out / f"fold-{j}" / "test.tsv").read_text().splitlines()[1:] for j in (1, 2, 3)]
     assert sorted(len(t) for t in tests) == [1, 1, 1] and len({*tests[0], *tests[1], *tests[2]}) == 3
+
+
+# ------------------------------------------------------------------ outputs
+def _ratings(tmp_path: Path) -> dict[str, Path]:
+    """Ratings of 6 users on 8 items, split in two files, a run and a users list."""
+    rows = [f"u{u},i{(u + j) % 8},{1 + (u * j) % 5}" for u in range(6) for j in range(5)]
+    files = {name: tmp_path / f"{name}.csv" for name in ("train", "test", "recs", "users")}
+    files["train"].write_text("user,item,rating\n" + "\n".join(r for j, r in enumerate(rows) if j % 5) + "\n")
+    files["test"].write_text("user,item,rating\n" + "\n".join(r for j, r in enumerate(rows) if not j % 5) + "\n")
+    files["recs"].write_text("user,item,score\n" + "".join(f"u{u},i{j},{8 - j}\n" for u in range(6) for j in range(8)))
+    files["users"].write_text("u1\nu2\n")
+    return files
+
+
+@pytest.mark.parametrize(
+    ("command", "input_option", "output_option"),
+    [
+        (["recommend", "--algorithm", "popularity", "--k", "3", "--train", "{train}"], "--train", "--out"),
+        (["recommend", "--algorithm", "popularity", "--k", "3", "--train", "{train}", "--test", "{test}"], "--test",
+         "--out"),
+        (["recommend", "--algorithm", "popularity", "--k", "3", "--train", "{train}", "--users", "{users}"], "--users",
+         "--out"),
+        (["predict", "--algorithm", "biases", "--train", "{train}", "--test", "{test}"], "--test", "--out"),
+        (["evaluate", "--metrics", "ndcg@3", "--truth", "{test}", "--recs", "{recs}"], "--recs", "--per-user"),
+        (["evaluate", "--metrics", "ndcg@3", "--truth", "{test}", "--recs", "{recs}", "--points"], "--truth",
+         "--per-user"),
+    ],
+)  # fmt: skip
+def test_an_output_that_is_an_input_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], input_option: str, output_option: str
+) -> None:
+    """`recommend --train t.csv --out t.csv` replaced the training data with the lists (exit 0); the same for
+    predict's --test and evaluate's --per-user: now exit 2 naming both options, and the input is unchanged."""
+    files = _ratings(tmp_path)
+    args = [a.format(**{k: str(v) for k, v in files.items()}) for a in command]
+    target = Path(args[args.index(input_option) + 1])
+    before = target.read_bytes()
+    alias = tmp_path / "sub" / ".." / target.name  # another spelling of the same file
+    (tmp_path / "sub").mkdir()
+    refused(capsys, [*args, output_option, alias], names=f"{output_option} {alias}: is also {input_option}")
+    assert target.read_bytes() == before

@@ -41,6 +41,7 @@ import os
 import stat
 import tempfile
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 
 from receval.errors import ConfigError
@@ -145,14 +146,23 @@ def _kind(path: Path) -> str | None:
     return next((name for test, name in _KINDS if test(mode)), "not a file")
 
 
-def check_output_file(path: str | Path, option: str) -> Path:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them missing (an input checked later), or no name a file can have
+        return False
+
+
+def check_output_file(path: str | Path, option: str, inputs: Mapping[str, str | Path | None] | None = None) -> Path:
     """``path`` as a file the command may write (created or replaced); raises ConfigError otherwise.
 
     ``option`` names where the path came from in the error: a flag (``--out``) or a
-    Python parameter (``out=``).
+    Python parameter (``out=``); ``inputs`` maps the command's input options to the files
+    they name.
 
     Refused: an existing folder, device, named pipe or socket (anything but a regular
-    file), a folder that does not exist or is a file, a folder that cannot be written.
+    file), a folder that does not exist or is a file, a folder that cannot be written,
+    one of ``inputs`` (by any name or link: the command would replace what it reads).
 
     Returns
     -------
@@ -173,9 +183,17 @@ def check_output_file(path: str | Path, option: str) -> Path:
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: --out /dev/null: is a character device, not a file; writing would replace it ...
+    >>> _ = (folder / "train.tsv").write_text("x")
+    >>> check_output_file(folder / "." / "train.tsv", "--out", {"--train": folder / "train.tsv"})
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --out .../train.tsv: is also --train; writing would replace that input: ...
     """
     path = Path(path)
     kind = _kind(path)
+    for name, given in (inputs or {}).items():
+        if kind == "a file" and given is not None and _same_file(path, Path(given)):
+            raise _refused(option, path, f"is also {name}; writing would replace that input: name another file")
     if kind == "a folder":
         raise _refused(option, path, "is a folder, but a file is meant; name a file inside it or elsewhere")
     if kind not in (None, "a file"):
