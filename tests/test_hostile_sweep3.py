@@ -165,3 +165,11 @@ def test_an_output_that_is_an_input_is_refused(
     (tmp_path / "sub").mkdir()
     refused(capsys, [*args, output_option, alias], names=f"{output_option} {alias}: is also {input_option}")
     assert target.read_bytes() == before
+
+
+def test_aa_sizes_past_memory_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--sizes 1e12 gave a traceback (numpy's _ArrayMemoryError: 218 TiB for the first bootstrap sample)."""
+    files = _ratings(tmp_path)
+    args = ["aa", files["train"], "--algorithm", "random", "--metric", "ndcg@3", "--sizes", "1,1e12"]
+    line = refused(capsys, args, names="--sizes 1e+12")
+    assert "of memory" in line and "smaller" in line
