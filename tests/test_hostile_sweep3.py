@@ -173,3 +173,25 @@ def test_aa_sizes_past_memory_are_refused(tmp_path: Path, capsys: pytest.Capture
     args = ["aa", files["train"], "--algorithm", "random", "--metric", "ndcg@3", "--sizes", "1,1e12"]
     line = refused(capsys, args, names="--sizes 1e+12")
     assert "of memory" in line and "smaller" in line
+
+
+@pytest.mark.parametrize("effect", [1e10, 1e308])
+def test_a_huge_effect_has_power_one_not_nan(effect: float) -> None:
+    """--effect 1e308 printed 'power nan' (scipy's noncentral t is NaN from a noncentrality of about 1e10)."""
+    from scipy import stats
+
+    from receval.stats.power import ttest_power
+
+    assert ttest_power(effect, sd=0.3, n=30) == 1.0
+    assert ttest_power(3e8, sd=1.0, n=2) == 1.0  # scipy still computes it: the same answer on either side
+    assert stats.nct.sf(stats.t.isf(0.025, 1), 1, 3e8) == 1.0
+
+
+def test_power_of_a_huge_effect_on_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    files = _ratings(tmp_path)
+    args = ["power", "--truth", files["test"], "--recs", files["recs"], "--metric", "ndcg@3", "--effect", "1e308"]
+    assert main([*map(str, args), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["power"] == 1.0 and result["n_needed"] == 2
