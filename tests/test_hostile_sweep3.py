@@ -195,3 +195,26 @@ def test_power_of_a_huge_effect_on_the_command_line(tmp_path: Path, capsys: pyte
     assert main([*map(str, args), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["power"] == 1.0 and result["n_needed"] == 2
+
+
+# ------------------------------------------------------------------ parameters checked before the work
+@pytest.mark.parametrize(
+    ("param", "names"),
+    [
+        ("item-bandit-egreedy:epsilon=2", "item-bandit-egreedy (ItemBandit): epsilon=2.0 must lie in [0, 1]"),
+        ("knn-bandit:k=0", "knn-bandit (KNNBandit): k=0 must be a whole number"),
+        ("knn-bandit:alpha0=0", "knn-bandit (KNNBandit): the Beta prior needs alpha0"),
+        ("item-bandit-egreedy:refit_every=x", "item-bandit-egreedy: refit_every='x': give an integer of at least 1"),
+    ],
+)
+def test_a_bad_simulation_parameter_is_refused_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], param: str, names: str
+) -> None:
+    """A bandit's parameters were checked by its fit: the algorithms before it in --algorithms were simulated first
+    (their warnings printed) and the error did not say whose parameter it was; refit_every=x was a traceback
+    (ValueError from int())."""
+    files = _ratings(tmp_path)
+    out = tmp_path / "cyclic"
+    args = ["simulate", "--data", files["train"], "--rounds", "2", "--threshold", "3", "--out", out]
+    algorithms = "random,popularity,knn-bandit,item-bandit-egreedy"
+    refused(capsys, [*args, "--algorithms", algorithms, "--param", param], names=names, out=out)
