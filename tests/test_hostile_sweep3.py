@@ -218,3 +218,21 @@ def test_a_bad_simulation_parameter_is_refused_before_any_run(
     args = ["simulate", "--data", files["train"], "--rounds", "2", "--threshold", "3", "--out", out]
     algorithms = "random,popularity,knn-bandit,item-bandit-egreedy"
     refused(capsys, [*args, "--algorithms", algorithms, "--param", param], names=names, out=out)
+
+
+@pytest.mark.parametrize(
+    ("options", "names"),
+    [
+        (["--users", "99999999999", "--items", "99999999999", "--ratings", "5"], "of memory"),
+        (["--users", "5", "--items", "9", "--ratings", "20"], "--items 9: the demo's lists hold 10 items"),
+        (["--users", "2", "--items", "10", "--ratings", "1000"], "--ratings 1000: more than the 20 (user, item)"),
+    ],
+)
+def test_demo_sizes_that_cannot_run_are_refused_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], names: str
+) -> None:
+    """--users/--items 1e11 gave a traceback (numpy _ArrayMemoryError, 745 GiB); --items 9 printed the data step and
+    then 'k=10 is larger than the catalogue' (demo has no --k); --ratings past users x items said 'use complete=True'
+    (demo has no such option)."""
+    out = tmp_path / "demo"
+    refused(capsys, ["demo", *options, "--rounds", "1", "--out", out], names=names, out=out)
