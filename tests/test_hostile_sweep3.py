@@ -236,3 +236,28 @@ def test_demo_sizes_that_cannot_run_are_refused_first(
     (demo has no such option)."""
     out = tmp_path / "demo"
     refused(capsys, ["demo", *options, "--rounds", "1", "--out", out], names=names, out=out)
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [
+        (["split", "{data}", "--seed", "1"], "train.tsv"),
+        (["split", "{data}", "--method", "kfold", "--folds", "2"], "fold-2/test.tsv"),
+        (["data", "prepare", "{data}", "--core", "1", "--format", "tsv"], "ratings.tsv"),
+    ],
+)
+def test_an_output_folder_whose_file_is_the_input_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str], name: str
+) -> None:
+    """`data prepare folder/ratings.tsv --out folder` replaced the data with its k-core (exit 0); `split
+    folder/train.tsv --out folder` replaced the data with its training part."""
+    data = tmp_path / "out" / name
+    data.parent.mkdir(parents=True)
+    data.write_text(
+        "user\titem\trating\n" + "".join(f"u{u}\ti{i}\t{1 + (u + i) % 5}\n" for u in range(4) for i in range(4))
+    )
+    before = data.read_bytes()
+    args = [a.format(data=data) for a in command]
+    refused(capsys, [*args, "--out", tmp_path / "out"], names=f"its {name} would replace the data file")
+    assert data.read_bytes() == before
+    assert main([*args, "--out", str(tmp_path / "elsewhere")]) == 0  # the same command into another folder

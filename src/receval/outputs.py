@@ -36,6 +36,7 @@ study name) goes through :func:`safe_name` first, so it cannot leave the folder 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import stat
@@ -153,6 +154,14 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _inside(path: Path, folder: Path) -> str | None:
+    """``path`` relative to ``folder`` (links resolved), or None when it is elsewhere."""
+    try:
+        return Path(os.path.realpath(path)).relative_to(os.path.realpath(folder)).as_posix()
+    except ValueError:
+        return None
+
+
 def check_output_file(path: str | Path, option: str, inputs: Mapping[str, str | Path | None] | None = None) -> Path:
     """``path`` as a file the command may write (created or replaced); raises ConfigError otherwise.
 
@@ -213,12 +222,19 @@ def check_output_file(path: str | Path, option: str, inputs: Mapping[str, str | 
     return path
 
 
-def check_output_dir(path: str | Path, option: str) -> Path:
+def check_output_dir(
+    path: str | Path,
+    option: str,
+    inputs: Mapping[str, str | Path | None] | None = None,
+    writes: tuple[str, ...] = (),
+) -> Path:
     """``path`` as a folder the command may write into (created with its parents when missing).
 
     Refused: an existing file, device, named pipe or socket (anything but a folder), a
     path under an existing file, a folder (or its nearest existing ancestor) that cannot
-    be written.
+    be written, a folder where one of the files ``writes`` names (relative to it, ``*``
+    for any part: ``fold-*/train.tsv``) is one of ``inputs`` (the command's input options,
+    or a description of an argument, to the files they name).
 
     Returns
     -------
@@ -231,11 +247,20 @@ def check_output_dir(path: str | Path, option: str) -> Path:
     >>> folder = Path(tempfile.mkdtemp())
     >>> check_output_dir(folder / "a" / "b", "out=") == folder / "a" / "b", (folder / "a").exists()
     (True, False)
+    >>> _ = (folder / "train.tsv").write_text("x")
+    >>> check_output_dir(folder, "--out", {"the data file": folder / "train.tsv"}, ("train.tsv", "test.tsv"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --out ...: its train.tsv would replace the data file (.../train.tsv); name ...
     """
     path = Path(path)
     kind = _kind(path)
     if kind not in (None, "a folder"):
         raise _refused(option, path, f"is {kind}, but a folder is meant; name a folder (created when missing)")
+    for what, given in (inputs or {}).items() if kind == "a folder" else ():
+        inside = _inside(Path(given), path) if given is not None else None
+        if inside is not None and any(fnmatch.fnmatchcase(inside, name) for name in writes):
+            raise _refused(option, path, f"its {inside} would replace {what} ({given}); name another folder")
     holder = _nearest_existing(path)
     if not holder.is_dir():
         raise _refused(option, path, f"{holder} is a file, so no folder can be made under it; name another folder")
