@@ -261,3 +261,12 @@ def test_an_output_folder_whose_file_is_the_input_is_refused(
     refused(capsys, [*args, "--out", tmp_path / "out"], names=f"its {name} would replace the data file")
     assert data.read_bytes() == before
     assert main([*args, "--out", str(tmp_path / "elsewhere")]) == 0  # the same command into another folder
+
+
+def test_debias_names_a_bad_familiar_flag_by_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A 'familiar' column holding 'maybe' was reported as "no column 'familiar'" (the loader's line hidden)."""
+    path = tmp_path / "fam.csv"
+    path.write_text("user,item,rating,familiar\nu1,i1,4,1\nu1,i2,4,maybe\n")
+    refused(capsys, ["debias", "--data", path, "-f", "csv"], names="fam.csv, line 3, column familiar: flag 'maybe'")
+    path.write_text("user,item,rating\nu1,i1,4\n")
+    refused(capsys, ["debias", "--data", path, "-f", "csv"], names="no column 'familiar' flagging the MNAR")
