@@ -270,3 +270,30 @@ def test_debias_names_a_bad_familiar_flag_by_its_line(tmp_path: Path, capsys: py
     refused(capsys, ["debias", "--data", path, "-f", "csv"], names="fam.csv, line 3, column familiar: flag 'maybe'")
     path.write_text("user,item,rating\nu1,i1,4\n")
     refused(capsys, ["debias", "--data", path, "-f", "csv"], names="no column 'familiar' flagging the MNAR")
+
+
+# ------------------------------------------------------------------ configurations
+CONFIG = """name = "q"
+seeds = [0]
+metrics = ["ndcg@10"]
+
+[datasets.synthetic]
+generate = { n_users = 40, n_items = 60, n_ratings = 600, seed = 42 }
+
+[protocol]
+name = "one-shot"
+k = 10
+
+[recommenders.popularity]
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "run", "tune"])
+def test_an_empty_seed_list_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """seeds = [] passed `receval check` (its findings only, exit 1) while `run` then refused: 'the grid expands to
+    zero tasks'; now the configuration is refused at its line by every command that reads it."""
+    path = tmp_path / "c.toml"
+    path.write_text(CONFIG.replace("seeds = [0]", "seeds = []"))
+    refused(capsys, [command, path], names="c.toml, line 2: seeds = []: give at least one seed")
