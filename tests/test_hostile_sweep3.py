@@ -297,3 +297,23 @@ def test_an_empty_seed_list_is_refused_at_its_line(
     path = tmp_path / "c.toml"
     path.write_text(CONFIG.replace("seeds = [0]", "seeds = []"))
     refused(capsys, [command, path], names="c.toml, line 2: seeds = []: give at least one seed")
+
+
+@pytest.fixture
+def damaged_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """A finished run whose every part file was then overwritten (a disk error, a bad copy)."""
+    config, out = tmp_path / "c.toml", tmp_path / "results"
+    config.write_text(CONFIG + "\n[recommenders.random]\n")
+    assert main(["run", str(config), "--out", str(out)]) == 0
+    capsys.readouterr()
+    for part in (out / "parts").iterdir():
+        part.write_text("garbage")
+    return out
+
+
+def test_results_of_a_store_with_every_task_damaged(damaged_store: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--compare and --failed gave tracebacks (KeyError: 'status': the rebuilt tasks table had no columns)."""
+    refused(capsys, ["results", damaged_store, "--compare", "ndcg@10"], names="holds no task that finished ok")
+    assert main(["results", str(damaged_store), "--failed"]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and captured.out.count("damaged:") == 2, captured.out
