@@ -317,3 +317,37 @@ def test_results_of_a_store_with_every_task_damaged(damaged_store: Path, capsys:
     assert main(["results", str(damaged_store), "--failed"]) == 0
     captured = capsys.readouterr()
     assert "Traceback" not in captured.err and captured.out.count("damaged:") == 2, captured.out
+
+
+# ------------------------------------------------------------------ timestamps
+@pytest.mark.parametrize(("written", "seconds"), [("9999-12-31", 253402214400), ("0001-01-01T00:00:00Z", -62135596800),
+                                                  ("2262-04-12", 9223372800), ("1677-09-21", -9223372800)])  # fmt: skip
+def test_a_date_outside_pandas_nanoseconds_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], written: str, seconds: int
+) -> None:
+    """ISO dates before 1677-09-21 or after 2262-04-11 gave a traceback (pandas OutOfBoundsDatetime); now the
+    Unix seconds Python's datetime gives."""
+    import datetime
+
+    assert int(datetime.datetime.fromisoformat(written).replace(tzinfo=datetime.UTC).timestamp()) == seconds
+    path = tmp_path / "t.csv"
+    path.write_text(f"user,item,rating,timestamp\nu1,i1,4,{written}\nu1,i2,3,2020-01-01\n")
+    out = tmp_path / "split"
+    assert main(["split", str(path), "--method", "temporal", "--test-fraction", "0.5", "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = (out / "train.tsv").read_text() + (out / "test.tsv").read_text()
+    assert f"u1\ti1\t4.0\t{seconds}\n" in rows
+
+
+@pytest.mark.parametrize("written", ["99999999999999999999", "1e400", "-1e19", "nan", "inf"])
+@pytest.mark.parametrize("other", ["2020-01-01", "100"])  # the date path and the all-numbers path
+def test_a_timestamp_past_64_bits_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], written: str, other: str
+) -> None:
+    """It was written as -9223372036854775808 (int64's minimum: a float cast), a silently changed timestamp."""
+    path = tmp_path / "t.csv"
+    path.write_text(f"user,item,rating,timestamp\nu1,i2,3,{other}\nu1,i1,4,{written}\n")
+    out = tmp_path / "split"
+    args = ["split", path, "--method", "temporal", "--test-fraction", "0.5", "--out", out]
+    line = refused(capsys, args, names="t.csv, line 3, column timestamp: timestamp", out=out)
+    assert "64-bit" in line or "neither an integer nor a date" in line or "missing" in line
