@@ -351,3 +351,27 @@ def test_a_timestamp_past_64_bits_is_refused_at_its_line(
     args = ["split", path, "--method", "temporal", "--test-fraction", "0.5", "--out", out]
     line = refused(capsys, args, names="t.csv, line 3, column timestamp: timestamp", out=out)
     assert "64-bit" in line or "neither an integer nor a date" in line or "missing" in line
+
+
+def test_parquet_timestamps_of_milliseconds_and_unsigned_64_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A timestamp[ms] column with a fraction of a second gave a traceback (ArrowInvalid: the cast to seconds would
+    lose data): now cut to whole seconds, as a float column is; a uint64 2^64 - 1 was written as -1, silently."""
+    import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    base = {"user": ["u1", "u1"], "item": ["i1", "i2"], "rating": [4.0, 5.0]}
+    stamps = pa.array(
+        [datetime.datetime(2020, 1, 1, 0, 0, 0, 500000), datetime.datetime(2021, 1, 1)], pa.timestamp("ms")
+    )
+    pq.write_table(pa.table({**base, "timestamp": stamps}), tmp_path / "ms.parquet")
+    out = tmp_path / "split"
+    args = ["split", str(tmp_path / "ms.parquet"), "--method", "temporal", "--test-fraction", "0.5", "--out", str(out)]
+    assert main(args) == 0
+    capsys.readouterr()
+    assert (out / "train.tsv").read_text().splitlines()[1] == "u1\ti1\t4.0\t1577836800"
+    pq.write_table(pa.table({**base, "timestamp": pa.array([2**64 - 1, 3], pa.uint64())}), tmp_path / "u64.parquet")
+    refused(capsys, ["data", "stats", tmp_path / "u64.parquet"], names="row 1: timestamp 1.84467e+19 is outside")

@@ -486,6 +486,8 @@ def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
         if missing.any():
             _fail(located, int(np.flatnonzero(missing)[0]), name, "timestamp '' is neither an integer nor a date")
         _check_int64(values, name, located)
+    elif values.dtype == np.uint64 and values.size and values.max() >= 1 << 63:  # the cast would wrap to negative
+        _check_int64(values.astype(np.float64), name, located)
     return values.astype(np.int64)
 
 
@@ -509,8 +511,9 @@ def _timestamp_numbers(column: Any, name: str, located: Located) -> Any:
     import pyarrow.compute as pc
 
     kind = column.type
-    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
-        column = pc.cast(pc.cast(column, pa.timestamp("s", tz=getattr(kind, "tz", None))), pa.int64())
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):  # whole seconds, as a float column's are cut
+        seconds = pc.cast(column, pa.timestamp("s", tz=getattr(kind, "tz", None)), safe=False)
+        column = pc.cast(seconds, pa.int64())
     elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_dictionary(kind):
         text = pc.utf8_trim_whitespace(pc.cast(column, pa.string()))
         try:
