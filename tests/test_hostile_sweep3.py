@@ -375,3 +375,39 @@ def test_parquet_timestamps_of_milliseconds_and_unsigned_64_bits(
     assert (out / "train.tsv").read_text().splitlines()[1] == "u1\ti1\t4.0\t1577836800"
     pq.write_table(pa.table({**base, "timestamp": pa.array([2**64 - 1, 3], pa.uint64())}), tmp_path / "u64.parquet")
     refused(capsys, ["data", "stats", tmp_path / "u64.parquet"], names="row 1: timestamp 1.84467e+19 is outside")
+
+
+@pytest.mark.parametrize("seed", ["-1", "99999999999999999999"])
+@pytest.mark.parametrize("command", ["compare", "power"])
+def test_a_seed_out_of_range_is_refused_by_compare_and_power(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, seed: str
+) -> None:
+    """compare --seed -1 (and power --test permutation --seed -1) gave a traceback (numpy's ValueError: expected
+    non-negative integer); a seed past 2^32 was taken while every other command refuses it."""
+    files = _ratings(tmp_path)
+    if command == "compare":
+        args = ["compare", "--truth", files["test"], files["recs"], f"b={files['recs']}", "--metrics", "ndcg@3"]
+    else:
+        args = [
+            "power",
+            "--truth",
+            files["test"],
+            "--recs",
+            files["recs"],
+            "--metric",
+            "ndcg@3",
+            "--test",
+            "permutation",
+        ]
+    refused(capsys, [*args, "--seed", seed], names=f"--seed {seed}: a seed is an integer from 0 to 4294967295")
+
+
+def test_compare_report_over_a_run_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`compare ... a.csv b.csv --report a.csv` replaced the run a.csv with the HTML report (exit 0)."""
+    files = _ratings(tmp_path)
+    other = tmp_path / "other.csv"
+    other.write_bytes(files["recs"].read_bytes())
+    before = files["recs"].read_bytes()
+    args = ["compare", "--truth", files["test"], files["recs"], other, "--metrics", "ndcg@3", "--report", files["recs"]]
+    refused(capsys, args, names="--report")
+    assert files["recs"].read_bytes() == before
