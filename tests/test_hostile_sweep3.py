@@ -411,3 +411,17 @@ def test_compare_report_over_a_run_is_refused(tmp_path: Path, capsys: pytest.Cap
     args = ["compare", "--truth", files["test"], files["recs"], other, "--metrics", "ndcg@3", "--report", files["recs"]]
     refused(capsys, args, names="--report")
     assert files["recs"].read_bytes() == before
+
+
+def test_report_over_a_file_of_its_result_store_is_refused(
+    damaged_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`report results --out results/experiment.json` wrote the HTML over the store's manifest (exit 0); over a part
+    file it damaged a finished task."""
+    manifest = damaged_store / "experiment.json"
+    before = manifest.read_bytes()
+    args = ["report", damaged_store, "--no-data", "--out", manifest]
+    refused(capsys, args, names="is also the result store's experiment.json")
+    assert manifest.read_bytes() == before
+    assert main(["report", str(damaged_store), "--no-data"]) == 0  # its own report.html, twice
+    assert main(["report", str(damaged_store), "--no-data", "--out", str(damaged_store / "report.html")]) == 0
