@@ -425,3 +425,15 @@ def test_report_over_a_file_of_its_result_store_is_refused(
     assert manifest.read_bytes() == before
     assert main(["report", str(damaged_store), "--no-data"]) == 0  # its own report.html, twice
     assert main(["report", str(damaged_store), "--no-data", "--out", str(damaged_store / "report.html")]) == 0
+
+
+@pytest.mark.parametrize(("at", "names"), [("inf", "--at inf: not a date"), ("-inf", "--at -inf: not a date"),
+                                           ("1e30", "--at 1e30: outside the 64-bit range")])  # fmt: skip
+def test_a_temporal_cut_at_infinity_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], at: str, names: str
+) -> None:
+    """split --method temporal --at inf gave a traceback (OverflowError: cannot convert float infinity to integer)."""
+    path = tmp_path / "t.csv"
+    path.write_text("user,item,rating,timestamp\nu1,i1,4,100\nu1,i2,3,200\n")
+    out = tmp_path / "split"
+    refused(capsys, ["split", path, "--method", "temporal", "--at", at, "--out", out], names=names, out=out)
