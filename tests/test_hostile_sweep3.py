@@ -437,3 +437,37 @@ def test_a_temporal_cut_at_infinity_is_refused(
     path.write_text("user,item,rating,timestamp\nu1,i1,4,100\nu1,i2,3,200\n")
     out = tmp_path / "split"
     refused(capsys, ["split", path, "--method", "temporal", "--at", at, "--out", out], names=names, out=out)
+
+
+# ------------------------------------------------------------------ counts past memory
+def test_ope_rounds_past_memory_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ope --rounds 999999999999 gave a traceback (numpy _ArrayMemoryError, 7.3 TiB for the drawn users)."""
+    files = _ratings(tmp_path)
+    args = ["ope", "--data", files["train"], "-f", "csv", "--rounds", "999999999999", "--bootstrap", "0"]
+    refused(capsys, args, names="a log of 999,999,999,999 rounds needs")
+
+
+def test_barrier_bootstrap_past_memory_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """barrier --bootstrap 99999999999999999999 gave a traceback (ValueError: Maximum allowed dimension exceeded)."""
+    path = tmp_path / "rr.csv"
+    path.write_text("user,item,rating\nu1,i1,4\nu1,i1,5\nu2,i1,3\nu2,i1,3\n")
+    args = ["barrier", "--data", path, "-f", "csv", "--bootstrap", "99999999999999999999"]
+    refused(capsys, args, names="99,999,999,999,999,999,999 bootstrap replicates needs")
+
+
+def test_the_exact_permutation_test_enumerates_in_chunks() -> None:
+    """aa --permutations 1e20 on 30 users gave a traceback (numpy _ArrayMemoryError, 240 GiB for the 2^30 sign
+    patterns at once); chunked, the p-value is the full enumeration's."""
+    import numpy as np
+
+    from receval.stats import significance
+    from receval.stats.significance import permutation_test
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=18), rng.normal(size=18)
+    d = a - b
+    patterns = ((np.arange(2**18)[:, None] >> np.arange(18)) & 1) * 2 - 1
+    observed = abs(d.mean())
+    full = float(np.mean(np.abs(patterns @ d) / 18 >= observed - 1e-12 * max(1.0, observed)))
+    assert 2**18 * 18 > significance._PATTERN_CELLS  # several chunks
+    assert permutation_test(a, b, n_resamples=10**20).pvalue == full
