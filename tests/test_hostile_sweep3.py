@@ -471,3 +471,16 @@ def test_the_exact_permutation_test_enumerates_in_chunks() -> None:
     full = float(np.mean(np.abs(patterns @ d) / 18 >= observed - 1e-12 * max(1.0, observed)))
     assert 2**18 * 18 > significance._PATTERN_CELLS  # several chunks
     assert permutation_test(a, b, n_resamples=10**20).pvalue == full
+
+
+@pytest.mark.parametrize(
+    ("option", "names"),
+    [("--cores", "--cores '': give one or more k-cores"), ("--protocols", "--protocols '': name one or more of")],
+)
+def test_an_empty_study_list_says_it_is_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, names: str
+) -> None:
+    """protocols-study --cores '' said '--cores []: give each core once' (and --protocols '' 'name each protocol
+    once'): the duplicate's message for an empty list."""
+    files = _ratings(tmp_path)
+    refused(capsys, ["protocols-study", files["train"], "-f", "csv", option, ""], names=names)
