@@ -484,3 +484,26 @@ def test_an_empty_study_list_says_it_is_empty(
     once'): the duplicate's message for an empty list."""
     files = _ratings(tmp_path)
     refused(capsys, ["protocols-study", files["train"], "-f", "csv", option, ""], names=names)
+
+
+def test_a_grid_past_memory_is_refused_before_it_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """params = { k = [1..1000], shrink = [0..999], min_k = [1..100] } (10^8 points) was built task by task
+    until a MemoryError traceback (or the machine's memory ran out); the tasks are now counted first."""
+    grid = f"k = {list(range(1, 1001))}, shrink = {list(range(1000))}, min_k = {list(range(1, 101))}"
+    path = tmp_path / "c.toml"
+    path.write_text(CONFIG + f"\n[recommenders.item-knn]\nparams = {{ {grid} }}\n")
+    out = tmp_path / "results"
+    line = refused(capsys, ["run", path, "--out", out], names="c.toml: the grid of 100,000,001 tasks needs")
+    assert "[tune]" in line
+
+
+def test_grid_size_counts_what_expand_builds() -> None:
+    from receval.experiment.config import parse_config
+    from receval.experiment.grid import expand, grid_size
+
+    text = CONFIG.replace("seeds = [0]", "seeds = [0, 1, 2]") + "\n[recommenders.item-knn]\n"
+    text += "params = { k = [5, 10], shrink = [0, 1, 2], similarity = 'cosine' }\n"
+    cfg = parse_config(text)
+    assert grid_size(cfg) == len(expand(cfg)) == 3 * (1 + 2 * 3)
