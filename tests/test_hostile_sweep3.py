@@ -507,3 +507,15 @@ def test_grid_size_counts_what_expand_builds() -> None:
     text += "params = { k = [5, 10], shrink = [0, 1, 2], similarity = 'cosine' }\n"
     cfg = parse_config(text)
     assert grid_size(cfg) == len(expand(cfg)) == 3 * (1 + 2 * 3)
+
+
+@pytest.mark.parametrize("rating", ["5e-324", "-1e-46"])
+def test_a_rating_that_underflows_to_zero_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], rating: str
+) -> None:
+    """A rating of 5e-324 was counted as a rating of 0 ('rating_counts': {'0': 1}), silently."""
+    path = tmp_path / "r.csv"
+    path.write_text(f"user,item,rating\nu1,i1,3\nu2,i2,{rating}\n")
+    refused(capsys, ["data", "stats", path], names="r.csv, line 3, column rating: rating")
+    path.write_text("user,item,rating\nu1,i1,3\nu2,i2,1e-40\n")  # a float32 subnormal stays nonzero: read
+    assert '"n_ratings": 2' in stats(capsys, path)

@@ -1034,6 +1034,11 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
             if col == "rating" and not bad.any():  # ratings are kept as float32: 1e308 would become inf
                 bad = np.abs(values) > _FLOAT32_MAX
                 message = f"rating {values[np.argmax(bad)]:g} is too large (ratings are 32-bit floats)"
+                if not bad.any():  # and 5e-324 would become 0
+                    with np.errstate(under="ignore"):
+                        bad = (values != 0) & (values.astype(np.float32) == 0)
+                    message = (f"rating {values[np.argmax(bad)]:g} is too small: it becomes 0 as a 32-bit float "
+                               "(ratings are); give it on a scale of ordinary numbers")  # fmt: skip
         else:
             continue
         if np.any(bad):
