@@ -519,3 +519,25 @@ def test_a_rating_that_underflows_to_zero_is_refused(
     refused(capsys, ["data", "stats", path], names="r.csv, line 3, column rating: rating")
     path.write_text("user,item,rating\nu1,i1,3\nu2,i2,1e-40\n")  # a float32 subnormal stays nonzero: read
     assert '"n_ratings": 2' in stats(capsys, path)
+
+
+# ------------------------------------------------------------------ interrupted writes
+def test_a_failed_publication_leaves_no_new_folder(tmp_path: Path) -> None:
+    """Ctrl-C while `split --out new/split` staged its files left new/split behind, empty (the target folders
+    were made first); a failure now removes the folders it made when they are empty again."""
+    from receval.atomic import publish
+
+    out = tmp_path / "new" / "deep"
+    with pytest.raises(KeyboardInterrupt), publish(out) as publication:
+        publication.path(out / "fold-1" / "train.tsv").write_text("x")
+        raise KeyboardInterrupt
+    assert sorted(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "mine.txt").write_text("mine")
+    with pytest.raises(RuntimeError), publish(tmp_path / "kept" / "out") as publication:
+        publication.path(tmp_path / "kept" / "out" / "a.tsv").write_text("x")
+        raise RuntimeError
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == ["mine.txt"]
+    with publish(out) as publication:  # a success keeps its folders
+        publication.path(out / "a.tsv").write_text("x")
+    assert (out / "a.tsv").read_text() == "x"
