@@ -263,6 +263,8 @@ class Publication:
         self._folders = tuple(dict.fromkeys(Path(f).resolve() for f in folders))
         self._stages: dict[Path, Path] = {}
         self._removed: dict[Path, set[str]] = {}
+        self._created: list[Path] = []  # folders this publication made, deepest first: removed again on failure
+        self._committed = False
 
     def _locate(self, target: str | Path) -> tuple[Path, str]:
         resolved = Path(target).resolve()
@@ -280,6 +282,7 @@ class Publication:
         _check_replaceable(folder / name)
         stage = self._stages.get(folder)
         if stage is None:
+            self._created += [p for p in (folder, *folder.parents) if not p.exists()]
             folder.mkdir(parents=True, exist_ok=True)
             _clean_once(folder)
             stage = folder / temporary_name()
@@ -326,12 +329,19 @@ class Publication:
                     write_text(stage / _JOURNAL, json.dumps(journal))
                 for folder in folders:
                     _complete(folder, self._stages[folder])
+                self._committed = True
 
     def _discard(self) -> None:
-        """Delete what was staged, except a set whose moves have begun (the next writer completes it)."""
+        """Delete what was staged, except a set whose moves have begun (the next writer completes it); before a
+        commit, also the folders made for it that are empty again (an interrupted command leaves no new folder)."""
         for stage in self._stages.values():
             if not (stage / _JOURNAL).exists():
                 shutil.rmtree(stage, ignore_errors=True)
+        for folder in () if self._committed else self._created:
+            try:
+                folder.rmdir()  # only an empty one: another writer's files stay
+            except OSError:
+                break
 
 
 @contextmanager

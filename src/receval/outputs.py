@@ -36,11 +36,13 @@ study name) goes through :func:`safe_name` first, so it cannot leave the folder 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import stat
 import tempfile
 import unicodedata
+from collections.abc import Mapping
 from pathlib import Path
 
 from receval.errors import ConfigError
@@ -145,14 +147,31 @@ def _kind(path: Path) -> str | None:
     return next((name for test, name in _KINDS if test(mode)), "not a file")
 
 
-def check_output_file(path: str | Path, option: str) -> Path:
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):  # one of them missing (an input checked later), or no name a file can have
+        return False
+
+
+def _inside(path: Path, folder: Path) -> str | None:
+    """``path`` relative to ``folder`` (links resolved), or None when it is elsewhere."""
+    try:
+        return Path(os.path.realpath(path)).relative_to(os.path.realpath(folder)).as_posix()
+    except ValueError:
+        return None
+
+
+def check_output_file(path: str | Path, option: str, inputs: Mapping[str, str | Path | None] | None = None) -> Path:
     """``path`` as a file the command may write (created or replaced); raises ConfigError otherwise.
 
     ``option`` names where the path came from in the error: a flag (``--out``) or a
-    Python parameter (``out=``).
+    Python parameter (``out=``); ``inputs`` maps the command's input options to the files
+    they name.
 
     Refused: an existing folder, device, named pipe or socket (anything but a regular
-    file), a folder that does not exist or is a file, a folder that cannot be written.
+    file), a folder that does not exist or is a file, a folder that cannot be written,
+    one of ``inputs`` (by any name or link: the command would replace what it reads).
 
     Returns
     -------
@@ -173,9 +192,17 @@ def check_output_file(path: str | Path, option: str) -> Path:
     Traceback (most recent call last):
     ...
     receval.errors.ConfigError: --out /dev/null: is a character device, not a file; writing would replace it ...
+    >>> _ = (folder / "train.tsv").write_text("x")
+    >>> check_output_file(folder / "." / "train.tsv", "--out", {"--train": folder / "train.tsv"})
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --out .../train.tsv: is also --train; writing would replace that input: ...
     """
     path = Path(path)
     kind = _kind(path)
+    for name, given in (inputs or {}).items():
+        if kind == "a file" and given is not None and _same_file(path, Path(given)):
+            raise _refused(option, path, f"is also {name}; writing would replace that input: name another file")
     if kind == "a folder":
         raise _refused(option, path, "is a folder, but a file is meant; name a file inside it or elsewhere")
     if kind not in (None, "a file"):
@@ -195,12 +222,19 @@ def check_output_file(path: str | Path, option: str) -> Path:
     return path
 
 
-def check_output_dir(path: str | Path, option: str) -> Path:
+def check_output_dir(
+    path: str | Path,
+    option: str,
+    inputs: Mapping[str, str | Path | None] | None = None,
+    writes: tuple[str, ...] = (),
+) -> Path:
     """``path`` as a folder the command may write into (created with its parents when missing).
 
     Refused: an existing file, device, named pipe or socket (anything but a folder), a
     path under an existing file, a folder (or its nearest existing ancestor) that cannot
-    be written.
+    be written, a folder where one of the files ``writes`` names (relative to it, ``*``
+    for any part: ``fold-*/train.tsv``) is one of ``inputs`` (the command's input options,
+    or a description of an argument, to the files they name).
 
     Returns
     -------
@@ -213,11 +247,20 @@ def check_output_dir(path: str | Path, option: str) -> Path:
     >>> folder = Path(tempfile.mkdtemp())
     >>> check_output_dir(folder / "a" / "b", "out=") == folder / "a" / "b", (folder / "a").exists()
     (True, False)
+    >>> _ = (folder / "train.tsv").write_text("x")
+    >>> check_output_dir(folder, "--out", {"the data file": folder / "train.tsv"}, ("train.tsv", "test.tsv"))
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --out ...: its train.tsv would replace the data file (.../train.tsv); name ...
     """
     path = Path(path)
     kind = _kind(path)
     if kind not in (None, "a folder"):
         raise _refused(option, path, f"is {kind}, but a folder is meant; name a folder (created when missing)")
+    for what, given in (inputs or {}).items() if kind == "a folder" else ():
+        inside = _inside(Path(given), path) if given is not None else None
+        if inside is not None and any(fnmatch.fnmatchcase(inside, name) for name in writes):
+            raise _refused(option, path, f"its {inside} would replace {what} ({given}); name another folder")
     holder = _nearest_existing(path)
     if not holder.is_dir():
         raise _refused(option, path, f"{holder} is a file, so no folder can be made under it; name another folder")

@@ -36,7 +36,7 @@ import numpy as np
 from receval._jit import COMPILED_FROM, njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
-from receval.validate import check_count, parse_duration, parse_instant
+from receval.validate import check_count, check_folds, parse_duration, parse_instant
 from receval.vocabulary import split_candidates, split_method, split_targets
 
 _log = logging.getLogger(__name__)
@@ -681,6 +681,8 @@ def split_by_name(
         from receval.data.prepare import prepare
 
         data = prepare(data, core=core, label=data.name)
+    if chosen.function == "kfold_per_user":  # the check a configuration's folds get, here for every caller
+        check_folds(folds, np.bincount(data.users, minlength=data.n_users))
     kwargs = {name: value for name, value in given.items() if name in chosen.options}
     result = _FUNCTIONS[chosen.function](data, seed=seed, **chosen.fixed, **kwargs)
     parts = result if isinstance(result, list) else [result]

@@ -513,12 +513,14 @@ def parse_instant(value: Any, option: str = "at") -> int:
     """
     from datetime import UTC, datetime
 
+    given = value  # as written, for the message
     if isinstance(value, str):
         text = value.strip()
         try:
-            return int(float(text))
+            value = float(text)  # checked below as a number given as a number is ('inf' was an OverflowError)
         except ValueError:
             pass
+    if isinstance(value, str):
         try:
             moment = datetime.fromisoformat(text)
         except ValueError:
@@ -527,5 +529,7 @@ def parse_instant(value: Any, option: str = "at") -> int:
             moment = moment.replace(tzinfo=UTC)
         return int(moment.timestamp())
     if isinstance(value, bool) or not _is_real(value) or not math.isfinite(value):
-        raise _bad(option, value, ": not a date; give an ISO date (1998-01-01) or epoch seconds")
+        raise _bad(option, given, ": not a date; give an ISO date (1998-01-01) or epoch seconds")
+    if not abs(value) < 2.0**63:  # timestamps are int64 seconds
+        raise _bad(option, given, ": outside the 64-bit range of epoch seconds (±9.2e18); give a date within it")
     return int(value)

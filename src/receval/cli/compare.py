@@ -136,8 +136,10 @@ def compare_command(
 ) -> None:
     """Compare runs on one truth: each metric per run, paired tests with corrected p-values, effect sizes."""
     from receval.studies.compare import compare_runs
+    from receval.validate import check_command_options
 
     fmt = output_format(output, as_json)
+    check_command_options(seed=seed)
     group_table, group_kind = check_group_options(user_groups, unknown_group, group_test, no_header)
     if distribution or cvar_level != 0.1:
         from receval.stats.distribution import check_cvar_level
@@ -155,7 +157,8 @@ def compare_command(
     if report is not None:
         from receval.outputs import check_output_file
 
-        check_output_file(report, "--report")
+        check_output_file(report, "--report", {"--truth": truth, "--train": train, "--user-groups": user_groups,
+                                               **{f"run {name}": path for name, path in named.items()}})  # fmt: skip
     read = table_reader(
         user=user, item=item, rating=rating, score=score, rank=rank, timestamp=timestamp, no_header=no_header
     )

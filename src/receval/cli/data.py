@@ -133,7 +133,7 @@ def prepare_command(
     from receval.validate import check_count
 
     check_count(core, "core")
-    check_output_dir(out, "--out")
+    check_output_dir(out, "--out", {"the data file": path}, ("ratings.tsv",))
     data = load_data(
         path, fmt, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
         no_header=no_header,

@@ -87,8 +87,8 @@ def debias_command(
         try:
             loaded = load_data(data, format, extra=[familiar])
         except DataError as err:
-            if err.column != familiar:
-                raise
+            if err.column != familiar or not err.message.startswith("missing required column"):
+                raise  # a flag that is not 0/1 is named at its line, not called a missing column
             raise DataError(
                 f"{data}: no column {familiar!r} flagging the MNAR (familiar) ratings; the debiasing study needs an "
                 "MNAR part and a MAR ground truth — name the column with --familiar, or use CM100k (--format cm100k)"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from receval.cli.output import OUTPUT_HELP, output_format
+from receval.errors import ConfigError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 # λ on the generated 1–5 scale, as the thesis on MovieLens: the demo shows likes against dislikes, which the
 # library's default (RatingScale.default_threshold: every rating relevant) would not split
 THRESHOLD = 4.0
+DEMO_K = 10  # the lists' length, the cutoff of every metric below
 DEMO_METRICS = (
     "precision@10",
     "recall@10",
@@ -85,6 +87,11 @@ def demo_command(
     from receval.validate import check_command_options
 
     check_command_options(seed=seed, users=users, items=items, ratings=ratings, rounds=rounds)
+    if items < DEMO_K:
+        raise ConfigError(f"--items {items}: the demo's lists hold {DEMO_K} items; give --items {DEMO_K} or more")
+    if ratings > users * items:
+        raise ConfigError(f"--ratings {ratings}: more than the {users * items:,} (user, item) pairs of --users "
+                          f"{users} x --items {items}; give fewer ratings or more users or items")  # fmt: skip
     from receval.outputs import check_output_dir
 
     check_output_dir(out, "--out")
@@ -184,7 +191,9 @@ def _one_shot(train, test, threshold: float, seed: int, step: Callable[[], None]
 
     rows, per_user = {}, []
     for name, params in DEMO_RANKERS.items():
-        result = evaluate_model(make(name, **params), train, test, DEMO_METRICS, k=10, threshold=threshold, seed=seed)
+        result = evaluate_model(
+            make(name, **params), train, test, DEMO_METRICS, k=DEMO_K, threshold=threshold, seed=seed
+        )
         rows[name] = result.summary
         long = result.per_user.melt(id_vars="user", var_name="metric", value_name="value")
         per_user.append(long.assign(system=name))

@@ -186,7 +186,8 @@ def evaluate_command(
     if per_user is not None:
         from receval.outputs import check_output_file
 
-        check_output_file(per_user, "--per-user")
+        inputs = {"--truth": truth, "--recs": recs, "--predictions": predictions, "--train": train}
+        check_output_file(per_user, "--per-user", inputs | {"--aspects": aspects, "--user-groups": user_groups})
     fmt = output_format(output, as_json)
     group_table, group_kind = check_group_options(user_groups, unknown_group, group_test, no_header)
     if group_table is not None and shards is not None:
@@ -362,7 +363,7 @@ def _points(read: Any, truth: Path, recs: Path | None, train: Path | None, metri
     if per_user is not None:
         from receval.outputs import check_output_file
 
-        check_output_file(per_user, "--per-user")
+        check_output_file(per_user, "--per-user", {"--truth": truth, "--recs": recs, "--train": train})
     truth_frame = read(truth, "truth", ("user", "item"))
     recs_frame = read(recs, "recommendations", ("user", "item"))
     history = read(train, "train", ("user", "item", "timestamp")) if train is not None else None

@@ -101,7 +101,8 @@ def ope_command(
     if log_out is not None:
         from receval.outputs import check_output_file
 
-        check_output_file(log_out, "--log-out")
+        tables = {f"--target-table {t}": t for t in target_tables or []}
+        check_output_file(log_out, "--log-out", {"--data": data, "--log": log_in, **tables})
     if out is not None:
         from receval.outputs import check_output_dir
 

@@ -91,8 +91,10 @@ def power_command(
     """Power of a paired test at the test set's n, the minimum detectable effect and the users needed."""
     from receval.metrics import MetricList
     from receval.stats.power import check_alpha, check_power, power_analysis
+    from receval.validate import check_command_options
 
     fmt = output_format(output, as_json)
+    check_command_options(seed=seed)
     check_alpha(alpha, "--alpha")
     check_power(power, "--power")
     if effect is not None and not (math.isfinite(effect) and effect > 0):

@@ -108,7 +108,7 @@ def recommend_command(
 
     check_command_options(seed=seed, k=k)
     policy = cold_start_policy(cold_start)
-    check_output_file(out, "--out")
+    check_output_file(out, "--out", {"--train": train, "--test": test, "--users": users_file})
     if test is not None and users_file is not None:
         raise ConfigError("give --test or --users, not both")
     if test is not None:
@@ -221,7 +221,7 @@ def predict_command(
     from receval.validate import check_command_options
 
     check_command_options(seed=seed)
-    check_output_file(out, "--out")
+    check_output_file(out, "--out", {"--train": train, "--test": test})
     policy = one_of(unknown, _UNKNOWN, "--unknown")
     data, truth = load_pair(train, test, format, scale=scale, no_header=no_header, genres=False)
     model = _train_model(data, algorithm, param, seed)

@@ -29,8 +29,10 @@ def report_command(
     from receval.report.html import build_report
     from receval.report.tune import is_tune_folder, report_tune_folder
 
-    if out is not None:
-        check_output_file(out, "--out")
+    if out is not None:  # never over one of the store's own files (an earlier report is not one)
+        own = results_dir.rglob("*") if results_dir.is_dir() else ()
+        kept = {f"the result store's {p.relative_to(results_dir)}": p for p in own if p.suffix != ".html"}
+        check_output_file(out, "--out", kept)
     for folder, option in ((latex, "--latex"), (figures, "--figures")):
         if folder is not None:
             check_output_dir(folder, option)

@@ -47,7 +47,9 @@ _METHOD_HELP = (
 )
 
 
-def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path, time: dict[str, Any]) -> None:
+def _check(
+    method: str, test_fraction: float, folds: int, seed: int, out: Path, time: dict[str, Any], data: Path
+) -> None:
     """Every option checked before any data is read, so bad options write nothing."""
     from receval.validate import check_command_options, check_count, parse_duration, parse_instant
     from receval.vocabulary import split_candidates, split_targets
@@ -77,7 +79,8 @@ def _check(method: str, test_fraction: float, folds: int, seed: int, out: Path, 
         check_count(time["core"], "core")
     from receval.outputs import check_output_dir
 
-    check_output_dir(out, "--out")
+    written = tuple(f"{'fold-*/' if chosen.folds else ''}{name}.tsv" for name in ("train", "test"))
+    check_output_dir(out, "--out", {"the data file": data}, written)
 
 
 def split_command(
@@ -136,7 +139,7 @@ def split_command(
     given = {"at": at, "windows": windows, "window": window, "expanding": expanding, "gap": gap, "core": core}
     time: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     time |= {"targets": targets, "candidates": candidates}
-    _check(method, test_fraction, folds, seed, out, time)
+    _check(method, test_fraction, folds, seed, out, time, data)
     loaded = load_data(
         data, fmt, scale=scale, sep=sep, user=user, item=item, rating=rating, timestamp=timestamp,
         no_header=no_header,

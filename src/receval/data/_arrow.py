@@ -290,8 +290,11 @@ def one_chunk(held: list[Any]) -> Any:
     import pyarrow as pa
 
     table = held.pop()
-    for j, field in enumerate(table.schema):
-        column = table.column(j)
+    schema, columns = table.schema, table.columns
+    del table  # the list below is the chunks' last holder
+    combined_columns = []
+    for j, field in enumerate(schema):
+        column, columns[j] = columns[j], None
         if column.num_chunks > 1 and pa.types.is_dictionary(column.type):
             codes, values = unified(column)
             missing = codes < 0
@@ -301,9 +304,10 @@ def one_chunk(held: list[Any]) -> Any:
             combined = pa.DictionaryArray.from_arrays(indices, values)
         else:  # a dictionary column of one chunk has its one dictionary already
             combined = column.combine_chunks()
-        del column  # the table below is the chunks' last holder
-        table = table.set_column(j, field, pa.chunked_array([combined], type=field.type))
-    return table
+        del column  # freed here: the peak holds one column twice, not the table
+        # one table built at the end: set_column per column copies the column list, quadratic in the columns
+        combined_columns.append(pa.chunked_array([combined], type=field.type))
+    return pa.Table.from_arrays(combined_columns, schema=schema)
 
 
 def text(column: Any) -> np.ndarray:

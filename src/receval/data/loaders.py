@@ -485,7 +485,24 @@ def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
         missing = np.isnan(values)
         if missing.any():
             _fail(located, int(np.flatnonzero(missing)[0]), name, "timestamp '' is neither an integer nor a date")
+        _check_int64(values, name, located)
+    elif values.dtype == np.uint64 and values.size and values.max() >= 1 << 63:  # the cast would wrap to negative
+        _check_int64(values.astype(np.float64), name, located)
     return values.astype(np.int64)
+
+
+def _check_int64(values: np.ndarray, name: str, located: Located, rows: np.ndarray | None = None) -> None:
+    """Refuse a float timestamp that int64 cannot hold: the cast would give -2^63 (inf and 1e20 alike), silently.
+
+    ``rows`` are the data rows of ``values`` when they are some of the column's.
+    """
+    with np.errstate(invalid="ignore"):
+        outside = ~(np.abs(values) < 2.0**63)  # NaN included
+    if outside.any():
+        at = int(np.flatnonzero(outside)[0])
+        row = at if rows is None else int(rows[at])
+        _fail(located, row, name, f"timestamp {values[at]:g} is outside the 64-bit range of Unix seconds "
+              "(±9.2e18); give seconds (or a date) within it")  # fmt: skip
 
 
 def _timestamp_numbers(column: Any, name: str, located: Located) -> Any:
@@ -494,8 +511,9 @@ def _timestamp_numbers(column: Any, name: str, located: Located) -> Any:
     import pyarrow.compute as pc
 
     kind = column.type
-    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):
-        column = pc.cast(pc.cast(column, pa.timestamp("s", tz=getattr(kind, "tz", None))), pa.int64())
+    if pa.types.is_date(kind) or pa.types.is_timestamp(kind):  # whole seconds, as a float column's are cut
+        seconds = pc.cast(column, pa.timestamp("s", tz=getattr(kind, "tz", None)), safe=False)
+        column = pc.cast(seconds, pa.int64())
     elif pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_dictionary(kind):
         text = pc.utf8_trim_whitespace(pc.cast(column, pa.string()))
         try:
@@ -518,12 +536,15 @@ def _dates(values: list[Any], name: str, located: Located) -> np.ndarray:
             _fail(located, row, name, f"timestamp {text or ''!r} is neither an integer nor a date")
     series = pd.Series(values, dtype=object)
     numbers = pd.to_numeric(series, errors="coerce")
+    is_number = numbers.notna() | series.str.strip().str.lower().isin(("nan", "+nan", "-nan")).to_numpy()
+    _check_int64(numbers[is_number].to_numpy(dtype=np.float64), name, located, np.flatnonzero(is_number))
     try:
-        dates = pd.to_datetime(series.where(numbers.isna()), utc=True, format="ISO8601")
+        dates = pd.to_datetime(series.where(~is_number), utc=True, format="ISO8601")
     except ValueError:
-        dates = pd.to_datetime(series.where(numbers.isna()), utc=True, format="mixed")
-    seconds = (dates - pd.Timestamp(0, tz="UTC")) // pd.Timedelta(1, "s")
-    return numbers.fillna(seconds).to_numpy(dtype=np.int64)
+        dates = pd.to_datetime(series.where(~is_number), utc=True, format="mixed")
+    # the epoch in the dates' own unit: pandas keeps a date past 2262 (or before 1677) in µs or s, not ns
+    seconds = (dates - pd.Timestamp(0, tz="UTC").as_unit(dates.dt.unit)) // pd.Timedelta(1, "s")
+    return numbers.where(is_number, seconds).to_numpy(dtype=np.int64)
 
 
 def _flags(column: Any, name: str, located: Located) -> np.ndarray:

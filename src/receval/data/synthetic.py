@@ -67,6 +67,7 @@ from scipy.special import ndtr
 
 from receval.data.interactions import Interactions, RatingScale, distinct, pair_keys
 from receval.errors import ConfigError
+from receval.validate import check_memory
 
 __all__ = ["SyntheticData", "generate", "generate_with_truth"]
 
@@ -535,6 +536,9 @@ def generate_with_truth(
         raise ConfigError(
             f"keep_complete rates all {n_users} x {n_items} pairs (over 50 million); use fewer users or items"
         )
+    # sized before drawing: the preference model's per-user and per-item rows (factors, aspects, biases, noise)
+    check_memory(8.0 * (n_users + n_items) * (n_factors + n_aspects + 8), f"generating {n_users:,} users x "
+                 f"{n_items:,} items", "use fewer users or items")  # fmt: skip
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
     # aspects and the latent preference model

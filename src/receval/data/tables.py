@@ -57,6 +57,7 @@ receval.errors.DataError: .../bad.csv, line 3, column score: score 'high' is not
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import csv
 import io
@@ -472,7 +473,8 @@ class _Reader:
         else:
             read = pv.ReadOptions(column_names=parsed, skip_rows=int(header), use_threads=True, block_size=1 << 20)
         types: dict[str, Any] = {c: pa.float64() for c in NUMERIC if c in own}
-        types.update({c: pa.string() for c in parsed if c not in own})
+        named = set(own)  # membership per column: a list would make a table of many columns quadratic
+        types.update({c: pa.string() for c in parsed if c not in named})
         ids = pa.dictionary(pa.int32(), pa.string()) if self.text_ids else None
         for col in own:
             base = self.role_of.get(col, col.split(":")[0])
@@ -486,16 +488,28 @@ class _Reader:
             elif base in NUMERIC + _KNOWN["rating"]:
                 types[col] = pa.float64()
         numeric = [c for c in own if types.get(c) == pa.float64()]
-        gaps = [c for c in parsed if c not in own]
+        gaps = [c for c in parsed if c not in named]
         wanted = None if keep is None else [*keep, *gaps]
         convert = pv.ConvertOptions(
             column_types=types, null_values=[""], strings_can_be_null=False, include_columns=wanted
         )
         try:
-            with _source.arrow_input(self.path) as source:
-                table = pv.read_csv(
-                    source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]), convert_options=convert
-                )
+            try:
+                with _source.arrow_input(self.path) as source:
+                    table = pv.read_csv(
+                        source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]),
+                        convert_options=convert,
+                    )  # fmt: skip
+            except pa.ArrowInvalid as exc:
+                if "block" not in str(exc):  # "straddles two block boundaries", "Empty CSV file or block"
+                    raise
+                # a line longer than a block: read again in blocks that hold any line the line reader takes
+                read.block_size = _source.MAX_LINE + 1
+                with _source.arrow_input(self.path) as source:
+                    table = pv.read_csv(
+                        source, read_options=read, parse_options=pv.ParseOptions(delimiter=sep[0]),
+                        convert_options=convert,
+                    )  # fmt: skip
             if gaps and _gap_text(table, gaps):  # a single ':' inside a field
                 raise pa.ArrowInvalid(f"a field is separated by a single {sep[0]!r}")
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
@@ -904,9 +918,10 @@ def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] 
     if what == "truth" and "rating" not in taken and "rating" not in present and "score" in present:
         rename.setdefault("score", "rating")  # a qrels table (ranx) calls the grade 'score'
     renamed = [rename.get(c, c) for c in present]
-    clash = sorted({c for c in renamed if renamed.count(c) > 1}, key=renamed.index)
-    if clash:
-        raise DataError(f"two columns would be called {clash[0]!r}; map only one of them", path=path)
+    counts = collections.Counter(renamed)  # not list.count per column: a table may have 1e5 columns
+    clash = next((c for c in renamed if counts[c] > 1), None)
+    if clash is not None:
+        raise DataError(f"two columns would be called {clash!r}; map only one of them", path=path)
     return frame.rename_columns(renamed) if arrow else frame.rename(columns=rename)
 
 
@@ -930,14 +945,35 @@ def _header(path: Path, sep: str) -> list[str]:
         raise DataError("the header is not UTF-8 text; save the file as UTF-8", path=path, line=1) from None
     if not text.strip():
         raise DataError("the file is empty: it has no header and no rows", path=path, line=1)
-    return [h.strip() for h in _split(text, sep)]
+    return [h.strip() for h in _split(text, sep, path, 1)]
 
 
-def _split(text: str, sep: str) -> list[str]:
-    """A line's fields: csv quoting for a one-character separator, a plain split for ``::``."""
+def _split(text: str, sep: str, path: Path | None = None, line: int | None = None) -> list[str]:
+    """A line's fields: csv quoting for a one-character separator, a plain split for ``::``.
+
+    A carriage return inside an unquoted field is an error naming the line: lines ended by
+    ``\\r`` alone (an old Mac file) are one line to a reader that splits at ``\\n``.
+
+    >>> _split('a,"b,c",d\\r\\n', ",")
+    ['a', 'b,c', 'd']
+    >>> _split("user,item\\ru1,i1\\r", ",", Path("mac.csv"), 1)
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: mac.csv, line 1: the line holds a carriage return (\\r) inside it: ...
+    """
     if len(sep) > 1:
         return text.rstrip("\r\n").split(sep)
-    return next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    if len(text) > csv.field_size_limit():  # csv's own limit (128 KiB) is below the longest line read (MAX_LINE)
+        csv.field_size_limit(_source.MAX_LINE)  # only ever raised, so no other reader of csv meets a lower one
+    try:
+        return next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    except csv.Error:  # the one error left at this limit: a line end inside an unquoted field
+        raise DataError(
+            "the line holds a carriage return (\\r) inside it: are its lines ended by \\r alone (an old Mac "
+            "file)? save the file with \\n (or \\r\\n) line ends",
+            path=path,
+            line=line,
+        ) from None
 
 
 _COMMENT = re.compile(rb"\n[ \t]*#")
@@ -998,6 +1034,11 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
             if col == "rating" and not bad.any():  # ratings are kept as float32: 1e308 would become inf
                 bad = np.abs(values) > _FLOAT32_MAX
                 message = f"rating {values[np.argmax(bad)]:g} is too large (ratings are 32-bit floats)"
+                if not bad.any():  # and 5e-324 would become 0
+                    with np.errstate(under="ignore"):
+                        bad = (values != 0) & (values.astype(np.float32) == 0)
+                    message = (f"rating {values[np.argmax(bad)]:g} is too small: it becomes 0 as a 32-bit float "
+                               "(ratings are); give it on a scale of ordinary numbers")  # fmt: skip
         else:
             continue
         if np.any(bad):
@@ -1095,7 +1136,7 @@ def _records(path: Path, sep: str, whitespace: bool = False, comments: bool = Fa
                     path=path,
                     line=number,
                 ) from None
-            fields = text.split() if whitespace else _split(text, sep)
+            fields = text.split() if whitespace else _split(text, sep, path, number)
             if any(f.strip() for f in fields) and not (comments and fields[0].lstrip().startswith("#")):
                 yield number, fields
 

@@ -487,6 +487,8 @@ def parse_config(
             raise chk.fail(("seeds",), f"seeds = {seeds_raw}: give a positive count or a list of integers")
         seeds = tuple(range(seeds_raw))
     else:
+        if not seeds_raw:  # no task would run: refused here, so that `receval check` says what `run` would
+            raise chk.fail(("seeds",), "seeds = []: give at least one seed (or a count: seeds = 3 means 0, 1, 2)")
         for s in seeds_raw:
             chk.type(s, int, ("seeds",))
             chk.value(check_seed, s, "seeds", where=("seeds",))

@@ -29,6 +29,7 @@ Examples
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -37,12 +38,13 @@ from receval.errors import ConfigError
 from receval.experiment.config import ExperimentConfig
 from receval.experiment.ids import Task, task_id
 from receval.experiment.protocols import get_protocol
+from receval.validate import check_memory
 from receval.vocabulary import NO_SPLIT, split_method
 
 if TYPE_CHECKING:
     from receval.experiment.protocols import PreparedDataset
 
-__all__ = ["Task", "expand", "first_task", "grid_points"]
+__all__ = ["Task", "expand", "first_task", "grid_points", "grid_size"]
 
 
 def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -66,6 +68,41 @@ def grid_points(values: Mapping[str, Any], *, list_options: tuple[str, ...] = ()
     return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*axes)]
 
 
+def _points(values: Mapping[str, Any], list_options: tuple[str, ...] = ()) -> int:
+    """How many points :func:`grid_points` gives, without building them."""
+    return math.prod(len(v) for k, v in values.items() if isinstance(v, list) and k not in list_options)
+
+
+def grid_size(cfg: ExperimentConfig) -> int:
+    """The number of tasks :func:`expand` builds, counted without building them.
+
+    Returns
+    -------
+    int
+        Data sets x folds x recommender parameter points x protocol option points x seeds.
+
+    Examples
+    --------
+    >>> from receval.experiment.config import parse_config
+    >>> text = 'name = "g"\\nseeds = [0, 1]\\nmetrics = ["ndcg@10"]\\n[datasets.toy]\\n'
+    >>> text += 'generate = { n_users = 50, n_items = 40 }\\n[recommenders.item-knn]\\nparams = { k = [10, 20] }\\n'
+    >>> grid_size(parse_config(text))
+    4
+    """
+    proto = get_protocol(cfg.protocol.name)
+    list_options = tuple(k for k, (kind, _) in proto.options.items() if kind is list)
+    options = _points(proto.defaults() | dict(cfg.protocol.options), list_options)
+    split = dict(cfg.split)
+    folds = 1
+    if proto.uses_split and split.get("method", NO_SPLIT) != NO_SPLIT and split_method(split["method"]).folds:
+        folds = split_method(split["method"]).n_folds(split)
+    recs = sum(_points(dict(spec.params)) for spec in cfg.recommenders.values()) if proto.uses_recommenders else 1
+    return len(cfg.datasets) * folds * recs * options * len(cfg.seeds)
+
+
+_TASK_BYTES = 4_000  # a built task: its dicts, the record hashed for its id, the runner's bookkeeping
+
+
 def expand(cfg: ExperimentConfig) -> list[Task]:
     """All tasks of a configuration, in a deterministic order; zero tasks is an error.
 
@@ -85,6 +122,12 @@ def expand(cfg: ExperimentConfig) -> list[Task]:
     >>> [(t.params["k"], t.seed) for t in expand(parse_config(text))]
     [(10, 0), (10, 1), (20, 0), (20, 1)]
     """
+    size = grid_size(cfg)
+    try:  # counted first: a grid of 10^8 points was built task by task until memory ran out
+        check_memory(_TASK_BYTES * size, f"the grid of {size:,} tasks", "make the parameter grids smaller, or search "
+                     "the space with [tune] (a budget of trials)")  # fmt: skip
+    except ConfigError as err:
+        raise ConfigError(err.message, path=cfg.source) from None
     proto = get_protocol(cfg.protocol.name)
     list_options = tuple(k for k, (kind, _) in proto.options.items() if kind is list)
     options = proto.defaults() | dict(cfg.protocol.options)

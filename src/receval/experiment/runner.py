@@ -277,7 +277,11 @@ def compare(
 
     asked = parse_metric_list(metrics) if isinstance(metrics, str) else list(metrics)
     tasks = store.read("tasks")
-    tasks = tasks[tasks["status"] == "ok"].assign(system=lambda t: _configs(t).str.split("/", n=1).str[-1])
+    tasks = tasks[tasks["status"] == "ok"]
+    if tasks.empty:  # all failed, damaged or not run yet
+        raise ConfigError(f"{str(store.root)!r} holds no task that finished ok, so nothing to compare; "
+                          "`receval results` lists the tasks")  # fmt: skip
+    tasks = tasks.assign(system=lambda t: _configs(t).str.split("/", n=1).str[-1])
     table = store.read("slices" if slices else "per_user")
     present = set(table["metric"].unique())
     missing = [m for m in asked if m not in present]

@@ -688,8 +688,8 @@ class ResultStore:
         else:
             frames = [pd.read_parquet(f.files[table], columns=columns) for f in intact.values() if table in f.files]
         frames = [f for f in frames if len(f)]
-        if not frames:
-            return pd.DataFrame(columns=columns or ["task_id"])
+        if not frames:  # every record has a status: readers select on it even when no task is intact
+            return pd.DataFrame(columns=columns or (["task_id", "status"] if table == _MARKER else ["task_id"]))
         return pd.concat(frames, ignore_index=True)
 
     def table_names(self) -> list[str]:

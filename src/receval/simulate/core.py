@@ -66,7 +66,7 @@ from receval.recommenders.bandits import KernelDriven, make_online
 from receval.recommenders.bandits._rng import generator
 from receval.recommenders.registry import SIMULATION_PRESETS
 from receval.simulate._loop import COLUMNS, LoopOptions, SimState, run_rounds
-from receval.validate import check_memory
+from receval.validate import check_count, check_memory
 
 __all__ = ["simulate", "simulate_many", "check_loop_options", "Trajectory", "METRICS"]
 
@@ -535,13 +535,19 @@ def simulate_many(
     unknown_names = set(params) - set(algorithms)
     if unknown_names:
         raise ConfigError(f"parameters given for {sorted(unknown_names)}, which are not among {list(algorithms)}")
-    out = {}
+    models = {}  # every model made (its parameters checked) before the first run
     for name in algorithms:
         kwargs = dict(params.get(name, {}))
         opts = dict(options)
         if "refit_every" in kwargs:
-            opts["refit_every"] = int(kwargs.pop("refit_every"))
-        model = make_online(name.partition("@")[0], preset=preset, **kwargs)
+            value = kwargs.pop("refit_every")
+            try:
+                opts["refit_every"] = check_count(int(value) if isinstance(value, str) else value, "refit_every")
+            except ValueError:  # int() of text that is no integer, and check_count's ConfigError alike
+                raise ConfigError(f"{name}: refit_every={value!r}: give an integer of at least 1") from None
+        models[name] = (make_online(name.partition("@")[0], preset=preset, **kwargs), opts)
+    out = {}
+    for name, (model, opts) in models.items():
         given = progress_to(opts.pop("progress", None))  # reported under the name asked for, not the class's
 
         def renamed(done: int, total: int, what: str, name: str = name, given: Progress = given) -> None:

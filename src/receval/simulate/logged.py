@@ -369,6 +369,8 @@ def log_policy(table: PolicyTable, test: Interactions, *, threshold: float, roun
     """
     if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer) or rounds < 1:
         raise ConfigError(f"rounds={rounds!r} must be a positive integer", parameters=["rounds"])
+    # sized first: each round's user, item, propensity, sort order and the log table's columns, some 100 bytes
+    check_memory(100.0 * rounds, f"a log of {rounds:,} rounds", "give fewer rounds")
     rewards, actions = reward_matrix(test, threshold)
     active = np.flatnonzero(actions.any(axis=1))
     if len(active) == 0:

@@ -26,6 +26,7 @@ import numpy as np
 
 from receval.data.interactions import Interactions
 from receval.errors import DataError
+from receval.validate import check_memory
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -218,7 +219,9 @@ def magic_barrier(
     alpha = (1 - confidence) / 2
     sys_ci = (np.nan, np.nan)
     lo = hi = np.full(len(uniq_users), np.nan)
-    if n_bootstrap:
+    if n_bootstrap:  # the replicates held at once: one value each, a row of user weights each with resample='users'
+        held = 8.0 * n_bootstrap * (len(uniq_users) + 1 if resample == "users" else 2)
+        check_memory(held, f"{n_bootstrap:,} bootstrap replicates", "use fewer bootstrap replicates")
         rng = np.random.default_rng(seed)
         sys_reps = _bootstrap_system(var, user_sum, n_per_user, n_bootstrap, resample, rng)
         sys_ci = (float(np.quantile(sys_reps, alpha)), float(np.quantile(sys_reps, 1 - alpha)))

@@ -97,6 +97,9 @@ def ttest_power(effect: float, *, sd: float, n: float, alpha: float = 0.05) -> f
     df = n - 1
     nc = abs(effect) / sd * math.sqrt(n)
     crit = stats.t.isf(alpha / 2, df)
+    if nc > max(1e9, 1e3 * crit):
+        # scipy's nct is NaN from nc ~ 1e10; here |T| < crit needs chi2(df)/df > 1e6, a chance below e^-(10^5)
+        return 1.0
     # the lower tail as the upper tail of -T: scipy's nct.cdf returns NaN deep in the tail, its sf does not
     lower = float(stats.nct.sf(crit, df, -nc))
     return float(stats.nct.sf(crit, df, nc)) + lower

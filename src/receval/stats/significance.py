@@ -51,6 +51,8 @@ __all__ = [
     "Correction",
 ]
 
+_PATTERN_CELLS = 2_000_000  # sign-pattern cells of the exact permutation test held at once (16 MB)
+
 
 @dataclass(frozen=True)
 class PairedResult:
@@ -193,9 +195,13 @@ def permutation_test(
     observed = abs(d.mean())
     tol = 1e-12 * max(1.0, observed)
     if n <= 30 and 2**n <= n_resamples:
-        patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1) * 2 - 1
-        means = np.abs(patterns @ d) / n
-        p = float(np.mean(means >= observed - tol))
+        hits = 0
+        step = max(1, _PATTERN_CELLS // n)  # patterns in chunks: all 2^30 at once were 240 GiB
+        for start in range(0, 2**n, step):
+            codes = np.arange(start, min(2**n, start + step))
+            patterns = ((codes[:, None] >> np.arange(n)) & 1) * 2 - 1
+            hits += int(np.count_nonzero(np.abs(patterns @ d) / n >= observed - tol))
+        p = hits / 2**n
     else:
         rng = np.random.default_rng(seed)
         hits = 0

@@ -42,7 +42,7 @@ from scipy import stats
 
 from receval.errors import ConfigError, DataError
 from receval.stats.significance import TESTS, permutation_test
-from receval.validate import check_count
+from receval.validate import check_count, check_memory
 
 __all__ = ["NULLS", "aa_study", "check_aa_options", "refit_values"]
 
@@ -84,6 +84,11 @@ def aa_study(
         raise ConfigError(f"confidence must be in (0, 1); got {confidence}")
     if null == "shift":
         y = y + (x - y).mean()  # equal means (a's values are untouched)
+    largest = max(2, round(max(sizes) * len(x)))
+    try:  # a sample's index, values, swaps and sign flips: some 64 bytes a user
+        check_memory(64.0 * largest, f"sizes={max(sizes):g}: a sample of {largest:,} users", "use smaller sizes")
+    except ConfigError as err:
+        raise ConfigError(err.message, parameters=("sizes",)) from None
     rng = np.random.default_rng(seed)
     rows = []
     for size in sizes:

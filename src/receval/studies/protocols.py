@@ -305,7 +305,9 @@ def check_protocols_options(
                 f"protocols={name}: use one or more of {', '.join(STUDY_PROTOCOLS)}", parameters=["protocols"]
             )
         words.append(key)
-    if not words or len(set(words)) != len(words):
+    if not words:
+        raise ConfigError(f"protocols='': name one or more of {', '.join(STUDY_PROTOCOLS)}", parameters=["protocols"])
+    if len(set(words)) != len(words):
         shown = ",".join(map(str, protocols))
         raise ConfigError(f"protocols={shown}: name each protocol once", parameters=["protocols"])
     chosen_cores = []
@@ -313,7 +315,9 @@ def check_protocols_options(
         if isinstance(core, bool) or not isinstance(core, int | np.integer) or core < 0:
             raise ConfigError(f"cores={core!r}: each core is a whole number ≥ 0 (0: no filter)", parameters=["cores"])
         chosen_cores.append(int(core))
-    if not chosen_cores or len(set(chosen_cores)) != len(chosen_cores):
+    if not chosen_cores:
+        raise ConfigError("cores='': give one or more k-cores, e.g. 0,10 (0: no filter)", parameters=["cores"])
+    if len(set(chosen_cores)) != len(chosen_cores):
         raise ConfigError(f"cores={list(cores)}: give each core once", parameters=["cores"])
     if len(algorithms) < 2 or len(set(algorithms)) != len(algorithms):
         raise ConfigError(

@@ -324,7 +324,8 @@ class ItemBandit(_ItemCounts):
     def _pulls_from_feedback(self) -> bool:
         return self.policy == "ucb" and self.pulls == "feedback"
 
-    def fit(self, train: Interactions) -> ItemBandit:
+    def _validate(self) -> None:
+        """The parameters' own rules: run by :func:`~receval.recommenders.make` before any data is read, and by fit."""
         _check_finite(self, ("epsilon_decay", "delta", "delta_decay", "alpha0", "beta0", "draw_offset"))
         if self.policy not in _POLICIES:
             raise ConfigError(f"policy={self.policy!r} is not one of {sorted(_POLICIES)}")
@@ -346,6 +347,9 @@ class ItemBandit(_ItemCounts):
                 f"positive parameters of at least {C.MIN_BETA:g}: raise alpha0/beta0 "
                 f"(now {self.alpha0:g}, {self.beta0:g}) or draw_offset"
             )
+
+    def fit(self, train: Interactions) -> ItemBandit:
+        self._validate()
         self._policy = _POLICIES[self.policy]
         self._kind = C.UCB if self.policy == "ucb" else C.MEAN
         super().fit(train)

@@ -99,11 +99,7 @@ class KNNBandit(Recommender):
         self.seed = seed
 
     def _validate(self) -> None:
-        if self.agreement not in AGREEMENTS:
-            raise ConfigError(f"agreement={self.agreement!r} is not one of {', '.join(AGREEMENTS)}")
-
-    def fit(self, train: Interactions) -> KNNBandit:
-        """Positives (and, with ``agreement="both"``, negatives) and agreement counts of the training ratings."""
+        """The parameters' own rules: run by :func:`~receval.recommenders.make` before any data is read, and by fit."""
         _check_finite(self, ("alpha0", "beta0"))
         if not 1 <= self.k < float("inf"):
             raise ConfigError(f"k={self.k} must be a whole number of neighbours, at least 1")
@@ -112,6 +108,11 @@ class KNNBandit(Recommender):
                 f"the Beta prior needs alpha0 and beta0 of at least {MIN_BETA:g} (numba's Beta draws stall below), "
                 f"got {self.alpha0}, {self.beta0}"
             )
+        if self.agreement not in AGREEMENTS:
+            raise ConfigError(f"agreement={self.agreement!r} is not one of {', '.join(AGREEMENTS)}")
+
+    def fit(self, train: Interactions) -> KNNBandit:
+        """Positives (and, with ``agreement="both"``, negatives) and agreement counts of the training ratings."""
         self._validate()
         self._start_fit(train)
         threshold = _check_threshold(self, train)
