@@ -208,8 +208,9 @@ def run_cli(capsys: pytest.CaptureFixture[str], args: list[Any]) -> str:
     return captured.out
 
 
-def refused(capsys: pytest.CaptureFixture[str], args: list[Any], *, names: str) -> str:
-    """Run the command; assert exit 2, one ``error:`` line containing ``names``, no traceback. The line."""
+def refused(capsys: pytest.CaptureFixture[str], args: list[Any], *, names: str, out: Path | None = None) -> str:
+    """Run the command; assert exit 2, one ``error:`` line containing ``names``, no traceback, ``out`` not
+    written. The line."""
     status = main([str(a) for a in args])
     captured = capsys.readouterr()
     lines = captured.err.strip().splitlines()
@@ -217,6 +218,8 @@ def refused(capsys: pytest.CaptureFixture[str], args: list[Any], *, names: str) 
     assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
     assert "Traceback" not in captured.err + captured.out
     assert names in lines[0], lines[0]
+    if out is not None:
+        assert not out.exists(), f"{out} was written"
     return lines[0]
 
 

@@ -10,27 +10,13 @@ the plain file is read.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from receval.cli import main
+from test_hostile_inputs import refused
 
 RATINGS = "user,item,rating\nu1,i1,4\nu2,i2,3\nu1,i2,5\n"
-
-
-def refused(capsys: pytest.CaptureFixture[str], args: list[Any], *, names: str, out: Path | None = None) -> str:
-    """Run the command; assert exit 2, one ``error:`` line containing ``names``, no traceback, nothing written."""
-    status = main([str(a) for a in args])
-    captured = capsys.readouterr()
-    lines = captured.err.strip().splitlines()
-    assert status == 2, captured.err
-    assert len(lines) == 1 and lines[0].startswith("error: "), captured.err
-    assert "Traceback" not in captured.err + captured.out
-    assert names in lines[0], lines[0]
-    if out is not None:
-        assert not out.exists(), f"{out} was written"
-    return lines[0]
 
 
 def stats(capsys: pytest.CaptureFixture[str], path: Path) -> str:
