@@ -20,15 +20,7 @@ from hypothesis import strategies as st
 from receval.errors import MetricError
 from receval.evaluation import evaluate
 from receval.evaluation.align import Catalogue, align
-
-
-def _arrow(frame: pd.DataFrame) -> pa.Table:
-    """The table as the readers give it: ids dictionary-encoded."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    for name in ("user", "item"):
-        column = pa.chunked_array([c.dictionary_encode() for c in table[name].chunks])
-        table = table.set_column(table.schema.get_field_index(name), name, column)
-    return table
+from test_align_catalogue import _arrow  # ids dictionary-encoded, as the readers give them
 
 
 def _tables(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
