@@ -27,6 +27,7 @@ from receval.experiment.ids import stable_hash  # noqa: E402
 from receval.experiment.tune import tune_experiment  # noqa: E402
 from receval.recommenders import make  # noqa: E402
 from receval.split import per_user_holdout  # noqa: E402
+from test_tune_identity import interrupted_then_resumed  # noqa: E402
 
 # 14 trials: TPE's 10 random start-up trials, then 4 from its model of the finished ones
 _CONFIG = """
@@ -149,19 +150,8 @@ def test_an_interrupted_grid_search_resumes_on_its_queued_point_and_visits_each_
     cfg = tmp_path / "tune.toml"
     cfg.write_text(_GRID)
     reference = tune_experiment(cfg, out=tmp_path / "reference")
-    real, calls = tune_module.run_trial, []
-
-    def interrupted(job, parts):  # stopped while the fourth trial runs: its point is queued for the next run
-        calls.append(job)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return real(job, parts)
-
-    monkeypatch.setattr(tune_module, "run_trial", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        tune_experiment(cfg, out=tmp_path / "out")
-    monkeypatch.setattr(tune_module, "run_trial", real)
-    resumed = tune_experiment(cfg, out=tmp_path / "out")
+    # stopped while the fourth trial runs: its point is queued for the next run
+    resumed = interrupted_then_resumed(monkeypatch, cfg, tmp_path / "out", 4)
     storage = f"sqlite:///{tmp_path / 'out' / 'tune.sqlite3'}"
     trials = optuna.load_study(study_name=None, storage=storage).get_trials()
     assert [(t.number, t.state.name, t.user_attrs.get("interrupted")) for t in trials[3:5]] == [

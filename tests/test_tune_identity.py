@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -161,26 +162,30 @@ def test_two_tune_processes_on_one_folder_spend_the_budget_once(tmp_path):
     assert len(study.get_trials()) == 6
 
 
+def interrupted_then_resumed(monkeypatch: pytest.MonkeyPatch, cfg: Path, out: Path, at: int) -> Any:
+    """Tune ``cfg`` into ``out``, stopped (Ctrl-C) while its ``at``-th trial runs, then run it again to the end."""
+    real, calls = tune_module.run_trial, []
+
+    def interrupted(job, parts):
+        calls.append(job)
+        if len(calls) == at:
+            raise KeyboardInterrupt
+        return real(job, parts)
+
+    monkeypatch.setattr(tune_module, "run_trial", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        tune_experiment(cfg, out=out)
+    monkeypatch.setattr(tune_module, "run_trial", real)
+    return tune_experiment(cfg, out=out)
+
+
 # ---------------------------------------------------------------- a resumed run's JSON
 def test_a_resumed_run_chooses_the_same_trial_by_the_same_name(tmp_path, monkeypatch):
     text = _TUNE.replace("trials = 3", "trials = 6\ndefault_candidate = false")
     cfg = _setup(tmp_path, text)
     reference = tune_experiment(cfg, out=tmp_path / "reference")
     best = reference.trials.loc[reference.trials["value"].idxmax(), "trial"]
-    real = tune_module.run_trial
-    calls = []
-
-    def interrupted(job, parts):  # the run is stopped while a trial before the best one runs
-        calls.append(job)
-        if len(calls) == best:
-            raise KeyboardInterrupt
-        return real(job, parts)
-
-    monkeypatch.setattr(tune_module, "run_trial", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        tune_experiment(cfg, out=tmp_path / "out")
-    monkeypatch.setattr(tune_module, "run_trial", real)
-    resumed = tune_experiment(cfg, out=tmp_path / "out")
+    resumed = interrupted_then_resumed(monkeypatch, cfg, tmp_path / "out", best)  # stopped before the best trial
     study = optuna.load_study(study_name=None, storage=f"sqlite:///{tmp_path / 'out' / 'tune.sqlite3'}")
     assert len(study.get_trials()) == 7  # the interrupted trial is in Optuna's count
     same_time = {
