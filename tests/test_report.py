@@ -146,9 +146,28 @@ def test_cli_report(tmp_path, capsys):
         main(["report", str(root), "--out", str(tmp_path / "x.html"), "--latex", str(tmp_path / "tex"), "--no-data"])
         == 0
     )
-    assert "report written to" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "report written to" in out
     assert (tmp_path / "x.html").exists() and (tmp_path / "tex" / "synthetic-cyclic.tex").exists()
+    written = sorted(p.name for p in (tmp_path / "tex").glob("*.tex"))
+    assert f"{len(written)} LaTeX table(s) in {tmp_path / 'tex'}" in out
+    assert sorted(json.loads((tmp_path / "tex" / "index.json").read_text())) == written
     assert not list(tmp_path.glob(".*tmp*"))  # atomic writes leave no temporary file
+
+
+def test_cli_report_says_when_no_latex_table_was_written(tmp_path, capsys):
+    root = tmp_path / "res"  # a store that has started but finished no task: nothing to tabulate
+    root.mkdir()
+    (root / "experiment.json").write_text(json.dumps({"name": "x", "config_hash": "h", "n_tasks": 3}))
+    assert main(["report", str(root), "--latex", str(tmp_path / "tex"), "--no-data"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "no LaTeX table written: " in out
+        and "has no successful task to tabulate" in out
+        and "LaTeX table(s) in" not in out
+    )
+    assert not list((tmp_path / "tex").glob("*.tex"))
+    assert json.loads((tmp_path / "tex" / "index.json").read_text()) == {}
 
 
 def test_report_from_tables_demo_shape(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
@@ -26,7 +27,7 @@ def report_command(
     from receval.errors import ConfigError
     from receval.experiment.store import ResultStore
     from receval.outputs import check_output_dir, check_output_file
-    from receval.report.html import build_report
+    from receval.report.html import INDEX, build_report
     from receval.report.tune import is_tune_folder, report_tune_folder
 
     if out is not None:  # never over one of the store's own files (an earlier report is not one)
@@ -52,7 +53,12 @@ def report_command(
     path = build_report(results_dir, out, latex_dir=latex, figures_dir=figures, dataset_overview=not no_data)
     typer.echo(f"report written to {path}")
     if latex is not None:
-        typer.echo(f"LaTeX tables in {latex}")
+        n_tables = len(json.loads((latex / INDEX).read_text(encoding="utf-8")))
+        typer.echo(
+            f"{n_tables} LaTeX table(s) in {latex}"
+            if n_tables
+            else f"no LaTeX table written: {results_dir} has no successful task to tabulate"
+        )
     return 0
 
 

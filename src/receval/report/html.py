@@ -575,7 +575,8 @@ def _write_files(rep: Report, publication: Publication, latex_dir: str | Path | 
             path = Path(latex_dir) / f"{safe_name(name)}.tex"
             write_text(publication.path(path), tex)
             rep.files[path] = name
-    by_folder: dict[Path, dict[str, str]] = {}
+    # the LaTeX folder's index is written even when empty: it says how many tables this report made
+    by_folder: dict[Path, dict[str, str]] = {Path(latex_dir): {}} if latex_dir is not None else {}
     for path, what in rep.files.items():
         by_folder.setdefault(path.parent, {})[path.name] = what
     for folder, index in by_folder.items():
