@@ -394,3 +394,26 @@ def test_store_refusal_names_the_flags_of_run(tmp_path, capsys) -> None:
     line = refused(capsys, ["run", config, "--out", out], names="choose another --out or pass --force")
     assert "=" not in line.split("choose another", 1)[1], line
     assert (out / "notes.txt").read_text(encoding="utf-8") == "not receval's"
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "model", "otherwise"),
+    [
+        ("popularity", "MostPopular", ""),
+        ("average", "Average", ""),
+        ("ease", "EASE", ", or threshold=none to count every rating"),
+        ("rp3beta", "RP3beta", ", or threshold=none to count every rating"),
+        ("ials", "IALS", ", or threshold=none to count every rating"),
+    ],
+)
+def test_a_model_threshold_off_the_scale_names_the_model_and_its_parameter(
+    tmp_path, capsys, algorithm: str, model: str, otherwise: str
+) -> None:
+    data = tmp_path / "implicit.csv"  # every rating 3: the models' default threshold 4 selects nothing
+    rows = [(u, i) for u in range(12) for i in range(u % 5, u % 5 + 6)]
+    data.write_text("user,item,rating\n" + "".join(f"{u},{i},3\n" for u, i in rows))
+    args = ["recommend", "--train", str(data), "--algorithm", algorithm, "--k", "3", "--out", str(tmp_path / "r.csv")]
+    line = refused(capsys, args, names=f"{model}'s threshold 4 is outside the rating scale 3..3")
+    assert line.endswith(f"(parameter threshold, e.g. threshold=3){otherwise}"), line
+    args[args.index("--k") : args.index("--k")] = ["--param", "threshold=3"]
+    assert main(args) == 0  # what the message says to do works

@@ -59,7 +59,9 @@ def test_threshold_drops_the_ratings_below_it():
     a = EASE(l2=5.0, threshold=4).fit(data).weights_
     b = EASE(l2=5.0, threshold=None).fit(positives).weights_
     np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
-    with pytest.raises(DataError, match=r"outside the rating scale 1\.\.5; .*, or threshold=none to count every"):
+    with pytest.raises(
+        DataError, match=r"EASE.s threshold 9 is outside the rating scale 1\.\.5 .*, or threshold=none to count every"
+    ):
         EASE(threshold=9).fit(data)
 
 

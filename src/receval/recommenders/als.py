@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.base import MAX_ITERATIONS, Recommender
+from receval.recommenders.base import MAX_ITERATIONS, Recommender, positive_ratings
 
 __all__ = ["HKV", "MAX_CONFIDENCE", "MAX_THREADS", "check_implicit", "implicit_topk"]
 
@@ -226,7 +226,7 @@ class HKV(Recommender):
         if self.values == "ones":
             return train.to_csr("ones")
         if self.values == "positive":
-            m = train.to_csr(train.positive_mask(self.threshold).astype(np.float32))
+            m = train.to_csr(positive_ratings(train, self.threshold, type(self).__name__).astype(np.float32))
             m.eliminate_zeros()
             return m
         raise ConfigError(f"values={self.values!r} is not one of ['rating', 'ones', 'positive']")

@@ -20,9 +20,18 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from receval.data.interactions import Interactions
-from receval.errors import ColdStartError, NotFittedError
+from receval.errors import ColdStartError, DataError, NotFittedError
 
-__all__ = ["MAX_ITERATIONS", "Recommender", "Scorer", "Predictor", "Updatable", "clone", "score_items"]
+__all__ = [
+    "MAX_ITERATIONS",
+    "Recommender",
+    "Scorer",
+    "Predictor",
+    "Updatable",
+    "clone",
+    "positive_ratings",
+    "score_items",
+]
 
 MAX_ITERATIONS = 10_000
 """Most passes over the training data an iterative fit may make (ALS ``iterations``, SGD ``epochs``), refused
@@ -182,6 +191,33 @@ class Recommender:
             bad = values[(values < 0) | (values >= n)][0]
             raise ColdStartError(f"{what} index {bad} is outside the {n} {what}s {type(self).__name__} was trained on")
         return values
+
+
+def positive_ratings(train: Interactions, threshold: float, model: str, otherwise: str = "") -> np.ndarray:
+    """The rows of ``train`` rated at or above ``threshold``, the parameter of the model named ``model``.
+
+    A threshold off the training data's rating scale is refused with a message that names
+    the model and its parameter: a default of 4 (MovieLens' "liked") means nothing on
+    data rated 1..3 or on implicit data, whose every rating is the same value; ``otherwise``
+    adds the model's other way out (", or threshold=none to count every rating").
+
+    Examples
+    --------
+    >>> positive_ratings(Interactions.from_arrays([0, 1], [0, 1], [5, 2]), 4, "EASE").tolist()
+    [True, False]
+    >>> positive_ratings(Interactions.from_arrays([0], [0], [3]), 4, "EASE")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: EASE's threshold 4 is outside the rating scale 3..3 of its training data; give \
+the model a threshold on that scale (parameter threshold, e.g. threshold=3)
+    """
+    low, high = train.scale.low, train.scale.high
+    if not low <= threshold <= high:
+        raise DataError(
+            f"{model}'s threshold {threshold:g} is outside the rating scale {low:g}..{high:g} of its training data; "
+            f"give the model a threshold on that scale (parameter threshold, e.g. threshold={high:g}){otherwise}"
+        )
+    return train.positive_mask(threshold)
 
 
 def clone(model: Any, *, seed: int | None = None) -> Any:

@@ -108,4 +108,4 @@ class IALS(HKV):
         >>> IALS().confidence_matrix(Interactions.from_arrays([0, 1], [0, 0], [5, 2])).toarray().tolist()
         [[1.0], [0.0]]
         """
-        return sp.csr_matrix(interaction_matrix(train, self.threshold), dtype=np.float32)
+        return sp.csr_matrix(interaction_matrix(train, self.threshold, type(self).__name__), dtype=np.float32)

@@ -64,15 +64,15 @@ from scipy.linalg import lapack
 
 from receval._jit import njit
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError, DataError
-from receval.recommenders.base import Recommender
+from receval.errors import ConfigError
+from receval.recommenders.base import Recommender, positive_ratings
 from receval.recommenders.knn import _score_rows  # the one sparse-product row kernel (parallel, same bits)
 from receval.validate import check_memory
 
 __all__ = ["EASE", "SLIM", "ItemItemModel", "interaction_matrix"]
 
 
-def interaction_matrix(train: Interactions, threshold: float | None) -> sp.csr_matrix:
+def interaction_matrix(train: Interactions, threshold: float | None, model: str = "the model") -> sp.csr_matrix:
     """The binary users x items matrix the item-item models learn from.
 
     Returns
@@ -91,16 +91,13 @@ def interaction_matrix(train: Interactions, threshold: float | None) -> sp.csr_m
     >>> interaction_matrix(Interactions.from_arrays([0], [0], [1]), 4)
     Traceback (most recent call last):
     ...
-    receval.errors.DataError: threshold 4 is outside the rating scale 1..1; pick a threshold on the scale, or \
-threshold=none to count every rating
+    receval.errors.DataError: the model's threshold 4 is outside the rating scale 1..1 of its training data; give \
+the model a threshold on that scale (parameter threshold, e.g. threshold=1), or threshold=none to count every rating
     """
     if threshold is None:
         values = np.ones(train.n_ratings)
-    else:
-        try:
-            values = train.positive_mask(threshold).astype(np.float64)
-        except DataError as err:  # implicit data (one rating value) needs the other choice: say it
-            raise DataError(f"{err.message}, or threshold=none to count every rating") from None
+    else:  # implicit data (one rating value) needs the other choice: say it
+        values = positive_ratings(train, threshold, model, ", or threshold=none to count every rating").astype(float)
     matrix = train.to_csr(values)
     matrix.eliminate_zeros()
     return matrix
@@ -165,7 +162,7 @@ class ItemItemModel(Recommender):
         if callable(validate):
             validate()
         self._start_fit(train)
-        self.user_items_ = interaction_matrix(train, self.threshold)
+        self.user_items_ = interaction_matrix(train, self.threshold, type(self).__name__)
         return self.user_items_
 
     def score(self, users: np.ndarray) -> np.ndarray:

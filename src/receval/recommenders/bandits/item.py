@@ -52,7 +52,7 @@ import numpy as np
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
 from receval.recommenders.bandits import _codes as C
-from receval.recommenders.base import Recommender
+from receval.recommenders.base import Recommender, positive_ratings
 
 __all__ = ["OnlineRandom", "OnlinePopularity", "OnlineAverage", "ItemBandit"]
 
@@ -70,7 +70,7 @@ def _check_threshold(model: _Thresholded, train: Interactions) -> float:
             f"{type(model).__name__} needs a relevance threshold to binarise ratings: pass threshold=λ "
             "(simulate() sets it from its own threshold)"
         )
-    train._check_threshold(model.threshold)
+    positive_ratings(train, model.threshold, type(model).__name__)
     return float(model.threshold)
 
 
