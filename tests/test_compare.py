@@ -284,3 +284,35 @@ def test_compare_convention_is_evaluates(tmp_path, capsys) -> None:
     assert main([*argv, "--convention", "nosuch"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "nosuch" in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("test", ["ttest", "wilcoxon", "permutation", "tukey"])
+def test_cli_compare_says_why_a_figure_is_nan(tmp_path, capsys, test: str) -> None:
+    from receval.cli import main
+
+    truth, runs = _world(6)
+    paths = _write_trec(tmp_path, truth, {"pop": runs["pop"], "als": runs["als"]})
+    same = tmp_path / "again.trec"  # the same lists again: every user's difference with pop is 0
+    same.write_text((tmp_path / "pop.trec").read_text())
+    argv = ["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", *paths, str(same)]
+    assert main([*argv, "--metrics", "mrr", "--test", test, "--output", "tsv"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split("\t") for line in captured.out.splitlines() if line.startswith("mrr\t")]
+    nan_pairs = {(r[1], r[2]) for r in rows if "nan" in r}
+    said = [line for line in captured.err.splitlines() if "so the differences have no spread" in line]
+    assert nan_pairs == {("pop", "again")} and len(said) == 1, captured
+    assert said[0].startswith("warning: mrr, pop against again: every user differs by 0,") and "effect_size" in said[0]
+
+
+def test_cli_compare_with_one_common_user_says_a_test_needs_two(tmp_path, capsys) -> None:
+    from receval.cli import main
+
+    truth, runs = _world(7)
+    one = truth[truth["user"] == truth["user"].iloc[0]]
+    paths = _write_trec(tmp_path, one, {name: recs[recs["user"] == one["user"].iloc[0]] for name, recs in runs.items()})
+    assert (
+        main(["compare", "--truth", str(tmp_path / "qrels.txt"), "--truth-format", "trec", *paths, "--metrics", "mrr"])
+        == 0
+    )
+    err = capsys.readouterr().err
+    assert err.count("1 user scored by both runs; a paired test needs 2 or more") == 3, err  # 3 pairs of 3 runs

@@ -218,6 +218,7 @@ def compare_command(
     print_table(tests, fmt)
     _groups_tables(result, fmt)
     _claims_echo(result.tests, fmt)
+    _undefined_echo(result.tests)
     if report is not None:
         typer.echo(f"report written to {report}", err=True)
 
@@ -317,6 +318,14 @@ def _claims_echo(tests: Any, fmt: str) -> None:
 
     for line in within_margin_lines(tests):
         typer.echo(line)
+
+
+def _undefined_echo(tests: Any) -> None:
+    """Say on stderr why a test figure is NaN (the tables print ``nan``; JSON has ``null``)."""
+    from receval.studies.compare import undefined_lines
+
+    for line in undefined_lines(tests):
+        typer.echo(f"warning: {line}", err=True)
 
 
 def register(app: typer.Typer) -> None:

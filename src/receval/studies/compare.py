@@ -335,6 +335,36 @@ def claims_columns(
     return tests
 
 
+def undefined_lines(tests: pd.DataFrame) -> list[str]:
+    """Why a pair's test figures are NaN (null in JSON), one line per such pair of a tests table.
+
+    A paired test needs two users scored by both runs, and a spread of their differences:
+    with every user's difference the same (two identical runs) Student's t, the
+    standardised effect size and the detectable difference divide by a zero deviation.
+
+    >>> tests = pd.DataFrame({"metric": ["m", "m"], "a": ["x", "x"], "b": ["y", "z"], "n": [1, 5],
+    ...                       "diff": [0.5, 0.0], "effect_size": [None, None], "pvalue": [None, 1.0]})
+    >>> for line in undefined_lines(tests):
+    ...     print(line)
+    m, x against y: 1 user scored by both runs; a paired test needs 2 or more: effect_size, pvalue undefined (nan)
+    m, x against z: every user differs by 0, so the differences have no spread: effect_size undefined (nan)
+    """
+    figures = [c for c in ("effect_size", "statistic", "pvalue", "pvalue_adj", "mde") if c in tests.columns]
+    lines = []
+    for row in tests.to_dict("records"):
+        empty = ", ".join(c for c in figures if pd.isna(row[c]))
+        if not empty:
+            continue
+        pair = f"{row['metric']}, {row['a']} against {row['b']}"
+        if row["n"] < 2:
+            users = "user" if row["n"] == 1 else "users"
+            why = f"{row['n']} {users} scored by both runs; a paired test needs 2 or more"
+        else:
+            why = f"every user differs by {row['diff']:g}, so the differences have no spread"
+        lines.append(f"{pair}: {why}: {empty} undefined (nan)")
+    return lines
+
+
 def within_margin_lines(tests: pd.DataFrame) -> list[str]:
     """``"b is within 0.005 of a (ndcg@10): TOST p = 0.01"`` for each equivalent pair (``claims_columns``' rows).
 
