@@ -111,17 +111,34 @@ def test_five_model_experiment(generated, tmp_path):
     assert row["Avg"] == pytest.approx((row["All-Easy"] + row["All-Diff"]) / 2)
 
 
+def _aspects(data: Interactions) -> pd.DataFrame:
+    return pd.DataFrame({"item": data.item_ids[data.aspects.tocoo().row], "aspect": data.aspects.tocoo().col})
+
+
 def test_experiment_input_errors(generated):
     with pytest.raises(ConfigError, match="strictly between"):
         coherence_split_experiment(generated, _factories(), (0.5, 1.0))
     with pytest.raises(ConfigError, match="gamma"):
         coherence_split_experiment(generated, _factories(), (0.5,), gamma="var")
     dup = Interactions.from_frame(
-        pd.concat([generated.to_frame(), generated.to_frame().head(5)]),
-        item_aspects=pd.DataFrame(
-            {"item": generated.item_ids[generated.aspects.tocoo().row], "aspect": generated.aspects.tocoo().col}
-        ),
+        pd.concat([generated.to_frame(), generated.to_frame().head(5)]), item_aspects=_aspects(generated)
     )
     with pytest.raises(DataError, match="repeated"):
         coherence_split_experiment(dup, _factories(), (0.5,))
     assert np.isfinite(coherence(generated, "wstd").values).all()
+
+
+def test_ratings_that_never_vary_are_refused_before_any_fit(generated, tmp_path, capsys):
+    from receval.cli import main
+
+    flat = generated.to_frame().assign(rating=3.0)
+    data = Interactions.from_frame(flat, item_aspects=_aspects(generated))
+    with pytest.raises(DataError, match="every rating is 3: no coherence tells users apart"):
+        coherence_split_experiment(data, _factories(), (0.5,), folds=2)
+    path, aspects = tmp_path / "flat.csv", tmp_path / "aspects.csv"
+    flat[["user", "item", "rating"]].to_csv(path, index=False)
+    _aspects(generated).to_csv(aspects, index=False)
+    argv = ["coherence-split", "--data", str(path), "-f", "csv", "--aspects", str(aspects), "--folds", "2"]
+    assert main(argv) == 2  # the table was all nan
+    err = capsys.readouterr().err
+    assert err.startswith("error: every rating is 3") and err.count("\n") == 1, err

@@ -280,6 +280,11 @@ def coherence_split_experiment(
             f"{data.n_duplicates} repeated (user, item) ratings; call data.deduplicate(...) before the "
             "coherence split (repeated ratings belong to the magic-barrier estimate)"
         )
+    if len(data.ratings) and data.ratings.min() == data.ratings.max():  # the table would be all NaN
+        raise DataError(
+            f"every rating is {data.ratings[0]:g}: no coherence tells users apart, and the errors relative to "
+            "All-All divide by an RMSE of (nearly) 0; the coherence split needs ratings that vary (explicit feedback)"
+        )
     # accumulators: (rec, p, model) -> [sum of squared errors, n predicted, n test]
     acc: dict[tuple[str, float, str], np.ndarray] = {}
     users_acc: dict[tuple[float, str], int] = {}
