@@ -13,6 +13,7 @@ import shlex
 import subprocess
 import sys
 
+import pytest
 import typer.main
 
 import receval
@@ -156,3 +157,20 @@ def test_tidy_top_level_namespace():
 
     not_modules = {n for n in public if not isinstance(getattr(receval, n), types.ModuleType)}
     assert not_modules <= set(receval.__all__), not_modules - set(receval.__all__)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message", "help_of"),
+    [
+        (["evaluate", "--threshold", "x"], "Invalid value for '--threshold': 'x' is not a valid float.", "evaluate"),
+        (["evaluate", "--nosuch"], "No such option: --nosuch", "evaluate"),
+        (["evalute"], "No such command 'evalute'. Did you mean 'evaluate'?", ""),
+        (["recommend", "--out", "x.csv"], "Missing option '--train'.", "recommend"),
+        (["data", "nosuch"], "No such command 'nosuch'.", "data"),
+    ],
+)
+def test_usage_errors_are_one_line_naming_the_help(capsys, argv: list[str], message: str, help_of: str) -> None:
+    assert main(argv) == 2
+    captured = capsys.readouterr()  # click names the program as it was started (receval, python -m receval, ...)
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith(f"error: {message} (see '") and captured.err.endswith(f"{help_of} --help')\n")

@@ -377,6 +377,20 @@ def _report(message: str, as_json: bool, stdout: CheckedStdout) -> None:
         typer.echo(f"error: {message}", err=True)
 
 
+def _usage_line(err: Exception, as_json: bool) -> str:
+    """click's usage error as one line, naming the command's help (click prints usage, hint and message on four).
+
+    >>> import typer
+    >>> _usage_line(typer.BadParameter("'' is not a valid float.", param_hint="'--k'"), False)
+    "Invalid value for '--k': '' is not a valid float."
+    """
+    message = " ".join(err.format_message().split())  # type: ignore[attr-defined]
+    ctx = getattr(err, "ctx", None)
+    if as_json or ctx is None:
+        return message
+    return f"{message} (see '{ctx.command_path} --help')"
+
+
 def _closed_stdout() -> None:
     """Stdout started closed (``>&-``): keep its descriptor taken, so that no file the command opens becomes stdout."""
     try:
@@ -412,13 +426,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             _report(err.spelled(flag_spelling(args)), as_json, stdout)
             return 2
         except typer.TyperException as err:  # usage errors (typer vendors click)
-            show = getattr(err, "show", None)  # click's exceptions print usage and hint
-            if as_json:
-                _report(err.format_message(), as_json, stdout)
-            elif show is not None:
-                show()
-            else:
-                _report(err.format_message(), as_json, stdout)
+            if type(err).__name__ == "NoArgsIsHelpError" and not as_json:  # a group named alone: its help
+                err.show()  # type: ignore[attr-defined]
+                return err.exit_code
+            _report(_usage_line(err, as_json), as_json, stdout)
             return err.exit_code
         except typer.Exit as err:
             return err.exit_code
