@@ -20,9 +20,10 @@ GUIDE = ROOT / "docs" / "guides" / "check.md"
 
 
 def _data(folder: Path, *, graded: bool = True) -> Path:
-    """60 users x 15 items with timestamps; graded ratings 1..5 or all 1 (implicit feedback)."""
+    """60 users x 15 of 30 items with timestamps; graded ratings 1..5 or all 1 (implicit feedback)."""
     rng = np.random.default_rng(0)
-    rows = [(u, i, int(rng.integers(1, 6)) if graded else 1, 1000 + 37 * u + i) for u in range(60) for i in range(15)]
+    rated = [(u, i) for u in range(60) for i in range(u % 16, u % 16 + 15)]  # items left unrated: sampled negatives
+    rows = [(u, i, int(rng.integers(1, 6)) if graded else 1, 1000 + 37 * u + i) for u, i in rated]
     path = folder / ("ratings.csv" if graded else "clicks.csv")
     pd.DataFrame(rows, columns=["user", "item", "rating", "timestamp"]).to_csv(path, index=False)
     return path
@@ -97,8 +98,10 @@ def test_equal_tuning_budgets_pass(tmp_path: Path) -> None:
 
 def test_threshold_on_implicit_data_is_r012(tmp_path: Path) -> None:
     _data(tmp_path, graded=False)
-    data = '[datasets.d]\npath = "clicks.csv"\nformat = "csv"\nthreshold = 4\n'
+    data = '[datasets.d]\npath = "clicks.csv"\nformat = "csv"\nthreshold = 1\n'
     assert _rules(_config(tmp_path, data=data)) == ["R012"]
+    with pytest.raises(ConfigError, match=r"threshold 4 is outside the rating scale 1\.\.1"):  # as run refuses it
+        check_path(_config(tmp_path, data=data.replace("= 1", "= 4")))
     # graded ratings: a threshold is a relevance definition, not a flaw
     assert _rules(_config(tmp_path, data=data.replace("clicks", "ratings"))) == []
 
@@ -176,3 +179,24 @@ def test_shipped_examples_clean_or_explained(example: Path) -> None:
     section = text.split("## The shipped examples", 1)[1]
     line = next(ln for ln in section.splitlines() if example.name in ln)
     assert sorted(set(re.findall(r"R\d{3}", line))) == sorted({f.rule for f in findings}), example.name
+
+
+@pytest.mark.parametrize(
+    ("part", "message"),
+    [
+        ({"split": '[split]\nmethod = "kfold-per-user"\nk = 20\n'}, "split.k 20: 60 users have fewer than 20"),
+        ({"data": '[datasets.d]\npath = "ratings.csv"\nformat = "csv"\nthreshold = 9\n'}, "threshold 9 is outside"),
+        ({"top": 'name = "c"\nseeds = 100_000_000\nmetrics = ["ndcg@10"]\n'}, "the grid of 200,000,000 tasks needs"),
+    ],
+)
+def test_check_refuses_what_run_refuses_with_the_same_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], part: dict[str, str], message: str
+) -> None:
+    config = _config(tmp_path, **part)
+    assert main(["run", str(config), "--out", str(tmp_path / "out")]) == 2
+    refused = capsys.readouterr().err
+    assert main(["check", str(config)]) == 2
+    free = re.compile(r"[\d.]+ [KMGT]?B are available")  # the memory free at each moment
+    assert free.sub("", capsys.readouterr().err) == free.sub("", refused), refused
+    assert message in refused and refused.count("\n") == 1, refused
+    assert not (tmp_path / "out").exists()

@@ -410,9 +410,16 @@ def _toml_value(v: Any) -> str:
 
 
 def _facts(cfg: ExperimentConfig) -> dict[str, DataFacts]:
-    from receval.experiment.datasets import prepare_dataset
+    """What each data set holds, once the checks ``run`` and ``tune`` make before their first task have passed.
 
-    return {label: DataFacts.of(prepare_dataset(spec).data) for label, spec in cfg.datasets.items()}
+    The grid is counted and every task's values are checked against its data (thresholds, folds, splits, sampled
+    metrics), so a configuration that ``run`` would refuse is refused here too, with the same message.
+    """
+    from receval.experiment.grid import expand
+    from receval.experiment.validation import prepare_checked
+
+    prepared = prepare_checked(cfg, expand(cfg))
+    return {label: DataFacts.of(prepared[spec.key].data) for label, spec in cfg.datasets.items()}
 
 
 def _store_config(root: Path) -> ExperimentConfig:
