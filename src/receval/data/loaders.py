@@ -121,7 +121,8 @@ def load(
         Column names of a csv/tsv/parquet file (defaults ``user``, ``item``,
         ``rating``, and ``timestamp`` when such a column exists; LensKit's, RecBole's
         and MovieLens' names are found too). Timestamps may be integers or dates
-        (converted to Unix seconds).
+        (converted to Unix seconds). A file of only user, item and timestamp columns
+        is an implicit-feedback log: each row rated 1, on the scale 1..1.
     extra
         Further per-row columns to keep (csv/tsv/parquet); a column named
         ``familiar`` becomes a boolean flag (0/1, true/false).
@@ -347,10 +348,21 @@ def _read(
     sep: str | None = None,
     extra: tuple[str, ...] = (),
 ) -> Located:
-    """The ratings table as the one table reader reads it (kind ``train``); positional columns checked."""
+    """The ratings table as the one table reader reads it (kind ``train``); positional columns checked.
+
+    A file of only users, items and timestamps (an implicit-feedback log) has no rating column: each row
+    is read as rated 1 (:func:`_interactions`). A file with any other column, or a rating column named
+    in ``columns``, must have its ratings found, as before: that column may hold them under another name.
+    """
     from receval.data.tables import read_located
 
     if header is not False:
+        found = read_located(path, "train", ("user", "item", *extra), format=fmt, columns=columns, header=header,
+                             sep=sep, label="ratings")  # fmt: skip
+        names = set(found.table.column_names)
+        if "rating" in names or not ((columns or {}).get("rating") or names - {"user", "item", "timestamp"}):
+            return found
+        # read again requiring the ratings: the reader's own message names the columns and how to name one
         return read_located(path, "train", ("user", "item", "rating", *extra), format=fmt, columns=columns,
                             header=header, sep=sep, label="ratings")  # fmt: skip
     located = read_located(path, "train", format=fmt, header=False, positional=_POSITIONAL, sep=sep, label="ratings")
@@ -383,7 +395,10 @@ def _interactions(
     table = located.table
     own = columns or {}
     ids = [_ids(table[role], role, own.get(role, role), located, ids_as_str, fixed_ids) for role in ("user", "item")]
-    ratings = _arrow.numbers(table["rating"]).astype(np.float32)  # finite and within float32: checked by the reader
+    if "rating" in table.column_names:
+        ratings = _arrow.numbers(table["rating"]).astype(np.float32)  # finite and within float32: checked by the reader
+    else:  # an implicit-feedback log (see _read): every row rated 1, as Interactions.from_frame(rating=None) reads it
+        ratings = np.ones(table.num_rows, dtype=np.float32)
     if scale is not None:
         ok = scale.valid_mask(ratings)
         if not ok.all():
