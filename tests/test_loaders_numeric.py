@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -86,3 +87,30 @@ def test_error_cases_are_one_line(tmp_path):
         path.write_text(FILES[name], encoding="utf-8")
         got = _load(path)
         assert isinstance(got, str) and got.startswith(f"{path}") and "\n" not in got, name
+
+
+@pytest.mark.parametrize(
+    ("stamps", "warned"),
+    [
+        ([1_600_000_000, 1_600_000_000_123, 5], ("1600000000, line 2", "1600000000123, line 3")),
+        ([1_600_000_000_000, 1_600_000_000_123, 5], None),  # milliseconds and a counter: nothing to compare
+        ([1_600_000_000, 1_600_000_100, 7], None),  # seconds
+        ([99_999_999, 100_000_000_000, 1], None),  # a counter below the seconds of 1973
+        ([100_000_000, 100_000_000_000, 1], ("100000000, line 2", "100000000000, line 3")),  # the edges
+    ],
+)
+def test_timestamps_mixing_seconds_and_milliseconds_are_named(
+    tmp_path: Path, stamps: list[int], warned: tuple[str, str] | None
+) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("user,item,rating,timestamp\n" + "".join(f"{u},i{u},4,{t}\n" for u, t in enumerate(stamps)))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data = load(path)
+    assert data.timestamps.tolist() == stamps  # read as written, whatever the warning
+    said = [str(w.message) for w in caught if "mix seconds" in str(w.message)]
+    if warned is None:
+        assert said == []
+    else:
+        (message,) = said
+        assert f"seconds ({warned[0]}) and milliseconds ({warned[1]})" in message and str(path) in message

@@ -42,6 +42,7 @@ from __future__ import annotations
 import csv
 import logging
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -503,7 +504,40 @@ def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
         _check_int64(values, name, located)
     elif values.dtype == np.uint64 and values.size and values.max() >= 1 << 63:  # the cast would wrap to negative
         _check_int64(values.astype(np.float64), name, located)
-    return values.astype(np.int64)
+    stamps = values.astype(np.int64)
+    _warn_mixed_units(stamps, name, located)
+    return stamps
+
+
+# Unix seconds below this are dates before the year 5138; milliseconds at or above it, dates after 1973-03-03
+_MILLISECONDS_FROM = 10**11
+_SECONDS_FROM = 10**8  # 1973-03-03 in seconds: smaller values may be counters, not dates
+
+
+def _warn_mixed_units(stamps: np.ndarray, name: str, located: Located) -> None:
+    """Warn when some timestamps read as seconds of a date and others as milliseconds (a log merged from two sources).
+
+    Both are read as seconds, so the milliseconds sort 1,000 times later and a temporal split would cut at the wrong
+    place; which unit each row meant cannot be told for sure, so the file is read as written, with the two rows named.
+    """
+    late = stamps >= _MILLISECONDS_FROM
+    if not late.any() or late.all():
+        return
+    seconds = np.flatnonzero(~late & (stamps >= _SECONDS_FROM))
+    if not len(seconds):
+        return
+    ms = int(np.flatnonzero(late)[0])
+
+    def at(row: int) -> str:
+        line = located.line_of(row)
+        return f"line {line}" if line is not None else f"row {row + 1}"
+
+    warnings.warn(
+        f"{located.path}, column {name}: timestamps mix seconds ({stamps[seconds[0]]}, {at(int(seconds[0]))}) and "
+        f"milliseconds ({stamps[ms]}, {at(ms)}); all are read as seconds: give every timestamp in one unit",
+        UserWarning,
+        stacklevel=2,
+    )
 
 
 def _check_int64(values: np.ndarray, name: str, located: Located, rows: np.ndarray | None = None) -> None:
