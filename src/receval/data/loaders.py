@@ -492,9 +492,11 @@ def _integer(text: str) -> int | None:
 
 def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
     """Timestamps as Unix seconds: integers as they are, dates (ISO 8601 or as pandas reads them) converted."""
+    # numbers as written (not a date type; dictionary-encoded text has its value type)
+    written = _arrow.is_numeric(column) or _arrow.is_text(getattr(column.type, "value_type", column.type))
     if not _arrow.is_numeric(column):  # dates or text: Arrow's compute kernels (loaded only then)
         column = _timestamp_numbers(column, name, located)
-        if isinstance(column, np.ndarray):
+        if isinstance(column, np.ndarray):  # dates
             return column
     values = _arrow.numbers(column)
     if values.dtype.kind == "f":
@@ -505,7 +507,8 @@ def _timestamps(column: Any, name: str, located: Located) -> np.ndarray:
     elif values.dtype == np.uint64 and values.size and values.max() >= 1 << 63:  # the cast would wrap to negative
         _check_int64(values.astype(np.float64), name, located)
     stamps = values.astype(np.int64)
-    _warn_mixed_units(stamps, name, located)
+    if written:
+        _warn_mixed_units(stamps, name, located)
     return stamps
 
 
