@@ -311,3 +311,24 @@ def test_only_one_shot_commands_get_the_collector_tuning(tmp_path, args, tuned):
     before, after = (tuple(t) for t in json.loads(done.stderr.strip().splitlines()[-1]))
     assert before != COLLECTOR_THRESHOLDS  # the check below can fail
     assert after == (COLLECTOR_THRESHOLDS if tuned else before), (before, after)
+
+
+@pytest.mark.parametrize(("fmt", "force", "rich"), [("table", None, False), ("tsv", None, False),
+                                                     ("table", "1", True)])  # fmt: skip
+def test_a_table_printed_to_a_pipe_does_not_import_rich(tmp_path, monkeypatch, fmt, force, rich):
+    """Boxes are drawn on terminals only: elsewhere the text is written as is, without rich (20 ms to import)."""
+    data = tmp_path / "r.csv"
+    data.write_text("user,item,rating\n1,a,5\n1,b,2\n2,a,4\n")
+    code = (
+        "import contextlib, io\n"
+        "from receval.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    status = main(['data', 'stats', {str(data)!r}, '--output', {fmt!r}])\n"
+        "assert status == 0 and 'users' in out.getvalue(), out.getvalue()\n"
+    )
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    if force is None:
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+    else:  # rich draws for a forced terminal: it is imported then
+        monkeypatch.setenv("FORCE_COLOR", force)
+    assert ("rich" in _loaded_after(code)) is rich

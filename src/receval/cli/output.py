@@ -346,20 +346,31 @@ def print_table(table: Table, fmt: str = "table", console: Any = None) -> None:
     everywhere else the text of :func:`render` is written as is, followed by a blank line
     between tables, never wrapped or cropped.
     """
-    if console is None:
-        from rich.console import Console
+    if console is None and not (fmt == "table" and _may_be_terminal()):  # rich (20 ms to import) would draw nothing
+        out, quiet = sys.stdout, False
+    else:
+        if console is None:
+            from rich.console import Console
 
-        console = Console()
-    if fmt == "table" and console.is_terminal:
-        from rich.text import Text
+            console = Console()
+        if fmt == "table" and console.is_terminal:
+            from rich.text import Text
 
-        for part in terminal_tables(table, console.width):
-            console.print(part)
-        console.print(Text(""))
-        return
-    if not console.quiet:  # written as is: rich would expand tabs and parse markup
-        console.file.write(render(table, fmt) + ("\n" if fmt == "json" else "\n\n"))
-        console.file.flush()
+            for part in terminal_tables(table, console.width):
+                console.print(part)
+            console.print(Text(""))
+            return
+        out, quiet = console.file, console.quiet
+    if not quiet:  # written as is: rich would expand tabs and parse markup
+        out.write(render(table, fmt) + ("\n" if fmt == "json" else "\n\n"))
+        out.flush()
+
+
+def _may_be_terminal() -> bool:
+    """Whether rich's ``Console().is_terminal`` may say yes: stdout is a terminal, or the environment forces one
+    (``FORCE_COLOR``, ``TTY_COMPATIBLE``, as rich reads them), or a notebook's kernel is loaded."""
+    forced = any(os.environ.get(name) for name in ("FORCE_COLOR", "TTY_COMPATIBLE"))
+    return forced or "ipykernel" in sys.modules or sys.stdout.isatty()
 
 
 class StdoutError(Exception):
