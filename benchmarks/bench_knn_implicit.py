@@ -50,6 +50,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_evaluate_io import _measure  # (wall, peak resident GB, CPU) of one whole process
+
 ML100K = Path(__file__).resolve().parents[2] / "shared" / "data" / "ml-100k"
 RECEVAL = Path(sys.executable).with_name("receval")
 
@@ -82,20 +85,6 @@ def _anchor(train: str, out: str, k: int) -> None:
             "rank": np.tile(np.arange(1, n + 1), len(user_ids)),
         }
     ).to_csv(out, sep="\t", index=False)
-
-
-def _measure(command: list[str], env: dict[str, str]) -> tuple[float, float, float]:
-    """(wall seconds, peak resident GB, CPU seconds of all its threads) of one run of ``command``; its failure
-    stops the benchmark."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if status != 0:
-        assert process.stderr is not None
-        sys.exit(f"{command[0]} failed: {process.stderr.read().decode()[-2000:]}")
-    process.returncode = 0
-    return wall, usage.ru_maxrss / 1e6, usage.ru_utime + usage.ru_stime
 
 
 def _lists(path: Path) -> dict[object, list[object]]:
