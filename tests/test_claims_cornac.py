@@ -41,8 +41,11 @@ def _restricted(data: MetricInput, keep: np.ndarray) -> MetricInput:
     return MetricInput(data.rankings, kept, threshold=data.threshold)
 
 
-def _cornac_unbiased(metric: str, data: MetricInput, p: np.ndarray, n_strata: int) -> float:
-    """``PSTResult.organize``: Σ over strata of (stratum size / test size) x the stratum's value."""
+def _cornac_unbiased(metric: str, data: MetricInput, p: np.ndarray, n_strata: int, defined: bool = False) -> float:
+    """``PSTResult.organize``: Σ over strata of (stratum size / test size) x the stratum's value.
+
+    ``defined``: over the strata with a value only, their sizes renormalised (receval's documented departure, where
+    Cornac's sum is NaN)."""
     labels = np.array(_cornac_strata(p, n_strata))
     naive = parse_metric(metric)
     values, sizes = [], []
@@ -50,8 +53,11 @@ def _cornac_unbiased(metric: str, data: MetricInput, p: np.ndarray, n_strata: in
         keep = labels == stratum
         values.append(naive.compute(_restricted(data, keep)))
         sizes.append(keep.sum())
-    weights = np.asarray(sizes) / len(p)
-    return float(np.average(values, weights=weights) * sum(weights))
+    kept = ~np.isnan(values) if defined else np.ones(len(values), dtype=bool)
+    weights = np.asarray(sizes)[kept] / len(p)
+    return float(
+        np.average(np.asarray(values)[kept], weights=weights) * sum(weights) / (sum(weights) if defined else 1)
+    )
 
 
 @pytest.mark.parametrize("metric", ["recall@3", "precision@3", "ndcg@3"])
@@ -192,10 +198,9 @@ def test_ranking_metrics_equal_cornacs(seed: int) -> None:
 @pytest.mark.parametrize("n_strata", [2, 3, 5, 9])
 def test_stratified_is_cornacs_on_drawn_propensities(n_strata: int) -> None:
     """Drawn propensities (a few distinct values; the integers 1-4 sit on the edges of bins over [min, max]
-    but not on Cornac's; seed 0: all equal). A stratum
-    without a relevant rating has no value in either (Cornac's weighted sum is NaN then): those draws are not
-    compared."""
-    compared = 0
+    but not on Cornac's; seed 0: all equal). A stratum without a relevant rating has no value in either: Cornac's
+    weighted sum is NaN then, receval's the mean of the other strata, their sizes renormalised (as documented)."""
+    compared = undefined = 0
     for seed in range(40):
         rng = np.random.default_rng(seed)
         values = rng.uniform(0.01, 2.0, 4) if seed % 2 else np.arange(1.0, 5.0)  # integers: on [min, max]'s edges
@@ -203,9 +208,10 @@ def test_stratified_is_cornacs_on_drawn_propensities(n_strata: int) -> None:
         data = _input(props)
         for metric in ("recall@3", "ndcg@3"):
             expected = _cornac_unbiased(metric, data, props, n_strata)
-            if np.isnan(expected):
-                continue
             ours = parse_metric(f"{metric}(estimator=stratified,propensity=known,n_strata={n_strata})").compute(data)
+            if np.isnan(expected):
+                expected = _cornac_unbiased(metric, data, props, n_strata, defined=True)
+                undefined += 1
             assert ours == pytest.approx(expected, abs=1e-12), (seed, metric, props)
             compared += 1
-    assert compared >= 4
+    assert compared >= 4 and (undefined >= 1 or n_strata == 2)

@@ -35,7 +35,9 @@ Estimators (``w = 1 / p``):
   split into ``n_strata`` equal-width bins of propensity from 0.99 × the smallest to
   1.01 × the largest (Cornac's edges), the metric is computed
   naively on each, and the values are averaged weighted by each stratum's share of
-  the test ratings.
+  the test ratings. A stratum whose value is undefined (no user of it scored: no
+  relevant rating for recall) is left out and the other shares renormalised, where
+  Cornac's weighted sum is NaN.
 - ``wtd`` / ``wtd_h`` — weighted sampling of the test set (Carraro & Bridge, JIIS 2022):
   ``n_samples`` samples of ``sample`` × the test ratings, drawn without replacement
   with probability ∝ ``w`` (seeded by ``sample_seed``), each evaluated naively; the value is
