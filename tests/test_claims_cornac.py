@@ -55,9 +55,8 @@ def _cornac_unbiased(metric: str, data: MetricInput, p: np.ndarray, n_strata: in
         sizes.append(keep.sum())
     kept = ~np.isnan(values) if defined else np.ones(len(values), dtype=bool)
     weights = np.asarray(sizes)[kept] / len(p)
-    return float(
-        np.average(np.asarray(values)[kept], weights=weights) * sum(weights) / (sum(weights) if defined else 1)
-    )
+    mean = np.average(np.asarray(values)[kept], weights=weights)
+    return float(mean if defined else mean * sum(weights))  # Cornac's form: a NaN value makes the sum NaN
 
 
 @pytest.mark.parametrize("metric", ["recall@3", "precision@3", "ndcg@3"])
