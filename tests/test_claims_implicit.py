@@ -33,7 +33,10 @@ implicit_als = pytest.importorskip("implicit.cpu.als")
 def test_item_knn_votes_as_implicits_cosine_recommender(seed: int, k: int, density: float) -> None:
     rng = np.random.default_rng(seed)
     n_users, n_items = 35, 25
-    u, i = np.nonzero(rng.random((n_users, n_items)) < density)
+    rated = rng.random((n_users, n_items)) < density
+    for item in range(n_items):  # two raters at least: items rated by one same user alone all have cosine 1, a tie
+        rated[rng.choice(n_users, 2, replace=False), item] = True
+    u, i = np.nonzero(rated)
     ratings = rng.random(len(u)) * 4 + 1  # real-valued: no two cosines tie at a neighbourhood's edge
     train = Interactions.from_arrays(u, i, ratings)
     values = train.ratings.astype(np.float64)  # the float32 ratings receval keeps

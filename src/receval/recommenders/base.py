@@ -201,6 +201,11 @@ def positive_ratings(train: Interactions, threshold: float, model: str, otherwis
     data rated 1..3 or on implicit data, whose every rating is the same value; ``otherwise``
     adds the model's other way out (", or threshold=none to count every rating").
 
+    Returns
+    -------
+    numpy.ndarray of bool
+        One entry per training row: whether it is rated at or above ``threshold``.
+
     Examples
     --------
     >>> positive_ratings(Interactions.from_arrays([0, 1], [0, 1], [5, 2]), 4, "EASE").tolist()
