@@ -80,7 +80,17 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["KINDS", "NUMERIC", "ROLES", "Located", "is_time", "read_aspects", "read_located", "read_table"]
+__all__ = [
+    "KINDS",
+    "NUMERIC",
+    "ROLES",
+    "Located",
+    "is_time",
+    "read_aspects",
+    "read_located",
+    "read_table",
+    "text_dictionary",
+]
 
 
 NUMERIC = ("rating", "score", "rank", "prediction")
@@ -127,6 +137,7 @@ def read_table(
     arrow: bool = False,
     label: str | None = None,
     sep: str | None = None,
+    plain_items: bool = False,
 ) -> pd.DataFrame | pa.Table:
     """Read a table in any of :data:`~receval.data.formats.FORMATS`; check it and its ``required`` columns.
 
@@ -175,6 +186,12 @@ def read_table(
     sep
         The field separator of a ``csv``/``tsv`` file (default ``,`` and tab; ``tab``
         or ``\\t`` for a tab).
+    plain_items
+        Keep a text ``item`` column as plain Arrow text instead of dictionary-encoding it
+        (integer ids are still made text through a dictionary): encoding hashes every
+        distinct id, 1-2 s for a run over 5M distinct items, which an evaluation that
+        looks the items up in the truth's ids never needs
+        (:func:`receval.evaluation.align.align`). Checked as encoded ids are.
 
     Returns
     -------
@@ -202,7 +219,7 @@ def read_table(
     """
     located = read_located(
         path, kind, required, format=format, columns=columns, header=header, positional=positional,
-        text_ids=text_ids, option=option, unique=unique, label=label, sep=sep,
+        text_ids=text_ids, option=option, unique=unique, label=label, sep=sep, plain_items=plain_items,
     )  # fmt: skip
     if arrow:
         return located.table
@@ -227,12 +244,14 @@ def read_located(
     label: str | None = None,
     sep: str | None = None,
     text_columns: Sequence[str] = (),
+    plain_items: bool = False,
 ) -> Located:
     """:func:`read_table` as an Arrow table with the file's line of each row (for messages about rows found later).
 
     ``text_columns`` names further columns of delimited text kept as written
     (dictionary-encoded text, as ids are), not parsed: a list of item ids in columns of
-    their own (NCF's negatives), where ``0286`` must stay ``0286``.
+    their own (NCF's negatives), where ``0286`` must stay ``0286``. ``plain_items``: as
+    :func:`read_table`'s.
 
     Returns
     -------
@@ -270,6 +289,7 @@ def read_located(
         layout = LAYOUTS.get(fmt)
     reader = _Reader(path, label, names, text_ids, columns)
     reader.text = frozenset(text_columns)
+    reader.plain_items = plain_items
     businesses = None
     if layout is not None:
         table = reader.delimited(layout.sep, layout.names is None, layout.names)
@@ -301,8 +321,10 @@ def read_located(
     table = _roles(_arrow.one_chunk(held), path, kind, columns)
     if text_ids:  # ids as text in every file, so that they match across files and formats
         for j, col in enumerate(table.column_names):
-            if col in _IDS and not pa.types.is_dictionary(table.column(j).type):
-                table = table.set_column(j, col, _text_dictionary(table.column(j)))
+            kind_of = table.column(j).type
+            if col in _IDS and not pa.types.is_dictionary(kind_of) and not (plain_items and col == "item"
+                                                                               and _arrow.is_text(kind_of)):
+                table = table.set_column(j, col, text_dictionary(table.column(j)))
     if table.num_rows == 0:
         text = reader.sep is not None and reader.header
         raise DataError(f"the {label} file has {'a header but ' if text else ''}no rows; "
@@ -435,6 +457,11 @@ class _Reader:
         self.text: frozenset[str] = (
             frozenset()
         )  # further columns kept as the text written (read_located's text_columns)
+        self.plain_items = False  # a text item column stays plain text (read_located's plain_items)
+
+    def _plain(self, role: str) -> bool:
+        """Whether a column of this role (or another library's name for it) stays plain text."""
+        return self.plain_items and (role == "item" or role in _KNOWN["item"])
 
     def line_of(self, row: int) -> int | None:
         if self.json_lines is not None:
@@ -482,7 +509,7 @@ class _Reader:
                 types[col] = pa.dictionary(pa.int32(), pa.string())
             elif base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
                 if ids is not None:
-                    types[col] = ids
+                    types[col] = pa.string() if self._plain(base) else ids
             elif base == "aspect":
                 types[col] = pa.string()
             elif base in NUMERIC + _KNOWN["rating"]:
@@ -622,10 +649,12 @@ class _Reader:
             for j, name in enumerate(table.column_names):
                 role = self.role_of.get(name, name)
                 column = table.column(j)
-                if (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"]) and not pa.types.is_dictionary(
-                    column.type
+                if (
+                    (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"])
+                    and not pa.types.is_dictionary(column.type)
+                    and not (self._plain(role) and _arrow.is_text(column.type))
                 ):
-                    table = table.set_column(j, name, _text_dictionary(column))
+                    table = table.set_column(j, name, text_dictionary(column))
         for j, name in enumerate(table.column_names):
             if name in NUMERIC + _KNOWN["rating"]:
                 table = table.set_column(j, name, _numbers(table.column(j), name, self.path, None))
@@ -794,12 +823,17 @@ def _check_cells(frame: pd.DataFrame) -> None:
             )
 
 
-def _text_dictionary(column: Any) -> Any:
+def text_dictionary(column: Any) -> Any:
     """An Arrow id column dictionary-encoded with text values (numbers: encoded first, then each distinct one cast).
 
     One chunk, one dictionary: the chunks of an encoded chunked array each carry the whole
     dictionary, which the table's later unification would walk once per chunk (minutes for
     millions of distinct ids).
+
+    >>> import pyarrow as pa
+    >>> encoded = text_dictionary(pa.chunked_array([[7, 5], [7]]))
+    >>> encoded.chunk(0).dictionary.to_pylist(), encoded.chunk(0).indices.to_pylist()
+    (['7', '5'], [0, 1, 0])
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -1053,6 +1087,8 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
 
 
 _ALNUM = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+_ALNUM_LAST = np.zeros(257, dtype=bool)  # by last byte + 1 (-1: an empty or null entry, never alphanumeric)
+_ALNUM_LAST[_ALNUM.astype(np.int64) + 1] = True
 
 
 def _missing_ids(column: Any) -> np.ndarray:
@@ -1063,6 +1099,13 @@ def _missing_ids(column: Any) -> np.ndarray:
         if blank.any():
             blank[blank] = np.char.strip(_arrow.text(ids)[blank].astype(str)) == ""
         return (codes < 0) | (blank[codes] if blank.any() else False)
+    if _plain_text(column):  # the same look at each row (plain_items): a Python string only where it may be blank
+        last = np.concatenate([np.zeros(0, dtype=np.int16), *(_arrow.last_bytes(chunk) for chunk in column.chunks)])
+        blank = ~_ALNUM_LAST[last + 1]  # a gather: np.isin sorts 5M values
+        if blank.any():
+            at = np.flatnonzero(blank)
+            blank[at] = [v is None or not v.strip() for v in column.take(at).to_pylist()]
+        return blank
     dictionary = vocab.dictionary_codes(column)
     if dictionary is not None:
         codes, categories = dictionary
@@ -1085,6 +1128,8 @@ def _nul_ids(column: Any) -> np.ndarray:
         codes, ids = _arrow.dictionary(column)
         nul = _arrow.holding_byte(ids, 0)
         return nul[codes] & (codes >= 0) if nul.any() else np.zeros(len(codes), dtype=bool)
+    if _plain_text(column):
+        return np.concatenate([np.zeros(0, dtype=bool), *(_arrow.holding_byte(chunk, 0) for chunk in column.chunks)])
     dictionary = vocab.dictionary_codes(column)
     if dictionary is not None:
         codes, categories = dictionary
@@ -1101,6 +1146,11 @@ def _text_dictionary_of(column: Any) -> bool:
         return False
     value_type = getattr(column.type, "value_type", None)  # only dictionary types have one
     return value_type is not None and _arrow.is_text(value_type)
+
+
+def _plain_text(column: Any) -> bool:
+    """Whether a column is a chunked Arrow column of plain text (a text item column read with ``plain_items``)."""
+    return type(column).__module__.startswith("pyarrow") and hasattr(column, "chunks") and _arrow.is_text(column.type)
 
 
 def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:

@@ -89,16 +89,23 @@ class Catalogue:
     :attr:`ids` builds the whole array once (debiased metrics, ties by id, training data);
     one id (for a message) is read alone.
 
+    ``per_row=True``: ``dictionary`` is the item column of a run and ``positions`` the rows
+    naming an item the truth does not hold, each an index of its own (an item two rows name
+    has two), for metrics that only ask whether a listed item is a truth item: the
+    catalogue's length counts rows, and :attr:`ids` is refused (no identity was made).
+
     >>> import pyarrow as pa
     >>> catalogue = Catalogue(np.array(["x", "y"], dtype=object), pa.array(["q", "z", "w"]), np.array([1, 2]))
     >>> len(catalogue), catalogue[3], catalogue.ids.tolist()
     (4, 'w', ['x', 'y', 'z', 'w'])
     """
 
-    __slots__ = ("_dictionary", "_head", "_ids", "_positions")
+    __slots__ = ("_dictionary", "_head", "_ids", "_positions", "per_row")
 
-    def __init__(self, head: np.ndarray, dictionary: Any = None, positions: np.ndarray | None = None) -> None:
-        self._head, self._dictionary = head, dictionary
+    def __init__(
+        self, head: np.ndarray, dictionary: Any = None, positions: np.ndarray | None = None, per_row: bool = False
+    ) -> None:
+        self._head, self._dictionary, self.per_row = head, dictionary, per_row
         self._positions = np.zeros(0, dtype=np.int64) if positions is None else positions
         self._ids: np.ndarray | None = head if dictionary is None or not len(self._positions) else None
 
@@ -108,6 +115,8 @@ class Catalogue:
     @property
     def ids(self) -> np.ndarray:
         """Every id, ``head`` first (built on first use, then kept)."""
+        if self._ids is None and self.per_row:
+            raise RuntimeError("a catalogue of one index per row has no ids: align(item_identity=True) makes them")
         if self._ids is None:
             self._ids = _extend(self._head, _ids_of(self._dictionary, self._positions))
         return self._ids
@@ -268,7 +277,8 @@ def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> 
 
         if kind == "aspects":
             return read_aspects(Path(obj))
-        table = read_table(Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True)
+        table = read_table(Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True,
+                           plain_items=kind == "recommendations")  # fmt: skip
         return table.to_pandas() if kind == "predictions" else table  # predictions are checked as a DataFrame
     table = as_frame(obj, kind, columns)
     if kind == "predictions" and hasattr(table, "column_names"):
@@ -289,6 +299,7 @@ def align(
     columns: Mapping[str, str] | None = None,
     ties: Ties = "input",
     ranks: Ranks = "order",
+    item_identity: bool = True,
 ) -> Aligned:
     """Align recommendations (or predictions), truth and side data; see :func:`receval.evaluate` for the forms.
 
@@ -297,6 +308,13 @@ def align(
     rank column is read (:data:`RANKS`).
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
+    ``item_identity=False`` says that no metric asks which item a listed item is beyond
+    whether the user's truth holds it (:data:`receval.metrics.registry.LIST_ONLY`): a run of
+    plain Arrow text items (``read_table(plain_items=True)``) is then looked up in the
+    truth's ids and never hashed whole, its other items each get an index of their own
+    (:class:`Catalogue` ``per_row``), and a list naming an item twice is found by
+    fingerprints confirmed by the ids' bytes. The values are the same; training data,
+    aspects, predictions or ties broken by id make the identities as always.
 
     >>> import pandas as pd
     >>> truth = pd.DataFrame({"user": [1, 1, 2], "item": [7, 8, 7]})
@@ -322,9 +340,11 @@ def align(
     catalogue = Catalogue(truth_data.item_ids)
     n_dropped = 0
     if _is_table(recommendations):
-        ranked = _map_recommendations(recommendations, truth_data, unknown_users)
+        per_row = not item_identity and ties == "input" and train is None and aspects is None and predictions is None
+        per_row = per_row and truth_data.aspects is None
+        ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row)
         rec_users, rec_items, order, ranked_by, new_items, n_dropped = ranked
-        if isinstance(new_items, tuple):  # (Arrow dictionary, positions): ids made only when read
+        if isinstance(new_items, tuple):  # (Arrow dictionary or column, positions[, per row]): ids made when read
             catalogue = Catalogue(truth_data.item_ids, *new_items)
         else:
             catalogue = Catalogue(_extend(truth_data.item_ids, new_items))
@@ -349,7 +369,10 @@ def align(
             rankings = rankings[eval_users]
     elif recommendations is not None:
         rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, len(catalogue))
-    _check_duplicates(rankings, eval_users, truth_data, catalogue)
+    if catalogue.per_row:
+        _check_row_duplicates(rankings, eval_users, truth_data, catalogue, rec_users[rec_items >= truth_data.n_items])
+    else:
+        _check_duplicates(rankings, eval_users, truth_data, catalogue)
 
     train_rows = train_all = None
     if train_data is not None:
@@ -483,6 +506,46 @@ def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     return np.append(table, np.int32(-1))[codes[0]]  # code -1 (no id) finds -1
 
 
+def _is_plain_text(column: Any) -> bool:
+    """Whether a column is Arrow text, not dictionary-encoded (``read_table(plain_items=True)``'s item column)."""
+    return type(column).__module__.startswith("pyarrow") and _arrow.is_text(column.type)
+
+
+def _text_value_set(space: np.ndarray, column: Any) -> Any:
+    """The id space as an Arrow text array to look ``column`` up in, when both are text and the column has no
+    missing id; else None (the column is then looked up as any other).
+
+    >>> import pyarrow as pa
+    >>> _text_value_set(np.array(["a", "b"], dtype=object), pa.chunked_array([["b", "c"]])).to_pylist()
+    ['a', 'b']
+    >>> _text_value_set(np.array([1, 2]), pa.chunked_array([["1"]])) is None  # ids of another type
+    True
+    """
+    if not _text_ids(space, column):
+        return None
+    import pyarrow as pa  # (pa.array imports pandas: for large tables only, as _lookup)
+
+    try:
+        return pa.array(space.tolist(), type=column.type)  # a list: pa.array of an object array is slower
+    except UnicodeEncodeError:  # a lone surrogate, which no Arrow text (UTF-8) holds: Python compares it
+        return None
+
+
+def _text_ids(space: np.ndarray, column: Any) -> bool:
+    """Whether ``column`` is plain Arrow text without a missing id and the id space Python text."""
+    return _is_plain_text(column) and not column.null_count and space.dtype == object and _all_text(space)
+
+
+def _encoded_items(recs: Any) -> Any:
+    """A table whose item column is plain Arrow text, with it dictionary-encoded as the reader encodes ids."""
+    if not (hasattr(recs, "column_names") and _is_plain_text(recs["item"])):
+        return recs
+    from receval.data.tables import text_dictionary
+
+    at = recs.column_names.index("item")
+    return recs.set_column(at, "item", text_dictionary(recs["item"]))
+
+
 def _all_text(values: np.ndarray) -> bool:
     return all(type(v) is str for v in values)
 
@@ -525,7 +588,7 @@ def _interactions(frame: Any, kind: str) -> Interactions:
 
 
 # ----------------------------------------------------------------- recommendations
-def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> tuple[Any, ...]:
+def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per_row: bool = False) -> tuple[Any, ...]:
     """Rows of a recommendation table as truth indices, in the table's order.
 
     Returns user and item indices (items the truth does not know numbered after its
@@ -533,6 +596,9 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     them (``"score"``: descending, ``"rank"``: ascending), the ids of those unknown
     items (an array, or an Arrow dictionary and their positions in it, for a
     :class:`Catalogue` to read when asked), and the number of users dropped.
+    ``per_row`` (a column of plain Arrow text): the unknown items are numbered row by
+    row instead (an index each, :class:`Catalogue` ``per_row``); any other column, or a
+    run of all misses, is dictionary-encoded, as the reader would have, and numbered so.
     """
     columns = _columns(recs)
     missing = [c for c in ("user", "item") if c not in columns]
@@ -560,7 +626,18 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
-    items = _lookup(truth.item_ids, recs["item"])
+    # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
+    large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _TEXT_LOOKUP_MAX
+    value_set = _text_value_set(truth.item_ids, recs["item"]) if per_row and large else None
+    by_row = value_set is not None or (per_row and not large and _text_ids(truth.item_ids, recs["item"]))
+    if value_set is not None:  # the truth's items hashed, each row looked up in them: no hash of the run's items
+        import pyarrow.compute as pc
+
+        items = _arrow.numbers(pc.fill_null(pc.index_in(recs["item"], value_set=value_set), -1))
+        items = items.astype(np.int32, copy=False)
+    else:
+        recs = _encoded_items(recs) if large else recs
+        items = _lookup(truth.item_ids, recs["item"])
     rows = None  # the table's row of each row kept (None: every row)
     unknown = users < 0
     n_dropped = 0
@@ -579,6 +656,10 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
+    if len(items) and (items < 0).all() and by_row:  # checked by the ids as the reader encodes them
+        recs, by_row = _encoded_items(recs) if large else recs, False
+        items = _lookup(truth.item_ids, recs["item"])
+        items = items if rows is None else items[rows]
     if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
         if same_numbers(truth.item_ids, recs["item"]) is not None:
             raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
@@ -586,7 +667,10 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         warnings.warn(mismatch(truth.item_ids, recs["item"], "item", otherwise=all_miss), UserWarning, stacklevel=4)
     new_ids: np.ndarray | tuple[Any, np.ndarray] = np.zeros(0, dtype=object)
     unseen = np.flatnonzero(items < 0)
-    if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
+    if len(unseen) and by_row:  # an index per row; whether two rows name one item is never asked
+        items[unseen] = len(truth.item_ids) + np.arange(len(unseen), dtype=np.int32)
+        new_ids = (recs["item"], unseen if rows is None else rows[unseen], True)
+    elif len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
         unseen = unseen[np.argsort(users[unseen], kind="stable")]
         at = unseen if rows is None else rows[unseen]
         codes = _arrow_codes(recs["item"])
@@ -710,6 +794,71 @@ def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Inter
             f"{shown_id(item_ids[int(s[row, col])])} more than once; "
             "each item may appear once per list (deduplicate the recommendations)"
         )
+
+
+_CONFIRMED_AT_MOST = 1_000  # rows whose fingerprints repeat, confirmed one by one; more: the ids are hashed
+
+
+def _check_row_duplicates(
+    rankings: np.ndarray, eval_users: np.ndarray, truth: Interactions, catalogue: Catalogue, row_users: np.ndarray
+) -> None:
+    """:func:`_check_duplicates` over a ``per_row`` catalogue (an index per row): the same lists refused, by the same
+    message, without the run's items hashed.
+
+    An item the truth holds has its index; one it does not holds its row's, whose id's
+    fingerprint (:func:`receval.data._arrow.fingerprints`) stands for it: a list holding one
+    twice is confirmed by the ids themselves, a fingerprint shared by two ids (or too many
+    to confirm) never refuses a list. ``row_users`` is the truth user of each such row, for
+    the message: it names the repeated item that the catalogue of identities numbers first
+    (first named, user by user).
+    """
+    if rankings.shape[1] < 2:
+        return
+    n_truth = len(truth.item_ids)
+    column, rows = catalogue._dictionary, catalogue._positions
+    chunk = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    fingerprint = _arrow.fingerprints(chunk, rows)
+    # the truth's items keep their index; the others their fingerprint, above any index; -1 (no item) stays
+    np.bitwise_or(fingerprint >> np.uint64(2), np.uint64(1 << 62), out=fingerprint)
+    keys = np.concatenate([np.arange(n_truth, dtype=np.int64), fingerprint.view(np.int64), [-1]])[rankings]
+    keys.sort(axis=1)
+    candidates = np.flatnonzero(((keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)).any(axis=1))
+    if not len(candidates):
+        return
+    if len(candidates) > _CONFIRMED_AT_MOST:  # fingerprints that tell these ids apart badly: the ids hashed
+        import pyarrow.compute as pc
+
+        codes = _arrow.dictionary(pc.dictionary_encode(chunk.take(rows)))[0].astype(np.int64)
+        keys = np.concatenate([np.arange(n_truth, dtype=np.int64), codes + n_truth, [-1]])[rankings]
+        keys.sort(axis=1)
+        candidates = np.flatnonzero(((keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)).any(axis=1))
+    for row in candidates:
+        listed = rankings[row][rankings[row] >= 0]
+        known = listed[listed < n_truth]
+        twice = np.flatnonzero(np.bincount(known, minlength=1) > 1) if len(known) else known
+        item: Any = None
+        if len(twice):  # the smallest index, as a catalogue of identities numbers the truth's items first
+            item = truth.item_ids[int(twice.min())]
+        else:
+            others = listed[listed >= n_truth] - n_truth
+            ids = chunk.take(rows[others]).to_pylist()
+            repeated = {v for j, v in enumerate(ids) if v in ids[:j]}
+            if repeated:  # the one named first, user by user, over all the rows
+                item = min(repeated, key=lambda v: _first_named(chunk, rows, row_users, v))
+        if item is not None:
+            raise MetricError(
+                f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than "
+                "once; each item may appear once per list (deduplicate the recommendations)"
+            )
+
+
+def _first_named(column: Any, rows: np.ndarray, row_users: np.ndarray, item: str) -> tuple[int, int]:
+    """(user, position) of the first of ``rows`` naming ``item``, user by user then in the table's order."""
+    import pyarrow.compute as pc
+
+    at = _arrow.numbers(pc.indices_nonzero(pc.equal(column.take(rows), item))).astype(np.int64)
+    first = at[np.lexsort((at, row_users[at]))[0]]
+    return int(row_users[first]), int(first)
 
 
 def to_rankings(
