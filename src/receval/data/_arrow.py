@@ -19,6 +19,7 @@ dtype('int32')
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,6 @@ import numpy as np
 __all__ = [
     "FLAT_TYPES",
     "dictionary",
-    "fingerprints",
     "holding_byte",
     "is_flat",
     "is_numeric",
@@ -99,61 +99,15 @@ def last_bytes(values: Any) -> np.ndarray:
     [98, -1, -1, 169]
     """
     starts, ends, data, valid = _text_buffers(values)
-    out = np.full(len(starts), -1, dtype=np.int16)
-    filled = valid & (ends > starts)
-    out[filled] = data[ends[filled] - 1]
+    if not len(data):
+        return np.full(len(starts), -1, dtype=np.int16)
+    out = data[np.maximum(ends - 1, 0)].astype(np.int16)  # a gather over all: masks on millions of entries cost more
+    unfilled = ends <= starts
+    if values.null_count:
+        unfilled |= ~valid
+    if unfilled.any():
+        out[unfilled] = -1
     return out
-
-
-_MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)  # the low n bytes
-
-
-def fingerprints(values: Any, rows: np.ndarray) -> np.ndarray:
-    """A 64-bit fingerprint (uint64) of the entries ``rows`` of an Arrow text array, without a Python string each.
-
-    Equal text has equal fingerprints; different text almost always differs (the
-    length and the first, middle and last 8 bytes, mixed: every byte of an id of up to 24
-    bytes): a caller that needs certainty compares the bytes of equal ones. Three gathers
-    of unaligned 64-bit words over the data buffer, so millions of ids take milliseconds
-    where a hash table of them (``dictionary_encode``) takes seconds.
-
-    >>> import pyarrow as pa
-    >>> f = fingerprints(pa.array(["i123", "x", "i123", "", "a" * 30, "a" * 29 + "b"]), np.arange(6))
-    >>> bool(f[0] == f[2]), len(set(f.tolist()))
-    (True, 5)
-    """
-    starts, ends, data, _ = _text_buffers(values)
-    start = starts[rows].astype(np.int64)
-    length = ends[rows] - start  # int64
-    if len(data) < 8:
-        data = np.concatenate([data, np.zeros(8, dtype=np.uint8)])
-    words = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))  # word i: bytes i..i+7
-    limit = len(data) - 8
-    mask = _MASKS[np.minimum(length, 8)]
-    at, shift = np.empty_like(start), np.empty_like(start)  # reused: fresh pages cost a fault each
-
-    def word(offset: np.ndarray) -> np.ndarray:  # the (up to) 8 bytes from start + offset, read before the end
-        np.add(start, offset, out=at)
-        np.subtract(at, limit, out=shift)
-        np.clip(shift, 0, 7, out=shift)
-        np.subtract(at, shift, out=at)
-        np.multiply(shift, 8, out=shift)
-        got = words[at]
-        got >>= shift.view(np.uint64)
-        got &= mask
-        return got
-
-    mixed = word(np.zeros(1, dtype=np.int64))
-    mixed *= np.uint64(0x9E3779B97F4A7C15)
-    mixed ^= mixed >> np.uint64(31)
-    mixed ^= word(np.maximum(length // 2 - 4, 0))
-    mixed *= np.uint64(0xBF58476D1CE4E5B9)
-    mixed ^= mixed >> np.uint64(29)
-    mixed ^= word(np.maximum(length - 8, 0))
-    mixed *= np.uint64(0x94D049BB133111EB)
-    mixed ^= mixed >> np.uint64(32)
-    mixed ^= length.view(np.uint64)
-    return mixed
 
 
 def _text_buffers(values: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -321,8 +275,11 @@ def _same_array(a: Any, b: Any) -> bool:
     ]
 
 
-def one_chunk(held: list[Any]) -> Any:
+def one_chunk(held: list[Any], keep: Collection[str] = ()) -> Any:
     """The Arrow table taken out of ``held``, with each column in one chunk and one dictionary per dictionary column.
+
+    The columns named in ``keep`` stay in their chunks (a plain text column that is only
+    looked up, not viewed: its combined copy costs a copy of all its text).
 
     The same table as ``table.unify_dictionaries().combine_chunks()`` (equal dictionaries,
     in the same order, and codes), its dictionary columns built by :func:`unified`, without
@@ -347,6 +304,10 @@ def one_chunk(held: list[Any]) -> Any:
     combined_columns = []
     for j, field in enumerate(schema):
         column, columns[j] = columns[j], None
+        if field.name in keep:
+            combined_columns.append(column)
+            del column
+            continue
         if column.num_chunks > 1 and pa.types.is_dictionary(column.type):
             codes, values = unified(column)
             missing = codes < 0

@@ -318,12 +318,18 @@ def read_located(
     # one chunk, one dictionary per id column: every later look at a column is a view, not a merge
     held = [table]
     del table  # one_chunk frees each column's chunks once it is combined
-    table = _roles(_arrow.one_chunk(held), path, kind, columns)
+    plain = {
+        f.name for f in held[0].schema if reader._plain(reader.role_of.get(f.name, f.name)) and _arrow.is_text(f.type)
+    }
+    table = _roles(_arrow.one_chunk(held, keep=plain), path, kind, columns)  # plain items: looked up, never viewed
     if text_ids:  # ids as text in every file, so that they match across files and formats
         for j, col in enumerate(table.column_names):
             kind_of = table.column(j).type
-            if col in _IDS and not pa.types.is_dictionary(kind_of) and not (plain_items and col == "item"
-                                                                               and _arrow.is_text(kind_of)):
+            if (
+                col in _IDS
+                and not pa.types.is_dictionary(kind_of)
+                and not (plain_items and col == "item" and _arrow.is_text(kind_of))
+            ):
                 table = table.set_column(j, col, text_dictionary(table.column(j)))
     if table.num_rows == 0:
         text = reader.sep is not None and reader.header

@@ -309,11 +309,11 @@ def align(
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
     ``item_identity=False`` says that no metric asks which item a listed item is beyond
-    whether the user's truth holds it (:data:`receval.metrics.registry.LIST_ONLY`): a run of
-    plain Arrow text items (``read_table(plain_items=True)``) is then looked up in the
-    truth's ids and never hashed whole, its other items each get an index of their own
-    (:class:`Catalogue` ``per_row``), and a list naming an item twice is found by
-    fingerprints confirmed by the ids' bytes. The values are the same; training data,
+    whether the user's truth holds it (:data:`receval.metrics.registry.LIST_ONLY`): a large
+    run of plain Arrow text items (``read_table(plain_items=True)``) is then looked up in
+    the truth's ids and never hashed whole, its other items each get an index of their own
+    (:class:`Catalogue` ``per_row``), and a list naming an item twice is found user by user
+    (:func:`_check_row_duplicates`). The values and messages are the same; training data,
     aspects, predictions or ties broken by id make the identities as always.
 
     >>> import pandas as pd
@@ -521,7 +521,7 @@ def _text_value_set(space: np.ndarray, column: Any) -> Any:
     >>> _text_value_set(np.array([1, 2]), pa.chunked_array([["1"]])) is None  # ids of another type
     True
     """
-    if not _text_ids(space, column):
+    if not _is_plain_text(column) or column.null_count or space.dtype != object or not _all_text(space):
         return None
     import pyarrow as pa  # (pa.array imports pandas: for large tables only, as _lookup)
 
@@ -529,11 +529,6 @@ def _text_value_set(space: np.ndarray, column: Any) -> Any:
         return pa.array(space.tolist(), type=column.type)  # a list: pa.array of an object array is slower
     except UnicodeEncodeError:  # a lone surrogate, which no Arrow text (UTF-8) holds: Python compares it
         return None
-
-
-def _text_ids(space: np.ndarray, column: Any) -> bool:
-    """Whether ``column`` is plain Arrow text without a missing id and the id space Python text."""
-    return _is_plain_text(column) and not column.null_count and space.dtype == object and _all_text(space)
 
 
 def _encoded_items(recs: Any) -> Any:
@@ -544,6 +539,9 @@ def _encoded_items(recs: Any) -> Any:
 
     at = recs.column_names.index("item")
     return recs.set_column(at, "item", text_dictionary(recs["item"]))
+
+
+_BY_ROW_FROM = _TEXT_LOOKUP_MAX  # ids; below, a run's items are made identities as always (Python, no pandas)
 
 
 def _all_text(values: np.ndarray) -> bool:
@@ -627,11 +625,11 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
     # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
-    large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _TEXT_LOOKUP_MAX
+    large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
     value_set = _text_value_set(truth.item_ids, recs["item"]) if per_row and large else None
-    by_row = value_set is not None or (per_row and not large and _text_ids(truth.item_ids, recs["item"]))
-    if value_set is not None:  # the truth's items hashed, each row looked up in them: no hash of the run's items
-        import pyarrow.compute as pc
+    by_row = value_set is not None  # the run's other items numbered row by row
+    if by_row:  # the truth's items hashed, each row looked up in them: no hash of the run's items
+        import pyarrow.compute as pc  # (it imports pandas: only for large tables, as _lookup)
 
         items = _arrow.numbers(pc.fill_null(pc.index_in(recs["item"], value_set=value_set), -1))
         items = items.astype(np.int32, copy=False)
@@ -657,7 +655,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
     if len(items) and (items < 0).all() and by_row:  # checked by the ids as the reader encodes them
-        recs, by_row = _encoded_items(recs) if large else recs, False
+        recs, by_row = _encoded_items(recs), False
         items = _lookup(truth.item_ids, recs["item"])
         items = items if rows is None else items[rows]
     if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
@@ -796,60 +794,71 @@ def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Inter
         )
 
 
-_CONFIRMED_AT_MOST = 1_000  # rows whose fingerprints repeat, confirmed one by one; more: the ids are hashed
+_SLICE = 1 << 16  # rows of a run hashed at once when checking its lists: a hash table that stays in the cache
 
 
 def _check_row_duplicates(
     rankings: np.ndarray, eval_users: np.ndarray, truth: Interactions, catalogue: Catalogue, row_users: np.ndarray
 ) -> None:
     """:func:`_check_duplicates` over a ``per_row`` catalogue (an index per row): the same lists refused, by the same
-    message, without the run's items hashed.
+    message, without the run's items hashed all together.
 
-    An item the truth holds has its index; one it does not holds its row's, whose id's
-    fingerprint (:func:`receval.data._arrow.fingerprints`) stands for it: a list holding one
-    twice is confirmed by the ids themselves, a fingerprint shared by two ids (or too many
-    to confirm) never refuses a list. ``row_users`` is the truth user of each such row, for
-    the message: it names the repeated item that the catalogue of identities numbers first
-    (first named, user by user).
+    An item the truth holds has its index; one it does not, a code (:func:`_list_codes`)
+    equal for two rows of one list exactly when their ids are. ``row_users`` is the truth
+    user of each such row, for the message: it names the repeated item that a catalogue of
+    identities numbers first (the truth's first, then the first named, user by user).
     """
     if rankings.shape[1] < 2:
         return
     n_truth = len(truth.item_ids)
     column, rows = catalogue._dictionary, catalogue._positions
-    chunk = column.combine_chunks() if hasattr(column, "combine_chunks") else column
-    fingerprint = _arrow.fingerprints(chunk, rows)
-    # the truth's items keep their index; the others their fingerprint, above any index; -1 (no item) stays
-    np.bitwise_or(fingerprint >> np.uint64(2), np.uint64(1 << 62), out=fingerprint)
-    keys = np.concatenate([np.arange(n_truth, dtype=np.int64), fingerprint.view(np.int64), [-1]])[rankings]
+    codes = _list_codes(column, rows, row_users)
+    keys = np.concatenate([np.arange(n_truth, dtype=np.int64), codes + n_truth, [-1]])[rankings]  # -1 stays -1
     keys.sort(axis=1)
-    candidates = np.flatnonzero(((keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)).any(axis=1))
-    if not len(candidates):
+    dup = (keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)
+    if not dup.any():
         return
-    if len(candidates) > _CONFIRMED_AT_MOST:  # fingerprints that tell these ids apart badly: the ids hashed
-        import pyarrow.compute as pc
+    row, col = np.argwhere(dup)[0]
+    item = truth.item_ids[int(keys[row, col])] if keys[row, col] < n_truth else None
+    if item is None:
+        named = rankings[row][rankings[row] >= n_truth] - n_truth
+        counts = np.unique(codes[named], return_counts=True)
+        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]
+        ids = set(column.take(rows[twice]).to_pylist())
+        item = min(ids, key=lambda v: _first_named(column, rows, row_users, v))
+    raise MetricError(
+        f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than once; "
+        "each item may appear once per list (deduplicate the recommendations)"
+    )
 
-        codes = _arrow.dictionary(pc.dictionary_encode(chunk.take(rows)))[0].astype(np.int64)
-        keys = np.concatenate([np.arange(n_truth, dtype=np.int64), codes + n_truth, [-1]])[rankings]
-        keys.sort(axis=1)
-        candidates = np.flatnonzero(((keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)).any(axis=1))
-    for row in candidates:
-        listed = rankings[row][rankings[row] >= 0]
-        known = listed[listed < n_truth]
-        twice = np.flatnonzero(np.bincount(known, minlength=1) > 1) if len(known) else known
-        item: Any = None
-        if len(twice):  # the smallest index, as a catalogue of identities numbers the truth's items first
-            item = truth.item_ids[int(twice.min())]
-        else:
-            others = listed[listed >= n_truth] - n_truth
-            ids = chunk.take(rows[others]).to_pylist()
-            repeated = {v for j, v in enumerate(ids) if v in ids[:j]}
-            if repeated:  # the one named first, user by user, over all the rows
-                item = min(repeated, key=lambda v: _first_named(chunk, rows, row_users, v))
-        if item is not None:
-            raise MetricError(
-                f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than "
-                "once; each item may appear once per list (deduplicate the recommendations)"
-            )
+
+def _list_codes(column: Any, rows: np.ndarray, row_users: np.ndarray) -> np.ndarray:
+    """A code for each of ``rows`` (ascending) of an Arrow text column, equal for two rows of one user exactly when
+    their ids are.
+
+    A run that names each user's rows together is hashed in slices of whole users (a
+    table of 65,536 ids stays in the cache: 5M distinct ids take a fifth of one table of
+    all); another is hashed whole.
+
+    >>> import pyarrow as pa
+    >>> _list_codes(pa.chunked_array([["a", "b", "a", "c"]]), np.arange(4), np.array([0, 0, 0, 1])).tolist()
+    [0, 1, 0, 2]
+    """
+    import pyarrow.compute as pc
+
+    starts = np.flatnonzero(np.concatenate(([True], row_users[1:] != row_users[:-1])))
+    if len(distinct(row_users[starts])) < len(starts):  # a user's rows apart: the ids hashed whole
+        return _arrow.dictionary(pc.dictionary_encode(column.take(rows)))[0].astype(np.int64)
+    cuts = np.unique(np.append(starts[np.searchsorted(starts, np.arange(0, len(rows), _SLICE))], len(rows)))
+    codes = np.empty(len(rows), dtype=np.int64)
+    base = 0
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        low = int(rows[a])
+        part, values = _arrow.dictionary(pc.dictionary_encode(column.slice(low, int(rows[b - 1]) + 1 - low)))
+        codes[a:b] = part[rows[a:b] - low]
+        codes[a:b] += base
+        base += len(values)
+    return codes
 
 
 def _first_named(column: Any, rows: np.ndarray, row_users: np.ndarray, item: str) -> tuple[int, int]:
