@@ -19,7 +19,6 @@ dtype('int32')
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -275,11 +274,8 @@ def _same_array(a: Any, b: Any) -> bool:
     ]
 
 
-def one_chunk(held: list[Any], keep: Collection[str] = ()) -> Any:
+def one_chunk(held: list[Any]) -> Any:
     """The Arrow table taken out of ``held``, with each column in one chunk and one dictionary per dictionary column.
-
-    The columns named in ``keep`` stay in their chunks (a plain text column that is only
-    looked up, not viewed: its combined copy costs a copy of all its text).
 
     The same table as ``table.unify_dictionaries().combine_chunks()`` (equal dictionaries,
     in the same order, and codes), its dictionary columns built by :func:`unified`, without
@@ -304,10 +300,6 @@ def one_chunk(held: list[Any], keep: Collection[str] = ()) -> Any:
     combined_columns = []
     for j, field in enumerate(schema):
         column, columns[j] = columns[j], None
-        if field.name in keep:
-            combined_columns.append(column)
-            del column
-            continue
         if column.num_chunks > 1 and pa.types.is_dictionary(column.type):
             codes, values = unified(column)
             missing = codes < 0

@@ -188,7 +188,7 @@ def read_table(
         or ``\\t`` for a tab).
     plain_items
         Keep a text ``item`` column as plain Arrow text instead of dictionary-encoding it
-        (integer ids are still made text through a dictionary): encoding hashes every
+        (a Parquet column of numbers: each cast to text, as its dictionary is): encoding hashes every
         distinct id, 1-2 s for a run over 5M distinct items, which an evaluation that
         looks the items up in the truth's ids never needs
         (:func:`receval.evaluation.align.align`). Checked as encoded ids are.
@@ -318,10 +318,17 @@ def read_located(
     # one chunk, one dictionary per id column: every later look at a column is a view, not a merge
     held = [table]
     del table  # one_chunk frees each column's chunks once it is combined
+    # a plain item column (plain_items) stays in its chunks: looked up, never viewed (combined, its text is copied)
+    names = held[0].column_names
     plain = {
-        f.name for f in held[0].schema if reader._plain(reader.role_of.get(f.name, f.name)) and _arrow.is_text(f.type)
+        n: held[0][n] for n in names if reader._plain(reader.role_of.get(n, n)) and _arrow.is_text(held[0][n].type)
     }
-    table = _roles(_arrow.one_chunk(held, keep=plain), path, kind, columns)  # plain items: looked up, never viewed
+    if plain:
+        held[0] = held[0].drop_columns(list(plain))
+    table = _arrow.one_chunk(held)
+    if plain:
+        table = pa.Table.from_arrays([plain[n] if n in plain else table[n] for n in names], names=names)
+    table = _roles(table, path, kind, columns)
     if text_ids:  # ids as text in every file, so that they match across files and formats
         for j, col in enumerate(table.column_names):
             kind_of = table.column(j).type
@@ -655,11 +662,13 @@ class _Reader:
             for j, name in enumerate(table.column_names):
                 role = self.role_of.get(name, name)
                 column = table.column(j)
-                if (
-                    (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"])
-                    and not pa.types.is_dictionary(column.type)
-                    and not (self._plain(role) and _arrow.is_text(column.type))
-                ):
+                if not (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"]) or pa.types.is_dictionary(column.type):
+                    continue
+                if self._plain(role) and _arrow.is_numeric(column):  # each number as text, as a dictionary casts it
+                    import pyarrow.compute as pc
+
+                    table = table.set_column(j, name, pc.cast(column, pa.string()))
+                elif not (self._plain(role) and _arrow.is_text(column.type)):
                     table = table.set_column(j, name, text_dictionary(column))
         for j, name in enumerate(table.column_names):
             if name in NUMERIC + _KNOWN["rating"]:

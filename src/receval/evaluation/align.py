@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import warnings
@@ -663,7 +664,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
             raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
         all_miss = "every list scores as all misses; if these are not the truth's item ids, give the right column"
         warnings.warn(mismatch(truth.item_ids, recs["item"], "item", otherwise=all_miss), UserWarning, stacklevel=4)
-    new_ids: np.ndarray | tuple[Any, np.ndarray] = np.zeros(0, dtype=object)
+    new_ids: np.ndarray | tuple[Any, ...] = np.zeros(0, dtype=object)
     unseen = np.flatnonzero(items < 0)
     if len(unseen) and by_row:  # an index per row; whether two rows name one item is never asked
         items[unseen] = len(truth.item_ids) + np.arange(len(unseen), dtype=np.int32)
@@ -852,7 +853,7 @@ def _list_codes(column: Any, rows: np.ndarray, row_users: np.ndarray) -> np.ndar
     cuts = np.unique(np.append(starts[np.searchsorted(starts, np.arange(0, len(rows), _SLICE))], len(rows)))
     codes = np.empty(len(rows), dtype=np.int64)
     base = 0
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+    for a, b in itertools.pairwise(cuts.tolist()):
         low = int(rows[a])
         part, values = _arrow.dictionary(pc.dictionary_encode(column.slice(low, int(rows[b - 1]) + 1 - low)))
         codes[a:b] = part[rows[a:b] - low]

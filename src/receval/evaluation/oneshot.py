@@ -231,9 +231,7 @@ def evaluate(
     aligned = align(
         recommendations, truth, width=_needed_width(specs), train=train, aspects=aspects, predictions=predictions,
         users=users, unknown_users=unknown_users, columns=columns, ties=ties, ranks=ranks,
-        item_identity=propensities is not None or any(  # items only a run names get no identity unless read
-            spec.definition.name not in LIST_ONLY or spec.params.get("estimator", "naive") != "naive" for _, spec in specs
-        ),
+        item_identity=propensities is not None or not all(_list_only(spec) for _, spec in specs),
     )  # fmt: skip
     aligned, users_cold, cold_without_list = _apply_cold_start(aligned, policy, _needed_width(specs))
     relevance = _thresholds(specs, threshold, negative_threshold, aligned)
@@ -683,6 +681,11 @@ def _needed_width(specs: Sequence[tuple[str, Metric]]) -> int | None:
     if not ks or any(k is None for k in ks):
         return None
     return max(k for k in ks if k is not None)
+
+
+def _list_only(spec: Metric) -> bool:
+    """Whether a metric reads of a listed item only whether the truth rates it (its run's items need no identity)."""
+    return spec.definition.name in LIST_ONLY and spec.params.get("estimator", "naive") == "naive"
 
 
 def _check_needs(specs: Sequence[tuple[str, Metric]], aligned: Aligned) -> None:
