@@ -546,7 +546,7 @@ _BY_ROW_FROM = _TEXT_LOOKUP_MAX  # ids; below, a run's items are made identities
 
 
 def _all_text(values: np.ndarray) -> bool:
-    return all(type(v) is str for v in values)
+    return set(map(type, values.tolist())) <= {str}  # (a generator over the array: 4x slower)
 
 
 def _distinct(column: Any, rows: np.ndarray) -> int:
@@ -814,7 +814,10 @@ def _check_row_duplicates(
     n_truth = len(truth.item_ids)
     column, rows = catalogue._dictionary, catalogue._positions
     codes = _list_codes(column, rows, row_users)
-    keys = np.concatenate([np.arange(n_truth, dtype=np.int64), codes + n_truth, [-1]])[rankings]  # -1 stays -1
+    kind = np.int32 if n_truth + len(rows) < 2**31 else np.int64  # half the bytes to sort
+    codes += n_truth
+    keys = np.concatenate([np.arange(n_truth, dtype=kind), codes.astype(kind, copy=False), np.array([-1], kind)])
+    keys = keys[rankings]  # -1 (no item) finds the -1 at the end
     keys.sort(axis=1)
     dup = (keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)
     if not dup.any():
@@ -824,7 +827,7 @@ def _check_row_duplicates(
     if item is None:
         named = rankings[row][rankings[row] >= n_truth] - n_truth
         counts = np.unique(codes[named], return_counts=True)
-        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]
+        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]  # (codes shifted alike: the same repeats)
         ids = set(column.take(rows[twice]).to_pylist())
         item = min(ids, key=lambda v: _first_named(column, rows, row_users, v))
     raise MetricError(
