@@ -795,7 +795,7 @@ def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Inter
         )
 
 
-_SLICE = 1 << 16  # rows of a run hashed at once when checking its lists: a hash table that stays in the cache
+_SLICE = 1 << 14  # rows of a run hashed at once when checking its lists: a hash table that stays in the cache
 
 
 def _check_row_duplicates(
@@ -841,7 +841,7 @@ def _list_codes(column: Any, rows: np.ndarray, row_users: np.ndarray) -> np.ndar
     their ids are.
 
     A run that names each user's rows together is hashed in slices of whole users (a
-    table of 65,536 ids stays in the cache: 5M distinct ids take a fifth of one table of
+    table of 16,384 ids stays in the cache: 5M distinct ids take a fifth of one table of
     all); another is hashed whole.
 
     >>> import pyarrow as pa
