@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import json
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -26,8 +27,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import receval.data.tables as tables
 import receval.evaluation.align as align_module
 from receval.cli.app import main
+from receval.data import _arrow
 from receval.data.tables import read_table, text_dictionary
 from receval.errors import DataError, MetricError
 from receval.evaluation import evaluate
@@ -38,10 +41,12 @@ CUT_METRICS = ["precision@2", "ndcg@3"]  # the lists cut at 3: a repeat further 
 
 
 @contextlib.contextmanager
-def unhashed():
-    """Every run takes the unhashed path, however small."""
+def unhashed() -> Iterator[None]:
+    """Every run takes the unhashed path, however small: read as plain text, looked up row by row."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(align_module, "_BY_ROW_FROM", 0)
+        patch.setattr(_arrow, "ENCODED_FROM", 0)  # block dictionaries decoded (and unified by one hash: the same)
+        patch.setattr(tables, "_many_distinct", lambda column: True)
         yield
 
 
@@ -168,16 +173,23 @@ def text_encoded(recs: pa.Table) -> pa.Table:
 def test_plain_items_read_the_same_ids(tmp_path: Path) -> None:
     run = tmp_path / "run.trec"
     run.write_text("u1 Q0 07 1 0.9 x\nu1 Q0 7 2 0.8 x\nu2 Q0 é 1 0.5 x\n")
-    plain = read_table(run, "recommendations", arrow=True, plain_items=True)
     encoded = read_table(run, "recommendations", arrow=True)
-    assert pa.types.is_string(plain["item"].type) and pa.types.is_dictionary(encoded["item"].type)
+    small = read_table(run, "recommendations", arrow=True, plain_items=True)  # few rows: encoded as always
+    assert small.equals(encoded) and pa.types.is_dictionary(encoded["item"].type)
+    with unhashed():
+        plain = read_table(run, "recommendations", arrow=True, plain_items=True)
+    assert pa.types.is_string(plain["item"].type)
     assert plain["item"].to_pylist() == encoded["item"].to_pylist() == ["07", "7", "é"]
     assert plain["user"].type == encoded["user"].type  # users stay encoded
     numbers = tmp_path / "numbers.parquet"
     pq.write_table(pa.table({"user": [1, 1], "item": [7, 8], "score": [0.5, 0.4]}), numbers)
-    read = read_table(numbers, "recommendations", arrow=True, plain_items=True)  # numbers: each cast to text
+    with unhashed():
+        read = read_table(numbers, "recommendations", arrow=True, plain_items=True)  # numbers: each cast to text
     assert pa.types.is_string(read["item"].type) and read["item"].to_pylist() == ["7", "8"]
     assert read_table(numbers, "recommendations", arrow=True)["item"].to_pylist() == ["7", "8"]
+    dictionary = [pa.types.is_dictionary(read_table(run, "recommendations", arrow=True, plain_items=True)[c].type)
+                  for c in ("user", "item")]  # fmt: skip
+    assert dictionary == [True, True]
 
 
 @pytest.mark.parametrize(
@@ -189,7 +201,7 @@ def test_plain_items_refuse_missing_ids_as_encoded_ones(tmp_path: Path, items: l
     pq.write_table(pa.table({"user": ["u1", "u1"], "item": pa.array(items, pa.string()), "score": [0.5, 0.4]}), path)
     errors = []
     for plain in (True, False):
-        with pytest.raises(DataError, match=message) as caught:
+        with unhashed(), pytest.raises(DataError, match=message) as caught:
             read_table(path, "recommendations", arrow=True, plain_items=plain)
         errors.append(str(caught.value))
     assert errors[0] == errors[1]

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ENCODED_FROM",
     "FLAT_TYPES",
     "dictionary",
     "holding_byte",
@@ -37,7 +38,7 @@ __all__ = [
     "unified",
 ]
 
-_ENCODED_FROM = 1 << 20  # dictionary entries of a chunked column; above, one hash pass over them beats Arrow's unifier
+ENCODED_FROM = 1 << 20  # dictionary entries of a chunked column; above, one hash pass over them beats Arrow's unifier
 # the kinds of column a reader takes, by the pyarrow.types test of each (lists, structs, maps, binary are not)
 _FLAT = {
     "integers": ("is_integer",),
@@ -211,7 +212,7 @@ def unified(column: Any) -> tuple[np.ndarray, Any]:
     maps: list[np.ndarray | None] = [None] * len(chunks)
     entries = sum(len(chunk.dictionary) for chunk in chunks)
     if (
-        entries > _ENCODED_FROM
+        entries > ENCODED_FROM
         and not any(chunk.dictionary.null_count for chunk in chunks)  # Arrow's unifier refuses them: so does this
         and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:])
     ):
@@ -272,6 +273,18 @@ def _same_array(a: Any, b: Any) -> bool:
     return [x.address if x is not None else None for x in a.buffers()] == [
         x.address if x is not None else None for x in b.buffers()
     ]
+
+
+def decoded(column: Any) -> Any:
+    """A dictionary-encoded chunked Arrow column as its plain values, chunk by chunk (no hash: a gather each).
+
+    >>> import pyarrow as pa
+    >>> decoded(pa.chunked_array([pa.array(["b", "a", "b"]).dictionary_encode()])).to_pylist()
+    ['b', 'a', 'b']
+    """
+    import pyarrow as pa
+
+    return pa.chunked_array([chunk.dictionary.take(chunk.indices) for chunk in column.chunks], column.type.value_type)
 
 
 def one_chunk(held: list[Any]) -> Any:

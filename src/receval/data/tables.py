@@ -187,11 +187,13 @@ def read_table(
         The field separator of a ``csv``/``tsv`` file (default ``,`` and tab; ``tab``
         or ``\\t`` for a tab).
     plain_items
-        Keep a text ``item`` column as plain Arrow text instead of dictionary-encoding it
-        (a Parquet column of numbers: each cast to text, as its dictionary is): encoding hashes every
-        distinct id, 1-2 s for a run over 5M distinct items, which an evaluation that
-        looks the items up in the truth's ids never needs
-        (:func:`receval.evaluation.align.align`). Checked as encoded ids are.
+        Keep the ``item`` column of a run over millions of distinct items as plain Arrow
+        text instead of dictionary-encoding it (more than a million rows, most of the first
+        65,536 distinct, or block dictionaries of more than a million entries; a Parquet
+        column of numbers: each cast to text, as its dictionary is): encoding hashes every
+        distinct id, 1-2 s for 5M of them, which an evaluation that looks the items up in
+        the truth's ids never needs (:func:`receval.evaluation.align.align`). Checked as
+        encoded ids are; any other column is encoded as always.
 
     Returns
     -------
@@ -320,9 +322,8 @@ def read_located(
     del table  # one_chunk frees each column's chunks once it is combined
     # a plain item column (plain_items) stays in its chunks: looked up, never viewed (combined, its text is copied)
     names = held[0].column_names
-    plain = {
-        n: held[0][n] for n in names if reader._plain(reader.role_of.get(n, n)) and _arrow.is_text(held[0][n].type)
-    }
+    items = ((n, _many_items(held[0][n])) for n in names if reader._plain(reader.role_of.get(n, n)))
+    plain = {n: column for n, column in items if column is not None}
     if plain:
         held[0] = held[0].drop_columns(list(plain))
     table = _arrow.one_chunk(held)
@@ -335,7 +336,7 @@ def read_located(
             if (
                 col in _IDS
                 and not pa.types.is_dictionary(kind_of)
-                and not (plain_items and col == "item" and _arrow.is_text(kind_of))
+                and not (plain and col == "item" and _arrow.is_text(kind_of))
             ):
                 table = table.set_column(j, col, text_dictionary(table.column(j)))
     if table.num_rows == 0:
@@ -522,7 +523,7 @@ class _Reader:
                 types[col] = pa.dictionary(pa.int32(), pa.string())
             elif base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
                 if ids is not None:
-                    types[col] = pa.string() if self._plain(base) else ids
+                    types[col] = ids
             elif base == "aspect":
                 types[col] = pa.string()
             elif base in NUMERIC + _KNOWN["rating"]:
@@ -664,11 +665,12 @@ class _Reader:
                 column = table.column(j)
                 if not (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"]) or pa.types.is_dictionary(column.type):
                     continue
-                if self._plain(role) and _arrow.is_numeric(column):  # each number as text, as a dictionary casts it
+                many = self._plain(role) and _many_distinct(column)
+                if many and _arrow.is_numeric(column):  # each number as text, as a dictionary casts it
                     import pyarrow.compute as pc
 
                     table = table.set_column(j, name, pc.cast(column, pa.string()))
-                elif not (self._plain(role) and _arrow.is_text(column.type)):
+                elif not (many and _arrow.is_text(column.type)):
                     table = table.set_column(j, name, text_dictionary(column))
         for j, name in enumerate(table.column_names):
             if name in NUMERIC + _KNOWN["rating"]:
@@ -1181,6 +1183,36 @@ def _text_dictionary_of(column: Any) -> bool:
         return False
     value_type = getattr(column.type, "value_type", None)  # only dictionary types have one
     return value_type is not None and _arrow.is_text(value_type)
+
+
+_SAMPLE = 1 << 16  # first rows of a column whose distinct ids tell whether most of its ids are distinct
+
+
+def _many_items(column: Any) -> Any:
+    """A run's item column as plain text when it names so many distinct ids that hashing them all costs more than
+    looking each row up (:func:`_many_distinct`), else None (encoded as always).
+
+    Read as dictionaries block by block (delimited text): decoded when their entries pass
+    :data:`~receval.data._arrow.ENCODED_FROM`, where one dictionary for all takes a hash of
+    them all. Plain text (Parquet's plain_items): kept when most of its first rows differ.
+    """
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(column.type):
+        entries = sum(len(chunk.dictionary) for chunk in column.chunks)
+        many = entries > _arrow.ENCODED_FROM and _arrow.is_text(column.type.value_type)
+        return _arrow.decoded(column) if many else None
+    return column if _arrow.is_text(column.type) and _many_distinct(column) else None
+
+
+def _many_distinct(column: Any) -> bool:
+    """Whether a column of more than :data:`~receval.data._arrow.ENCODED_FROM` rows has mostly distinct values in its
+    first rows (a run over a catalogue of millions: each list names items of its own)."""
+    if len(column) <= _arrow.ENCODED_FROM:
+        return False
+    import pyarrow.compute as pc
+
+    return 2 * len(pc.unique(column.slice(0, _SAMPLE))) > min(len(column), _SAMPLE)
 
 
 def _is_user(role: str) -> bool:
