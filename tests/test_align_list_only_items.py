@@ -155,7 +155,7 @@ def test_a_catalogue_of_rows_has_no_ids() -> None:
     recs = _recs(["u1", "u1", "u2"], ["a", "t", "a"], [2.0, 1.0, 1.0], plain=True)
     with unhashed(), pytest.warns(UserWarning, match="1 user"):
         aligned = align(recs, truth, item_identity=False)
-    assert aligned.catalogue.per_row and len(aligned.catalogue) == 2  # the truth's item, then a's row of u1
+    assert aligned.catalogue.per_row and len(aligned.catalogue) == 4  # the truth's item, then one index a row
     assert aligned.rankings.tolist() == [[1, 0]] and aligned.catalogue[1] == "a"
     with pytest.raises(RuntimeError, match="no ids"):
         _ = aligned.catalogue.ids

@@ -90,10 +90,10 @@ class Catalogue:
     :attr:`ids` builds the whole array once (debiased metrics, ties by id, training data);
     one id (for a message) is read alone.
 
-    ``per_row=True``: ``dictionary`` is the item column of a run and ``positions`` the rows
-    naming an item the truth does not hold, each an index of its own (an item two rows name
-    has two), for metrics that only ask whether a listed item is a truth item: the
-    catalogue's length counts rows, and :attr:`ids` is refused (no identity was made).
+    ``per_row=True``: ``dictionary`` is the item column of a run (no ``positions``), each
+    row an index of its own after ``head`` (an item two rows name has two), for metrics
+    that only ask whether a listed item is a truth item: the catalogue's length counts
+    rows, and :attr:`ids` is refused (no identity was made).
 
     >>> import pyarrow as pa
     >>> catalogue = Catalogue(np.array(["x", "y"], dtype=object), pa.array(["q", "z", "w"]), np.array([1, 2]))
@@ -108,10 +108,12 @@ class Catalogue:
     ) -> None:
         self._head, self._dictionary, self.per_row = head, dictionary, per_row
         self._positions = np.zeros(0, dtype=np.int64) if positions is None else positions
-        self._ids: np.ndarray | None = head if dictionary is None or not len(self._positions) else None
+        self._ids: np.ndarray | None = None
+        if dictionary is None or not (per_row or len(self._positions)):
+            self._ids = head
 
     def __len__(self) -> int:
-        return len(self._head) + len(self._positions)
+        return len(self._head) + (len(self._dictionary) if self.per_row else len(self._positions))
 
     @property
     def ids(self) -> np.ndarray:
@@ -127,7 +129,8 @@ class Catalogue:
         if self._ids is None and isinstance(index, int | np.integer) and 0 <= index < len(self):
             if index < len(self._head):
                 return self._head[index]
-            one = self._dictionary.take([int(self._positions[index - len(self._head)])])
+            at = index - len(self._head)
+            one = self._dictionary.take([at if self.per_row else int(self._positions[at])])
             return _ids_of(one, np.zeros(1, dtype=np.int64))[0]
         return self.ids[index]
 
@@ -344,7 +347,7 @@ def align(
         per_row = not item_identity and ties == "input" and train is None and aspects is None and predictions is None
         per_row = per_row and truth_data.aspects is None
         ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row)
-        rec_users, rec_items, order, ranked_by, new_items, n_dropped = ranked
+        rec_users, rec_items, order, ranked_by, new_items, n_dropped, row_users = ranked
         if isinstance(new_items, tuple):  # (Arrow dictionary or column, positions[, per row]): ids made when read
             catalogue = Catalogue(truth_data.item_ids, *new_items)
         else:
@@ -371,7 +374,7 @@ def align(
     elif recommendations is not None:
         rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, len(catalogue))
     if catalogue.per_row:
-        _check_row_duplicates(rankings, eval_users, truth_data, catalogue, rec_users[rec_items >= truth_data.n_items])
+        _check_row_duplicates(rankings, eval_users, truth_data, catalogue, row_users)
     else:
         _check_duplicates(rankings, eval_users, truth_data, catalogue)
 
@@ -595,8 +598,9 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
     them (``"score"``: descending, ``"rank"``: ascending), the ids of those unknown
     items (an array, or an Arrow dictionary and their positions in it, for a
     :class:`Catalogue` to read when asked), and the number of users dropped.
-    ``per_row`` (a column of plain Arrow text): the unknown items are numbered row by
-    row instead (an index each, :class:`Catalogue` ``per_row``); any other column, or a
+    ``per_row`` (a column of plain Arrow text): an unknown item has its row's index instead
+    (:class:`Catalogue` ``per_row``), and the user of every row of the table (-1: left out)
+    is returned too, for :func:`_check_row_duplicates` (else None); any other column, or a
     run of all misses, is dictionary-encoded, as the reader would have, and numbered so.
     """
     columns = _columns(recs)
@@ -627,7 +631,8 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
     # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
     large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
-    value_set = _text_value_set(truth.item_ids, recs["item"]) if per_row and large else None
+    per_row = per_row and large and len(truth.item_ids) + len(recs) < 2**31  # an int32 index for each row
+    value_set = _text_value_set(truth.item_ids, recs["item"]) if per_row else None
     by_row = value_set is not None  # the run's other items numbered row by row
     if by_row:  # the truth's items hashed, each row looked up in them: no hash of the run's items
         import pyarrow.compute as pc  # (it imports pandas: only for large tables, as _lookup)
@@ -638,6 +643,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
         recs = _encoded_items(recs) if large else recs
         items = _lookup(truth.item_ids, recs["item"])
     rows = None  # the table's row of each row kept (None: every row)
+    table_users = users
     unknown = users < 0
     n_dropped = 0
     if len(users) and unknown.all():
@@ -665,11 +671,14 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
         all_miss = "every list scores as all misses; if these are not the truth's item ids, give the right column"
         warnings.warn(mismatch(truth.item_ids, recs["item"], "item", otherwise=all_miss), UserWarning, stacklevel=4)
     new_ids: np.ndarray | tuple[Any, ...] = np.zeros(0, dtype=object)
-    unseen = np.flatnonzero(items < 0)
-    if len(unseen) and by_row:  # an index per row; whether two rows name one item is never asked
-        items[unseen] = len(truth.item_ids) + np.arange(len(unseen), dtype=np.int32)
-        new_ids = (recs["item"], unseen if rows is None else rows[unseen], True)
-    elif len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
+    missed = items < 0
+    row_users = None
+    if by_row and missed.any():  # an index per row (after the truth's): which item it is is never asked
+        own = np.arange(len(truth.item_ids), len(truth.item_ids) + len(table_users), dtype=np.int32)
+        items = np.where(missed, own if rows is None else own[rows], items)
+        new_ids, row_users = (recs["item"], None, True), table_users  # users of every row: the repeat check's
+    elif missed.any():  # items the truth never saw: part of the catalogue, numbered as the lists name them
+        unseen = np.flatnonzero(missed)
         unseen = unseen[np.argsort(users[unseen], kind="stable")]
         at = unseen if rows is None else rows[unseen]
         codes = _arrow_codes(recs["item"])
@@ -683,7 +692,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
             first, new = _first_seen(sorted_codes)
             new_ids = ids[new]
         items[unseen] = len(truth.item_ids) + first
-    return users, items, order, ranked_by, new_ids, n_dropped
+    return users, items, order, ranked_by, new_ids, n_dropped, row_users
 
 
 def _one_item_per_rank(
@@ -804,19 +813,19 @@ def _check_row_duplicates(
     """:func:`_check_duplicates` over a ``per_row`` catalogue (an index per row): the same lists refused, by the same
     message, without the run's items hashed all together.
 
-    An item the truth holds has its index; one it does not, a code (:func:`_list_codes`)
-    equal for two rows of one list exactly when their ids are. ``row_users`` is the truth
-    user of each such row, for the message: it names the repeated item that a catalogue of
-    identities numbers first (the truth's first, then the first named, user by user).
+    An item the truth holds has its index; one it does not, its row's code
+    (:func:`_list_codes`), equal for two rows of one user exactly when their ids are.
+    ``row_users`` is the truth user of each row of the run (-1: left out), for the message:
+    it names the repeated item that a catalogue of identities numbers first (the truth's
+    first, then the first named, user by user).
     """
     if rankings.shape[1] < 2:
         return
     n_truth = len(truth.item_ids)
-    column, rows = catalogue._dictionary, catalogue._positions
-    codes = _list_codes(column, rows, row_users)
-    kind = np.int32 if n_truth + len(rows) < 2**31 else np.int64  # half the bytes to sort
-    codes += n_truth
-    keys = np.concatenate([np.arange(n_truth, dtype=kind), codes.astype(kind, copy=False), np.array([-1], kind)])
+    column = catalogue._dictionary
+    codes = _list_codes(column, row_users)
+    codes += n_truth  # int32: below 2**31 (align's per_row), half the bytes of int64 to sort
+    keys = np.concatenate([np.arange(n_truth, dtype=np.int32), codes, np.array([-1], np.int32)])
     keys = keys[rankings]  # -1 (no item) finds the -1 at the end
     keys.sort(axis=1)
     dup = (keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)
@@ -825,51 +834,53 @@ def _check_row_duplicates(
     row, col = np.argwhere(dup)[0]
     item = truth.item_ids[int(keys[row, col])] if keys[row, col] < n_truth else None
     if item is None:
-        named = rankings[row][rankings[row] >= n_truth] - n_truth
+        named = rankings[row][rankings[row] >= n_truth] - n_truth  # the rows of the list's other items
         counts = np.unique(codes[named], return_counts=True)
-        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]  # (codes shifted alike: the same repeats)
-        ids = set(column.take(rows[twice]).to_pylist())
-        item = min(ids, key=lambda v: _first_named(column, rows, row_users, v))
+        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]
+        ids = set(column.take(twice).to_pylist())
+        item = min(ids, key=lambda v: _first_named(column, row_users, v))
     raise MetricError(
         f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than once; "
         "each item may appear once per list (deduplicate the recommendations)"
     )
 
 
-def _list_codes(column: Any, rows: np.ndarray, row_users: np.ndarray) -> np.ndarray:
-    """A code for each of ``rows`` (ascending) of an Arrow text column, equal for two rows of one user exactly when
-    their ids are.
+def _list_codes(column: Any, row_users: np.ndarray) -> np.ndarray:
+    """An int32 code for each row of an Arrow text column, equal for two rows of one user (``row_users``; -1: a row
+    left out, whose code is never read) exactly when their ids are.
 
     A run that names each user's rows together is hashed in slices of whole users (a
     table of 16,384 ids stays in the cache: 5M distinct ids take a fifth of one table of
     all); another is hashed whole.
 
     >>> import pyarrow as pa
-    >>> _list_codes(pa.chunked_array([["a", "b", "a", "c"]]), np.arange(4), np.array([0, 0, 0, 1])).tolist()
+    >>> _list_codes(pa.chunked_array([["a", "b", "a", "c"]]), np.array([0, 0, 0, 1])).tolist()
     [0, 1, 0, 2]
     """
     import pyarrow.compute as pc
 
+    if (row_users < 0).any():  # a row left out joins the user before it (or the first): never read, never apart
+        at = np.where(row_users >= 0, np.arange(len(row_users)), 0)
+        row_users = row_users[np.maximum.accumulate(at)]
     starts = np.flatnonzero(np.concatenate(([True], row_users[1:] != row_users[:-1])))
     if len(distinct(row_users[starts])) < len(starts):  # a user's rows apart: the ids hashed whole
-        return _arrow.dictionary(pc.dictionary_encode(column.take(rows)))[0].astype(np.int64)
-    cuts = np.unique(np.append(starts[np.searchsorted(starts, np.arange(0, len(rows), _SLICE))], len(rows)))
-    codes = np.empty(len(rows), dtype=np.int64)
+        return _arrow.dictionary(pc.dictionary_encode(column))[0]
+    cuts = np.unique(np.append(starts[np.searchsorted(starts, np.arange(0, len(row_users), _SLICE))], len(row_users)))
+    codes = np.empty(len(row_users), dtype=np.int32)
     base = 0
     for a, b in itertools.pairwise(cuts.tolist()):
-        low = int(rows[a])
-        part, values = _arrow.dictionary(pc.dictionary_encode(column.slice(low, int(rows[b - 1]) + 1 - low)))
-        codes[a:b] = part[rows[a:b] - low]
-        codes[a:b] += base
+        part, values = _arrow.dictionary(pc.dictionary_encode(column.slice(a, b - a)))
+        np.add(part, base, out=codes[a:b])
         base += len(values)
     return codes
 
 
-def _first_named(column: Any, rows: np.ndarray, row_users: np.ndarray, item: str) -> tuple[int, int]:
-    """(user, position) of the first of ``rows`` naming ``item``, user by user then in the table's order."""
+def _first_named(column: Any, row_users: np.ndarray, item: str) -> tuple[int, int]:
+    """(user, row) of the first row of a user (not left out) naming ``item``, user by user then in the table's order."""
     import pyarrow.compute as pc
 
-    at = _arrow.numbers(pc.indices_nonzero(pc.equal(column.take(rows), item))).astype(np.int64)
+    at = _arrow.numbers(pc.indices_nonzero(pc.equal(column, item))).astype(np.int64)
+    at = at[row_users[at] >= 0]
     first = at[np.lexsort((at, row_users[at]))[0]]
     return int(row_users[first]), int(first)
 
