@@ -322,7 +322,9 @@ def read_located(
     del table  # one_chunk frees each column's chunks once it is combined
     # a plain item column (plain_items) stays in its chunks: looked up, never viewed (combined, its text is copied)
     names = held[0].column_names
-    items = ((n, _many_items(held[0][n])) for n in names if reader._plain(reader.role_of.get(n, n)))
+    items = (
+        (n, _many_items(held[0][n], n in reader.kept_plain)) for n in names if reader._plain(reader.role_of.get(n, n))
+    )
     plain = {n: column for n, column in items if column is not None}
     if plain:
         held[0] = held[0].drop_columns(list(plain))
@@ -472,6 +474,7 @@ class _Reader:
             frozenset()
         )  # further columns kept as the text written (read_located's text_columns)
         self.plain_items = False  # a text item column stays plain text (read_located's plain_items)
+        self.kept_plain: set[str] = set()  # the Parquet columns kept plain (plain_items, many distinct ids)
 
     def _plain(self, role: str) -> bool:
         """Whether a column of this role (or another library's name for it) stays plain text."""
@@ -672,6 +675,8 @@ class _Reader:
                     table = table.set_column(j, name, pc.cast(column, pa.string()))
                 elif not (many and _arrow.is_text(column.type)):
                     table = table.set_column(j, name, text_dictionary(column))
+                    continue
+                self.kept_plain.add(name)
         for j, name in enumerate(table.column_names):
             if name in NUMERIC + _KNOWN["rating"]:
                 table = table.set_column(j, name, _numbers(table.column(j), name, self.path, None))
@@ -1188,13 +1193,14 @@ def _text_dictionary_of(column: Any) -> bool:
 _SAMPLE = 1 << 16  # first rows of a column whose distinct ids tell whether most of its ids are distinct
 
 
-def _many_items(column: Any) -> Any:
+def _many_items(column: Any, kept: bool) -> Any:
     """A run's item column as plain text when it names so many distinct ids that hashing them all costs more than
-    looking each row up (:func:`_many_distinct`), else None (encoded as always).
+    looking each row up, else None (encoded as always).
 
     Read as dictionaries block by block (delimited text): decoded when their entries pass
     :data:`~receval.data._arrow.ENCODED_FROM`, where one dictionary for all takes a hash of
-    them all. Plain text (Parquet's plain_items): kept when most of its first rows differ.
+    them all. Plain text: ``kept`` says (a Parquet column whose first rows mostly differ,
+    :func:`_many_distinct`).
     """
     import pyarrow as pa
 
@@ -1202,7 +1208,7 @@ def _many_items(column: Any) -> Any:
         entries = sum(len(chunk.dictionary) for chunk in column.chunks)
         many = entries > _arrow.ENCODED_FROM and _arrow.is_text(column.type.value_type)
         return _arrow.decoded(column) if many else None
-    return column if _arrow.is_text(column.type) and _many_distinct(column) else None
+    return column if kept and _arrow.is_text(column.type) else None
 
 
 def _many_distinct(column: Any) -> bool:
