@@ -36,7 +36,8 @@ from receval.errors import DataError, MetricError
 from receval.evaluation import evaluate
 from receval.evaluation.align import align
 
-LIST_ONLY_METRICS = ["precision@3", "recall@5", "ndcg@4", "map@10", "mrr", "hit_rate@2", "f1@3", "r_precision"]
+LIST_ONLY_METRICS = ["precision@3", "recall@5", "ndcg@4", "ndcg@5(ideal=full)", "map@10", "mrr", "hit_rate@2", "f1@3",
+                     "r_precision", "ncrr@5"]  # fmt: skip
 CUT_METRICS = ["precision@2", "ndcg@3"]  # the lists cut at 3: a repeat further down is not read, nor refused
 
 
