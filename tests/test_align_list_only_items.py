@@ -7,8 +7,8 @@ of its own row and finds a list that names an item twice user by user, instead o
 all of the run's items (seconds at millions of distinct ids). These tests check the
 unhashed path against the hashed one: the same metric values per user, the same refusal
 (by the same message, naming the same item) of a list naming an item twice, the same
-reading and the same errors on missing ids. ``_BY_ROW_FROM`` (the run size from which the
-path is taken) is set to 0 so that small tables take it.
+reading and the same errors on missing ids. The sizes from which the path is taken (a
+million rows, mostly distinct) are set to 0 (:func:`unhashed`) so that small tables take it.
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ def runs(draw: st.DrawFn) -> tuple[pa.Table, pa.Table, pa.Table]:
     repeats = draw(st.booleans())
     rows = draw(st.lists(st.tuples(st.integers(0, n_users - 1), st.sampled_from(pool)), min_size=1, max_size=40,
                          unique=not repeats))  # fmt: skip
-    rows.sort(key=lambda row: row[0]) if draw(st.booleans()) else None  # grouped by user, or users apart
+    if draw(st.booleans()):  # grouped by user (sliced by users), or users apart (hashed whole)
+        rows.sort(key=lambda row: row[0])
     scores = draw(st.lists(st.integers(0, 4), min_size=len(rows), max_size=len(rows)))
     users, items = [f"u{u}" for u, _ in rows], [item for _, item in rows]
     chunks = draw(st.integers(1, 3))
