@@ -865,7 +865,8 @@ def _list_codes(column: Any, row_users: np.ndarray) -> np.ndarray:
     starts = np.flatnonzero(np.concatenate(([True], row_users[1:] != row_users[:-1])))
     if len(distinct(row_users[starts])) < len(starts):  # a user's rows apart: the ids hashed whole
         return _arrow.dictionary(pc.dictionary_encode(column))[0]
-    cuts = np.unique(np.append(starts[np.searchsorted(starts, np.arange(0, len(row_users), _SLICE))], len(row_users)))
+    at = np.searchsorted(starts, np.arange(0, len(row_users), _SLICE))  # the first user starting in each slice
+    cuts = np.unique(np.append(starts[at[at < len(starts)]], len(row_users)))
     codes = np.empty(len(row_users), dtype=np.int32)
     base = 0
     for a, b in itertools.pairwise(cuts.tolist()):
