@@ -246,3 +246,21 @@ def test_the_command_prints_the_same_bytes_either_way(
         with unhashed():
             assert command(tmp_path / "r2.tsv") == refused
         assert refused[0] == 2 and "item 'd7' more than once" in refused[1]  # --json: the error as JSON
+
+
+@pytest.mark.parametrize(("distinct", "plain"), [(True, True), (False, False)])
+def test_a_file_of_mostly_distinct_items_is_read_plain(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, distinct: bool, plain: bool
+) -> None:
+    """Delimited text: the items of the file's first lines tell (here 8 of them): mostly distinct, the column is
+    read as plain text (never hashed); else encoded block by block as always. The ids are the same either way."""
+    monkeypatch.setattr(tables, "_HEAD", 8)
+    run = tmp_path / "run.trec"
+    items = [f"d{j if distinct else j % 3}" for j in range(20)]
+    run.write_text("".join(f"u{j // 5} Q0 {item} {j % 5 + 1} {1 - j / 100} x\n" for j, item in enumerate(items)))
+    read = read_table(run, "recommendations", arrow=True, plain_items=True)
+    assert pa.types.is_string(read["item"].type) == plain and pa.types.is_dictionary(read["user"].type)
+    assert read["item"].to_pylist() == read_table(run, "recommendations", arrow=True)["item"].to_pylist() == items
+    short = tmp_path / "short.trec"  # no more lines than the sample: encoded, however distinct
+    short.write_text("".join(run.read_text().splitlines(keepends=True)[:8]))
+    assert pa.types.is_dictionary(read_table(short, "recommendations", arrow=True, plain_items=True)["item"].type)
