@@ -46,7 +46,7 @@ def unhashed() -> Iterator[None]:
     """Every run takes the unhashed path, however small: read as plain text, looked up row by row."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(align_module, "_BY_ROW_FROM", 0)
-        patch.setattr(_arrow, "ENCODED_FROM", 0)  # block dictionaries decoded (and unified by one hash: the same)
+        patch.setattr(_arrow, "_ENCODED_FROM", 0)  # block dictionaries decoded (and unified by one hash: the same)
         patch.setattr(tables, "_many_distinct", lambda column: True)
         patch.setattr(align_module, "_SLICE", 3)  # lists checked in slices of whole users: several slices
         yield

@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "ENCODED_FROM",
     "FLAT_TYPES",
+    "decoded",
     "dictionary",
     "holding_byte",
     "is_flat",
@@ -38,7 +38,7 @@ __all__ = [
     "unified",
 ]
 
-ENCODED_FROM = 1 << 20  # dictionary entries of a chunked column; above, one hash pass over them beats Arrow's unifier
+_ENCODED_FROM = 1 << 20  # dictionary entries of a chunked column; above, one hash pass over them beats Arrow's unifier
 # the kinds of column a reader takes, by the pyarrow.types test of each (lists, structs, maps, binary are not)
 _FLAT = {
     "integers": ("is_integer",),
@@ -212,7 +212,7 @@ def unified(column: Any) -> tuple[np.ndarray, Any]:
     maps: list[np.ndarray | None] = [None] * len(chunks)
     entries = sum(len(chunk.dictionary) for chunk in chunks)
     if (
-        entries > ENCODED_FROM
+        entries > _ENCODED_FROM
         and not any(chunk.dictionary.null_count for chunk in chunks)  # Arrow's unifier refuses them: so does this
         and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:])
     ):

@@ -1211,7 +1211,7 @@ def _many_items(column: Any, kept: bool) -> Any:
     looking each row up, else None (encoded as always).
 
     Read as dictionaries block by block (delimited text): decoded when their entries pass
-    :data:`~receval.data._arrow.ENCODED_FROM`, where one dictionary for all takes a hash of
+    a million (``_arrow._ENCODED_FROM``), where one dictionary for all takes a hash of
     them all. Plain text: ``kept`` says (a Parquet column whose first rows mostly differ,
     :func:`_many_distinct`).
     """
@@ -1219,15 +1219,15 @@ def _many_items(column: Any, kept: bool) -> Any:
 
     if pa.types.is_dictionary(column.type):
         entries = sum(len(chunk.dictionary) for chunk in column.chunks)
-        many = entries > _arrow.ENCODED_FROM and _arrow.is_text(column.type.value_type)
+        many = entries > _arrow._ENCODED_FROM and _arrow.is_text(column.type.value_type)
         return _arrow.decoded(column) if many else None
     return column if kept and _arrow.is_text(column.type) else None
 
 
 def _many_distinct(column: Any) -> bool:
-    """Whether a column of more than :data:`~receval.data._arrow.ENCODED_FROM` rows has mostly distinct values in its
+    """Whether a column of more than a million (``_arrow._ENCODED_FROM``) rows has mostly distinct values in its
     first rows (a run over a catalogue of millions: each list names items of its own)."""
-    if len(column) <= _arrow.ENCODED_FROM:
+    if len(column) <= _arrow._ENCODED_FROM:
         return False
     import pyarrow.compute as pc
 
