@@ -32,6 +32,23 @@ anything is timed, and it is timed interleaved with the others. Bytecode is writ
 machines set ``PYTHONDONTWRITEBYTECODE``: an edited tree would recompile every module in
 each process); receval runs as ``python -m receval``, so ``PYTHONPATH`` chooses the tree.
 
+Measured (2 cores shared with other work, load average 1-2.5; best of 3 as a ratio to the read,
+wall and CPU; the baseline is the tree before a run's items were looked up row by row instead of
+hashed whole, issue 39 row "5M ids"; every run byte-identical to it, --json and --per-user):
+
+======================  ===========================  ===========================  ==================
+files                   receval                      before                       peak memory
+======================  ===========================  ===========================  ==================
+Parquet, text ids       2.1-2.8x wall, 2.4x CPU      7.6-11x wall, 8-9x CPU       0.61 GB (was 1.56)
+TREC, text ids          1.9-2.6x wall, 1.8-2.8x CPU  7.3-8.6x wall, 8.4-8.6x CPU  0.63 GB (was 1.50)
+Parquet, ``--int-ids``  3.0x wall, 3.1x CPU          10.7x wall, 10.8x CPU        0.57 GB (was 1.72)
+TREC, ``--int-ids``     3.2x wall, 2.2x CPU          8.4x wall, 5.3x CPU          0.62 GB (was 1.50)
+======================  ===========================  ===========================  ==================
+
+Left in receval's time (~1.7-2.3 s): imports and the read (as the anchor's), Arrow's lookup of
+5M rows in the truth's ids (``index_in``, ~0.3 s), the per-list repeat check (16,384 rows
+hashed at a time, then a sort of each list, ~0.5 s) and the metrics.
+
 Usage::
 
     python benchmarks/bench_evaluate_catalogue.py                    # 50,000 users x 100 over 5M items

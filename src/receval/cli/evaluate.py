@@ -225,7 +225,9 @@ def evaluate_command(
         truth, "truth", ("user", "item"), truth_format, "--truth-format", unique=("user", "item"), arrow=True
     )
     recs_frame = (
-        read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format", arrow=True) if recs else None
+        read(recs, "recommendations", ("user", "item"), recs_format, "--recs-format", arrow=True, plain_items=True)
+        if recs
+        else None
     )
     pred_frame = (  # one prediction per pair: a repeated one would count twice in RMSE
         read(predictions, "predictions", ("user", "item", "rating", "prediction"), unique=("user", "item"))

@@ -25,6 +25,7 @@ import numpy as np
 
 __all__ = [
     "FLAT_TYPES",
+    "decoded",
     "dictionary",
     "holding_byte",
     "is_flat",
@@ -98,9 +99,14 @@ def last_bytes(values: Any) -> np.ndarray:
     [98, -1, -1, 169]
     """
     starts, ends, data, valid = _text_buffers(values)
-    out = np.full(len(starts), -1, dtype=np.int16)
-    filled = valid & (ends > starts)
-    out[filled] = data[ends[filled] - 1]
+    if not len(data):
+        return np.full(len(starts), -1, dtype=np.int16)
+    out = data[np.maximum(ends - 1, 0)].astype(np.int16)  # a gather over all: masks on millions of entries cost more
+    unfilled = ends <= starts
+    if values.null_count:
+        unfilled |= ~valid
+    if unfilled.any():
+        out[unfilled] = -1
     return out
 
 
@@ -267,6 +273,18 @@ def _same_array(a: Any, b: Any) -> bool:
     return [x.address if x is not None else None for x in a.buffers()] == [
         x.address if x is not None else None for x in b.buffers()
     ]
+
+
+def decoded(column: Any) -> Any:
+    """A dictionary-encoded chunked Arrow column as its plain values, chunk by chunk (no hash: a gather each).
+
+    >>> import pyarrow as pa
+    >>> decoded(pa.chunked_array([pa.array(["b", "a", "b"]).dictionary_encode()])).to_pylist()
+    ['b', 'a', 'b']
+    """
+    import pyarrow as pa
+
+    return pa.chunked_array([chunk.dictionary.take(chunk.indices) for chunk in column.chunks], column.type.value_type)
 
 
 def one_chunk(held: list[Any]) -> Any:

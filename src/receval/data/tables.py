@@ -80,7 +80,17 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["KINDS", "NUMERIC", "ROLES", "Located", "is_time", "read_aspects", "read_located", "read_table"]
+__all__ = [
+    "KINDS",
+    "NUMERIC",
+    "ROLES",
+    "Located",
+    "is_time",
+    "read_aspects",
+    "read_located",
+    "read_table",
+    "text_dictionary",
+]
 
 
 NUMERIC = ("rating", "score", "rank", "prediction")
@@ -127,6 +137,7 @@ def read_table(
     arrow: bool = False,
     label: str | None = None,
     sep: str | None = None,
+    plain_items: bool = False,
 ) -> pd.DataFrame | pa.Table:
     """Read a table in any of :data:`~receval.data.formats.FORMATS`; check it and its ``required`` columns.
 
@@ -175,6 +186,14 @@ def read_table(
     sep
         The field separator of a ``csv``/``tsv`` file (default ``,`` and tab; ``tab``
         or ``\\t`` for a tab).
+    plain_items
+        Keep the ``item`` column of a run over millions of distinct items as plain Arrow
+        text instead of dictionary-encoding it (more than a million rows, most of the first
+        65,536 distinct, or block dictionaries of more than a million entries; a Parquet
+        column of numbers: each cast to text, as its dictionary is): encoding hashes every
+        distinct id, 1-2 s for 5M of them, which an evaluation that looks the items up in
+        the truth's ids never needs (:func:`receval.evaluation.align.align`). Checked as
+        encoded ids are; any other column is encoded as always.
 
     Returns
     -------
@@ -202,7 +221,7 @@ def read_table(
     """
     located = read_located(
         path, kind, required, format=format, columns=columns, header=header, positional=positional,
-        text_ids=text_ids, option=option, unique=unique, label=label, sep=sep,
+        text_ids=text_ids, option=option, unique=unique, label=label, sep=sep, plain_items=plain_items,
     )  # fmt: skip
     if arrow:
         return located.table
@@ -227,12 +246,14 @@ def read_located(
     label: str | None = None,
     sep: str | None = None,
     text_columns: Sequence[str] = (),
+    plain_items: bool = False,
 ) -> Located:
     """:func:`read_table` as an Arrow table with the file's line of each row (for messages about rows found later).
 
     ``text_columns`` names further columns of delimited text kept as written
     (dictionary-encoded text, as ids are), not parsed: a list of item ids in columns of
-    their own (NCF's negatives), where ``0286`` must stay ``0286``.
+    their own (NCF's negatives), where ``0286`` must stay ``0286``. ``plain_items``: as
+    :func:`read_table`'s.
 
     Returns
     -------
@@ -270,6 +291,7 @@ def read_located(
         layout = LAYOUTS.get(fmt)
     reader = _Reader(path, label, names, text_ids, columns)
     reader.text = frozenset(text_columns)
+    reader.plain_items = plain_items
     businesses = None
     if layout is not None:
         table = reader.delimited(layout.sep, layout.names is None, layout.names)
@@ -298,11 +320,27 @@ def read_located(
     # one chunk, one dictionary per id column: every later look at a column is a view, not a merge
     held = [table]
     del table  # one_chunk frees each column's chunks once it is combined
-    table = _roles(_arrow.one_chunk(held), path, kind, columns)
+    # a plain item column (plain_items) stays in its chunks: looked up, never viewed (combined, its text is copied)
+    names = held[0].column_names
+    items = (
+        (n, _many_items(held[0][n], n in reader.kept_plain)) for n in names if reader._plain(reader.role_of.get(n, n))
+    )
+    plain = {n: column for n, column in items if column is not None}
+    if plain:
+        held[0] = held[0].drop_columns(list(plain))
+    table = _arrow.one_chunk(held)
+    if plain:
+        table = pa.Table.from_arrays([plain[n] if n in plain else table[n] for n in names], names=names)
+    table = _roles(table, path, kind, columns)
     if text_ids:  # ids as text in every file, so that they match across files and formats
         for j, col in enumerate(table.column_names):
-            if col in _IDS and not pa.types.is_dictionary(table.column(j).type):
-                table = table.set_column(j, col, _text_dictionary(table.column(j)))
+            kind_of = table.column(j).type
+            if (
+                col in _IDS
+                and not pa.types.is_dictionary(kind_of)
+                and not (plain and col == "item" and _arrow.is_text(kind_of))
+            ):
+                table = table.set_column(j, col, text_dictionary(table.column(j)))
     if table.num_rows == 0:
         text = reader.sep is not None and reader.header
         raise DataError(f"the {label} file has {'a header but ' if text else ''}no rows; "
@@ -435,6 +473,21 @@ class _Reader:
         self.text: frozenset[str] = (
             frozenset()
         )  # further columns kept as the text written (read_located's text_columns)
+        self.plain_items = False  # a text item column stays plain text (read_located's plain_items)
+        self.kept_plain: set[str] = set()  # the Parquet columns kept plain (plain_items, many distinct ids)
+
+    def _plain(self, role: str) -> bool:
+        """Whether a column of this role (or another library's name for it) stays plain text."""
+        return self.plain_items and (role == "item" or role in _KNOWN["item"])
+
+    def _many_in_head(self, field: int, sep: str) -> bool:
+        """Whether the file holds more than :data:`_HEAD` lines (in its first 512 KB) whose field ``field`` are
+        mostly distinct (a run over millions of items: read as plain text, :func:`_many_items`). 5 ms."""
+        lines = head_lines(self.path, 1 << 19)[int(self.header) : _HEAD + 1 + int(self.header)]
+        if len(lines) <= _HEAD:
+            return False
+        values = {fields[field] for fields in (line.split(sep) for line in lines[:_HEAD]) if len(fields) > field}
+        return 2 * len(values) > _HEAD
 
     def line_of(self, row: int) -> int | None:
         if self.json_lines is not None:
@@ -481,7 +534,10 @@ class _Reader:
             if col in self.text:
                 types[col] = pa.dictionary(pa.int32(), pa.string())
             elif base in _IDS or base in _KNOWN["user"] + _KNOWN["item"]:
-                if ids is not None:
+                if ids is not None and self._plain(base) and not doubled and self._many_in_head(own.index(col), sep):
+                    types[col] = pa.string()  # millions of distinct items, each row looked up: not hashed here
+                    self.kept_plain.add(col)
+                elif ids is not None:
                     types[col] = ids
             elif base == "aspect":
                 types[col] = pa.string()
@@ -614,7 +670,7 @@ class _Reader:
             with _source.open_binary(self.path) as fh:
                 source = pa.BufferReader(fh.read())
         try:
-            table = pq.read_table(source)
+            table = pq.read_table(source, read_dictionary=self._users_encoded(source))
         except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
             raise DataError(f"not a readable Parquet file ({exc})", path=self.path) from exc
         _check_types(table, self.path, self.role_of)
@@ -622,14 +678,41 @@ class _Reader:
             for j, name in enumerate(table.column_names):
                 role = self.role_of.get(name, name)
                 column = table.column(j)
-                if (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"]) and not pa.types.is_dictionary(
-                    column.type
-                ):
-                    table = table.set_column(j, name, _text_dictionary(column))
+                if not (role in _IDS or role in _KNOWN["user"] + _KNOWN["item"]) or pa.types.is_dictionary(column.type):
+                    continue
+                many = self._plain(role) and _many_distinct(column)
+                if many and _arrow.is_numeric(column):  # each number as text, as a dictionary casts it
+                    import pyarrow.compute as pc
+
+                    table = table.set_column(j, name, pc.cast(column, pa.string()))
+                elif not (many and _arrow.is_text(column.type)):
+                    table = table.set_column(j, name, text_dictionary(column))
+                    continue
+                self.kept_plain.add(name)
         for j, name in enumerate(table.column_names):
             if name in NUMERIC + _KNOWN["rating"]:
                 table = table.set_column(j, name, _numbers(table.column(j), name, self.path, None))
         return table
+
+    def _users_encoded(self, source: Any) -> list[str] | None:
+        """The text user columns of a run's Parquet file (``plain_items``), read as the dictionaries they are stored as.
+
+        A run names each user in many rows: Parquet keeps them as a dictionary per row group,
+        which the read keeps (and :func:`~receval.data._arrow.one_chunk` unifies: the same
+        dictionary and codes as encoding the text, first appearance first) instead of
+        decoding millions of strings and hashing them again (0.2-1 s for 5M rows).
+        """
+        if not self.plain_items or not isinstance(source, str):
+            return None
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            schema = pq.read_schema(source)
+        except Exception:  # not Parquet: the read names the error
+            return None
+        users = [f.name for f in schema if pa.types.is_string(f.type) and _is_user(self.role_of.get(f.name, f.name))]
+        return users or None
 
     def json(self, value: str) -> pa.Table:
         with _source.open_binary(self.path) as fh:
@@ -794,12 +877,17 @@ def _check_cells(frame: pd.DataFrame) -> None:
             )
 
 
-def _text_dictionary(column: Any) -> Any:
+def text_dictionary(column: Any) -> Any:
     """An Arrow id column dictionary-encoded with text values (numbers: encoded first, then each distinct one cast).
 
     One chunk, one dictionary: the chunks of an encoded chunked array each carry the whole
     dictionary, which the table's later unification would walk once per chunk (minutes for
     millions of distinct ids).
+
+    >>> import pyarrow as pa
+    >>> encoded = text_dictionary(pa.chunked_array([[7, 5], [7]]))
+    >>> encoded.chunk(0).dictionary.to_pylist(), encoded.chunk(0).indices.to_pylist()
+    (['7', '5'], [0, 1, 0])
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -1053,6 +1141,8 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
 
 
 _ALNUM = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
+_ALNUM_LAST = np.zeros(257, dtype=bool)  # by last byte + 1 (-1: an empty or null entry, never alphanumeric)
+_ALNUM_LAST[_ALNUM.astype(np.int64) + 1] = True
 
 
 def _missing_ids(column: Any) -> np.ndarray:
@@ -1063,6 +1153,13 @@ def _missing_ids(column: Any) -> np.ndarray:
         if blank.any():
             blank[blank] = np.char.strip(_arrow.text(ids)[blank].astype(str)) == ""
         return (codes < 0) | (blank[codes] if blank.any() else False)
+    if _plain_text(column):  # the same look at each row (plain_items): a Python string only where it may be blank
+        last = np.concatenate([np.zeros(0, dtype=np.int16), *(_arrow.last_bytes(chunk) for chunk in column.chunks)])
+        blank = ~_ALNUM_LAST[last + 1]  # a gather: np.isin sorts 5M values
+        if blank.any():
+            at = np.flatnonzero(blank)
+            blank[at] = [v is None or not v.strip() for v in column.take(at).to_pylist()]
+        return blank
     dictionary = vocab.dictionary_codes(column)
     if dictionary is not None:
         codes, categories = dictionary
@@ -1085,6 +1182,8 @@ def _nul_ids(column: Any) -> np.ndarray:
         codes, ids = _arrow.dictionary(column)
         nul = _arrow.holding_byte(ids, 0)
         return nul[codes] & (codes >= 0) if nul.any() else np.zeros(len(codes), dtype=bool)
+    if _plain_text(column):
+        return np.concatenate([np.zeros(0, dtype=bool), *(_arrow.holding_byte(chunk, 0) for chunk in column.chunks)])
     dictionary = vocab.dictionary_codes(column)
     if dictionary is not None:
         codes, categories = dictionary
@@ -1101,6 +1200,47 @@ def _text_dictionary_of(column: Any) -> bool:
         return False
     value_type = getattr(column.type, "value_type", None)  # only dictionary types have one
     return value_type is not None and _arrow.is_text(value_type)
+
+
+_SAMPLE = 1 << 16  # first rows of a column whose distinct ids tell whether most of its ids are distinct
+_HEAD = 1 << 13  # first lines of a delimited file, the same (read as text, in Python)
+
+
+def _many_items(column: Any, kept: bool) -> Any:
+    """A run's item column as plain text when it names so many distinct ids that hashing them all costs more than
+    looking each row up, else None (encoded as always).
+
+    Read as dictionaries block by block (delimited text): decoded when their entries pass
+    a million (``_arrow._ENCODED_FROM``), where one dictionary for all takes a hash of
+    them all. Plain text: ``kept`` says (a Parquet column whose first rows mostly differ,
+    :func:`_many_distinct`).
+    """
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(column.type):
+        entries = sum(len(chunk.dictionary) for chunk in column.chunks)
+        many = entries > _arrow._ENCODED_FROM and _arrow.is_text(column.type.value_type)
+        return _arrow.decoded(column) if many else None
+    return column if kept and _arrow.is_text(column.type) else None
+
+
+def _many_distinct(column: Any) -> bool:
+    """Whether a column of more than a million (``_arrow._ENCODED_FROM``) rows has mostly distinct values in its
+    first rows (a run over a catalogue of millions: each list names items of its own)."""
+    if len(column) <= _arrow._ENCODED_FROM:
+        return False
+    import pyarrow.compute as pc
+
+    return 2 * len(pc.unique(column.slice(0, _SAMPLE))) > min(len(column), _SAMPLE)
+
+
+def _is_user(role: str) -> bool:
+    return role == "user" or role in _KNOWN["user"]
+
+
+def _plain_text(column: Any) -> bool:
+    """Whether a column is a chunked Arrow column of plain text (a text item column read with ``plain_items``)."""
+    return type(column).__module__.startswith("pyarrow") and hasattr(column, "chunks") and _arrow.is_text(column.type)
 
 
 def _numbers(column: Any, name: str, path: Path, line_of: Any) -> Any:

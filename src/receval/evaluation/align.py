@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import warnings
@@ -89,25 +90,36 @@ class Catalogue:
     :attr:`ids` builds the whole array once (debiased metrics, ties by id, training data);
     one id (for a message) is read alone.
 
+    ``per_row=True``: ``dictionary`` is the item column of a run (no ``positions``), each
+    row an index of its own after ``head`` (an item two rows name has two), for metrics
+    that only ask whether a listed item is a truth item: the catalogue's length counts
+    rows, and :attr:`ids` is refused (no identity was made).
+
     >>> import pyarrow as pa
     >>> catalogue = Catalogue(np.array(["x", "y"], dtype=object), pa.array(["q", "z", "w"]), np.array([1, 2]))
     >>> len(catalogue), catalogue[3], catalogue.ids.tolist()
     (4, 'w', ['x', 'y', 'z', 'w'])
     """
 
-    __slots__ = ("_dictionary", "_head", "_ids", "_positions")
+    __slots__ = ("_dictionary", "_head", "_ids", "_positions", "per_row")
 
-    def __init__(self, head: np.ndarray, dictionary: Any = None, positions: np.ndarray | None = None) -> None:
-        self._head, self._dictionary = head, dictionary
+    def __init__(
+        self, head: np.ndarray, dictionary: Any = None, positions: np.ndarray | None = None, per_row: bool = False
+    ) -> None:
+        self._head, self._dictionary, self.per_row = head, dictionary, per_row
         self._positions = np.zeros(0, dtype=np.int64) if positions is None else positions
-        self._ids: np.ndarray | None = head if dictionary is None or not len(self._positions) else None
+        self._ids: np.ndarray | None = None
+        if dictionary is None or not (per_row or len(self._positions)):
+            self._ids = head
 
     def __len__(self) -> int:
-        return len(self._head) + len(self._positions)
+        return len(self._head) + (len(self._dictionary) if self.per_row else len(self._positions))
 
     @property
     def ids(self) -> np.ndarray:
         """Every id, ``head`` first (built on first use, then kept)."""
+        if self._ids is None and self.per_row:
+            raise RuntimeError("a catalogue of one index per row has no ids: align(item_identity=True) makes them")
         if self._ids is None:
             self._ids = _extend(self._head, _ids_of(self._dictionary, self._positions))
         return self._ids
@@ -117,7 +129,8 @@ class Catalogue:
         if self._ids is None and isinstance(index, int | np.integer) and 0 <= index < len(self):
             if index < len(self._head):
                 return self._head[index]
-            one = self._dictionary.take([int(self._positions[index - len(self._head)])])
+            at = index - len(self._head)
+            one = self._dictionary.take([at if self.per_row else int(self._positions[at])])
             return _ids_of(one, np.zeros(1, dtype=np.int64))[0]
         return self.ids[index]
 
@@ -268,7 +281,8 @@ def as_table(obj: Any, kind: Kind, columns: Mapping[str, str] | None = None) -> 
 
         if kind == "aspects":
             return read_aspects(Path(obj))
-        table = read_table(Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True)
+        table = read_table(Path(obj), kind, _REQUIRED[kind], columns=columns, unique=_UNIQUE.get(kind, ()), arrow=True,
+                           plain_items=kind == "recommendations")  # fmt: skip
         return table.to_pandas() if kind == "predictions" else table  # predictions are checked as a DataFrame
     table = as_frame(obj, kind, columns)
     if kind == "predictions" and hasattr(table, "column_names"):
@@ -289,6 +303,7 @@ def align(
     columns: Mapping[str, str] | None = None,
     ties: Ties = "input",
     ranks: Ranks = "order",
+    item_identity: bool = True,
 ) -> Aligned:
     """Align recommendations (or predictions), truth and side data; see :func:`receval.evaluate` for the forms.
 
@@ -297,6 +312,13 @@ def align(
     rank column is read (:data:`RANKS`).
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
+    ``item_identity=False`` says that no metric asks which item a listed item is beyond
+    whether the user's truth holds it (:data:`receval.metrics.registry.LIST_ONLY`): a large
+    run of plain Arrow text items (``read_table(plain_items=True)``) is then looked up in
+    the truth's ids and never hashed whole, its other items each get an index of their own
+    (:class:`Catalogue` ``per_row``), and a list naming an item twice is found user by user
+    (:func:`_check_row_duplicates`). The values and messages are the same; training data,
+    aspects, predictions or ties broken by id make the identities as always.
 
     >>> import pandas as pd
     >>> truth = pd.DataFrame({"user": [1, 1, 2], "item": [7, 8, 7]})
@@ -322,9 +344,11 @@ def align(
     catalogue = Catalogue(truth_data.item_ids)
     n_dropped = 0
     if _is_table(recommendations):
-        ranked = _map_recommendations(recommendations, truth_data, unknown_users)
-        rec_users, rec_items, order, ranked_by, new_items, n_dropped = ranked
-        if isinstance(new_items, tuple):  # (Arrow dictionary, positions): ids made only when read
+        per_row = not item_identity and ties == "input" and train is None and aspects is None and predictions is None
+        per_row = per_row and truth_data.aspects is None
+        ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row)
+        rec_users, rec_items, order, ranked_by, new_items, n_dropped, row_users = ranked
+        if isinstance(new_items, tuple):  # (Arrow dictionary or column, positions[, per row]): ids made when read
             catalogue = Catalogue(truth_data.item_ids, *new_items)
         else:
             catalogue = Catalogue(_extend(truth_data.item_ids, new_items))
@@ -349,7 +373,10 @@ def align(
             rankings = rankings[eval_users]
     elif recommendations is not None:
         rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, len(catalogue))
-    _check_duplicates(rankings, eval_users, truth_data, catalogue)
+    if catalogue.per_row:
+        _check_row_duplicates(rankings, eval_users, truth_data, catalogue, row_users)
+    else:
+        _check_duplicates(rankings, eval_users, truth_data, catalogue)
 
     train_rows = train_all = None
     if train_data is not None:
@@ -483,8 +510,46 @@ def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     return np.append(table, np.int32(-1))[codes[0]]  # code -1 (no id) finds -1
 
 
+def _is_plain_text(column: Any) -> bool:
+    """Whether a column is Arrow text, not dictionary-encoded (``read_table(plain_items=True)``'s item column)."""
+    return type(column).__module__.startswith("pyarrow") and _arrow.is_text(column.type)
+
+
+def _text_value_set(space: np.ndarray, column: Any) -> Any:
+    """The id space as an Arrow text array to look ``column`` up in, when both are text and the column has no
+    missing id; else None (the column is then looked up as any other).
+
+    >>> import pyarrow as pa
+    >>> _text_value_set(np.array(["a", "b"], dtype=object), pa.chunked_array([["b", "c"]])).to_pylist()
+    ['a', 'b']
+    >>> _text_value_set(np.array([1, 2]), pa.chunked_array([["1"]])) is None  # ids of another type
+    True
+    """
+    if not _is_plain_text(column) or column.null_count or space.dtype != object or not _all_text(space):
+        return None
+    import pyarrow as pa  # (pa.array imports pandas: for large tables only, as _lookup)
+
+    try:
+        return pa.array(space.tolist(), type=column.type)  # a list: pa.array of an object array is slower
+    except UnicodeEncodeError:  # a lone surrogate, which no Arrow text (UTF-8) holds: Python compares it
+        return None
+
+
+def _encoded_items(recs: Any) -> Any:
+    """A table whose item column is plain Arrow text, with it dictionary-encoded as the reader encodes ids."""
+    if not (hasattr(recs, "column_names") and _is_plain_text(recs["item"])):
+        return recs
+    from receval.data.tables import text_dictionary
+
+    at = recs.column_names.index("item")
+    return recs.set_column(at, "item", text_dictionary(recs["item"]))
+
+
+_BY_ROW_FROM = _TEXT_LOOKUP_MAX  # ids; below, a run's items are made identities as always (Python, no pandas)
+
+
 def _all_text(values: np.ndarray) -> bool:
-    return all(type(v) is str for v in values)
+    return set(map(type, values.tolist())) <= {str}  # (a generator over the array: 4x slower)
 
 
 def _distinct(column: Any, rows: np.ndarray) -> int:
@@ -525,7 +590,7 @@ def _interactions(frame: Any, kind: str) -> Interactions:
 
 
 # ----------------------------------------------------------------- recommendations
-def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> tuple[Any, ...]:
+def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per_row: bool = False) -> tuple[Any, ...]:
     """Rows of a recommendation table as truth indices, in the table's order.
 
     Returns user and item indices (items the truth does not know numbered after its
@@ -533,6 +598,10 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     them (``"score"``: descending, ``"rank"``: ascending), the ids of those unknown
     items (an array, or an Arrow dictionary and their positions in it, for a
     :class:`Catalogue` to read when asked), and the number of users dropped.
+    ``per_row`` (a column of plain Arrow text): an unknown item has its row's index instead
+    (:class:`Catalogue` ``per_row``), and the user of every row of the table (-1: left out)
+    is returned too, for :func:`_check_row_duplicates` (else None); any other column, or a
+    run of all misses, is dictionary-encoded, as the reader would have, and numbered so.
     """
     columns = _columns(recs)
     missing = [c for c in ("user", "item") if c not in columns]
@@ -560,8 +629,21 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
-    items = _lookup(truth.item_ids, recs["item"])
+    # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
+    large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
+    per_row = per_row and large and len(truth.item_ids) + len(recs) < 2**31  # an int32 index for each row
+    value_set = _text_value_set(truth.item_ids, recs["item"]) if per_row else None
+    by_row = value_set is not None  # the run's other items numbered row by row
+    if by_row:  # the truth's items hashed, each row looked up in them: no hash of the run's items
+        import pyarrow.compute as pc  # (it imports pandas: only for large tables, as _lookup)
+
+        items = _arrow.numbers(pc.fill_null(pc.index_in(recs["item"], value_set=value_set), -1))
+        items = items.astype(np.int32, copy=False)
+    else:
+        recs = _encoded_items(recs) if large else recs
+        items = _lookup(truth.item_ids, recs["item"])
     rows = None  # the table's row of each row kept (None: every row)
+    table_users = users
     unknown = users < 0
     n_dropped = 0
     if len(users) and unknown.all():
@@ -579,14 +661,24 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
+    if len(items) and (items < 0).all() and by_row:  # checked by the ids as the reader encodes them
+        recs, by_row = _encoded_items(recs), False
+        items = _lookup(truth.item_ids, recs["item"])
+        items = items if rows is None else items[rows]
     if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
         if same_numbers(truth.item_ids, recs["item"]) is not None:
             raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
         all_miss = "every list scores as all misses; if these are not the truth's item ids, give the right column"
         warnings.warn(mismatch(truth.item_ids, recs["item"], "item", otherwise=all_miss), UserWarning, stacklevel=4)
-    new_ids: np.ndarray | tuple[Any, np.ndarray] = np.zeros(0, dtype=object)
-    unseen = np.flatnonzero(items < 0)
-    if len(unseen):  # items the truth never saw: part of the catalogue, numbered as the lists name them
+    new_ids: np.ndarray | tuple[Any, ...] = np.zeros(0, dtype=object)
+    missed = items < 0
+    row_users = None
+    if by_row and missed.any():  # an index per row (after the truth's): which item it is is never asked
+        own = np.arange(len(truth.item_ids), len(truth.item_ids) + len(table_users), dtype=np.int32)
+        items = np.where(missed, own if rows is None else own[rows], items)
+        new_ids, row_users = (recs["item"], None, True), table_users  # users of every row: the repeat check's
+    elif missed.any():  # items the truth never saw: part of the catalogue, numbered as the lists name them
+        unseen = np.flatnonzero(missed)
         unseen = unseen[np.argsort(users[unseen], kind="stable")]
         at = unseen if rows is None else rows[unseen]
         codes = _arrow_codes(recs["item"])
@@ -600,7 +692,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str) -> 
             first, new = _first_seen(sorted_codes)
             new_ids = ids[new]
         items[unseen] = len(truth.item_ids) + first
-    return users, items, order, ranked_by, new_ids, n_dropped
+    return users, items, order, ranked_by, new_ids, n_dropped, row_users
 
 
 def _one_item_per_rank(
@@ -710,6 +802,88 @@ def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Inter
             f"{shown_id(item_ids[int(s[row, col])])} more than once; "
             "each item may appear once per list (deduplicate the recommendations)"
         )
+
+
+_SLICE = 1 << 14  # rows of a run hashed at once when checking its lists: a hash table that stays in the cache
+
+
+def _check_row_duplicates(
+    rankings: np.ndarray, eval_users: np.ndarray, truth: Interactions, catalogue: Catalogue, row_users: np.ndarray
+) -> None:
+    """:func:`_check_duplicates` over a ``per_row`` catalogue (an index per row): the same lists refused, by the same
+    message, without the run's items hashed all together.
+
+    An item the truth holds has its index; one it does not, its row's code
+    (:func:`_list_codes`), equal for two rows of one user exactly when their ids are.
+    ``row_users`` is the truth user of each row of the run (-1: left out), for the message:
+    it names the repeated item that a catalogue of identities numbers first (the truth's
+    first, then the first named, user by user).
+    """
+    if rankings.shape[1] < 2:
+        return
+    n_truth = len(truth.item_ids)
+    column = catalogue._dictionary
+    codes = _list_codes(column, row_users)
+    codes += n_truth  # int32: below 2**31 (align's per_row), half the bytes of int64 to sort
+    keys = np.concatenate([np.arange(n_truth, dtype=np.int32), codes, np.array([-1], np.int32)])
+    keys = keys[rankings]  # -1 (no item) finds the -1 at the end
+    keys.sort(axis=1)
+    dup = (keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)
+    if not dup.any():
+        return
+    row, col = np.argwhere(dup)[0]
+    item = truth.item_ids[int(keys[row, col])] if keys[row, col] < n_truth else None
+    if item is None:
+        named = rankings[row][rankings[row] >= n_truth] - n_truth  # the rows of the list's other items
+        counts = np.unique(codes[named], return_counts=True)
+        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]
+        ids = set(column.take(twice).to_pylist())
+        item = min(ids, key=lambda v: _first_named(column, row_users, v))
+    raise MetricError(
+        f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than once; "
+        "each item may appear once per list (deduplicate the recommendations)"
+    )
+
+
+def _list_codes(column: Any, row_users: np.ndarray) -> np.ndarray:
+    """An int32 code for each row of an Arrow text column, equal for two rows of one user (``row_users``; -1: a row
+    left out, whose code is never read) exactly when their ids are.
+
+    A run that names each user's rows together is hashed in slices of whole users (a
+    table of 16,384 ids stays in the cache: 5M distinct ids take a fifth of one table of
+    all); another is hashed whole.
+
+    >>> import pyarrow as pa
+    >>> _list_codes(pa.chunked_array([["a", "b", "a", "c"]]), np.array([0, 0, 0, 1])).tolist()
+    [0, 1, 0, 2]
+    """
+    import pyarrow.compute as pc
+
+    if (row_users < 0).any():  # a row left out joins the user before it (or the first): never read, never apart
+        at = np.where(row_users >= 0, np.arange(len(row_users)), 0)
+        row_users = row_users[np.maximum.accumulate(at)]
+    starts = np.flatnonzero(np.concatenate(([True], row_users[1:] != row_users[:-1])))
+    if len(distinct(row_users[starts])) < len(starts):  # a user's rows apart: the ids hashed whole
+        return _arrow.dictionary(pc.dictionary_encode(column))[0]
+    at = np.searchsorted(starts, np.arange(0, len(row_users), _SLICE))  # the first user starting in each slice
+    cuts = np.unique(np.append(starts[at[at < len(starts)]], len(row_users)))
+    codes = np.empty(len(row_users), dtype=np.int32)
+    base = 0
+    for a, b in itertools.pairwise(cuts.tolist()):
+        part, values = _arrow.dictionary(pc.dictionary_encode(column.slice(a, b - a)))
+        np.add(part, base, out=codes[a:b])
+        base += len(values)
+    return codes
+
+
+def _first_named(column: Any, row_users: np.ndarray, item: str) -> tuple[int, int]:
+    """(user, row) of the first row of a user (not left out) naming ``item``, user by user then in the table's order."""
+    import pyarrow.compute as pc
+
+    at = _arrow.numbers(pc.indices_nonzero(pc.equal(column, item))).astype(np.int64)
+    at = at[row_users[at] >= 0]
+    first = at[np.lexsort((at, row_users[at]))[0]]
+    return int(row_users[first]), int(first)
 
 
 def to_rankings(

@@ -64,7 +64,7 @@ from receval.evaluation._result import Conventions, EvaluationResult, _check_spl
 from receval.evaluation.align import Aligned, Ranks, Ties, align, check_ties
 from receval.metrics._list import MetricList, check_convention
 from receval.metrics.conventions import preset_ties
-from receval.metrics.registry import Metric, MetricInput
+from receval.metrics.registry import LIST_ONLY, Metric, MetricInput
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_number, check_threshold
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
@@ -231,6 +231,7 @@ def evaluate(
     aligned = align(
         recommendations, truth, width=_needed_width(specs), train=train, aspects=aspects, predictions=predictions,
         users=users, unknown_users=unknown_users, columns=columns, ties=ties, ranks=ranks,
+        item_identity=propensities is not None or not all(_list_only(spec) for _, spec in specs),
     )  # fmt: skip
     aligned, users_cold, cold_without_list = _apply_cold_start(aligned, policy, _needed_width(specs))
     relevance = _thresholds(specs, threshold, negative_threshold, aligned)
@@ -680,6 +681,11 @@ def _needed_width(specs: Sequence[tuple[str, Metric]]) -> int | None:
     if not ks or any(k is None for k in ks):
         return None
     return max(k for k in ks if k is not None)
+
+
+def _list_only(spec: Metric) -> bool:
+    """Whether a metric reads of a listed item only whether the truth rates it (its run's items need no identity)."""
+    return spec.definition.name in LIST_ONLY and spec.params.get("estimator", "naive") == "naive"
 
 
 def _check_needs(specs: Sequence[tuple[str, Metric]], aligned: Aligned) -> None:

@@ -69,6 +69,7 @@ __all__ = [
     "Direction",
     "FIELD_SPELLINGS",
     "Kind",
+    "LIST_ONLY",
     "Metric",
     "MetricDefinition",
     "MetricInput",
@@ -91,6 +92,9 @@ __all__ = [
 
 # the built-in metric modules, imported above: importing a module registers its metrics
 BUILTIN_MODULES = (error, ranking, beyond, aspects, debiased, trec, popularity, calibration, exposure)
+LIST_ONLY = frozenset({"precision", "recall", "hit_rate", "mrr", "ncrr", "map", "f1", "r_precision", "ndcg"})
+"""Metrics whose (naive) value reads of a listed item only whether the user's truth rates it: not which item it
+is otherwise, nor the catalogue's size (``receval.evaluation.align.align(item_identity=False)``)."""
 
 
 @dataclass(frozen=True)
