@@ -15,7 +15,7 @@ import receval
 from receval import Interactions
 from receval.cli import main
 from receval.data.tables import read_table
-from receval.errors import DataError
+from receval.errors import DataError, ReceValWarning
 
 ranx = pytest.importorskip("ranx")
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -436,3 +436,20 @@ def test_recbole_item_file_gives_the_same_aspects_as_a_csv(tmp_path, capsys):
                      str(tmp_path / aspects), "--metrics", "s_recall@2,alpha_ndcg@2", "--json"]) == 0  # fmt: skip
         got.append(json.loads(capsys.readouterr().out))
     assert got[0] == got[1] and got[0]["s_recall@2"] > 0
+
+
+def test_a_named_column_the_file_lacks_is_said_when_its_default_is_read(tmp_path, capsys):
+    """``--user nope`` on a file with a ``user`` column read ``user`` without a word."""
+    from receval.cli import main
+
+    data = tmp_path / "r.csv"
+    data.write_text("user,item,rating\n1,a,4\n1,b,2\n2,a,5\n2,c,3\n")
+    with pytest.warns(ReceValWarning, match=r"columns=\{'user': 'nope'\}: the train file has no column 'nope'"):
+        table = read_table(data, "train", columns={"user": "nope"})
+    assert list(table["user"]) == ["1", "1", "2", "2"]  # ids as written
+    assert main(["split", str(data), "--user", "nope", "--method", "per-user", "--out", str(tmp_path / "s")]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {data}: --user nope: the train file has no column 'nope'; its column 'user' is read" in err
+    data.write_text("uid,item,rating\n1,a,4\n")
+    with pytest.raises(DataError, match="has no such column"):  # no user column at all: refused, as before
+        read_table(data, "train", columns={"user": "who"})

@@ -74,7 +74,7 @@ import numpy as np
 from receval.data import _arrow, _jsonl, _source, vocab
 from receval.data.formats import KNOWN_COLUMNS as _KNOWN
 from receval.data.formats import LAYOUTS, ROLES, check_format, detect, has_header, head_lines, named, ratings_file
-from receval.errors import DataError
+from receval.errors import DataError, ReceValWarning
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -884,6 +884,11 @@ def text_dictionary(column: Any) -> Any:
     dictionary, which the table's later unification would walk once per chunk (minutes for
     millions of distinct ids).
 
+    Returns
+    -------
+    pyarrow.ChunkedArray
+        The column dictionary-encoded, its dictionary of text (one chunk unless it exceeds 2 GiB).
+
     >>> import pyarrow as pa
     >>> encoded = text_dictionary(pa.chunked_array([[7, 5], [7]]))
     >>> encoded.chunk(0).dictionary.to_pylist(), encoded.chunk(0).indices.to_pylist()
@@ -994,6 +999,16 @@ def _roles(frame: Any, path: Path | None, what: str, columns: Mapping[str, str] 
                 path=path,
                 column=name,
                 parameters=["columns"],
+            )
+        elif role in uses and name != role:  # one option may name the columns of several files: said, not refused
+            where = f"{path}: " if path else ""
+            warnings.warn(
+                ReceValWarning(
+                    f"{where}columns={{{role!r}: {name!r}}}: the {what} {'file' if path else 'table'} has no column "
+                    f"{name!r}; its column {role!r} is read",
+                    parameters=["columns"],
+                ),
+                stacklevel=2,
             )
     taken = set(rename.values())
     for role, names in _KNOWN.items():
