@@ -453,3 +453,13 @@ def test_a_named_column_the_file_lacks_is_said_when_its_default_is_read(tmp_path
     data.write_text("uid,item,rating\n1,a,4\n")
     with pytest.raises(DataError, match="has no such column"):  # no user column at all: refused, as before
         read_table(data, "train", columns={"user": "who"})
+
+
+@pytest.mark.parametrize(("header", "role"), [("user_id:token\titem_id:token_seq", "item"),
+                                              ("user_id:token_seq\titem_id:token", "user")])  # fmt: skip
+def test_a_recbole_id_column_of_sequences_is_refused(tmp_path, header: str, role: str) -> None:
+    """``item_id:token_seq`` was read as one id per field ('i1 i2'); an item's genres may still be a sequence."""
+    path = tmp_path / "r.inter"
+    path.write_text(f"{header}\trating:float\nu1\ti1\t4\nu2 u3\ti1 i2\t3\n")
+    with pytest.raises(DataError, match=f"the {role} column is a token_seq .* one {role} per row"):
+        read_table(path, "train", format="recbole")

@@ -735,6 +735,17 @@ class _Reader:
             if ":" in col and col.split(":")[1] in ("float", "float_seq"):
                 table = table.set_column(j, col, _numbers(table.column(j), col, self.path, self.line_of))
         self.token_seq = [c.split(":")[0] for c in names if c.endswith(":token_seq")]
+        known = {name: role for role, names in _KNOWN.items() for name in names}
+        for col in names:  # a sequence of ids in one field is not one id (an item's genres may be one)
+            base = col.split(":")[0]
+            role = self.role_of.get(base) or (base if base in ROLES else known.get(base))
+            if col.endswith(":token_seq") and role in _IDS:
+                raise DataError(
+                    f"the {role} column is a token_seq (space-separated {role} ids in one field); receval reads "
+                    f"one {role} per row: give a file with {base}:token, one row per {role}",
+                    path=self.path,
+                    column=col,
+                )
         return table.rename_columns([c.split(":")[0] for c in names])
 
 
