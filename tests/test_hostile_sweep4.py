@@ -1,0 +1,159 @@
+"""A fourth sweep of hostile input: the commands and options the first three sweeps touched least.
+
+User-group files with an empty group, a significance level past what the noncentral t
+distribution can evaluate, an off-policy log with a propensity of 1e-300 or a reward off
+the study's 0/1 scale, evaluation points without truth and a ``repeat`` filter that
+leaves none. Each is refused with exit status 2 and one ``error: ...`` line naming the
+file (line), the id or the option, or, where the input is legal, answered with finite
+numbers and the ids as written.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from receval.cli import main
+from test_hostile_inputs import refused
+
+# 6 users x 5 items; users 1..3 rate items 1..3 highly, users 4..6 items 3..5
+TRUTH = "user\titem\trating\n" + "".join(
+    f"{u}\t{i}\t{5 if (u <= 3) == (i <= 3) else 1}\n" for u in range(1, 7) for i in range(1, 6)
+)
+RECS = "user\titem\tscore\n" + "".join(f"{u}\t{i}\t{1.0 / i}\n" for u in range(1, 7) for i in range(1, 6))
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# ------------------------------------------------------------------ user groups
+
+
+@pytest.mark.parametrize("command", ["evaluate", "compare"])
+def test_a_user_with_an_empty_group_is_refused_by_its_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """An empty group cell was a group named '' ("got  (1)"); it is the user's missing group, named."""
+    truth, recs = write(tmp_path, "t.tsv", TRUTH), write(tmp_path, "r.tsv", RECS)
+    groups = write(tmp_path, "g.csv", "user,group\n1,a\n2,a\n3,a\n4,b\n5,b\n6,\n")
+    runs = [recs] if command == "evaluate" else [f"a={recs}", f"b={recs}"]
+    args = ["--recs", *runs] if command == "evaluate" else runs
+    line = refused(capsys, [command, "--truth", truth, *args, "--metrics", "ndcg@3", "--user-groups", groups],
+                   names="user '6'")  # fmt: skip
+    assert "empty group" in line
+
+
+def test_an_empty_group_in_a_frame_is_not_the_group_nan() -> None:
+    """The Python API: a missing group was the text 'nan' (or 'None'), a group of its own."""
+    import pandas as pd
+
+    from receval.errors import DataError
+    from receval.stats.groups import align_groups
+
+    table = pd.DataFrame({"user": [1, 2, 3, 4, 5], "group": ["a", "a", "b", "b", None]})
+    with pytest.raises(DataError, match="user 5"):
+        align_groups([1, 2, 3, 4, 5], table)
+
+
+# ------------------------------------------------------------------ power
+
+
+@pytest.mark.parametrize("alpha", ["1e-300", "1e-100"])
+def test_a_significance_level_past_the_noncentral_t_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], alpha: str
+) -> None:
+    """scipy's noncentral t is NaN that deep in the tail: brentq's ValueError was a traceback."""
+    truth, recs = write(tmp_path, "t.tsv", TRUTH), write(tmp_path, "r.tsv", RECS)
+    refused(capsys, ["power", "--truth", truth, "--recs", recs, "--metric", "ndcg@3", "--effect", "0.01",
+                     "--alpha", alpha], names="alpha")  # fmt: skip
+
+
+# ------------------------------------------------------------------ off-policy evaluation
+
+
+def test_the_effective_sample_size_of_huge_weights_is_finite() -> None:
+    """Weights of 1e300 overflowed Σw² to inf and Kish's ESS (Σw)²/Σw² to NaN; it is 1 (one weight dominates)."""
+    from receval.stats.ope import estimate
+
+    est = estimate([1, 0, 1, 1], [1e-300, 0.5, 0.5, 0.5], [1, 1, 0, 1], n_bootstrap=0)
+    assert math.isfinite(est["ips"].ess)
+    assert est["ips"].ess == pytest.approx(1.0)
+    # Kish's formula by hand where nothing overflows: weights 2, 2, 0, 2 -> 36 / 12 = 3
+    assert estimate([1, 0, 1, 1], [0.5] * 4, [1, 1, 0, 1], n_bootstrap=0)["ips"].ess == pytest.approx(3.0)
+
+
+def log_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """A log written by `receval ope --log-out` on 8 x 5 generated data: its lines."""
+    out = tmp_path / "log.csv"
+    status = main(["ope", "--synthetic", "8x5", "--rounds", "30", "--bootstrap", "0", "--targets", "random",
+                   "--log-out", str(out), "--seed", "1"])  # fmt: skip
+    capsys.readouterr()
+    assert status == 0
+    return out.read_text().splitlines()
+
+
+def test_a_log_reward_off_the_0_1_scale_is_named_by_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reward of 5 was refused by the reward model as 'rating 5 of user 6, item 5': no file, no line."""
+    lines = log_file(tmp_path, capsys)
+    fields = lines[3].split(",")
+    fields[3] = "5"
+    lines[3] = ",".join(fields)
+    bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+    line = refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad,
+                            "--seed", "1"], names="bad.csv")  # fmt: skip
+    assert "line 4" in line and "reward" in line
+
+
+def test_a_log_nan_is_shown_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bad value was shown as numpy's repr, np.float64(nan)."""
+    lines = log_file(tmp_path, capsys)
+    fields = lines[2].split(",")
+    fields[4] = "nan"
+    lines[2] = ",".join(fields)
+    bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+    line = refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad],
+                   names="line 3")  # fmt: skip
+    assert "np.float64" not in line and "nan" in line
+
+
+# ------------------------------------------------------------------ evaluation points
+
+POINT_TRUTH = "user\titem\ttimestamp\n" + "".join(f"u{u}\t{u + p}\t{100 + p}\n" for u in range(1, 4) for p in range(2))
+POINT_HISTORY = "user\titem\ttimestamp\n" + "".join(f"u{u}\t{u + 7}\t50\n" for u in range(1, 4))
+
+
+def test_recommendation_points_without_truth_are_named_by_user_and_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Points of the recommendations absent from the truth were warned of as 'user(s) ... (e.g. 6)': an internal
+    point code in place of the user's id."""
+    rows = [(u, 100 + p) for u in range(1, 4) for p in range(2)] + [(3, 999)]
+    recs = "user\titem\tscore\ttimestamp\n" + "".join(
+        f"u{u}\t{i}\t{1.0 / i}\t{t}\n" for u, t in rows for i in range(1, 6)
+    )
+    truth, run = write(tmp_path, "t.tsv", POINT_TRUTH), write(tmp_path, "r.tsv", recs)
+    status = main(["evaluate", "--truth", str(truth), "--recs", str(run), "--metrics", "recall@5", "--points"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert "u3" in captured.err and "999" in captured.err, captured.err
+    assert "user(s) of the recommendations" not in captured.err
+
+
+def test_repeat_only_without_a_repeated_item_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--repeat only with no truth item in its user's history said 'the truth has no rows'; the truth has six."""
+    recs = "user\titem\tscore\ttimestamp\n" + "".join(
+        f"u{u}\t{i}\t{1.0 / i}\t{100 + p}\n" for u in range(1, 4) for p in range(2) for i in range(1, 6)
+    )
+    truth, run = write(tmp_path, "t.tsv", POINT_TRUTH), write(tmp_path, "r.tsv", recs)
+    history = write(tmp_path, "h.tsv", POINT_HISTORY)
+    line = refused(capsys, ["evaluate", "--truth", truth, "--recs", run, "--metrics", "recall@5", "--points",
+                            "--train", history, "--repeat", "only"], names="--repeat only")  # fmt: skip
+    assert "history" in line
+
