@@ -156,4 +156,3 @@ def test_repeat_only_without_a_repeated_item_says_so(tmp_path: Path, capsys: pyt
     line = refused(capsys, ["evaluate", "--truth", truth, "--recs", run, "--metrics", "recall@5", "--points",
                             "--train", history, "--repeat", "only"], names="--repeat only")  # fmt: skip
     assert "history" in line
-
