@@ -154,5 +154,5 @@ def test_repeat_only_without_a_repeated_item_says_so(tmp_path: Path, capsys: pyt
     truth, run = write(tmp_path, "t.tsv", POINT_TRUTH), write(tmp_path, "r.tsv", recs)
     history = write(tmp_path, "h.tsv", POINT_HISTORY)
     line = refused(capsys, ["evaluate", "--truth", truth, "--recs", run, "--metrics", "recall@5", "--points",
-                            "--train", history, "--repeat", "only"], names="--repeat only")  # fmt: skip
+                            "--train", history, "--repeat", "only"], names="repeat='only'")  # fmt: skip
     assert "history" in line
