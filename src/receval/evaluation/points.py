@@ -263,8 +263,10 @@ def evaluate_points(
             truth = truth[seen if repeat == "only" else ~seen]
             if not len(truth):
                 where = "in" if repeat == "only" else "outside"
-                raise DataError(f"repeat={repeat!r} leaves no truth: no truth item of the {n_points:,} points is "
-                                f"{where} its user's history before the point; drop repeat= or give other data")  # fmt: skip
+                raise DataError(
+                    f"repeat={repeat!r} leaves no truth: no truth item of the {n_points:,} points is {where} its "
+                    "user's history before the point; drop repeat= or give other data"
+                )
             kept = np.unique(truth["user"].to_numpy())
             dropped = n_points - len(kept)
             recs = recs[np.isin(recs["user"].to_numpy(), kept)]
