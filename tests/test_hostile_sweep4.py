@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from receval.cli import main
@@ -156,3 +158,64 @@ def test_repeat_only_without_a_repeated_item_says_so(tmp_path: Path, capsys: pyt
     line = refused(capsys, ["evaluate", "--truth", truth, "--recs", run, "--metrics", "recall@5", "--points",
                             "--train", history, "--repeat", "only"], names="repeat='only'")  # fmt: skip
     assert "history" in line
+
+
+# ------------------------------------------------------------------ Interactions.from_frame
+
+
+def frame(**columns: object) -> pd.DataFrame:
+    base = pd.DataFrame({"user": [1, 1, 2, 2, 3], "item": [1, 2, 2, 3, 1], "rating": [5.0, 4, 3, 5, 4]})
+    return base.assign(**columns)
+
+
+@pytest.mark.parametrize("tz", [None, "UTC", "Europe/Paris"])
+def test_datetime_timestamps_of_a_frame_are_unix_seconds_as_the_reader_gives(tmp_path: Path, tz: str | None) -> None:
+    """A datetime64 column was read as its raw integers (microseconds or nanoseconds since 1970), a million
+    times the seconds the file reader gives for the same dates."""
+    from receval.data.interactions import Interactions
+    from receval.data.loaders import load
+
+    written = [
+        "2020-01-01T00:00:00",
+        "2020-01-02T12:30:00",
+        "1999-12-31T23:59:59",
+        "2020-01-01T00:00:01",
+        "1970-01-01T00:00:00",
+    ]
+    dates = pd.to_datetime(written)
+    if tz is not None:
+        dates = dates.tz_localize(tz)
+    got = Interactions.from_frame(frame(timestamp=dates), timestamp="timestamp").timestamps
+    shown = [d.isoformat() for d in dates]  # the same instants as the file reader reads them (offsets kept)
+    rows = frame()[["user", "item", "rating"]].values.tolist()
+    lines = "".join(f"{u:g},{i:g},{r:g},{t}\n" for (u, i, r), t in zip(rows, shown, strict=True))
+    path = write(tmp_path, "r.csv", "user,item,rating,timestamp\n" + lines)
+    assert got is not None
+    assert got.tolist() == load(path).timestamps.tolist()
+    assert got[4] == (0 if tz in (None, "UTC") else -3600)  # midnight in Paris is 23:00 UTC the day before
+
+
+@pytest.mark.parametrize("stamps", [[1e30, 1, 2, 3, 4], [np.inf, 1, 2, 3, 4],
+                                    np.array([2**64 - 1, 1, 2, 3, 4], dtype=np.uint64)])  # fmt: skip
+def test_a_frame_timestamp_past_64_bits_is_refused_by_its_row(stamps: object) -> None:
+    """int64's cast made 1e30 and inf -2^63 and 2^64-1 became -1, silently."""
+    from receval.data.interactions import Interactions
+    from receval.errors import DataError
+
+    with pytest.raises(DataError, match="row 0"):
+        Interactions.from_frame(frame(timestamp=stamps), timestamp="timestamp")
+
+
+@pytest.mark.parametrize(
+    ("ratings", "says"),
+    [([1e300, 4, 3, 5, 4], "row 0"), ([-np.inf, 4, 3, 5, 4], "row 0"), ([5, 4, 1e-46, 5, 4], "row 2"),
+     (np.array([5, 4, 3, 5, 4 + 1j]), "complex")],
+)  # fmt: skip
+def test_a_frame_rating_float32_cannot_hold_is_refused(ratings: object, says: str) -> None:
+    """1e300 and -inf were refused as a 'rating scale 3.0..inf' (no row); 1e-46 became 0 and a complex rating lost
+    its imaginary part, both silently."""
+    from receval.data.interactions import Interactions
+    from receval.errors import DataError
+
+    with pytest.raises(DataError, match=says):
+        Interactions.from_frame(frame(rating=ratings))
