@@ -219,3 +219,31 @@ def test_a_frame_rating_float32_cannot_hold_is_refused(ratings: object, says: st
 
     with pytest.raises(DataError, match=says):
         Interactions.from_frame(frame(rating=ratings))
+
+
+# ------------------------------------------------------------------ receval.evaluate on odd frames (align.py's)
+
+TRUTH_FRAME = pd.DataFrame({"user": [1, 1, 2, 2, 3], "item": [1, 2, 2, 3, 1], "rating": [5, 4, 3, 5, 4]})
+RECS_FRAME = pd.DataFrame({"user": [1, 1, 2, 2, 3], "item": [1, 3, 2, 1, 1], "score": [0.9, 0.8, 0.7, 0.6, 0.5]})
+
+
+@pytest.mark.xfail(strict=True, reason="align.py (off-limits in sweep 4) reads a missing user id of the "
+                   "recommendations as an unknown user: warned of as 'no truth (e.g. nan)', not refused")  # fmt: skip
+@pytest.mark.parametrize("users", [[1.0, 1.0, np.nan, 2.0, 3.0], pd.array([1, 1, None, 2, 3], dtype="Int64")])
+def test_a_missing_user_id_of_the_recommendations_is_refused(users: object) -> None:
+    """The truth's missing id is refused ('row 2 has no user id'); the recommendations' was dropped with a warning."""
+    import receval
+    from receval.errors import ReceValError
+
+    with pytest.raises(ReceValError, match="row 2"):
+        receval.evaluate(RECS_FRAME.assign(user=users), TRUTH_FRAME, "ndcg@3")
+
+
+@pytest.mark.xfail(strict=True, reason="align.py (off-limits in sweep 4) formats the ids with !r: np.int64(1)")
+def test_a_missing_score_names_the_ids_as_written() -> None:
+    import receval
+    from receval.errors import ReceValError
+
+    with pytest.raises(ReceValError) as caught:
+        receval.evaluate(RECS_FRAME.assign(score=[0.9, "x", 0.7, 0.6, 0.5]), TRUTH_FRAME, "ndcg@3")
+    assert "np.int64" not in str(caught.value)
