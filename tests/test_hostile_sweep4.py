@@ -247,3 +247,34 @@ def test_a_missing_score_names_the_ids_as_written() -> None:
     with pytest.raises(ReceValError) as caught:
         receval.evaluate(RECS_FRAME.assign(score=[0.9, "x", 0.7, 0.6, 0.5]), TRUTH_FRAME, "ndcg@3")
     assert "np.int64" not in str(caught.value)
+
+
+# ------------------------------------------------------------------ TOML configurations
+
+CONFIG = """name = "q"
+seeds = [0]
+metrics = ["ndcg@10"]
+[datasets.synthetic]
+generate = {{ n_users = 30, n_items = 40, n_ratings = 500, seed = {seed} }}
+[split]
+method = "holdout"
+test_fraction = 0.2
+[protocol]
+name = "one-shot"
+k = 10
+threshold = 4
+[recommenders.popularity]
+"""
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+@pytest.mark.parametrize("seed", ["-1", "99999999999999999999"])
+def test_a_generated_data_set_seed_out_of_range_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, seed: str
+) -> None:
+    """numpy's 'expected non-negative integer' was a traceback from check and run (seed = -1)."""
+    config = write(tmp_path, "c.toml", CONFIG.format(seed=seed))
+    out = tmp_path / "out"
+    args = [command, config, *(["--out", out] if command == "run" else [])]
+    line = refused(capsys, args, names="c.toml, line 4", out=out)  # the data set's table
+    assert "seed" in line
