@@ -292,3 +292,20 @@ def test_a_column_option_naming_no_column_is_refused(
     """`data stats r.csv --user nosuch` read the file's 'user' column and said nothing."""
     data = write(tmp_path, "r.csv", "user,item,rating,timestamp\n1,1,5,10\n1,2,3,11\n2,1,4,12\n")
     refused(capsys, ["data", "stats", data, option, "nosuch"], names="nosuch")
+
+
+# ------------------------------------------------------------------ results
+
+
+@pytest.mark.parametrize(("option", "value"), [("--correction", "bogus"), ("--test", "bogus")])
+def test_results_refuses_an_unknown_correction_or_test_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    """With one configuration there is nothing to compare, and '--correction bogus' printed a table titled
+    'bogus correction within each metric', exit 0."""
+    config = write(tmp_path, "c.toml", CONFIG.format(seed=1))
+    store = tmp_path / "store"
+    assert main(["run", str(config), "--out", str(store)]) == 0
+    capsys.readouterr()
+    refused(capsys, ["results", store, "--compare", "ndcg@10", option, value], names=option)
+    refused(capsys, ["results", tmp_path / "nowhere", option, value], names=option)  # before the store is read

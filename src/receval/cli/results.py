@@ -85,9 +85,13 @@ def results_command(
     import pandas as pd
     from rich.console import Console
 
+    from receval.cli.common import one_of
     from receval.experiment.runner import compare, summarise
     from receval.experiment.store import ResultStore
+    from receval.vocabulary import CORRECTION_NAMES, TEST_NAMES
 
+    one_of(test, tuple(TEST_NAMES), "--test")  # before the store is read, and even when nothing is compared
+    one_of(correction, tuple(CORRECTION_NAMES), "--correction")
     store = ResultStore(directory)
     try:
         meta = store.meta()
