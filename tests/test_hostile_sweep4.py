@@ -309,3 +309,24 @@ def test_results_refuses_an_unknown_correction_or_test_first(
     capsys.readouterr()
     refused(capsys, ["results", store, "--compare", "ndcg@10", option, value], names=option)
     refused(capsys, ["results", tmp_path / "nowhere", option, value], names=option)  # before the store is read
+
+
+# ------------------------------------------------------------------ aa
+
+
+def ratings_file(tmp_path: Path) -> Path:
+    """12 users x 8 items, every user rating 5 items (ratings 1..5): enough for a split and two fits."""
+    rng = np.random.default_rng(3)
+    rows = [(u, int(i), int(rng.integers(1, 6))) for u in range(12) for i in rng.choice(8, 5, replace=False)]
+    return write(tmp_path, "r.csv", "user,item,rating\n" + "".join(f"{u},{i},{r}\n" for u, i, r in rows))
+
+
+@pytest.mark.parametrize(("metric", "names"), [("gini@5", "system-level"), ("coverage", "system-level"),
+                                               ("rmse", "predicts ratings")])  # fmt: skip
+def test_aa_refuses_a_metric_without_per_user_pairs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], metric: str, names: str
+) -> None:
+    """gini@5 was pandas' KeyError traceback; rmse of popularity (no predictions) said 'shapes (0,) and (0,)'."""
+    data = ratings_file(tmp_path)
+    refused(capsys, ["aa", data, "-f", "csv", "--algorithm", "popularity", "--resamples", "5", "--metric", metric],
+            names=names)  # fmt: skip
