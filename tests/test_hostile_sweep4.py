@@ -330,3 +330,26 @@ def test_aa_refuses_a_metric_without_per_user_pairs(
     data = ratings_file(tmp_path)
     refused(capsys, ["aa", data, "-f", "csv", "--algorithm", "popularity", "--resamples", "5", "--metric", metric],
             names=names)  # fmt: skip
+
+
+# ------------------------------------------------------------------ metaeval
+
+
+@pytest.mark.parametrize("strength", ["nan", "-1"])
+def test_metaeval_refuses_a_strength_outside_0_1_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], strength: str
+) -> None:
+    """_runs distorts only strengths > 0: -1 and nan ran as the undistorted system labelled 'popularity@-1', exit 0."""
+    out = tmp_path / "out"
+    refused(capsys, ["metaeval", "--data", tmp_path / "absent.csv", "-f", "csv", "--strengths", f"0,{strength}",
+                     "--out", out, "--quiet"], names=f"--strengths {strength}", out=out)  # fmt: skip
+
+
+def test_metaeval_study_refuses_a_negative_strength() -> None:
+    from receval.data.synthetic import generate
+    from receval.errors import ConfigError
+    from receval.studies.metaeval import metaeval_study
+
+    data = generate(n_users=30, n_items=40, n_ratings=600, seed=0)
+    with pytest.raises(ConfigError, match=r"strengths=-0\.5"):
+        metaeval_study(data, ["ndcg@5"], ["random", "popularity"], k=5, strengths=[0, -0.5], fractions=[0.5])
