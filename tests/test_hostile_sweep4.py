@@ -353,3 +353,9 @@ def test_metaeval_study_refuses_a_negative_strength() -> None:
     data = generate(n_users=30, n_items=40, n_ratings=600, seed=0)
     with pytest.raises(ConfigError, match=r"strengths=-0\.5"):
         metaeval_study(data, ["ndcg@5"], ["random", "popularity"], k=5, strengths=[0, -0.5], fractions=[0.5])
+
+
+def test_ope_refuses_a_target_named_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--targets random,random printed one row, exit 0 (a --target-table of a taken name is refused)."""
+    refused(capsys, ["ope", "--synthetic", "8x5", "--rounds", "50", "--bootstrap", "0", "--targets",
+                     "random,greedy,random"], names="'random' is named twice")  # fmt: skip

@@ -98,6 +98,9 @@ def ope_command(
     names = [t.strip() for t in targets.split(",") if t.strip()]
     if not names and not target_tables:
         raise ConfigError("--targets is empty; give comma-separated policies such as random,greedy or --target-table")
+    twice = next((n for j, n in enumerate(names) if n in names[:j]), None)
+    if twice is not None:  # the study keys targets by name: a second 'random' was dropped silently
+        raise ConfigError(f"--targets {targets}: {twice!r} is named twice; name each target once")
     if log_out is not None:
         from receval.outputs import check_output_file
 
