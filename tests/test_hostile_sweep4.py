@@ -359,3 +359,21 @@ def test_ope_refuses_a_target_named_twice(tmp_path: Path, capsys: pytest.Capture
     """--targets random,random printed one row, exit 0 (a --target-table of a taken name is refused)."""
     refused(capsys, ["ope", "--synthetic", "8x5", "--rounds", "50", "--bootstrap", "0", "--targets",
                      "random,greedy,random"], names="'random' is named twice")  # fmt: skip
+
+
+# ------------------------------------------------------------------ recommenders
+
+
+@pytest.mark.parametrize("rate", [1.0, 1e300, float("inf")])
+def test_mf_that_diverges_is_refused_not_nan(rate: float) -> None:
+    """SGD at learning_rate 1 (or inf, which the config check let through) made every factor NaN: predict gave
+    NaN for every pair and a run scored them."""
+    from receval.data.synthetic import generate
+    from receval.errors import DataError
+    from receval.recommenders import make
+
+    data = generate(n_users=30, n_items=40, n_ratings=500, seed=1)
+    with pytest.raises(DataError, match="learning_rate"):
+        make("mf", learning_rate=rate).fit(data)
+    model = make("mf").fit(data)  # the default rate converges: finite predictions
+    assert np.isfinite(model.predict(np.arange(5), np.arange(5))).all()
