@@ -377,3 +377,37 @@ def test_mf_that_diverges_is_refused_not_nan(rate: float) -> None:
         make("mf", learning_rate=rate).fit(data)
     model = make("mf").fit(data)  # the default rate converges: finite predictions
     assert np.isfinite(model.predict(np.arange(5), np.arange(5))).all()
+
+
+# ------------------------------------------------------------------ debias
+
+
+def familiar_file(tmp_path: Path, flag: object = None) -> Path:
+    """40 users x 12 of 30 items, 70% of the ratings flagged familiar (or every one ``flag``)."""
+    rng = np.random.default_rng(7)
+    rows = [(u, int(i), int(rng.integers(1, 6)), int(rng.random() < 0.7) if flag is None else flag)
+            for u in range(40) for i in rng.choice(30, 12, replace=False)]  # fmt: skip
+    text = "user,item,rating,familiar\n" + "".join(f"{u},{i},{r},{f}\n" for u, i, r, f in rows)
+    return write(tmp_path, "fam.csv", text)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--algorithms", "popularity,popularity"), ("--estimators", "naive,ips,ips"),
+     ("--propensities", "popularity,popularity")],
+)  # fmt: skip
+def test_debias_refuses_a_name_given_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    """popularity,popularity ranked one system and printed pandas' 'Empty DataFrame'; ips,ips failed with 'two 1-d
+    arrays of equal length are needed, got shapes (4,) and (8,)'; a repeated propensity model ran twice."""
+    data = familiar_file(tmp_path)
+    args = ["debias", "--data", data, "-f", "csv", "--algorithms", "popularity,random", option, value]
+    refused(capsys, args, names=f"{option} {value}: ")
+
+
+def test_debias_without_a_familiar_rating_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said 'cannot fit MostPopular on empty training data'."""
+    data = familiar_file(tmp_path, flag=0)
+    refused(capsys, ["debias", "--data", data, "-f", "csv", "--algorithms", "popularity,random"],
+            names="no rating is flagged familiar")  # fmt: skip

@@ -38,7 +38,7 @@ import math
 import numbers
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,7 @@ __all__ = [
     "available_memory",
     "check_command_options",
     "check_count",
+    "check_distinct",
     "check_folds",
     "check_fraction",
     "check_jobs",
@@ -208,6 +209,27 @@ def check_fraction(value: Any, option: str) -> float:
     if not _is_real(value) or not 0 < value < 1:
         raise _bad(option, value, ": give a number strictly between 0 and 1")
     return float(value)
+
+
+def check_distinct(names: Sequence[str], option: str) -> list[str]:
+    """``names`` (a list option's entries) as a list, each once; a name given twice is a ConfigError.
+
+    The studies key their systems, targets and estimators by name: a second entry would be dropped silently.
+
+    Examples
+    --------
+    >>> check_distinct(["random", "greedy"], "--targets")
+    ['random', 'greedy']
+    >>> check_distinct(["random", "greedy", "random"], "--targets")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --targets random,greedy,random: 'random' is named twice; name each once
+    """
+    listed = list(names)
+    twice = next((name for j, name in enumerate(listed) if name in listed[:j]), None)
+    if twice is not None:
+        raise _bad(option, ",".join(listed), f": {twice!r} is named twice; name each once")
+    return listed
 
 
 def check_number(value: Any, option: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
