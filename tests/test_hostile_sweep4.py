@@ -411,3 +411,23 @@ def test_debias_without_a_familiar_rating_says_so(tmp_path: Path, capsys: pytest
     data = familiar_file(tmp_path, flag=0)
     refused(capsys, ["debias", "--data", data, "-f", "csv", "--algorithms", "popularity,random"],
             names="no rating is flagged familiar")  # fmt: skip
+
+
+# ------------------------------------------------------------------ written tables read back
+
+
+@pytest.mark.parametrize("suffix", [".pq", ".parq", ".tab", ".parquet", ".tsv", ".txt", ".csv"])
+def test_a_log_written_under_any_reader_extension_reads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    """--log-out log.pq wrote CSV text (write_frame knew only .parquet, .tsv, .txt) that --log log.pq refused as
+    'not a readable Parquet file'; log.tab was read as one column 'user'."""
+    from receval.simulate.logged import read_log
+
+    out = tmp_path / f"log{suffix}"
+    args = ["ope", "--synthetic", "8x5", "--rounds", "40", "--bootstrap", "0", "--targets", "random", "--seed", "1"]
+    assert main([*args, "--log-out", str(out)]) == 0
+    capsys.readouterr()
+    assert main([*args, "--log-out", str(tmp_path / "plain.csv")]) == 0
+    assert read_log(out).equals(read_log(tmp_path / "plain.csv"))  # the same 40 rounds, whatever the extension
+    assert main([*args, "--log", str(out)]) == 0
