@@ -431,3 +431,12 @@ def test_a_log_written_under_any_reader_extension_reads_back(
     assert main([*args, "--log-out", str(tmp_path / "plain.csv")]) == 0
     assert read_log(out).equals(read_log(tmp_path / "plain.csv"))  # the same 40 rounds, whatever the extension
     assert main([*args, "--log", str(out)]) == 0
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_an_empty_unknown_group_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """--unknown-group '' pooled the users without a group under a group named ''."""
+    truth, recs = write(tmp_path, "t.tsv", TRUTH), write(tmp_path, "r.tsv", RECS)
+    groups = write(tmp_path, "g.csv", "user,group\n1,a\n2,a\n3,b\n4,b\n")
+    refused(capsys, ["evaluate", "--truth", truth, "--recs", recs, "--metrics", "ndcg@3", "--user-groups", groups,
+                     "--unknown-group", name], names="--unknown-group")  # fmt: skip

@@ -477,6 +477,9 @@ def align_groups(
     >>> align_groups([1, 2, 3, 4, 5, 6], table, unknown_group="?").to_dict()
     {1: 'F', 2: 'F', 3: 'M', 4: 'M', 5: '?', 6: '?'}
     """
+    if unknown_group is not None and not unknown_group.strip():  # a group named '' (the empty cells' refusal)
+        raise ConfigError(f"unknown_group={unknown_group!r}: give the pool of users without a group a name, e.g. "
+                          "'other'", parameters=["unknown_group"])  # fmt: skip
     table = read_user_groups(table)
     keys = table["user"].astype(str).to_numpy()
     names = table["group"].astype(str).str.strip().to_numpy()
