@@ -440,3 +440,19 @@ def test_an_empty_unknown_group_name_is_refused(tmp_path: Path, capsys: pytest.C
     groups = write(tmp_path, "g.csv", "user,group\n1,a\n2,a\n3,b\n4,b\n")
     refused(capsys, ["evaluate", "--truth", truth, "--recs", recs, "--metrics", "ndcg@3", "--user-groups", groups,
                      "--unknown-group", name], names="--unknown-group")  # fmt: skip
+
+
+# ------------------------------------------------------------------ split
+
+
+def test_split_refuses_a_cut_instant_with_a_test_fraction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--at with --test-fraction 0.5 cut at the instant and ignored the 0.5, silently (76% of pairs in test)."""
+    data = write(tmp_path, "r.csv", "user,item,rating,timestamp\n" + "".join(
+        f"{u},{i},{1 + (u + i) % 5},{100 * u + i}\n" for u in range(1, 9) for i in range(1, 6)
+    ))  # fmt: skip
+    out = tmp_path / "out"
+    refused(capsys, ["split", data, "-o", out, "--method", "temporal", "--at", "300", "--test-fraction", "0.5"],
+            names="--test-fraction 0.5", out=out)  # fmt: skip
+    assert main(["split", str(data), "-o", str(out), "--method", "temporal", "--at", "300"]) == 0
+    test = pd.read_csv(out / "test.tsv", sep="\t")
+    assert (test["timestamp"] >= 300).all() and len(test) == 30  # users 3..8: the instant alone cuts
