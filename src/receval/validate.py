@@ -216,6 +216,11 @@ def check_distinct(names: Sequence[str], option: str) -> list[str]:
 
     The studies key their systems, targets and estimators by name: a second entry would be dropped silently.
 
+    Returns
+    -------
+    list of str
+        ``names``, in their order.
+
     Examples
     --------
     >>> check_distinct(["random", "greedy"], "--targets")
