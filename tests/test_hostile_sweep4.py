@@ -456,3 +456,21 @@ def test_split_refuses_a_cut_instant_with_a_test_fraction(tmp_path: Path, capsys
     assert main(["split", str(data), "-o", str(out), "--method", "temporal", "--at", "300"]) == 0
     test = pd.read_csv(out / "test.tsv", sep="\t")
     assert (test["timestamp"] >= 300).all() and len(test) == 30  # users 3..8: the instant alone cuts
+
+
+@pytest.mark.parametrize("command", ["check", "run"])
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [("[recommenders.popularity]", '[recommenders.""]\nalgorithm = "popularity"', "line 13"),
+     ("[recommenders.popularity]", '[recommenders."pop "]\nalgorithm = "popularity"', "line 13"),
+     ("[datasets.synthetic]", '[datasets.""]', "line 4")],
+)  # fmt: skip
+def test_an_empty_or_padded_label_is_refused_at_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, old: str, new: str, line: str
+) -> None:
+    """A recommender labelled '' vanished from the results ('synthetic/one-shot'), a data set '' showed as
+    '/popularity()', and 'pop ' looked like 'pop'."""
+    config = write(tmp_path, "c.toml", CONFIG.format(seed=1).replace(old, new))
+    out = tmp_path / "out"
+    refused(capsys, [command, config, *(["--out", out] if command == "run" else [])], names=f"c.toml, {line}",
+            out=out)  # fmt: skip
