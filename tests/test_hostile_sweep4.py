@@ -474,3 +474,37 @@ def test_an_empty_or_padded_label_is_refused_at_its_line(
     out = tmp_path / "out"
     refused(capsys, [command, config, *(["--out", out] if command == "run" else [])], names=f"c.toml, {line}",
             out=out)  # fmt: skip
+
+
+# ------------------------------------------------------------------ evaluate_model
+
+
+@pytest.fixture(scope="module")
+def split_data() -> tuple[object, object]:
+    from receval.data.synthetic import generate
+    from receval.split import holdout
+
+    return holdout(generate(n_users=30, n_items=40, n_ratings=500, seed=1), 0.2, seed=0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "says"),
+    [({"k": 0}, "k=0: give an integer"), ({"k": True}, "k=True"), ({"k": 10.5}, "k=10.5"),
+     ({"seed": -1}, "seed=-1"), ({"model": "popularity"}, "model must be a recommender"),
+     ({"model": None}, "model must be a recommender"), ({"empty_test": True}, "test has no ratings")],
+)  # fmt: skip
+def test_evaluate_model_refuses_odd_arguments_first(split_data: tuple[object, object], kwargs: dict, says: str) -> None:
+    """k=0 said 'the lists hold k = 0 items', 10.5 was cut to 10 silently, seed=-1 and a model given by name were
+    tracebacks (numpy's ValueError, 'str' object has no attribute 'fit'), an empty test gave {'ndcg@10': nan}."""
+    import re
+
+    from receval.errors import ReceValError
+    from receval.evaluation import evaluate_model
+    from receval.recommenders import make
+
+    train, test = split_data
+    if kwargs.pop("empty_test", False):
+        test = test.subset(np.zeros(test.n_ratings, dtype=bool))  # type: ignore[attr-defined]
+    model = kwargs.pop("model", make("popularity"))
+    with pytest.raises(ReceValError, match=re.escape(says)):
+        evaluate_model(model, train, test, ["ndcg@10"], **kwargs)
