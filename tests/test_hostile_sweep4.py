@@ -508,3 +508,20 @@ def test_evaluate_model_refuses_odd_arguments_first(split_data: tuple[object, ob
     model = kwargs.pop("model", make("popularity"))
     with pytest.raises(ReceValError, match=re.escape(says)):
         evaluate_model(model, train, test, ["ndcg@10"], **kwargs)
+
+
+@pytest.mark.parametrize("threshold", ["4", None])
+def test_a_threshold_that_is_not_a_number_is_named_so(threshold: object) -> None:
+    """threshold='4' was refused as 'threshold=4 is outside the rating scale 3..5', which it is not."""
+    import receval
+    from receval.errors import ConfigError
+    from receval.validate import check_threshold
+
+    truth = pd.DataFrame({"user": [1, 1, 2], "item": [1, 2, 2], "rating": [5, 4, 3]})
+    recs = pd.DataFrame({"user": [1, 2], "item": [1, 2], "score": [1.0, 1.0]})
+
+    with pytest.raises(ConfigError, match=r"give a number on the rating scale 1\.\.5"):
+        check_threshold(threshold, 1, 5)
+    if threshold is not None:
+        with pytest.raises(ConfigError, match="give a number"):
+            receval.evaluate(recs, truth, "ndcg@3", threshold=threshold)

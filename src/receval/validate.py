@@ -289,7 +289,9 @@ def check_threshold(value: Any, low: float, high: float, option: str = "threshol
     ...
     receval.errors.ConfigError: split.threshold inf is outside the rating scale 1..5; pick a threshold on the scale
     """
-    if not _is_real(value) or not math.isfinite(value) or not ((below or low <= value) and value <= high):
+    if not _is_real(value):  # the text '4' is not 'outside the rating scale 1..5'
+        raise _bad(option, repr(value), f": give a number on the rating scale {low:g}..{high:g}")
+    if not math.isfinite(value) or not ((below or low <= value) and value <= high):
         raise _bad(option, value, f" is outside the rating scale {low:g}..{high:g}; pick a threshold on the scale")
     return float(value)
 
