@@ -10,6 +10,7 @@ numbers and the ids as written.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -525,3 +526,17 @@ def test_a_threshold_that_is_not_a_number_is_named_so(threshold: object) -> None
     if threshold is not None:
         with pytest.raises(ConfigError, match="give a number"):
             receval.evaluate(recs, truth, "ndcg@3", threshold=threshold)
+
+
+# ------------------------------------------------------------------ error metrics
+
+
+def test_an_error_metric_that_overflows_is_refused_not_inf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A prediction of 1e200 made rmse inf, printed (and written as JSON's invalid 'Infinity')."""
+    truth = write(tmp_path, "t.tsv", "user\titem\trating\n1\t1\t4\n1\t2\t3\n2\t1\t5\n")
+    preds = write(tmp_path, "p.tsv", "user\titem\trating\tprediction\n1\t1\t4\t1e200\n1\t2\t3\t3.5\n2\t1\t5\t4\n")
+    refused(capsys, ["evaluate", "--truth", truth, "--predictions", preds, "--metrics", "rmse"], names="overflow")
+    # a large error whose square float64 holds is a number: rmse by hand = sqrt((1e150 - 4)^2 / 3 + ...)
+    big = write(tmp_path, "b.tsv", "user\titem\trating\tprediction\n1\t1\t4\t1e150\n1\t2\t3\t3\n2\t1\t5\t5\n")
+    assert main(["evaluate", "--truth", str(truth), "--predictions", str(big), "--metrics", "rmse", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["rmse"] == pytest.approx(1e150 / math.sqrt(3))
