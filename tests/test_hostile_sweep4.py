@@ -540,3 +540,18 @@ def test_an_error_metric_that_overflows_is_refused_not_inf(tmp_path: Path, capsy
     big = write(tmp_path, "b.tsv", "user\titem\trating\tprediction\n1\t1\t4\t1e150\n1\t2\t3\t3\n2\t1\t5\t5\n")
     assert main(["evaluate", "--truth", str(truth), "--predictions", str(big), "--metrics", "rmse", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["rmse"] == pytest.approx(1e150 / math.sqrt(3))
+
+
+@pytest.mark.parametrize("side", ["truth", "recommendations"])
+def test_a_row_without_its_point_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], side: str) -> None:
+    """An empty point cell made a point 'nan' of its own: the truth row was scored as a missed point (recall 2/3)."""
+    truth_rows = ["u1\t1\t0", "u1\t2\t1", "u2\t2\t0"]
+    rec_rows = ["u1\t1\t1\t0", "u1\t2\t1\t1", "u2\t2\t1\t0"]
+    if side == "truth":
+        truth_rows[1] = "u1\t2\t"
+    else:
+        rec_rows[1] = "u1\t2\t1\t"
+    truth = write(tmp_path, "t.tsv", "user\titem\tpoint\n" + "\n".join(truth_rows) + "\n")
+    recs = write(tmp_path, "r.tsv", "user\titem\tscore\tpoint\n" + "\n".join(rec_rows) + "\n")
+    refused(capsys, ["evaluate", "--truth", truth, "--recs", recs, "--metrics", "recall@5", "--points"],
+            names=f"the {side} have 1 row(s) without a point (first: row 2)")  # fmt: skip

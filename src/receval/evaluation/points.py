@@ -112,6 +112,11 @@ def _table(obj: Any, what: str) -> pd.DataFrame:
 def _key_column(recs: pd.DataFrame, truth: pd.DataFrame) -> str:
     for key in ("point", "timestamp"):
         if key in truth.columns and key in recs.columns:
+            for what, table in (("truth", truth), ("recommendations", recs)):
+                missing = np.flatnonzero(table[key].isna().to_numpy())
+                if len(missing):  # NaN would be a point of its own, matched to nothing
+                    raise DataError(f"evaluate_points: the {what} have {len(missing):,} row(s) without a {key} (first: "
+                                    f"row {missing[0] + 1}); give every row its evaluation point")  # fmt: skip
             return key
     raise ConfigError(
         "evaluate_points: key the recommendations and the truth by evaluation point: a 'point' column in both, "
