@@ -555,3 +555,15 @@ def test_a_row_without_its_point_is_refused(tmp_path: Path, capsys: pytest.Captu
     recs = write(tmp_path, "r.tsv", "user\titem\tscore\tpoint\n" + "\n".join(rec_rows) + "\n")
     refused(capsys, ["evaluate", "--truth", truth, "--recs", recs, "--metrics", "recall@5", "--points"],
             names=f"the {side} have 1 row(s) without a point (first: row 2)")  # fmt: skip
+
+
+def test_ease_refuses_an_infinite_l2() -> None:
+    """l2=inf passed the 'positive number' check and made every score NaN."""
+    from receval.data.synthetic import generate
+    from receval.errors import ConfigError
+    from receval.recommenders import make
+
+    data = generate(n_users=30, n_items=40, n_ratings=500, seed=1)
+    with pytest.raises(ConfigError, match="l2 must be a positive number, finite"):
+        make("ease", l2=float("inf")).fit(data)
+    assert np.isfinite(make("ease", l2=1e300).fit(data).score(np.arange(3))).all()  # large but finite: a number

@@ -244,8 +244,9 @@ class EASE(ItemItemModel):
         self.threshold = threshold
 
     def _validate(self) -> None:
-        if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float, np.number)) or not self.l2 > 0:
-            raise ConfigError(f"l2 must be a positive number (EASE^R's λ), got {self.l2!r}")
+        if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float, np.number)) or not 0 < self.l2 < np.inf:
+            # inf made every score NaN (B = 0 / 0), silently
+            raise ConfigError(f"l2 must be a positive number, finite (EASE^R's λ), got {self.l2!r}")
         _check_threshold(self.threshold)
 
     def fit(self, train: Interactions) -> EASE:
