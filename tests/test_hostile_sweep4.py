@@ -567,3 +567,16 @@ def test_ease_refuses_an_infinite_l2() -> None:
     with pytest.raises(ConfigError, match="l2 must be a positive number, finite"):
         make("ease", l2=float("inf")).fit(data)
     assert np.isfinite(make("ease", l2=1e300).fit(data).score(np.arange(3))).all()  # large but finite: a number
+
+
+def test_slim_refuses_max_iter_past_the_iteration_cap() -> None:
+    """max_iter=10**12 was the solver's 'OverflowError: value too large to convert to unsigned int', a traceback."""
+    from receval.data.synthetic import generate
+    from receval.errors import ConfigError
+    from receval.recommenders import make
+    from receval.recommenders.base import MAX_ITERATIONS
+
+    data = generate(n_users=30, n_items=40, n_ratings=500, seed=1)
+    with pytest.raises(ConfigError, match="max_iter=1000000000000"):
+        make("slim", max_iter=10**12).fit(data)
+    make("slim", max_iter=MAX_ITERATIONS, topK=5).fit(data)  # the cap itself is allowed
