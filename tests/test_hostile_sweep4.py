@@ -580,3 +580,20 @@ def test_slim_refuses_max_iter_past_the_iteration_cap() -> None:
     with pytest.raises(ConfigError, match="max_iter=1000000000000"):
         make("slim", max_iter=10**12).fit(data)
     make("slim", max_iter=MAX_ITERATIONS, topK=5).fit(data)  # the cap itself is allowed
+
+
+# ------------------------------------------------------------------ protocols-study
+
+
+def test_a_study_of_one_setting_draws_no_empty_heat_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One protocol and one core drew a 0 x 0 τ heat map and printed matplotlib's two 'identical low and high
+    xlims/ylims' warnings."""
+    data = ratings_file(tmp_path)
+    out = tmp_path / "out"
+    status = main(["protocols-study", str(data), "-f", "csv", "--algorithms", "popularity,random", "--protocols",
+                   "random", "--cores", "0", "--k", "3", "--metrics", "ndcg@3", "--out", str(out)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    assert captured.err == ""
+    assert not (out / "tau.png").exists() and (out / "values.png").exists()
+    assert "no pair of rankings to compare" in (out / "report.html").read_text()
