@@ -610,3 +610,21 @@ def test_evaluate_checks_its_numbers_before_reading(
     first)."""
     refused(capsys, ["evaluate", "--truth", tmp_path / "absent.csv", "--recs", tmp_path / "absent.tsv", "--metrics",
                      "ndcg@10", option, value], names=f"{option} {value}")  # fmt: skip
+
+
+# ------------------------------------------------------------------ audit
+
+
+@pytest.mark.parametrize(("test_times", "after", "affected"), [(["2019-12-31", "2021-01-01"], 2 / 3, 0.5),
+                                                               (["100", "200"], 1.0, 1.0)])  # fmt: skip
+def test_audit_reads_dates_as_seconds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], test_times: list[str], after: float, affected: float
+) -> None:
+    """ISO dates were `int() argument must be ... not 'datetime.date'`, a traceback. By hand: user 1's first test
+    time (2019-12-31) precedes both of its training rows (2 of 3 rows, 1 of 2 users); epoch seconds 100 and 200
+    precede every training date."""
+    train = write(tmp_path, "tr.tsv", "user\titem\ttimestamp\n1\t1\t2020-01-01\n1\t2\t2020-01-02\n2\t1\t2020-01-03\n")
+    test = write(tmp_path, "te.tsv", f"user\titem\ttimestamp\n1\t3\t{test_times[0]}\n2\t2\t{test_times[1]}\n")
+    assert main(["audit", "--train", str(train), "--test", str(test), "--json"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["train_after_test"] == pytest.approx(after) and body["users_affected"] == pytest.approx(affected)
