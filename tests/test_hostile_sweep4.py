@@ -628,3 +628,10 @@ def test_audit_reads_dates_as_seconds(
     assert main(["audit", "--train", str(train), "--test", str(test), "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["train_after_test"] == pytest.approx(after) and body["users_affected"] == pytest.approx(affected)
+
+
+def test_audit_refuses_a_timestamp_past_64_bits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """1e30 became -2^63 in the int64 cast and the audit ran on it."""
+    train = write(tmp_path, "tr.tsv", "user\titem\ttimestamp\n1\t1\t1e30\n1\t2\t5\n")
+    test = write(tmp_path, "te.tsv", "user\titem\ttimestamp\n1\t3\t100\n2\t2\t200\n")
+    refused(capsys, ["audit", "--train", train, "--test", test], names="1e+30 (row 1) is outside the 64-bit range")

@@ -244,6 +244,10 @@ def _seconds(values: np.ndarray) -> np.ndarray:
     if values.dtype.kind in "iu":
         return values.astype(np.int64)
     if values.dtype.kind == "f" and np.isfinite(values).all():
+        outside = np.flatnonzero(~(np.abs(values) < 2.0**63))  # int64 would make them -2^63, silently
+        if len(outside):
+            raise DataError(f"column timestamp: {values[outside[0]]:g} (row {outside[0] + 1}) is outside the 64-bit "
+                            "range of Unix seconds (±9.2e18); give seconds (or a date) within it")  # fmt: skip
         return np.floor(values).astype(np.int64)
     try:
         dates = pd.to_datetime(pd.Series(values), utc=True, format="mixed")
