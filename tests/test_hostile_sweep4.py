@@ -635,3 +635,24 @@ def test_audit_refuses_a_timestamp_past_64_bits(tmp_path: Path, capsys: pytest.C
     train = write(tmp_path, "tr.tsv", "user\titem\ttimestamp\n1\t1\t1e30\n1\t2\t5\n")
     test = write(tmp_path, "te.tsv", "user\titem\ttimestamp\n1\t3\t100\n2\t2\t200\n")
     refused(capsys, ["audit", "--train", train, "--test", test], names="1e+30 (row 1) is outside the 64-bit range")
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [("series", "got Series"), ("dict", "got dict"), ("none", "got NoneType"), ("twice", "columns named 'user'"),
+     ("scale", "is not a RatingScale")],
+)  # fmt: skip
+def test_from_frame_refuses_what_is_not_a_table(given: str, says: str) -> None:
+    """A Series, a dict or None was an AttributeError ('no attribute columns'), two 'user' columns pandas' 'Data must
+    be 1-dimensional', scale=(1, 5) an AttributeError deep in the scale check."""
+    from receval.data.interactions import Interactions
+    from receval.errors import ReceValError
+
+    base = frame()
+    kwargs: dict = {}
+    table: object = {"series": base["user"], "dict": base.to_dict("list"), "none": None,
+                     "twice": pd.concat([base, base[["user"]]], axis=1)}.get(given, base)  # fmt: skip
+    if given == "scale":
+        kwargs["scale"] = (1, 5)
+    with pytest.raises(ReceValError, match=says):
+        Interactions.from_frame(table, **kwargs)

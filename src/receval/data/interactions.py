@@ -10,6 +10,7 @@ space, so indices from a training split are valid in its test split.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from receval.data import _arrow, vocab
-from receval.errors import DataError, shown_id
+from receval.errors import ConfigError, DataError, shown_id
 from receval.validate import check_number
 
 if TYPE_CHECKING:
@@ -480,7 +481,16 @@ class Interactions:
             Optional frame with columns ``item`` and ``aspect`` (one row per pair);
             items it names that have no rating are added to the id space.
         """
+        if not (_is_arrow_table(frame) or hasattr(frame, "columns")):  # a Series, a dict, None: an AttributeError
+            raise DataError(f"from_frame reads a pandas DataFrame or a pyarrow Table, got {type(frame).__name__}")
+        if scale is not None and not isinstance(scale, RatingScale):
+            raise ConfigError(
+                f"scale={scale!r} is not a RatingScale; give e.g. RatingScale(1, 5)", parameters=["scale"]
+            )
         present = list(frame.column_names) if _is_arrow_table(frame) else list(frame.columns)
+        twice = sorted(str(c) for c, n in Counter(present).items() if n > 1)  # not list.count: 1e5 columns
+        if twice:  # frame[name] would be a table of them: pandas' 'Data must be 1-dimensional'
+            raise DataError(f"the frame has two or more columns named {', '.join(map(repr, twice))}; keep one of each")
         missing = [c for c in (user, item, rating, timestamp, *extra) if c is not None and c not in present]
         if missing:
             raise DataError(f"missing column(s) {missing}; the frame has {present}", column=missing[0])
