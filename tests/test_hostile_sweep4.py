@@ -656,3 +656,16 @@ def test_from_frame_refuses_what_is_not_a_table(given: str, says: str) -> None:
         kwargs["scale"] = (1, 5)
     with pytest.raises(ReceValError, match=says):
         Interactions.from_frame(table, **kwargs)
+
+
+def test_a_log_index_that_is_not_a_whole_number_is_named_by_its_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'column user must hold non-negative integers' named no line (the log's other checks name theirs)."""
+    lines = log_file(tmp_path, capsys)
+    fields = lines[5].split(",")
+    fields[1] = "1.5"
+    lines[5] = ",".join(fields)
+    bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+    refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad],
+            names="column user must hold non-negative integers (first 1.5 at line 6)")  # fmt: skip

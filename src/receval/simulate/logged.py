@@ -488,8 +488,11 @@ def _checked(frame: pd.DataFrame, where: str) -> pd.DataFrame:
             "a logged action must have had a positive probability"
         )
     for col in ("round", "user", "item", *(["position"] if "position" in cols else [])):
-        if (out[col] != np.floor(out[col])).any() or (out[col] < 0).any():
-            raise DataError(f"{where}: column {col} must hold non-negative integers")
+        bad = ((out[col] != np.floor(out[col])) | (out[col] < 0)).to_numpy()
+        if bad.any():  # named by its line, as the other checks of the log name theirs
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{where}: column {col} must hold non-negative integers (first {out[col].iloc[first]:g} "
+                            f"at line {first + 2})")  # fmt: skip
         out[col] = out[col].astype(np.int64)
     return out
 
