@@ -669,3 +669,19 @@ def test_a_log_index_that_is_not_a_whole_number_is_named_by_its_line(
     bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
     refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad],
             names="column user must hold non-negative integers (first 1.5 at line 6)")  # fmt: skip
+
+
+@pytest.mark.parametrize("own", ["experiment.json", "tasks.parquet"])
+def test_results_cd_diagram_over_a_file_of_its_store_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], own: str
+) -> None:
+    """--cd-diagram STORE/experiment.json was checked as any output file: the figure would replace the store's
+    record (report --out already refuses this)."""
+    config = write(tmp_path, "c.toml", CONFIG.format(seed=1))
+    store = tmp_path / "store"
+    assert main(["run", str(config), "--out", str(store)]) == 0
+    capsys.readouterr()
+    before = (store / own).read_bytes()
+    refused(capsys, ["results", store, "--friedman", "ndcg@10", "--cd-diagram", store / own],
+            names=f"the result store's {own}")  # fmt: skip
+    assert (store / own).read_bytes() == before

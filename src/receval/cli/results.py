@@ -183,10 +183,12 @@ def results_command(
 def _friedman(store: Any, metric: str, cd_figure: Path | None, fmt: str, doc: dict[str, Any], tables: Any) -> None:
     from receval.report.claims import friedman_of
 
-    if cd_figure is not None:
+    if cd_figure is not None:  # never over one of the store's own files (an earlier figure is not one)
         from receval.outputs import check_output_file
 
-        check_output_file(cd_figure, "--cd-diagram")
+        own = store.root.rglob("*") if store.root.is_dir() else ()
+        kept = {f"the result store's {p.relative_to(store.root)}": p for p in own if p.suffix not in (".png", ".svg")}
+        check_output_file(cd_figure, "--cd-diagram", kept)
     result, table, what = friedman_of(store, metric)
     rows = [[name, rank] for name, rank in zip(result.systems, result.avg_ranks, strict=True)]
     title = (
