@@ -685,3 +685,13 @@ def test_results_cd_diagram_over_a_file_of_its_store_is_refused(
     refused(capsys, ["results", store, "--friedman", "ndcg@10", "--cd-diagram", store / own],
             names=f"the result store's {own}")  # fmt: skip
     assert (store / own).read_bytes() == before
+
+
+def test_check_names_a_fold_without_its_test_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fold-1/ holding only train.tsv was skipped and the folder read as one split: 'FOLDER/train.tsv: no such
+    file', a file nobody wrote."""
+    fold = tmp_path / "split" / "fold-1"
+    fold.mkdir(parents=True)
+    write(fold, "train.tsv", "user\titem\trating\n1\t1\t5\n2\t1\t3\n")
+    refused(capsys, ["check", tmp_path / "split"], names="fold-1: a fold of a split folder holds train.tsv and "
+            "test.tsv; test.tsv is missing")  # fmt: skip
