@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "PARQUET_SUFFIXES",
+    "TSV_SUFFIXES",
     "Publication",
     "atomic_write",
     "publish",
@@ -50,6 +52,9 @@ __all__ = [
     "write_text",
 ]
 
+# the extensions receval's reader takes as Parquet and as tab-separated text: a file written under one reads back
+PARQUET_SUFFIXES: tuple[str, ...] = (".parquet", ".pq", ".parq")
+TSV_SUFFIXES: tuple[str, ...] = (".tsv", ".tab", ".txt")
 _TEMPORARY = re.compile(r"^\.receval-(\d+)-\d+\.tmp$")
 _COUNTER = itertools.count()
 _CLEANED: set[Path] = set()  # folders already cleaned by this process
@@ -421,8 +426,8 @@ def write_text(path: str | Path, text: str | Iterable[str]) -> Path:
 def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False, format: str | None = None) -> Path:
     """Atomically write a DataFrame as Parquet, CSV or TSV, chosen by ``format`` or else the file's extension.
 
-    ``format`` is ``"parquet"``, ``"csv"`` or ``"tsv"``; without it ``.parquet`` is
-    Parquet, ``.tsv`` and ``.txt`` tab-separated, anything else comma-separated. Floats
+    ``format`` is ``"parquet"``, ``"csv"`` or ``"tsv"``; without it :data:`PARQUET_SUFFIXES` are
+    Parquet, :data:`TSV_SUFFIXES` tab-separated, anything else comma-separated. Floats
     are written at full precision (pandas' ``repr``), so the file reads back to the same
     doubles.
 
@@ -441,7 +446,7 @@ def write_frame(path: str | Path, frame: pd.DataFrame, *, index: bool = False, f
     """
     if format is None:
         suffix = Path(path).suffix.lower()
-        format = "parquet" if suffix == ".parquet" else "tsv" if suffix in (".tsv", ".txt") else "csv"
+        format = "parquet" if suffix in PARQUET_SUFFIXES else "tsv" if suffix in TSV_SUFFIXES else "csv"
     if format == "parquet":
         return atomic_write(path, lambda p: frame.to_parquet(p, index=index))
     sep = "\t" if format == "tsv" else ","

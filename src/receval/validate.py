@@ -38,7 +38,7 @@ import math
 import numbers
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,7 @@ __all__ = [
     "available_memory",
     "check_command_options",
     "check_count",
+    "check_distinct",
     "check_folds",
     "check_fraction",
     "check_jobs",
@@ -210,6 +211,32 @@ def check_fraction(value: Any, option: str) -> float:
     return float(value)
 
 
+def check_distinct(names: Sequence[str], option: str) -> list[str]:
+    """``names`` (a list option's entries) as a list, each once; a name given twice is a ConfigError.
+
+    The studies key their systems, targets and estimators by name: a second entry would be dropped silently.
+
+    Returns
+    -------
+    list of str
+        ``names``, in their order.
+
+    Examples
+    --------
+    >>> check_distinct(["random", "greedy"], "--targets")
+    ['random', 'greedy']
+    >>> check_distinct(["random", "greedy", "random"], "--targets")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: --targets random,greedy,random: 'random' is named twice; name each once
+    """
+    listed = list(names)
+    twice = next((name for j, name in enumerate(listed) if name in listed[:j]), None)
+    if twice is not None:
+        raise _bad(option, ",".join(listed), f": {twice!r} is named twice; name each once")
+    return listed
+
+
 def check_number(value: Any, option: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
     """``value`` as a finite float within ``[minimum, maximum]`` (either side open when None).
 
@@ -262,7 +289,9 @@ def check_threshold(value: Any, low: float, high: float, option: str = "threshol
     ...
     receval.errors.ConfigError: split.threshold inf is outside the rating scale 1..5; pick a threshold on the scale
     """
-    if not _is_real(value) or not math.isfinite(value) or not ((below or low <= value) and value <= high):
+    if not _is_real(value):  # the text '4' is not 'outside the rating scale 1..5'
+        raise _bad(option, repr(value), f": give a number on the rating scale {low:g}..{high:g}")
+    if not math.isfinite(value) or not ((below or low <= value) and value <= high):
         raise _bad(option, value, f" is outside the rating scale {low:g}..{high:g}; pick a threshold on the scale")
     return float(value)
 

@@ -74,9 +74,16 @@ def debias_command(
     """Compare naive and debiased estimates on the MNAR part with the MAR ground truth."""
     from receval.recommenders import make
     from receval.studies.debiasing import DEFAULT_ESTIMATORS, DEFAULT_METRICS, cm100k_parts, debiasing_study
-    from receval.validate import check_command_options, check_threshold
+    from receval.validate import check_command_options, check_distinct, check_threshold
 
     check_command_options(seed=seed, k=k, test_fraction=test_fraction, negative_threshold=negative_threshold)
+    names = check_distinct([a.strip() for a in algorithms.split(",") if a.strip()], "--algorithms")
+    if len(names) < 2:
+        raise ConfigError("--algorithms needs at least two algorithms to rank")
+    chosen_estimators = [e.strip() for e in estimators.split(",")] if estimators else list(DEFAULT_ESTIMATORS)
+    check_distinct(chosen_estimators, "--estimators")
+    models = [p.strip() for p in propensities.split(",")] if propensities else None
+    check_distinct(models or [], "--propensities")
     if out is not None:
         from receval.outputs import check_output_dir
 
@@ -96,9 +103,6 @@ def debias_command(
     if threshold is not None:
         check_threshold(threshold, loaded.scale.low, loaded.scale.high, "--threshold")
     parts = cm100k_parts(loaded, test_fraction=test_fraction, seed=seed)
-    names = [a.strip() for a in algorithms.split(",") if a.strip()]
-    if len(names) < 2:
-        raise ConfigError("--algorithms needs at least two algorithms to rank")
     metric_list = _split(metrics) or list(DEFAULT_METRICS)
     if as_json and "recall@10" not in metric_list:
         metric_list = ["recall@10", *metric_list]
@@ -106,8 +110,8 @@ def debias_command(
         parts,
         {name: make(name) for name in names},
         metrics=metric_list,
-        estimators=[e.strip() for e in estimators.split(",")] if estimators else list(DEFAULT_ESTIMATORS),
-        propensities=[p.strip() for p in propensities.split(",")] if propensities else None,
+        estimators=chosen_estimators,
+        propensities=models,
         threshold=loaded.scale.relevance(threshold).threshold,
         negative_threshold=negative_threshold,
         k=k,

@@ -175,8 +175,12 @@ def evaluate_command(
     from receval.evaluation import check_cold_start
     from receval.evaluation.align import check_ranks, check_ties
     from receval.metrics import MetricList
+    from receval.validate import check_command_options
 
     metric_list = MetricList(metrics, convention)  # the convention checked and the metrics read once, before any file
+    # before any file is read: --negative-threshold nan was refused only after the lists had been aligned (the
+    # threshold is checked against the truth's scale, which needs the file)
+    check_command_options(negative_threshold=negative_threshold)
     policy = check_cold_start(cold_start, train)
     if ties is not None:
         check_ties(ties)

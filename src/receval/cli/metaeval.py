@@ -90,13 +90,14 @@ def metaeval_command(
     from receval.metrics.registry import parse_metric_list
     from receval.report.studies import write_metaeval
     from receval.studies.metaeval import metaeval_study
-    from receval.validate import check_command_options, check_fraction, check_threshold
+    from receval.validate import check_command_options, check_fraction, check_number, check_threshold
 
     check_command_options(seed=seed, k=k, test_fraction=test_fraction, seeds=seeds)
     from receval.outputs import check_output_dir
 
     check_output_dir(out, "--out")
     metric_list = parse_metric_list(metrics)
+    strength_list = [check_number(d, "--strengths", minimum=0, maximum=1) for d in _floats(strengths, "strengths")]
     system_list = [s.strip() for s in systems.split(",") if s.strip()]
     if not system_list:
         raise ConfigError("--systems needs at least one algorithm name")
@@ -114,7 +115,7 @@ def metaeval_command(
         k=k,
         threshold=threshold,
         test_fraction=test_fraction,
-        strengths=_floats(strengths, "strengths"),
+        strengths=strength_list,
         fractions=[check_fraction(f, "--fractions") for f in _floats(fractions, "fractions")],
         n_seeds=seeds,
         seed=seed,

@@ -88,7 +88,7 @@ def ope_command(
     import pandas as pd
 
     from receval.studies.ope import ope_study
-    from receval.validate import check_command_options, check_number
+    from receval.validate import check_command_options, check_distinct, check_number
 
     check_command_options(seed=seed, rounds=rounds, test_fraction=test_fraction, bootstrap=bootstrap)
     if clip is not None:
@@ -98,6 +98,7 @@ def ope_command(
     names = [t.strip() for t in targets.split(",") if t.strip()]
     if not names and not target_tables:
         raise ConfigError("--targets is empty; give comma-separated policies such as random,greedy or --target-table")
+    check_distinct(names, "--targets")  # the study keys targets by name: a second 'random' was dropped silently
     if log_out is not None:
         from receval.outputs import check_output_file
 

@@ -85,9 +85,13 @@ def results_command(
     import pandas as pd
     from rich.console import Console
 
+    from receval.cli.common import one_of
     from receval.experiment.runner import compare, summarise
     from receval.experiment.store import ResultStore
+    from receval.vocabulary import CORRECTION_NAMES, TEST_NAMES
 
+    one_of(test, tuple(TEST_NAMES), "--test")  # before the store is read, and even when nothing is compared
+    one_of(correction, tuple(CORRECTION_NAMES), "--correction")
     store = ResultStore(directory)
     try:
         meta = store.meta()
@@ -179,10 +183,12 @@ def results_command(
 def _friedman(store: Any, metric: str, cd_figure: Path | None, fmt: str, doc: dict[str, Any], tables: Any) -> None:
     from receval.report.claims import friedman_of
 
-    if cd_figure is not None:
+    if cd_figure is not None:  # never over one of the store's own files (an earlier figure is not one)
         from receval.outputs import check_output_file
 
-        check_output_file(cd_figure, "--cd-diagram")
+        own = store.root.rglob("*") if store.root.is_dir() else ()
+        kept = {f"the result store's {p.relative_to(store.root)}": p for p in own if p.suffix not in (".png", ".svg")}
+        check_output_file(cd_figure, "--cd-diagram", kept)
     result, table, what = friedman_of(store, metric)
     rows = [[name, rank] for name, rank in zip(result.systems, result.avg_ranks, strict=True)]
     title = (

@@ -95,8 +95,9 @@ def split_command(
         ),
     ] = "holdout",
     test_fraction: Annotated[
-        float, typer.Option("--test-fraction", help="Share of pairs held out (holdout and temporal methods).")
-    ] = 0.2,
+        float | None,
+        typer.Option("--test-fraction", help="Share of pairs held out (holdout and temporal methods; default 0.2)."),
+    ] = None,
     folds: Annotated[int, typer.Option("--folds", help="Number of folds of --method kfold.")] = 5,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every random choice (ties included).")] = 0,
     scale: ScaleOption = None,
@@ -136,6 +137,9 @@ def split_command(
     from receval.split import split_by_name
     from receval.stats.leakage import leakage_warning
 
+    if at is not None and test_fraction is not None:  # the cut is the instant: the share would be ignored silently
+        raise ConfigError(f"--at {at} cuts at an instant and --test-fraction {test_fraction:g} at a share: give one")
+    test_fraction = 0.2 if test_fraction is None else test_fraction
     given = {"at": at, "windows": windows, "window": window, "expanding": expanding, "gap": gap, "core": core}
     time: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
     time |= {"targets": targets, "candidates": candidates}

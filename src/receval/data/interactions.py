@@ -10,6 +10,7 @@ space, so indices from a training split are valid in its test split.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from receval.data import _arrow, vocab
-from receval.errors import DataError, shown_id
+from receval.errors import ConfigError, DataError, shown_id
 from receval.validate import check_number
 
 if TYPE_CHECKING:
@@ -264,6 +265,55 @@ def _as_ids(values: object) -> np.ndarray:
     return arr if arr.dtype != object else np.asarray(values, dtype=object)
 
 
+def _float32_ratings(column: pd.Series, name: str) -> np.ndarray:
+    """A frame's ratings as the float32 they are kept in; one that float32 cannot hold is a DataError naming its row.
+
+    The same limits as the file reader's (``receval.data.tables``): not finite, too large (inf as float32) or too
+    small (0 as float32); a complex rating would lose its imaginary part.
+    """
+    if column.dtype.kind == "c":
+        raise DataError(f"ratings of dtype {column.dtype} are complex numbers; give real numbers", column=name)
+    values = column.to_numpy(dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        kept = values.astype(np.float32)
+    bad = ~np.isfinite(kept) | ((kept == 0) & (values != 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DataError(f"rating {values[row]:g} of row {row} is not a finite 32-bit float (ratings are); give it on "
+                        "a scale of ordinary numbers", column=name)  # fmt: skip
+    return kept
+
+
+def _frame_timestamps(column: pd.Series, name: str) -> np.ndarray:
+    """A frame's timestamps as Unix seconds (int64), as the file reader gives them: dates (naive ones in UTC) to
+    whole seconds, integers as they are; a missing one, or one int64 cannot hold, is a DataError naming its row."""
+    import pandas as pd
+
+    if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column):
+        missing = column.isna().to_numpy()
+        if missing.any():
+            raise DataError(f"row {int(np.flatnonzero(missing)[0])} has no timestamp", column=name)
+        utc = column.dt.tz_convert("UTC") if column.dt.tz is not None else column.dt.tz_localize("UTC")
+        # the epoch in the dates' own unit (pandas keeps dates past 2262 in µs or s), then whole seconds
+        return ((utc - pd.Timestamp(0, tz="UTC").as_unit(utc.dt.unit)) // pd.Timedelta(1, "s")).to_numpy(np.int64)
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.isna().any():
+        bad = int(np.flatnonzero(numbers.isna().to_numpy())[0])
+        raise DataError(f"timestamp {column.iloc[bad]!r} of row {bad} is not an integer", column=name)
+    values = numbers.to_numpy()
+    outside = np.zeros(len(values), dtype=bool)
+    if values.dtype.kind == "f":  # the int64 cast would give -2^63 (inf, 1e30) silently
+        with np.errstate(invalid="ignore"):
+            outside = ~(np.abs(values) < 2.0**63)
+    elif values.dtype.kind == "u":  # and wrap 2^64-1 to -1
+        outside = values >= np.uint64(2**63)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        raise DataError(f"timestamp {float(values[row]):g} of row {row} is outside the 64-bit range of Unix seconds "
+                        "(±9.2e18); give seconds (or a date) within it", column=name)  # fmt: skip
+    return values.astype(np.int64)
+
+
 @dataclass(frozen=True, eq=False)
 class Interactions:
     """Ratings of items by users, with their original ids, scale and item aspects.
@@ -431,7 +481,16 @@ class Interactions:
             Optional frame with columns ``item`` and ``aspect`` (one row per pair);
             items it names that have no rating are added to the id space.
         """
+        if not (_is_arrow_table(frame) or hasattr(frame, "columns")):  # a Series, a dict, None: an AttributeError
+            raise DataError(f"from_frame reads a pandas DataFrame or a pyarrow Table, got {type(frame).__name__}")
+        if scale is not None and not isinstance(scale, RatingScale):
+            raise ConfigError(
+                f"scale={scale!r} is not a RatingScale; give e.g. RatingScale(1, 5)", parameters=["scale"]
+            )
         present = list(frame.column_names) if _is_arrow_table(frame) else list(frame.columns)
+        twice = sorted(str(c) for c, n in Counter(present).items() if n > 1)  # not list.count: 1e5 columns
+        if twice:  # frame[name] would be a table of them: pandas' 'Data must be 1-dimensional'
+            raise DataError(f"the frame has two or more columns named {', '.join(map(repr, twice))}; keep one of each")
         missing = [c for c in (user, item, rating, timestamp, *extra) if c is not None and c not in present]
         if missing:
             raise DataError(f"missing column(s) {missing}; the frame has {present}", column=missing[0])
@@ -452,16 +511,10 @@ class Interactions:
             if col.isna().any():
                 bad = int(np.flatnonzero(col.isna().to_numpy())[0])
                 raise DataError(f"row {bad} has no rating", column=rating)
-            ratings = col.to_numpy(dtype=np.float32)
+            ratings = _float32_ratings(col, rating)
         ts = None
         if timestamp is not None:
-            ts = pd.to_numeric(frame[timestamp], errors="coerce")
-            if ts.isna().any():
-                bad = int(np.flatnonzero(ts.isna().to_numpy())[0])
-                raise DataError(
-                    f"timestamp {frame[timestamp].iloc[bad]!r} of row {bad} is not an integer", column=timestamp
-                )
-            ts = ts.to_numpy(dtype=np.int64)
+            ts = _frame_timestamps(frame[timestamp], timestamp)
         return cls.from_ids(
             frame[user], frame[item], ratings, scale=scale, timestamps=ts,
             extra={k: frame[k].to_numpy() for k in extra}, item_aspects=item_aspects, name=name,

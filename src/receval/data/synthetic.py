@@ -67,7 +67,7 @@ from scipy.special import ndtr
 
 from receval.data.interactions import Interactions, RatingScale, distinct, pair_keys
 from receval.errors import ConfigError
-from receval.validate import check_memory
+from receval.validate import check_memory, check_seed
 
 __all__ = ["SyntheticData", "generate", "generate_with_truth"]
 
@@ -539,7 +539,7 @@ def generate_with_truth(
     # sized before drawing: the preference model's per-user and per-item rows (factors, aspects, biases, noise)
     check_memory(8.0 * (n_users + n_items) * (n_factors + n_aspects + 8), f"generating {n_users:,} users x "
                  f"{n_items:,} items", "use fewer users or items")  # fmt: skip
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(check_seed(seed))
 
     # aspects and the latent preference model
     genres = _item_genres(n_items, n_aspects, rng)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from receval.atomic import write_frame, write_text
+from receval.atomic import PARQUET_SUFFIXES, TSV_SUFFIXES, write_frame, write_text
 from receval.errors import DataError
 
 if TYPE_CHECKING:
@@ -47,8 +47,8 @@ __all__ = ["WRITE_FORMATS", "write_table"]
 
 WRITE_FORMATS: dict[str, tuple[str, ...]] = {
     "csv": (".csv",),
-    "tsv": (".tsv", ".tab", ".txt"),
-    "parquet": (".parquet", ".pq", ".parq"),
+    "tsv": TSV_SUFFIXES,
+    "parquet": PARQUET_SUFFIXES,
     "trec": (".trec", ".run"),
     "ranx-json": (".json",),
 }

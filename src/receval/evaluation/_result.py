@@ -213,6 +213,8 @@ def _check_split(train: Interactions, test: Interactions, caller: str) -> None:
     for label, obj in (("train", train), ("test", test)):
         if not isinstance(obj, Interactions):
             raise DataError(f"{caller}: {label} must be a receval.Interactions, got {type(obj).__name__}")
+    if not test.n_ratings:  # every metric would be NaN over 0 users, returned as a summary
+        raise DataError(f"{caller}: test has no ratings: there is nothing to evaluate against")
     if (train.n_users, train.n_items) != (test.n_users, test.n_items):
         raise DataError(
             f"train ({train.n_users} users x {train.n_items} items) and test ({test.n_users} x {test.n_items}) "

@@ -66,7 +66,7 @@ from receval.metrics._list import MetricList, check_convention
 from receval.metrics.conventions import preset_ties
 from receval.metrics.registry import LIST_ONLY, Metric, MetricInput
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
-from receval.validate import check_number, check_threshold
+from receval.validate import check_count, check_number, check_seed, check_threshold
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
 
 if TYPE_CHECKING:
@@ -485,6 +485,11 @@ def evaluate_model(
     """
     from receval.recommenders import clone, recommend
 
+    k = check_count(k, "k")  # 0, -1 and True were 'the lists hold k = -1 items'; 10.5 was cut to 10 silently
+    check_seed(seed)  # -1 was numpy's 'expected non-negative integer'
+    if not fitted and (isinstance(model, type) or not callable(getattr(model, "fit", None))):
+        raise ConfigError(f"evaluate_model: model must be a recommender object, e.g. "
+                          f"receval.recommenders.make('popularity'); got {model!r}")  # fmt: skip
     specs = MetricList.of(metrics, convention)  # read once: evaluate and the sampled plan take the list
     preset = specs.convention
     policy = cold_start_policy(cold_start)

@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -111,6 +112,11 @@ def _table(obj: Any, what: str) -> pd.DataFrame:
 def _key_column(recs: pd.DataFrame, truth: pd.DataFrame) -> str:
     for key in ("point", "timestamp"):
         if key in truth.columns and key in recs.columns:
+            for what, table in (("truth", truth), ("recommendations", recs)):
+                missing = np.flatnonzero(table[key].isna().to_numpy())
+                if len(missing):  # NaN would be a point of its own, matched to nothing
+                    raise DataError(f"evaluate_points: the {what} have {len(missing):,} row(s) without a {key} (first: "
+                                    f"row {missing[0] + 1}); give every row its evaluation point")  # fmt: skip
             return key
     raise ConfigError(
         "evaluate_points: key the recommendations and the truth by evaluation point: a 'point' column in both, "
@@ -220,6 +226,17 @@ def evaluate_points(
     recs = recs.assign(user=rec_codes, _user=recs["user"].to_numpy())
     point_user = truth.groupby("user", sort=True)["_user"].first()
     point_key = truth.groupby("user", sort=True)[key].first()
+    orphan = rec_codes >= n_points  # points of the recommendations that the truth lacks, named here by user and key
+    if orphan.any():
+        first = recs.iloc[int(np.flatnonzero(orphan)[0])]
+        who, at = _plain(first["_user"]), _plain(first[key])
+        count = f"{len(np.unique(rec_codes[orphan])):,} of the recommendations' {len(np.unique(rec_codes)):,} points"
+        if orphan.all():
+            raise DataError(f"none of the recommendations' points is a point of the truth (e.g. user {who!r}, "
+                            f"{key}={at!r}); key both by the same {key}")  # fmt: skip
+        warnings.warn(f"{count} have no truth (e.g. user {who!r}, {key}={at!r}) and cannot be scored; they are "
+                      "left out", UserWarning, stacklevel=2)  # fmt: skip
+        recs = recs[~orphan]
     dropped = 0
     if history is not None:
         hist = _table(history, "history")
@@ -249,6 +266,12 @@ def evaluate_points(
         if repeat is not None:
             seen = _in_history(truth.assign(user=truth["_user"]), first, times[truth["user"].to_numpy()])
             truth = truth[seen if repeat == "only" else ~seen]
+            if not len(truth):
+                where = "in" if repeat == "only" else "outside"
+                raise DataError(
+                    f"repeat={repeat!r} leaves no truth: no truth item of the {n_points:,} points is {where} its "
+                    "user's history before the point; drop repeat= or give other data"
+                )
             kept = np.unique(truth["user"].to_numpy())
             dropped = n_points - len(kept)
             recs = recs[np.isin(recs["user"].to_numpy(), kept)]

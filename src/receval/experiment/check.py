@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 from receval.experiment.config import DatasetSpec, ExperimentConfig, load_config, parse_config
 from receval.vocabulary import COLD_START_DEFAULT, NO_SPLIT, split_method
 
@@ -346,6 +346,11 @@ def split_findings(folder: Path) -> list[Finding]:
     """The findings of a split folder as ``receval split`` writes it (``train.tsv``/``test.tsv`` or ``fold-N/``)."""
     from receval.data import load
 
+    for fold in sorted(p for p in folder.glob("fold-*") if p.is_dir() and p.name[5:].isdigit()):
+        lacking = [name for name in ("train.tsv", "test.tsv") if not (fold / name).is_file()]
+        if lacking:  # it was skipped, and the folder read as one split: 'chk/train.tsv: no such file'
+            raise DataError(f"{fold}: a fold of a split folder holds train.tsv and test.tsv; {' and '.join(lacking)} "
+                            "is missing (write the folds again with receval split)")  # fmt: skip
     folds = sorted(p for p in folder.glob("fold-*") if (p / "train.tsv").is_file() and (p / "test.tsv").is_file())
     parts = folds or [folder]
     out = []

@@ -540,10 +540,20 @@ def parse_config(
     return cfg
 
 
+def _check_label(chk: _Checker, where: tuple[str, str]) -> None:
+    """A table's label names its rows in every result: '' vanished from them ('/popularity()') and 'pop ' looked like
+    'pop'."""
+    label = where[1]
+    if not label.strip() or label != label.strip():
+        raise chk.fail(where, f"[{where[0]}.{label!r}]: a label names the results, so give one without blanks at "
+                       f"its ends (e.g. {label.strip() or 'mine'!r})")  # fmt: skip
+
+
 def _datasets(chk: _Checker, table: Mapping[str, Any]) -> dict[str, DatasetSpec]:
     out = {}
     for label, entry in table.items():
         where = ("datasets", label)
+        _check_label(chk, where)
         chk.type(entry, dict, where)
         chk.keys(entry, _DATASET, where, f"in [datasets.{label}]")
         if sum(key in entry for key in ("name", "path", "generate")) != 1:
@@ -679,6 +689,7 @@ def _recommenders(
     out = {}
     for label, entry in table.items():
         where = ("recommenders", label)
+        _check_label(chk, where)
         chk.type(entry, dict, where)
         chk.keys(entry, _RECOMMENDER, where, f"in [recommenders.{label}]")
         algorithm = entry.get("algorithm", label)

@@ -71,6 +71,19 @@ def errors_of(data: MetricInput, round: bool = False, rating_step: float = 1.0) 
     return np.asarray(rows), pred - np.asarray(truth, dtype=np.float64)
 
 
+def _summable(values: np.ndarray, err: np.ndarray, metric: str) -> np.ndarray:
+    """``values`` (squared or absolute errors), whose sum float64 holds; else a MetricError: an error of 1e200 made
+    rmse inf (and JSON's invalid ``Infinity``), silently."""
+    with np.errstate(over="ignore"):
+        total = float(np.sum(values))
+    if not np.isfinite(total):
+        raise MetricError(
+            f"{metric}: prediction errors up to {float(np.max(np.abs(err))):g} overflow float64 when summed; the "
+            "predictions are not on the ratings' scale: check them"
+        )
+    return values
+
+
 def _per_user_mean(data: MetricInput, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
     total = np.bincount(rows, weights=values, minlength=data.n_users)
     count = np.bincount(rows, minlength=data.n_users)
@@ -79,12 +92,13 @@ def _per_user_mean(data: MetricInput, rows: np.ndarray, values: np.ndarray) -> n
 
 def _sq_parts(data: MetricInput, k: None, round: bool = False, rating_step: float = 1.0):
     _, err = errors_of(data, round, rating_step)
-    return err**2, np.ones(len(err))
+    with np.errstate(over="ignore"):
+        return _summable(err**2, err, "rmse"), np.ones(len(err))
 
 
 def _abs_parts(data: MetricInput, k: None, round: bool = False, rating_step: float = 1.0):
     _, err = errors_of(data, round, rating_step)
-    return np.abs(err), np.ones(len(err))
+    return _summable(np.abs(err), err, "mae"), np.ones(len(err))
 
 
 _DEFAULTS = {"round": False, "rating_step": 1.0}
@@ -104,7 +118,8 @@ _DEFAULTS = {"round": False, "rating_step": 1.0}
 def rmse(data: MetricInput, k: None, round: bool = False, rating_step: float = 1.0) -> np.ndarray:
     """Per-user RMSE (NaN for users without predictions)."""
     rows, err = errors_of(data, round, rating_step)
-    return np.sqrt(_per_user_mean(data, rows, err**2))
+    with np.errstate(over="ignore"):
+        return np.sqrt(_per_user_mean(data, rows, _summable(err**2, err, "rmse")))
 
 
 @register_metric(
@@ -120,7 +135,7 @@ def rmse(data: MetricInput, k: None, round: bool = False, rating_step: float = 1
 def mae(data: MetricInput, k: None, round: bool = False, rating_step: float = 1.0) -> np.ndarray:
     """Per-user MAE (NaN for users without predictions)."""
     rows, err = errors_of(data, round, rating_step)
-    return _per_user_mean(data, rows, np.abs(err))
+    return _per_user_mean(data, rows, _summable(np.abs(err), err, "mae"))
 
 
 def _auc_counts(

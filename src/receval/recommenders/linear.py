@@ -65,7 +65,7 @@ from scipy.linalg import lapack
 from receval._jit import njit
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
-from receval.recommenders.base import Recommender, positive_ratings
+from receval.recommenders.base import MAX_ITERATIONS, Recommender, positive_ratings
 from receval.recommenders.knn import _score_rows  # the one sparse-product row kernel (parallel, same bits)
 from receval.validate import check_memory
 
@@ -244,8 +244,9 @@ class EASE(ItemItemModel):
         self.threshold = threshold
 
     def _validate(self) -> None:
-        if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float, np.number)) or not self.l2 > 0:
-            raise ConfigError(f"l2 must be a positive number (EASE^R's λ), got {self.l2!r}")
+        if isinstance(self.l2, bool) or not isinstance(self.l2, (int, float, np.number)) or not 0 < self.l2 < np.inf:
+            # inf made every score NaN (B = 0 / 0), silently
+            raise ConfigError(f"l2 must be a positive number, finite (EASE^R's λ), got {self.l2!r}")
         _check_threshold(self.threshold)
 
     def fit(self, train: Interactions) -> EASE:
@@ -351,6 +352,9 @@ class SLIM(ItemItemModel):
         _check_top_k(self.topK)
         if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, (int, np.integer)) or self.max_iter < 1:
             raise ConfigError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        if self.max_iter > MAX_ITERATIONS:  # 10**12 was an OverflowError of the solver's unsigned int, a traceback
+            raise ConfigError(f"max_iter={self.max_iter} is more than {MAX_ITERATIONS:,} coordinate-descent sweeps "
+                              f"(SLIM converges in about 100); use at most {MAX_ITERATIONS:,}")  # fmt: skip
         if not self.tol > 0:
             raise ConfigError(f"tol must be > 0, got {self.tol!r}")
         _check_threshold(self.threshold)

@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import svds
 
 from receval.data.interactions import Interactions
-from receval.errors import ConfigError
+from receval.errors import ConfigError, DataError
 from receval.recommenders.base import MAX_ITERATIONS, Recommender
 from receval.recommenders.baselines import check_pairs
 
@@ -168,6 +168,12 @@ class BiasedMF(Recommender):
                 self.item_factors_,
                 float(self.learning_rate),
                 float(self.regularization),
+            )
+        learned = (self.user_bias_, self.item_bias_, self.user_factors_, self.item_factors_)
+        if not all(np.isfinite(a).all() for a in learned):  # else every prediction is NaN, and scored as one
+            raise DataError(
+                f"mf (BiasedMF): SGD diverged at learning_rate={self.learning_rate!r} (the factors overflowed to "
+                "inf/NaN); use a smaller learning_rate, e.g. 0.01"
             )
         self.user_factors_[np.bincount(users, minlength=self.n_users_) == 0] = 0.0
         self.item_factors_[np.bincount(items, minlength=self.n_items_) == 0] = 0.0

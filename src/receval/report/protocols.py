@@ -171,7 +171,9 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
             grid = study.table(metric, variant).reset_index()
             rep.frame(grid, "values" if variant == _DEFAULTS else f"values-{variant}")
         rep.heading("Agreement between the protocols")
-        for variant in variants:
+        if study.kendall.empty:  # one protocol and one core: an empty heat map (and matplotlib's singular-limits noise)
+            rep.text("One setting (protocol and k-core) only: there is no pair of rankings to compare.")
+        for variant in variants if not study.kendall.empty else []:
             name = "tau" if variant == _DEFAULTS else f"tau-{variant}"
             rep.figure(name, f"Kendall τ between the rankings by {metric} of every two settings ({variant})",
                        partial(tau_figure, study.kendall, metric, variant))  # fmt: skip

@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from receval.data.interactions import Interactions, relevant
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, shown_id
 from receval.validate import check_memory
 from receval.vocabulary import OPE_POLICIES
 
@@ -465,7 +465,8 @@ def _numbers(frame: pd.DataFrame, col: str, where: str) -> np.ndarray:
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise DataError(
-            f"{where}: column {col} is not numeric (first bad value {frame[col].iloc[first]!r} at line {first + 2})"
+            f"{where}: column {col} is not numeric (first bad value {shown_id(frame[col].iloc[first])} at line "
+            f"{first + 2})"
         )
     return values.to_numpy()
 
@@ -487,8 +488,11 @@ def _checked(frame: pd.DataFrame, where: str) -> pd.DataFrame:
             "a logged action must have had a positive probability"
         )
     for col in ("round", "user", "item", *(["position"] if "position" in cols else [])):
-        if (out[col] != np.floor(out[col])).any() or (out[col] < 0).any():
-            raise DataError(f"{where}: column {col} must hold non-negative integers")
+        bad = ((out[col] != np.floor(out[col])) | (out[col] < 0)).to_numpy()
+        if bad.any():  # named by its line, as the other checks of the log name theirs
+            first = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{where}: column {col} must hold non-negative integers (first {out[col].iloc[first]:g} "
+                            f"at line {first + 2})")  # fmt: skip
         out[col] = out[col].astype(np.int64)
     return out
 

@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from receval.errors import ConfigError, DataError
+from receval.errors import ConfigError, DataError, shown_id
 from receval.stats.significance import correct_pvalues
 from receval.vocabulary import UNPAIRED_TEST_NAMES, UNPAIRED_TEST_NAMES_K, Correction, UnpairedTest
 
@@ -425,20 +425,29 @@ def read_user_groups(source: str | Path | pd.DataFrame | pd.Series | Mapping[Any
     >>> read_user_groups({1: "F", 2: "M"}).to_dict("list")
     {'user': [1, 2], 'group': ['F', 'M']}
     """
+    where = "the user groups"
     if isinstance(source, pd.Series):  # align_groups' answer: index user, values group
-        return pd.DataFrame({"user": source.index.to_numpy(), "group": source.astype(str).to_numpy()})
-    if isinstance(source, Mapping):
-        return pd.DataFrame({"user": list(source), "group": [str(g) for g in source.values()]})
-    if isinstance(source, pd.DataFrame):
+        table = pd.DataFrame({"user": source.index.to_numpy(), "group": source.to_numpy()})
+    elif isinstance(source, Mapping):
+        table = pd.DataFrame({"user": list(source), "group": list(source.values())})
+    elif isinstance(source, pd.DataFrame):
         table = source
     else:
         from receval.data.tables import read_table
 
         options.setdefault("positional", ("user", "group"))
+        where = str(source)
         table = read_table(Path(source), "aspects", ("user",), label="user groups", **options)
     if not {"user", "group"} <= set(table.columns):
         raise DataError(f"the user groups need columns user, group; got {list(table.columns)} (name yours so)")
-    return pd.DataFrame({"user": table["user"].to_numpy(), "group": table["group"].astype(str).to_numpy()})
+    # a missing group is no group: str() would make it a group named '', 'nan' or 'None'
+    groups = pd.Series(table["group"].to_numpy(), dtype=object)
+    empty = (groups.isna() | (groups.astype(str).str.strip() == "")).to_numpy()
+    if empty.any():
+        user = table["user"].to_numpy()[int(np.flatnonzero(empty)[0])]
+        raise DataError(f"{where}: {int(empty.sum())} user(s) have an empty group, e.g. user {shown_id(user)}; "
+                        "give each user a group name or leave the user out")  # fmt: skip
+    return pd.DataFrame({"user": table["user"].to_numpy(), "group": groups.astype(str).to_numpy()})
 
 
 def align_groups(
@@ -468,6 +477,9 @@ def align_groups(
     >>> align_groups([1, 2, 3, 4, 5, 6], table, unknown_group="?").to_dict()
     {1: 'F', 2: 'F', 3: 'M', 4: 'M', 5: '?', 6: '?'}
     """
+    if unknown_group is not None and not unknown_group.strip():  # a group named '' (the empty cells' refusal)
+        raise ConfigError(f"unknown_group={unknown_group!r}: give the pool of users without a group a name, e.g. "
+                          "'other'", parameters=["unknown_group"])  # fmt: skip
     table = read_user_groups(table)
     keys = table["user"].astype(str).to_numpy()
     names = table["group"].astype(str).str.strip().to_numpy()

@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from receval.data.interactions import Interactions, distinct, pair_keys
+from receval.errors import DataError
 
 __all__ = ["LeakageReport", "audit", "leakage_warning"]
 
@@ -226,8 +227,36 @@ def _columns(table: Any) -> dict[str, np.ndarray]:
         if name in names:
             column = table[name]
             values = column.to_numpy() if hasattr(column, "to_numpy") else np.asarray(column)
-            out[name] = values.astype(np.int64) if name == "timestamp" else values
+            out[name] = _seconds(values) if name == "timestamp" else values
     return out
+
+
+def _seconds(values: np.ndarray) -> np.ndarray:
+    """Timestamps as int64 Unix seconds, as receval's reader gives them: numbers as written, dates (``date``
+    objects, ``datetime64`` of any unit, ISO text) converted in UTC.
+
+    ``astype(int64)`` was a TypeError traceback for ``date`` objects (`receval audit` of ISO dates) and days, not
+    seconds, for ``datetime64[D]``.
+
+    >>> _seconds(np.array(["1970-01-02", "2000-01-01"], dtype="datetime64[D]")).tolist()
+    [86400, 946684800]
+    """
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    if values.dtype.kind == "f" and np.isfinite(values).all():
+        outside = np.flatnonzero(~(np.abs(values) < 2.0**63))  # int64 would make them -2^63, silently
+        if len(outside):
+            raise DataError(f"column timestamp: {values[outside[0]]:g} (row {outside[0] + 1}) is outside the 64-bit "
+                            "range of Unix seconds (±9.2e18); give seconds (or a date) within it")  # fmt: skip
+        return np.floor(values).astype(np.int64)
+    try:
+        dates = pd.to_datetime(pd.Series(values), utc=True, format="mixed")
+    except (ValueError, TypeError, OverflowError) as err:
+        raise DataError(f"column timestamp: {err}; give integers (Unix seconds) or dates") from None
+    if dates.isna().any():
+        raise DataError(f"column timestamp: row {int(np.flatnonzero(dates.isna().to_numpy())[0]) + 1} has no time")
+    epoch = pd.Timestamp(0, tz="UTC").as_unit(dates.dt.unit)
+    return ((dates - epoch) // pd.Timedelta(1, "s")).to_numpy(np.int64)
 
 
 def leakage_warning(train: Any, test: Any) -> str | None:

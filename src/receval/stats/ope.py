@@ -276,8 +276,11 @@ def estimate_many(
         if clip is not None:
             clipped = int((w > clip).sum())
             w = np.minimum(w, clip)
-        sw, sw2 = float(w.sum()), float((w**2).sum())
-        facts[name] = (sw * sw / sw2 if sw2 > 0 else 0.0, float(w.max()), clipped)
+        top = float(w.max())
+        # Kish's (Σw)²/Σw² on w / max w: the same ratio, without Σw² overflowing to inf (a propensity of 1e-300)
+        scaled = w / top if top > 0 else w
+        sw, sw2 = float(scaled.sum()), float((scaled**2).sum())
+        facts[name] = (sw * sw / sw2 if sw2 > 0 else 0.0, top, clipped)
         plan[name] = {}
         for k, (num, den) in round_values(r, w, ql, qt, switch_tau=switch_tau, dros_lambda=dros_lambda).items():
             columns.append(num)

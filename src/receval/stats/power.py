@@ -28,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -97,12 +98,19 @@ def ttest_power(effect: float, *, sd: float, n: float, alpha: float = 0.05) -> f
     df = n - 1
     nc = abs(effect) / sd * math.sqrt(n)
     crit = stats.t.isf(alpha / 2, df)
-    if nc > max(1e9, 1e3 * crit):
+    if nc > max(1e9, 1e3 * crit) and crit > 0:
         # scipy's nct is NaN from nc ~ 1e10; here |T| < crit needs chi2(df)/df > 1e6, a chance below e^-(10^5)
         return 1.0
-    # the lower tail as the upper tail of -T: scipy's nct.cdf returns NaN deep in the tail, its sf does not
-    lower = float(stats.nct.sf(crit, df, -nc))
-    return float(stats.nct.sf(crit, df, nc)) + lower
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # its non-convergence is checked below
+        warnings.simplefilter("ignore")
+        # the lower tail as the upper tail of -T: scipy's nct.cdf returns NaN deep in the tail, its sf does not
+        power = float(stats.nct.sf(crit, df, nc)) + float(stats.nct.sf(crit, df, -nc))
+    if not (crit > 0 and 0.0 <= power <= 1.0 + 1e-9):  # t.isf is -inf below alpha ~1e-300; nct does not converge
+        raise DataError(
+            f"alpha={alpha:g} with {n:g} users puts the t-test's critical value at {crit:.3g}, past where the "
+            "noncentral t distribution can be evaluated; give a larger alpha (e.g. 0.05)"
+        )
+    return power
 
 
 def ttest_mde(*, sd: float, n: float, alpha: float = 0.05, power: float = 0.8) -> float:

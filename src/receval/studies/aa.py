@@ -151,6 +151,9 @@ def refit_values(
     from receval.split import split_by_name
 
     (_, spec), *_ = MetricList([metric])
+    if spec.kind == "system":  # one value per run: nothing to pair per user
+        raise ConfigError(f"metric={metric!r} has no per-user values (a system-level metric); give a per-user "
+                          "metric, e.g. ndcg@10", parameters=["metric"])  # fmt: skip
     if spec.k is not None and spec.k > data.n_items:  # the list cannot be as deep as the metric reads
         raise ConfigError(
             f"{metric} reads {spec.k} items but the data has {data.n_items}; use a cutoff <= {data.n_items}"
@@ -162,4 +165,9 @@ def refit_values(
         result = evaluate_model(make(algorithm), train, test, [metric], k=depth, threshold=threshold, seed=s)
         values.append(result.per_user.set_index("user")[metric].sort_index())
     both = pd.concat(values, axis=1).dropna()  # users without a relevant test item have no value (NaN): left out
+    if len(both) < 2:  # e.g. rmse of a model that does not predict ratings, or a threshold above every test rating
+        raise DataError(
+            f"metric={metric!r}: {len(both)} user(s) have a value in both fits of {algorithm!r}, a paired test needs "
+            "2 or more; give a metric the model answers (rmse needs one that predicts ratings) or a lower threshold"
+        )
     return both.iloc[:, 0].to_numpy(np.float64), both.iloc[:, 1].to_numpy(np.float64)

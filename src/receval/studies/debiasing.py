@@ -49,6 +49,7 @@ from receval.progress import Progress, progress_to
 from receval.split import holdout
 from receval.stats.propensity import PropensityModel
 from receval.stats.significance import rank_agreement
+from receval.validate import check_distinct
 
 _log = logging.getLogger(__name__)
 
@@ -118,6 +119,11 @@ def cm100k_parts(data: Interactions, *, test_fraction: float = 0.2, seed: int = 
         raise DataError(
             f"{data.name or 'the data'} has no 'familiar' column: the debiasing study needs an MNAR part and a MAR "
             "ground truth (load CM100k with format cm100k, or pass generated data)"
+        )
+    if not np.asarray(data.extra["familiar"], dtype=bool).any():  # else 'cannot fit ... on empty training data'
+        raise DataError(
+            f"{data.name or 'the data'}: no rating is flagged familiar, so the MNAR part the systems train on is "
+            "empty; flag the familiar (MNAR) ratings 1"
         )
     train_all, test = holdout(data, test_fraction=test_fraction, seed=seed)
     familiar = lambda part: part.subset(np.asarray(part.extra["familiar"], dtype=bool))  # noqa: E731
@@ -301,9 +307,10 @@ def debiasing_study(
     if propensities is None:
         propensities = ["known", "popularity"] if parts.known is not None else ["popularity", "logistic"]
         propensities += ["naive-bayes"] if has_mar else []
-    models = list(propensities)
+    models = check_distinct(propensities, "propensities")  # a repeated one gave arrays of two lengths
     if not models:
         raise ConfigError("give at least one propensity model, e.g. propensities=['popularity']")
+    estimators = check_distinct(estimators, "estimators")
     plan = []
     for metric in metrics:
         for est in estimators:

@@ -58,6 +58,7 @@ from receval.metrics.registry import MetricInput, parse_metric
 from receval.progress import Progress, progress_to
 from receval.stats.significance import paired_ttest, permutation_test
 from receval.studies.metaeval_defaults import DEFAULT_METRICS, DEFAULT_SYSTEMS
+from receval.validate import check_number
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -486,6 +487,8 @@ def metaeval_study(
     system_list = [str(s) for s in systems]
     if not system_list:
         raise ConfigError("give at least one system (an algorithm name of receval.recommenders.make)")
+    # a strength of -1 or NaN was the undistorted system under another label (_runs distorts only d > 0)
+    strengths = [check_number(d, "strengths", minimum=0, maximum=1) for d in strengths]
     data = data.deduplicate("last")
     threshold = data.scale.relevance(threshold).threshold
     if data.aspects is None:

@@ -183,6 +183,14 @@ def _given_log(log: pd.DataFrame, test: Interactions, logging: str) -> BanditLog
                 f"log {logging}: {int(bad.sum())} {col} index(es) beyond the data's {size} (first {values[first]} "
                 f"at line {first + 2}); a log's indices are those of the data it was drawn from"
             )
+    reward = log["reward"].to_numpy(np.float64)
+    off = (reward < 0) | (reward > 1)
+    if off.any():  # the truth it is compared with is a 0/1 reward (rating ≥ λ); the reward model's scale is 0..1
+        first = int(np.flatnonzero(off)[0])
+        raise DataError(
+            f"log {logging}: {int(off.sum())} reward(s) outside 0..1 (first {reward[first]:g} at line {first + 2}); "
+            "this study's reward is 1 for a rating ≥ λ, else 0"
+        )
     return BanditLog(log.reset_index(drop=True), logging, "given in the log")
 
 
