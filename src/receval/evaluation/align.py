@@ -436,6 +436,27 @@ def _value(table: Any, column: str, row: int) -> Any:
     return values[row].as_py()
 
 
+def _first_missing(column: Any) -> int | None:
+    """The first row position of a missing id (null, NaN, None) in an id column of a table, or None.
+
+    >>> import pandas as pd, pyarrow as pa
+    >>> _first_missing(pd.Series([1.0, None, 3.0])), _first_missing(pa.chunked_array([["a"], [None]]))
+    (1, 1)
+    >>> _first_missing(pd.Series(["a", "b"])) is None
+    True
+    """
+    if hasattr(column, "null_count"):  # Arrow: the readers refuse nulls, a table built in Python may hold them
+        if not column.null_count:
+            return None
+        import pyarrow.compute as pc
+
+        return int(pc.index(pc.is_null(column), True).as_py())
+    import pandas as pd  # a pandas column: pandas is loaded
+
+    missing = np.flatnonzero(pd.isna(column))
+    return int(missing[0]) if len(missing) else None
+
+
 def _ids_at(column: Any, rows: np.ndarray) -> np.ndarray:
     """The ids of some rows of an id column (Arrow, pandas or numpy), as an array."""
     dictionary = dictionary_codes(column)
@@ -614,7 +635,8 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
         if bad.any():
             j = int(np.flatnonzero(bad)[0])
             raise MetricError(
-                f"score of user {_value(recs, 'user', j)!r}, item {_value(recs, 'item', j)!r} (row {j}) is missing "
+                f"score of user {shown_id(_value(recs, 'user', j))}, item {shown_id(_value(recs, 'item', j))} "
+                f"(row {j}) is missing "
                 "or not a number; drop the row or give it a score",
                 column="score",
             )
@@ -628,6 +650,11 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
             raise MetricError(f"rank {order[j]:g} of row {j + 1}: ranks are positive integers (1 first)", column="rank")
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
+    for role in ("user", "item"):  # a missing id is not an unknown one (which is left out with a warning)
+        missing = _first_missing(recs[role])
+        if missing is not None:
+            raise DataError(f"row {missing} of the recommendations has no {role} id; drop the row or give its id",
+                            column=role)  # fmt: skip
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
     # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
     large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
