@@ -75,3 +75,11 @@ def test_recommend_on_a_log_equals_recommend_on_the_same_rows_rated_one(tmp_path
         assert outs[0] == outs[1], algorithm
     assert main(["split", str(log), "--method", "per-user", "--out", str(tmp_path / "split")]) == 0
     assert (tmp_path / "split" / "train.tsv").is_file()
+
+
+def test_a_log_keeps_the_extra_columns_asked_for(tmp_path: Path) -> None:
+    path = _log(tmp_path, "log.csv", user=USERS, item=ITEMS, session=[1, 1, 2, 3, 3, 3])
+    data = load(path, extra=["session"])  # asked for: not a column that may hold ratings
+    assert data.ratings.tolist() == [1.0] * 6 and data.extra["session"].tolist() == [1, 1, 2, 3, 3, 3]
+    with pytest.raises(DataError, match="rating"):  # not asked for: it may be the ratings
+        load(path)

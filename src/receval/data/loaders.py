@@ -351,9 +351,10 @@ def _read(
 ) -> Located:
     """The ratings table as the one table reader reads it (kind ``train``); positional columns checked.
 
-    A file of only users, items and timestamps (an implicit-feedback log) has no rating column: each row
-    is read as rated 1 (:func:`_interactions`). A file with any other column, or a rating column named
-    in ``columns``, must have its ratings found, as before: that column may hold them under another name.
+    A file of only users, items, timestamps and the ``extra`` columns asked for (an implicit-feedback log)
+    has no rating column: each row is read as rated 1 (:func:`_interactions`). A file with any other column,
+    or a rating column named in ``columns``, must have its ratings found, as before: that column may hold
+    them under another name.
     """
     from receval.data.tables import read_located
 
@@ -361,7 +362,7 @@ def _read(
         found = read_located(path, "train", ("user", "item", *extra), format=fmt, columns=columns, header=header,
                              sep=sep, label="ratings")  # fmt: skip
         names = set(found.table.column_names)
-        if "rating" in names or not ((columns or {}).get("rating") or names - {"user", "item", "timestamp"}):
+        if "rating" in names or not ((columns or {}).get("rating") or names - {"user", "item", "timestamp", *extra}):
             return found
         # read again requiring the ratings: the reader's own message names the columns and how to name one
         return read_located(path, "train", ("user", "item", "rating", *extra), format=fmt, columns=columns,
