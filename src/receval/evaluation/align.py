@@ -651,9 +651,9 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
     else:
         raise MetricError(f"recommendations need a 'score' or a 'rank' column; they have {columns}")
     for role in ("user", "item"):  # a missing id is not an unknown one (which is left out with a warning)
-        missing = _first_missing(recs[role])
-        if missing is not None:
-            raise DataError(f"row {missing} of the recommendations has no {role} id; drop the row or give its id",
+        blank = _first_missing(recs[role])
+        if blank is not None:
+            raise DataError(f"row {blank} of the recommendations has no {role} id; drop the row or give its id",
                             column=role)  # fmt: skip
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
     # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
