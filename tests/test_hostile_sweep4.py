@@ -100,15 +100,20 @@ def log_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
     return out.read_text().splitlines()
 
 
+def bad_log(tmp_path: Path, capsys: pytest.CaptureFixture[str], line: int, field: int, value: str) -> Path:
+    """That log, written again as bad.csv with field ``field`` of line ``line`` (0: the header) set to ``value``."""
+    lines = log_file(tmp_path, capsys)
+    fields = lines[line].split(",")
+    fields[field] = value
+    lines[line] = ",".join(fields)
+    return write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+
+
 def test_a_log_reward_off_the_0_1_scale_is_named_by_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A reward of 5 was refused by the reward model as 'rating 5 of user 6, item 5': no file, no line."""
-    lines = log_file(tmp_path, capsys)
-    fields = lines[3].split(",")
-    fields[3] = "5"
-    lines[3] = ",".join(fields)
-    bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+    bad = bad_log(tmp_path, capsys, 3, 3, "5")
     line = refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad,
                             "--seed", "1"], names="bad.csv")  # fmt: skip
     assert "line 4" in line and "reward" in line
@@ -116,11 +121,7 @@ def test_a_log_reward_off_the_0_1_scale_is_named_by_its_line(
 
 def test_a_log_nan_is_shown_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The bad value was shown as numpy's repr, np.float64(nan)."""
-    lines = log_file(tmp_path, capsys)
-    fields = lines[2].split(",")
-    fields[4] = "nan"
-    lines[2] = ",".join(fields)
-    bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+    bad = bad_log(tmp_path, capsys, 2, 4, "nan")
     line = refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad],
                    names="line 3")  # fmt: skip
     assert "np.float64" not in line and "nan" in line
@@ -663,11 +664,7 @@ def test_a_log_index_that_is_not_a_whole_number_is_named_by_its_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """'column user must hold non-negative integers' named no line (the log's other checks name theirs)."""
-    lines = log_file(tmp_path, capsys)
-    fields = lines[5].split(",")
-    fields[1] = "1.5"
-    lines[5] = ",".join(fields)
-    bad = write(tmp_path, "bad.csv", "\n".join(lines) + "\n")
+    bad = bad_log(tmp_path, capsys, 5, 1, "1.5")
     refused(capsys, ["ope", "--synthetic", "8x5", "--bootstrap", "0", "--targets", "random", "--log", bad],
             names="column user must hold non-negative integers (first 1.5 at line 6)")  # fmt: skip
 
