@@ -194,3 +194,99 @@ def test_co_rated_similarities_keep_the_kernel(similarity):
     with _path(numpy=True) as calls:
         neighbours = ItemKNN(k=2, similarity=similarity).fit(train).neighbours_
     assert calls[0] == 0 and neighbours.shape == (3, 3)
+
+
+@st.composite
+def integer_ratings(draw) -> Interactions:
+    """Up to 24 users x 18 items with ratings from a palette: integers (the numpy path: small ones in float32,
+    large ones in float64, negative ones without the packed product), or halves (the kernel); users and items
+    left without ratings in the id space."""
+    n_users, n_items = draw(st.integers(1, 24)), draw(st.integers(1, 18))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    mask = rng.random((n_users, n_items)) < draw(st.sampled_from([0.2, 0.5, 0.9]))
+    mask[0, 0] = True
+    palette = draw(st.sampled_from([(1, 2, 3, 4, 5), (0, 1), (-2, 0, 3), (4,), (1000, 3000), (0.5, 1.0, 2.5)]))
+    u, i = np.nonzero(mask)
+    order = rng.permutation(len(u))
+    r = rng.choice(np.array(palette, dtype=np.float64), len(u))
+    data = Interactions.from_arrays(u[order], i[order], r[order])
+    keep = np.ones(data.n_ratings, dtype=bool)
+    if draw(st.booleans()) and data.n_users > 1:
+        keep &= data.users != data.n_users - 1
+    if draw(st.booleans()) and data.n_items > 1:
+        keep &= data.items != data.n_items - 1
+    return data.subset(keep) if keep.any() else data
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(integer_ratings(), st.data())
+def test_numpy_similarities_and_predictions_give_the_kernels_bits(train, data):
+    """``similarity_`` and ``predict`` of the co-rated similarities: the numpy path (matrix products of exact
+    integer sums, a stable sort per pair) against the kernels, bit for bit (-0.0 included)."""
+    cls = data.draw(st.sampled_from([ItemKNN, UserKNN]), label="model")
+    params = {
+        "k": data.draw(st.integers(1, 30)),
+        "min_k": data.draw(st.integers(0, 3)),
+        "similarity": data.draw(st.sampled_from(["pearson", "cosine", "auto", "adjusted-cosine"])),
+        "min_support": data.draw(st.integers(1, 3)),
+        "shrinkage": data.draw(st.sampled_from([0.0, 2.0])),
+        "shrink": data.draw(st.sampled_from([0.0, 0.5])),
+        "means": data.draw(st.booleans()),
+        "clip": data.draw(st.booleans()),
+        "mode": "dense",
+    }
+    rng = np.random.default_rng(data.draw(st.integers(0, 3)))
+    users = rng.integers(0, train.n_users, 40)
+    items = rng.integers(0, train.n_items, 40)
+    got = []
+    for numpy in (True, False):
+        with _path(numpy):
+            model = cls(**params).fit(train)
+            got.append((model.similarity_, model.predict(users, items)))
+    (sim, predictions), (kernel_sim, kernel_predictions) = got
+    np.testing.assert_array_equal(sim.view(np.int64), kernel_sim.view(np.int64), strict=True)
+    np.testing.assert_array_equal(predictions.view(np.int64), kernel_predictions.view(np.int64), strict=True)
+
+
+@pytest.mark.parametrize(
+    ("values", "numpy"),
+    [([1, 2, 3, 4, 5], True), ([-2, 0, 3], True), ([1000, 3000], True), ([0.5, 2.5], False), ([1, 2**27], False)],
+)
+def test_co_rated_numpy_takes_exact_integer_sums_only(values, numpy):
+    """Integers whose sums stay exact (float32, negatives without the packed product, float64 for large ones)
+    take the matrix products, with the kernel's bits; halves, or squares past 2^53, keep the kernel (None)."""
+    rng = np.random.default_rng(0)
+    u, i = np.nonzero(rng.random((30, 12)) < 0.6)
+    train = Interactions.from_arrays(u, i, rng.choice(np.array(values, dtype=np.float64), len(u)))
+    with _path(numpy=False):
+        model = ItemKNN(similarity="pearson", mode="dense").fit(train)
+        lists = model._predict_lists
+        kernel = model.similarity_
+    sim = knn._co_rated_numpy(lists, train.n_items, 1, 0.0, 0.0)
+    assert (sim is not None) == numpy
+    if numpy:
+        np.testing.assert_array_equal(sim.view(np.int64), kernel.view(np.int64), strict=True)
+
+
+def test_hand_computed_pearson_and_predictions():
+    """Items 0 and 1 rated (5, 3, 4) and (4, 2, 3) by users 0-2: co-rated Pearson 1 (a shift); item 2, rated by
+    user 0 alone, shares one entry with each (no spread: similarity 0). User 3 rated item 0 only (2): KNNBasic
+    predicts item 1 from that neighbour, 2; KNNWithMeans item 1's mean 3 plus (2 - item 0's mean 3.5), 1.5.
+    User 1's item 2 has no positive neighbour: the global mean."""
+    train = Interactions.from_arrays([0, 1, 2, 0, 1, 2, 0, 3], [0, 0, 0, 1, 1, 1, 2, 0], [5, 3, 4, 4, 2, 3, 1, 2])
+    with _path(numpy=True):
+        basic = ItemKNN(k=5, similarity="pearson", means=False).fit(train)
+        with_means = ItemKNN(k=5, similarity="pearson").fit(train)
+        assert basic.similarity_.tolist() == [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+        assert basic.predict([3, 1], [1, 2]).tolist() == [2.0, train.ratings.mean()]
+        assert with_means.predict([3], [1]).tolist() == [1.5]
+
+
+def test_a_sum_of_negative_zeros_is_positive_zero_as_in_the_kernel():
+    """Co-rated cosine of items (-3, 0) and (0, -2): each product is -0.0, and the kernel's sum, started from +0.0,
+    is +0.0, so the similarity is +0.0 (0 / 6), never -0.0 (a BLAS sum may start from its first term)."""
+    train = Interactions.from_arrays([0, 1, 0, 1], [0, 0, 1, 1], [-3.0, 0.0, 0.0, -2.0])
+    for numpy in (True, False):
+        with _path(numpy):
+            sim = ItemKNN(similarity="cosine", mode="dense").fit(train).similarity_
+        assert sim[0, 1] == 0.0 and not np.signbit(sim[0, 1]) and not np.signbit(sim[1, 0])

@@ -100,7 +100,11 @@ kernels cost about 0.5 s per process: with at most 2,048 entities (:func:`receva
 numba not yet imported, the neighbourhoods of the whole-vector similarities (all but ``pearson``,
 ``cosine`` and ``adjusted-cosine``) are made with scipy and numpy, with the same bits (scipy's sparse
 product adds a pair's terms in the kernels' order); :func:`~receval.recommenders.recommend` does the same
-for its lists. On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN (fit and top-10 for every user)
+for its lists. So do ``predict``'s dense similarity matrix of the co-rated kinds (``pearson``, ``cosine``)
+when the ratings are integers whose sums stay exact (:func:`_co_rated_numpy`: matrix products, as the
+ratings 1-5 of MovieLens) and the predictions themselves (:func:`_predict_numpy`, up to 2,048 x 2,048
+pairs x ``k``): ``receval predict`` on MovieLens-100K ``u1`` then imports neither numba nor scipy
+(``benchmarks/bench_cli.py --only predict``). On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN (fit and top-10 for every user)
 then takes 0.60 s in all, implicit's ``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets
 ml100k``, 7 runs, load average 0.3-0.5). Large problems: the neighbourhoods of the whole-vector similarities
 (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
@@ -122,10 +126,9 @@ Examples
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, cast
+from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval._jit import COMPILED_FROM, njit, numpy_pays, one_at_a_time, prange
 from receval.data.interactions import Interactions
@@ -134,6 +137,9 @@ from receval.recommenders.base import Recommender
 from receval.recommenders.baselines import check_pairs
 from receval.recommenders.topn import _NUMPY_CHUNK, _chunks, _offer, _pop_all, _topk_numpy
 from receval.validate import check_memory
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["UserKNN", "ItemKNN"]
 
@@ -160,7 +166,9 @@ _BLOCK_CELLS = 32_000_000
 # _similarity_topk_dot; False forces the general kernel _similarity_topk (tests: the same bits)
 _DOT: bool | None = None
 # None: the whole-vector neighbourhoods are made with numpy and scipy, without numba, when
-# receval._jit.numpy_pays(n_x x n_x) (up to 2,048 entities); True / False force that or the kernel (tests)
+# receval._jit.numpy_pays(n_x x n_x) (up to 2,048 entities), and so are the co-rated similarity matrices of
+# integer ratings (_co_rated_numpy) and the predictions (numpy_pays(pairs x k)); True / False force that or the
+# kernel (tests)
 _NUMPY: bool | None = None
 
 
@@ -418,6 +426,123 @@ def _predict(
     return out
 
 
+def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shrink: float) -> np.ndarray | None:
+    """:func:`_similarity_rows`' dense matrix of the co-rated kinds (0 Pearson, 1 cosine) by matrix products, or
+    None when they would not give the kernel's bits.
+
+    The kernel adds a pair's terms (its count n, Σ ri·rj, Σ ri, Σ ri² over the co-rated entries) one at a time;
+    BLAS adds them in another order. The sums agree bit for bit when every partial sum is exact: integer
+    values whose largest possible sum (the largest square times the longest list) stays below 2^24 (float32,
+    as the ratings 1-5 of MovieLens) or 2^53 (float64). The formula is then the kernel's, operation for
+    operation, on those exact sums. Other values (half stars, feature weights) return None.
+    """
+    x_ptr, x_idx, x_val, y_ptr = lists[:4]
+    if len(x_val) == 0 or not (np.isfinite(x_val).all() and np.array_equal(x_val, np.round(x_val))):
+        return None
+    longest = int(np.diff(x_ptr).max())
+    peak = float(np.abs(x_val).max())
+    if peak * peak * longest >= 2.0**53:
+        return None
+    limit = 2.0**24 if peak * peak * longest < 2.0**24 else 2.0**53
+    dtype = np.float32 if limit == 2.0**24 else np.float64
+    values = np.zeros((n_x, len(y_ptr) - 1), dtype=dtype)
+    rated = np.zeros_like(values)  # 1 where an entry is rated (a rated 0 counts)
+    rows = np.repeat(np.arange(n_x), np.diff(x_ptr))
+    values[rows, x_idx] = x_val
+    rated[rows, x_idx] = 1.0
+    dot = (values @ values.T).astype(np.float64)  # numpy's symmetric product
+    square = (np.square(values) @ rated.T).astype(np.float64)  # square[i, j] = Σ ri² over the pair's entries
+    # first[i, j] = Σ ri over the pair's entries; with values >= 0 it shares one product with the counts,
+    # (values + scale·rated)·ratedᵀ = Σ ri + scale·n, when scale exceeds every Σ ri and the whole stays exact
+    scale = 2.0 ** np.ceil(np.log2(peak * longest + 1))
+    if x_val.min() >= 0 and scale * (longest + 1) < limit:
+        first = ((values + scale * rated) @ rated.T).astype(np.float64)
+        count = np.floor(first * (1.0 / scale))  # a power of 2: the product is the exact quotient
+        first -= scale * count
+    else:
+        first = (values @ rated.T).astype(np.float64)
+        count = (rated @ rated.T).astype(np.float64)
+    del values, rated
+    if np.signbit(x_val).any():  # the kernel's sums start from +0.0: a sum of exactly 0 is +0.0 there
+        for block in (dot, first, square):
+            block += 0.0
+    if lists[6] == 0:  # Pearson: first[j, i] = Σ rj; n·Σ rj² − (Σ rj)² of the pair (i, j) is spread[j, i]
+        num = count * dot
+        num -= first * first.T
+        spread = count * square
+        spread -= np.square(first)
+        den = spread * spread.T
+    else:
+        num = dot
+        den = square * square.T
+    np.sqrt(den, out=den)
+    if shrink:
+        den += shrink
+    sim = np.zeros_like(num)
+    np.divide(num, den, out=sim, where=den != 0)
+    if shrinkage > 0:
+        sim *= count / (count + shrinkage)
+    if support > 1:  # a pair sharing no entry has similarity +0.0 from the formula already, as in the kernel
+        sim[count < support] = 0.0
+    np.fill_diagonal(sim, 1.0)
+    return sim
+
+
+def _predict_numpy(
+    xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, with_means, known_x, known_y, k, min_k, global_mean
+) -> np.ndarray:
+    """:func:`_predict` with numpy, the same bits: the pairs of each y entity at once.
+
+    Each pair's candidates (the x entities of y's list, in training-row order) are put in decreasing order of
+    positive similarity by a stable sort (ties: the earlier in the list, the kernel's insertion); the first
+    ``size`` are its neighbours, and their sums run a neighbour at a time over every pair, adding only where the
+    pair has that many neighbours (the kernel's sums, term for term)."""
+    n = len(xs)
+    out = np.full(n, global_mean)
+    size = max(1, min(k, int(np.diff(y_ptr).max(initial=1))))
+    top_sim = np.zeros((n, size))
+    top_val = np.zeros((n, size))
+    count = np.zeros(n, dtype=np.int64)
+    known = np.flatnonzero(known_x[xs] & known_y[ys])
+    known = known[np.argsort(ys[known], kind="stable")]
+    groups = np.flatnonzero(np.diff(ys[known])) + 1
+    for pairs in np.split(known, groups) if len(known) else ():
+        y = ys[pairs[0]]
+        lo, hi = y_ptr[y], y_ptr[y + 1]
+        candidates = y_idx[lo:hi]
+        s = sim[np.ix_(sim_row[pairs], candidates)]
+        key = np.where(s > 0, -s, np.inf)  # ascending: the most similar first, the others last
+        count[pairs] = np.minimum(np.count_nonzero(s > 0, axis=1), size)
+        if len(candidates) > size:  # keep each pair's size smallest keys (ties: the earlier), in list order
+            kth = np.partition(key, size - 1, axis=1)[:, size - 1 : size]
+            below = key < kth
+            tied = key == kth
+            below |= tied & (np.cumsum(tied, axis=1) <= size - np.count_nonzero(below, axis=1)[:, None])
+            kept = np.nonzero(below)[1].reshape(len(pairs), size)
+            ranks = np.argsort(np.take_along_axis(key, kept, axis=1), axis=1, kind="stable")
+            order = np.take_along_axis(kept, ranks, axis=1)
+        else:
+            order = np.argsort(key, axis=1, kind="stable")
+        values = y_val[lo:hi] - means[candidates] if with_means else y_val[lo:hi]
+        width = order.shape[1]
+        top_sim[pairs, :width] = np.take_along_axis(s, order, axis=1)
+        top_val[pairs, :width] = values[order]
+    sum_sim = np.zeros(n)
+    sum_r = np.zeros(n)
+    for j in range(size):
+        live = count > j
+        np.add(sum_sim, top_sim[:, j], out=sum_sim, where=live)
+        np.add(sum_r, top_sim[:, j] * top_val[:, j], out=sum_r, where=live)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if with_means:
+            sum_r[count < min_k] = 0.0
+            est = np.where(sum_sim != 0, means[xs] + sum_r / sum_sim, means[xs])
+        else:
+            est = np.where((count >= min_k) & (sum_sim != 0), sum_r / sum_sim, global_mean)
+    out[known] = est[known]
+    return out
+
+
 def _list_orders(x, y, n_x: int, n_y: int) -> tuple:
     """The orders of the kernels' lists: x-major sorted by y, and y-major sorted by x, with their pointers
     and their (int32) index lists ``y[x_order]``, ``x[yx_order]``.
@@ -548,6 +673,8 @@ def _kernel_lists(kind: str, x, y, r, means: tuple, orders: tuple, normalize: bo
 
 def _neighbours(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) -> sp.csr_matrix:
     """The sparse n x n neighbourhood matrix of the (row, column, similarity) ``parts``, indices sorted."""
+    import scipy.sparse as sp
+
     if not parts:
         return sp.csr_matrix((n, n))
     rows, cols, vals = (np.concatenate(p) for p in zip(*parts, strict=True))
@@ -770,6 +897,8 @@ class _KNN(Recommender):
     def _weights(self) -> sp.csr_matrix:
         """The users x items ratings (minus the x entity's mean when ``centered``; feature-weighted with
         ``feature_weighting``) that ``score`` weighs (sorted CSR, made on first use from the y-major lists)."""
+        import scipy.sparse as sp
+
         self._check_fitted()
         if self._weights_csr is None and self._score_lists is not None:
             ptr, idx, values = self._score_lists
@@ -806,6 +935,11 @@ class _KNN(Recommender):
         """The dense n_x x n_x similarity matrix (upper triangle computed then mirrored when the formula is
         symmetric, else every row)."""
         code, row_norms, col_norms = lists[6:]
+        n_y = len(lists[3]) - 1
+        if code < 2 and (numpy_pays(n_x * max(n_x, n_y)) if _NUMPY is None else _NUMPY):  # co-rated kinds, small
+            sim = _co_rated_numpy(lists, n_x, int(self.min_support), float(self.shrinkage), float(self.shrink))
+            if sim is not None:
+                return sim
         # Tversky's ``dot + α(c_j − dot) + β(c_i − dot)`` adds its terms in another order for the pair (j, i):
         # the same bits only when the sums are exact, as with α = β ∈ {0, 1} over counts; otherwise every row
         # is computed, so that dense and sparse modes agree (at α = β = 0.3 a mirror differs in the last bit
@@ -820,6 +954,8 @@ class _KNN(Recommender):
 
     def _sparse_neighbours(self, lists: tuple, n_x: int) -> sp.csr_matrix:
         """The top-k neighbourhoods, each entity's kept as it is computed (never the whole matrix)."""
+        import scipy.sparse as sp
+
         kk = min(int(self.k), n_x - 1)
         if kk <= 0:
             return sp.csr_matrix((n_x, n_x))
@@ -849,6 +985,8 @@ class _KNN(Recommender):
         operation for operation, by rows of chunks, and the k best of each row (ties: the lower index) are
         :func:`~receval.recommenders.topn._topk_numpy`'s with key = index.
         """
+        import scipy.sparse as sp
+
         x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, code, row_norms, col_norms = lists
         support, shrinkage, shrink = int(self.min_support), float(self.shrinkage), float(self.shrink)
         alpha, beta = float(self.tversky_alpha), float(self.tversky_beta)
@@ -928,7 +1066,8 @@ class _KNN(Recommender):
 
     def _predict(self, xs: np.ndarray, ys: np.ndarray, sim: np.ndarray, sim_row: np.ndarray) -> np.ndarray:
         y_ptr, y_idx, y_val, _ = self._y_lists
-        return _predict(
+        small = numpy_pays(len(xs) * int(self.k)) if _NUMPY is None else _NUMPY
+        return (_predict_numpy if small else _predict)(
             xs,
             ys,
             sim,

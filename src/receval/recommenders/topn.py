@@ -45,10 +45,9 @@ import logging
 import time
 from bisect import bisect_left
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from receval._jit import njit, numpy_pays, one_at_a_time, prange
 from receval.data.interactions import Interactions
@@ -56,6 +55,9 @@ from receval.errors import ColdStartError, ConfigError, DataError, NotFittedErro
 from receval.progress import Progress, progress_to
 from receval.validate import check_memory
 from receval.vocabulary import ColdStart, cold_start_policy
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["recommend", "exclusion_matrix"]
 
@@ -97,6 +99,8 @@ def exclusion_matrix(exclude: Interactions | sp.spmatrix | sp.sparray | None, n_
     """
     if exclude is None:
         return None
+    import scipy.sparse as sp
+
     if isinstance(exclude, Interactions):
         m = sp.csr_matrix(
             (np.ones(exclude.n_ratings, dtype=bool), (exclude.users, exclude.items)),
@@ -512,6 +516,8 @@ def recommend(
     batch_size = min(batch_size, max(len(users), 1))
     operands = None
     if hasattr(model, "score_operands"):
+        import scipy.sparse as sp
+
         operands = tuple(sp.csr_matrix(m) for m in model.score_operands())
         for m in operands:
             m.sum_duplicates()  # a pair stored twice is one entry (their sum), as the dense product makes it

@@ -49,8 +49,9 @@ The thesis' counts: user 2's dislike of item 2 is a rating, and agrees with nobo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import scipy.sparse as sp
 
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError
@@ -58,6 +59,9 @@ from receval.recommenders.bandits._codes import MIN_BETA
 from receval.recommenders.bandits.item import _check_finite, _check_threshold, feedback_codes
 from receval.recommenders.base import Recommender
 from receval.validate import check_memory
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["KNNBandit", "AGREEMENTS"]
 
@@ -195,6 +199,8 @@ class KNNBandit(Recommender):
 
 def _binary(users: np.ndarray, items: np.ndarray, nu: int, ni: int) -> sp.csr_matrix:
     """The 0/1 users x items matrix of the given pairs (repeats count once)."""
+    import scipy.sparse as sp
+
     m = sp.csr_matrix((np.ones(len(users), np.int32), (users, items)), shape=(nu, ni))
     m.sum_duplicates()
     m.data[:] = 1
