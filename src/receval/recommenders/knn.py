@@ -104,8 +104,8 @@ for its lists. So do ``predict``'s dense similarity matrix of the co-rated kinds
 when the ratings are integers whose sums stay exact (:func:`_co_rated_numpy`: matrix products, as the
 ratings 1-5 of MovieLens) and the predictions themselves (:func:`_predict_numpy`, up to 2,048 x 2,048
 pairs x ``k``): ``receval predict`` on MovieLens-100K ``u1`` then imports neither numba nor scipy
-(``benchmarks/bench_cli.py --only predict``). On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN (fit and top-10 for every user)
-then takes 0.60 s in all, implicit's ``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets
+(``benchmarks/bench_cli.py --only predict``). On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN
+(fit and top-10 for every user) then takes 0.60 s in all, implicit's ``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets
 ml100k``, 7 runs, load average 0.3-0.5). Large problems: the neighbourhoods of the whole-vector similarities
 (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
 (:func:`_similarity_topk_dot`), the lists' orders are counting sorts, and ``score``'s rating weights are the
