@@ -91,27 +91,27 @@ row in both). ``"auto"``
 with ``similarity="auto"``), sparse above; so MovieLens-25M's 59,000 items fit in a
 few GB.
 
-Speed: the similarity rows, the scores and :func:`~receval.recommenders.recommend`'s top-k selection run
-on all cores (numba ``prange``; ``NUMBA_NUM_THREADS`` caps them), a row at a time per thread with its own
-buffers, so the results are the same bits whatever the number of threads. Numba runs them on its OpenMP
-layer, which a forked child of a process that has used it cannot use: pools of worker processes must be
-started by spawn or forkserver (loky, Dask and Ray do). Small problems skip numba, whose import and cached
-kernels cost about 0.5 s per process: with at most 2,048 entities (:func:`receval._jit.numpy_pays`) and
-numba not yet imported, the neighbourhoods of the whole-vector similarities (all but ``pearson``,
-``cosine`` and ``adjusted-cosine``) are made with scipy and numpy, with the same bits (scipy's sparse
-product adds a pair's terms in the kernels' order); :func:`~receval.recommenders.recommend` does the same
-for its lists. So do ``predict``'s dense similarity matrix of the co-rated kinds (``pearson``, ``cosine``)
-when the ratings are integers whose sums stay exact (:func:`_co_rated_numpy`: matrix products, as the
-ratings 1-5 of MovieLens) and the predictions themselves (:func:`_predict_numpy`, up to 2,048 x 2,048
-pairs x ``k``): ``receval predict`` on MovieLens-100K ``u1`` then imports neither numba nor scipy
-(``benchmarks/bench_cli.py --only predict``). On MovieLens-100K ``u1``, ``receval recommend`` with item-kNN
-(fit and top-10 for every user) then takes 0.60 s in all, implicit's ``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets
-ml100k``, 7 runs, load average 0.3-0.5). Large problems: the neighbourhoods of the whole-vector similarities
-(with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
+Speed: the similarity rows, the scores and :func:`~receval.recommenders.recommend`'s top-k selection run on all
+cores (numba ``prange``; ``NUMBA_NUM_THREADS`` caps them), a row at a time per thread with its own buffers, so
+the results are the same bits whatever the number of threads. Numba runs them on its OpenMP layer, which a
+forked child of a process that has used it cannot use: pools of worker processes must be started by spawn or
+forkserver (loky, Dask and Ray do). Small problems skip numba, whose import and cached kernels cost about 0.5 s
+per process: with at most 2,048 entities (:func:`receval._jit.numpy_pays`) and numba not yet imported, the
+neighbourhoods of the whole-vector similarities (all but ``pearson``, ``cosine`` and ``adjusted-cosine``) are
+made with scipy and numpy, with the same bits (scipy's sparse product adds a pair's terms in the kernels'
+order); :func:`~receval.recommenders.recommend` does the same for its lists. On MovieLens-100K ``u1``, ``receval
+recommend`` with item-kNN (fit and top-10 for every user) then takes 0.60 s in all, implicit's
+``CosineRecommender`` 0.66 s (``benchmarks/bench_knn_implicit.py --sets ml100k``, 7 runs, load average 0.3-0.5).
+Small problems also skip numba in ``predict``: its dense similarity matrix of the co-rated kinds (``pearson``,
+``cosine``) when the ratings are integers whose sums stay exact (:func:`_co_rated_numpy`: matrix products, as
+the ratings 1-5 of MovieLens) and its predictions (:func:`_predict_numpy`, while pairs x ``k`` stays within
+:data:`~receval._jit.NUMPY_CELLS`): ``receval predict`` on MovieLens-100K ``u1`` then imports neither numba nor
+scipy (``benchmarks/bench_cli.py --only predict``). Large problems: the neighbourhoods of the whole-vector
+similarities (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
 (:func:`_similarity_topk_dot`), the lists' orders are counting sorts, and ``score``'s rating weights are the
-ranking lists themselves; on 100,000 users x 20,000 items x 5M ratings (``--sets generated``, k = 50) the
-whole ``receval recommend`` process takes 7.7 s of CPU and 0.65 GB against implicit's 14.0 s and 0.71 GB in the
-same three interleaved runs (load average 2.3).
+ranking lists themselves; on 100,000 users x 20,000 items x 5M ratings (``--sets generated``, k = 50) the whole
+``receval recommend`` process takes 7.7 s of CPU and 0.65 GB against implicit's 14.0 s and 0.71 GB in the same
+three interleaved runs (load average 2.3).
 
 Examples
 --------
