@@ -450,38 +450,40 @@ def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shri
     rows = np.repeat(np.arange(n_x), np.diff(x_ptr))
     values[rows, x_idx] = x_val
     rated[rows, x_idx] = 1.0
-    dot = (values @ values.T).astype(np.float64)  # numpy's symmetric product
-    square = (np.square(values) @ rated.T).astype(np.float64)  # square[i, j] = Σ ri² over the pair's entries
+    # the sums stay in the products' dtype (exact integers); the formula reads them as float64, as the kernel
+    dot = values @ values.T  # numpy's symmetric product
+    square = np.square(values) @ rated.T  # square[i, j] = Σ ri² over the pair's entries
     # first[i, j] = Σ ri over the pair's entries; with values >= 0 it shares one product with the counts,
     # (values + scale·rated)·ratedᵀ = Σ ri + scale·n, when scale exceeds every Σ ri and the whole stays exact
     scale = 2.0 ** np.ceil(np.log2(peak * longest + 1))
     if x_val.min() >= 0 and scale * (longest + 1) < limit:
-        first = ((values + scale * rated) @ rated.T).astype(np.float64)
+        first = (values + scale * rated) @ rated.T
         count = np.floor(first * (1.0 / scale))  # a power of 2: the product is the exact quotient
         first -= scale * count
     else:
-        first = (values @ rated.T).astype(np.float64)
-        count = (rated @ rated.T).astype(np.float64)
+        first = values @ rated.T
+        count = rated @ rated.T
     del values, rated
     if np.signbit(x_val).any():  # the kernel's sums start from +0.0: a sum of exactly 0 is +0.0 there
         for block in (dot, first, square):
             block += 0.0
+    f64 = np.float64
     if lists[6] == 0:  # Pearson: first[j, i] = Σ rj; n·Σ rj² − (Σ rj)² of the pair (i, j) is spread[j, i]
-        num = count * dot
-        num -= first * first.T
-        spread = count * square
-        spread -= np.square(first)
+        num = np.multiply(count, dot, dtype=f64)
+        num -= np.multiply(first, first.T, dtype=f64)
+        spread = np.multiply(count, square, dtype=f64)
+        spread -= np.square(first, dtype=f64)
         den = spread * spread.T
     else:
-        num = dot
-        den = square * square.T
+        num = dot.astype(f64)
+        den = np.multiply(square, square.T, dtype=f64)
     np.sqrt(den, out=den)
     if shrink:
         den += shrink
     sim = np.zeros_like(num)
     np.divide(num, den, out=sim, where=den != 0)
     if shrinkage > 0:
-        sim *= count / (count + shrinkage)
+        sim *= np.divide(count, np.add(count, shrinkage, dtype=f64), dtype=f64)
     if support > 1:  # a pair sharing no entry has similarity +0.0 from the formula already, as in the kernel
         sim[count < support] = 0.0
     np.fill_diagonal(sim, 1.0)
