@@ -512,14 +512,15 @@ def _predict_numpy(
         y = ys[pairs[0]]
         lo, hi = y_ptr[y], y_ptr[y + 1]
         candidates = y_idx[lo:hi]
-        s = sim[np.ix_(sim_row[pairs], candidates)]
-        key = np.where(s > 0, -s, np.inf)  # ascending: the most similar first, the others last
-        count[pairs] = np.minimum(np.count_nonzero(s > 0, axis=1), size)
+        s = sim.take(sim_row[pairs], axis=0).take(candidates, axis=1)
+        positive = s > 0
+        key = np.where(positive, -s, np.inf)  # ascending: the most similar first, the others last
+        count[pairs] = np.minimum(positive.sum(axis=1), size)
         if len(candidates) > size:  # keep each pair's size smallest keys (ties: the earlier), in list order
             kth = np.partition(key, size - 1, axis=1)[:, size - 1 : size]
             below = key < kth
             tied = key == kth
-            below |= tied & (np.cumsum(tied, axis=1) <= size - np.count_nonzero(below, axis=1)[:, None])
+            below |= tied & (np.cumsum(tied, axis=1) <= size - below.sum(axis=1)[:, None])
             kept = np.nonzero(below)[1].reshape(len(pairs), size)
             ranks = np.argsort(np.take_along_axis(key, kept, axis=1), axis=1, kind="stable")
             order = np.take_along_axis(kept, ranks, axis=1)
