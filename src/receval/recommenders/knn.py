@@ -467,16 +467,19 @@ def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shri
     if np.signbit(x_val).any():  # the kernel's sums start from +0.0: a sum of exactly 0 is +0.0 there
         for block in (dot, first, square):
             block += 0.0
+    # float64 loops (dtype=) on the exact sums, into as few fresh matrices as possible (each costs page faults)
     f64 = np.float64
     if lists[6] == 0:  # Pearson: first[j, i] = Σ rj; n·Σ rj² − (Σ rj)² of the pair (i, j) is spread[j, i]
         num = np.multiply(count, dot, dtype=f64)
-        num -= np.multiply(first, first.T, dtype=f64)
+        den = np.multiply(first, first.T, dtype=f64)
+        num -= den
         spread = np.multiply(count, square, dtype=f64)
-        spread -= np.square(first, dtype=f64)
-        den = spread * spread.T
+        spread -= np.square(first, out=den, dtype=f64)
+        np.multiply(spread, spread.T, out=den)
     else:
         num = dot.astype(f64)
         den = np.multiply(square, square.T, dtype=f64)
+    del dot, square
     np.sqrt(den, out=den)
     if shrink:
         den += shrink
