@@ -780,7 +780,7 @@ def _groups(chk: _Checker, value: str | Mapping[str, Any], protocol: str, tuned:
     must name two groups; its users are matched with each data set's when the data are prepared
     (:func:`receval.experiment.validation.prepare_checked`).
     """
-    from receval.stats.groups import read_user_groups
+    from receval.stats.groups import check_unknown_group, read_user_groups
     from receval.vocabulary import UNPAIRED_TEST_NAMES
 
     table = {"path": value} if isinstance(value, str) else value
@@ -811,6 +811,10 @@ def _groups(chk: _Checker, value: str | Mapping[str, Any], protocol: str, tuned:
     if len(names) < 2:
         raise chk.fail(path_where, f"groups file names one group only ({', '.join(sorted(names)) or 'none'}); "
                        "a gap needs two")  # fmt: skip
+    try:
+        check_unknown_group(unknown, names, repr(str(spec.resolved_path)))
+    except ReceValError as err:
+        raise chk.fail((*where, "unknown_group"), f"groups {err}") from None
     return spec
 
 

@@ -1,0 +1,108 @@
+"""Small correctness fixes noticed in review: strict JSON, duplicate names, ids, grids and output folders."""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from receval import jsontext
+
+
+def _strict(text: str) -> Any:
+    """``text`` parsed as JSON by a parser that refuses ``NaN`` and ``Infinity``, as jq and JSON.parse do."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _expected(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _expected(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_expected(v) for v in value]
+    return float(value) if math.isfinite(value) else None
+
+
+_numbers = st.floats(allow_nan=True, allow_infinity=True) | st.floats().map(np.float64) | st.just(np.float32("inf"))
+_values = st.recursive(_numbers, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3))
+
+
+@given(_values)
+def test_jsontext_is_strict_json_with_every_non_finite_number_null(value: Any) -> None:
+    assert _strict(jsontext.dumps(value)) == _expected(value)
+
+
+def test_evaluate_json_writes_infinity_as_null_like_nan(capsys: pytest.CaptureFixture[str]) -> None:
+    from receval.cli.evaluate import _report
+
+    result = SimpleNamespace(
+        summary={"ndcg@10": 0.5, "gap": float("inf"), "lift": -float("inf"), "recall@10": float("nan")},
+        conventions=SimpleNamespace(to_dict=lambda: {"cold_start": "empty"}),
+    )
+    _report(result, None, "json")  # type: ignore[arg-type]
+    body = _strict(capsys.readouterr().out)
+    assert body == {"ndcg@10": 0.5, "gap": None, "lift": None, "recall@10": None, "conventions": {"cold_start": "empty"}}
+
+
+def test_json_tables_write_infinity_as_null() -> None:
+    from receval.cli.output import Table, render
+
+    table = Table(["metric", "value"], [["gap", float("inf")], ["lift", np.float64("-inf")], ["p", float("nan")]])
+    assert _strict(render(table, "json"))["rows"] == [["gap", None], ["lift", None], ["p", None]]
+
+
+# ---------------------------------------------------------------- --unknown-group naming a group of the file
+
+TRUTH = "user\titem\trating\n" + "".join(f"{u}\t{1 + u % 2}\t5\n" for u in range(1, 7))
+RECS = "user\titem\tscore\n" + "".join(f"{u}\t{1 + (u % 3 == 0)}\t1\n" for u in range(1, 7))
+GROUPS = "user,group\n1,a\n2,a\n3,b\n4,b\n"
+
+
+def test_unknown_group_naming_a_group_of_the_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--unknown-group a with a group 'a' in the file merged users 5 and 6 into 'a' (counts a=4), silently."""
+    from receval.cli import main
+
+    for name, text in (("t.tsv", TRUTH), ("r.tsv", RECS), ("g.csv", GROUPS)):
+        (tmp_path / name).write_text(text)
+    argv = ["evaluate", "--truth", str(tmp_path / "t.tsv"), "--recs", str(tmp_path / "r.tsv"), "--metrics", "ndcg@3",
+            "--user-groups", str(tmp_path / "g.csv"), "--unknown-group"]  # fmt: skip
+    assert main([*argv, "a"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: --unknown-group a is already a group of --user-groups, so the users without a group would join it; "
+        "give --unknown-group a name no group has, e.g. 'other'"
+    )
+    assert main([*argv, "other", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["groups"]["ndcg@3"]["counts"] == {"a": 2, "b": 2, "other": 2}
+
+
+def test_align_groups_refuses_an_unknown_group_named_like_a_group() -> None:
+    from receval.errors import ConfigError
+    from receval.stats.groups import align_groups
+
+    with pytest.raises(ConfigError, match=r"^unknown_group='b' is already a group of the user groups"):
+        align_groups([1, 2, 3, 4, 5], {1: "a", 2: "a", 3: "b", 4: "b"}, unknown_group="b")
+
+
+def test_config_unknown_group_named_like_a_group_is_refused_at_its_line(tmp_path: Path) -> None:
+    from receval.errors import ConfigError
+    from receval.experiment.config import load_config
+
+    (tmp_path / "g.csv").write_text(GROUPS)
+    (tmp_path / "exp.toml").write_text(
+        'metrics = ["ndcg@10"]\n[datasets.toy]\ngenerate = { n_users = 6, n_items = 4, n_ratings = 20, seed = 1 }\n'
+        '[protocol]\nname = "one-shot"\n[recommenders.popularity]\n[groups]\npath = "g.csv"\nunknown_group = "a"\n'
+    )
+    with pytest.raises(ConfigError, match=r"exp\.toml, line 9: groups unknown_group='a' is already a group of '.*g\.csv'"):
+        load_config(tmp_path / "exp.toml")
