@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,9 @@ def _expected(value: Any) -> Any:
 
 
 _numbers = st.floats(allow_nan=True, allow_infinity=True) | st.floats().map(np.float64) | st.just(np.float32("inf"))
-_values = st.recursive(_numbers, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3))
+_values = st.recursive(
+    _numbers, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3)
+)
 
 
 @given(_values)
@@ -51,7 +53,13 @@ def test_evaluate_json_writes_infinity_as_null_like_nan(capsys: pytest.CaptureFi
     )
     _report(result, None, "json")  # type: ignore[arg-type]
     body = _strict(capsys.readouterr().out)
-    assert body == {"ndcg@10": 0.5, "gap": None, "lift": None, "recall@10": None, "conventions": {"cold_start": "empty"}}
+    assert body == {
+        "ndcg@10": 0.5,
+        "gap": None,
+        "lift": None,
+        "recall@10": None,
+        "conventions": {"cold_start": "empty"},
+    }
 
 
 def test_json_tables_write_infinity_as_null() -> None:
@@ -68,7 +76,9 @@ RECS = "user\titem\tscore\n" + "".join(f"{u}\t{1 + (u % 3 == 0)}\t1\n" for u in 
 GROUPS = "user,group\n1,a\n2,a\n3,b\n4,b\n"
 
 
-def test_unknown_group_naming_a_group_of_the_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_group_naming_a_group_of_the_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--unknown-group a with a group 'a' in the file merged users 5 and 6 into 'a' (counts a=4), silently."""
     from receval.cli import main
 
@@ -104,5 +114,45 @@ def test_config_unknown_group_named_like_a_group_is_refused_at_its_line(tmp_path
         'metrics = ["ndcg@10"]\n[datasets.toy]\ngenerate = { n_users = 6, n_items = 4, n_ratings = 20, seed = 1 }\n'
         '[protocol]\nname = "one-shot"\n[recommenders.popularity]\n[groups]\npath = "g.csv"\nunknown_group = "a"\n'
     )
-    with pytest.raises(ConfigError, match=r"exp\.toml, line 9: groups unknown_group='a' is already a group of '.*g\.csv'"):
+    with pytest.raises(
+        ConfigError, match=r"exp\.toml, line 9: groups unknown_group='a' is already a group of '.*g\.csv'"
+    ):
         load_config(tmp_path / "exp.toml")
+
+
+# ---------------------------------------------------------------- an algorithm named twice
+
+RATINGS = "user,item,rating\n" + "".join(
+    f"{u},{i},{1 + (u * i) % 5}\n" for u in range(1, 21) for i in range(1, 16) if (u + i) % 3
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["sampled", "--n", "5", "--repeats", "2", "--split", "holdout"], ["simulate", "--rounds", "2"]],
+    ids=["sampled", "simulate"],
+)
+def test_an_algorithm_named_twice_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """sampled and simulate keyed their systems by name: the second 'popularity' was dropped, silently (exit 0)."""
+    from receval.cli import main
+
+    (tmp_path / "d.csv").write_text(RATINGS)
+    args = [*argv, "--data", str(tmp_path / "d.csv"), "--format", "csv", "--algorithms", "popularity,random,popularity"]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: --algorithms popularity,random,popularity: 'popularity' is named twice; name each once"
+    )
+
+
+def test_simulate_many_refuses_a_name_given_twice() -> None:
+    from receval import Interactions
+    from receval.errors import ConfigError
+    from receval.simulate import simulate_many
+
+    data = Interactions.from_arrays([0, 1, 0, 0, 1, 1], [0, 1, 1, 2, 0, 2], [5, 5, 4, 1, 2, 5])
+    with pytest.raises(ConfigError, match=r"^algorithms=random,random: 'random' is named twice"):
+        simulate_many(["random", "random"], data.subset([0, 1]), data.subset([2, 3, 4, 5]), rounds=2, threshold=4)

@@ -117,7 +117,7 @@ def simulate_command(
     from receval.split import holdout
     from receval.stats.agreement import TAU_VARIANTS, kendall_agreement
     from receval.studies.cyclic_selection import best_of_runs
-    from receval.validate import check_command_options
+    from receval.validate import check_command_options, check_distinct
 
     check_command_options(seed=seed, rounds=rounds, test_fraction=test_fraction, refit_every=refit_every)
     if preset not in SIMULATION_PRESETS:
@@ -134,7 +134,7 @@ def simulate_command(
 
         check_output_dir(out, "--out")
     fmt_out = output_format(output, as_json)
-    names = [a.strip() for a in algorithms.split(",") if a.strip()]
+    names = check_distinct([a.strip() for a in algorithms.split(",") if a.strip()], "--algorithms")
     if not names:
         raise ConfigError("--algorithms is empty; give comma-separated names such as random,popularity")
     params = parse_algorithm_params(param)

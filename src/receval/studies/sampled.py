@@ -68,7 +68,7 @@ from receval.stats.sampled import (
     sampled_ranks,
 )
 from receval.stats.significance import rank_agreement
-from receval.validate import check_count, check_number, check_seed
+from receval.validate import check_count, check_distinct, check_number, check_seed
 from receval.vocabulary import (
     DEFAULT_SAMPLED_CORRECTIONS,
     SAMPLE_SHAPES,
@@ -293,7 +293,7 @@ def check_algorithms(names: Sequence[str], option: str = "algorithms", *, minimu
     Returns
     -------
     list of str
-        The names, duplicates removed.
+        The names, in their order (a name given twice is refused: :func:`receval.validate.check_distinct`).
 
     Examples
     --------
@@ -306,7 +306,7 @@ def check_algorithms(names: Sequence[str], option: str = "algorithms", *, minimu
     """
     from receval.recommenders.registry import ALGORITHMS
 
-    chosen = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    chosen = check_distinct([n.strip() for n in names if n.strip()], option)
     for name in chosen:
         if name not in ALGORITHMS and ":" not in name:
             hint = did_you_mean(name, ALGORITHMS) or " (receval algorithms lists them)"
