@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -156,3 +157,41 @@ def test_simulate_many_refuses_a_name_given_twice() -> None:
     data = Interactions.from_arrays([0, 1, 0, 0, 1, 1], [0, 1, 1, 2, 0, 2], [5, 5, 4, 1, 2, 5])
     with pytest.raises(ConfigError, match=r"^algorithms=random,random: 'random' is named twice"):
         simulate_many(["random", "random"], data.subset([0, 1]), data.subset([2, 3, 4, 5]), rounds=2, threshold=4)
+
+
+# ---------------------------------------------------------------- a grid listing a value twice
+
+GRID = """\
+metrics = ["ndcg@5"]
+seeds = [0]
+[datasets.toy]
+generate = { n_users = 50, n_items = 40 }
+[protocol]
+name = "one-shot"
+k = [10]
+[recommenders.item-knn]
+params = { k = [20, 30] }
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("k = [10]", "k = [10, 10]", r"line 7: protocol option 'k' lists 10 twice \(\[10, 10\]\)"),
+        ("[20, 30]", "[20, 30, 20.0]", r"line 9: \[recommenders.item-knn\] parameter 'k' lists 20.0 twice"),
+        ("seeds = [0]", "seeds = [3, 1, 3]", r"line 2: seeds lists 3 twice \(\[3, 1, 3\]\)"),
+    ],
+)
+def test_a_grid_value_listed_twice_is_refused_naming_file_line_key_and_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], old: str, new: str, message: str
+) -> None:
+    """k = [10, 10] ran every task of k=10 twice (four tasks, two ids with the parameter grid as well)."""
+    from receval.cli import main
+
+    (tmp_path / "exp.toml").write_text(GRID.replace(old, new))
+    assert main(["check", str(tmp_path / "exp.toml")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert err.startswith(f"error: {tmp_path / 'exp.toml'}, ")
+    assert err.endswith("the grid would run the same tasks twice; list each value once")
+    assert re.search(message, err)
