@@ -195,3 +195,37 @@ def test_a_grid_value_listed_twice_is_refused_naming_file_line_key_and_value(
     assert err.startswith(f"error: {tmp_path / 'exp.toml'}, ")
     assert err.endswith("the grid would run the same tasks twice; list each value once")
     assert re.search(message, err)
+
+
+# ---------------------------------------------------------------- ids that are lists or dicts
+
+
+@pytest.mark.parametrize(
+    ("column", "cells", "shown"),
+    [
+        ("user", [1, 2, [3, 4]], "user id [3, 4] of row 2 is a list"),
+        ("item", ["a", {"b": 1}, {"b": 1}], "item id {'b': 1} of row 1 is a dict"),
+        ("item", [1, (2, 3), 4], "item id (2, 3) of row 1 is a tuple"),
+    ],
+)
+@pytest.mark.parametrize("arrow", [False, True], ids=["pandas", "arrow"])
+def test_from_frame_refuses_ids_that_hold_several_values(
+    column: str, cells: list[Any], shown: str, arrow: bool
+) -> None:
+    """A list or dict in an id cell was kept as the id '[3, 4]' (its text), silently."""
+    import pandas as pd
+
+    from receval import Interactions
+    from receval.errors import DataError
+
+    frame: Any = pd.DataFrame({"user": [1, 2, 3], "item": ["x", "y", "z"], "rating": [1.0, 2.0, 3.0]})
+    frame[column] = pd.Series(cells, dtype=object)
+    if arrow:
+        if isinstance(cells[1], tuple | dict) and column == "item":
+            pytest.skip("Arrow has no column of mixed scalars and tuples or structs")
+        import pyarrow as pa
+
+        frame = pa.Table.from_pandas(frame.assign(**{column: [c if isinstance(c, list) else [c] for c in cells]}))
+        shown = f"{column} id [{cells[0]!r}] of row 0 is a list"
+    with pytest.raises(DataError, match=f"^column {column}: {re.escape(shown)}, not one id; give one id"):
+        Interactions.from_frame(frame)
