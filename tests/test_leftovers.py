@@ -229,3 +229,33 @@ def test_from_frame_refuses_ids_that_hold_several_values(
         shown = f"{column} id [{cells[0]!r}] of row 0 is a list"
     with pytest.raises(DataError, match=f"^column {column}: {re.escape(shown)}, not one id; give one id"):
         Interactions.from_frame(frame)
+
+
+# ---------------------------------------------------------------- power with a tiny alpha and few users
+
+
+def test_power_mde_with_a_tiny_alpha_and_three_users_is_the_noncentral_t_root() -> None:
+    """power --alpha 1e-12 with 3 users took 15 s (scipy's noncentral t series at nc ~ 1e6) and, past where that series
+    converges, gave an MDE of 577364 sd where the power is 0.63, not 0.8."""
+    from scipy import stats
+
+    from receval.stats.power import power_analysis
+
+    result = power_analysis(np.array([0.0, 2**0.5, 2**0.5]), effect=0.1, alpha=1e-12, power=0.8)
+    crit = float(stats.t.isf(0.5e-12, 2))
+    nc = result.mde / result.sd * 3**0.5
+    # df = 2: |T| > crit is V < 2 ((Z + nc) / crit)^2 with V ~ chi2(2), whose cdf is 1 - exp(-x / 2); Z / crit < 1e-5
+    assert 1 - math.exp(-((nc / crit) ** 2)) == pytest.approx(0.8, abs=1e-6)
+    assert result.power == pytest.approx(1e-12, rel=0.1)  # an effect of 0.1 is nothing against crit ~ 1e6
+
+
+def test_power_cli_with_a_tiny_alpha_prints_strict_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from receval.cli import main
+
+    (tmp_path / "t.csv").write_text("user,item\n1,a\n2,b\n3,a\n")
+    (tmp_path / "r.csv").write_text("user,item,rank\n1,a,1\n2,a,1\n3,b,1\n3,a,2\n")
+    argv = ["power", "--truth", str(tmp_path / "t.csv"), "--recs", str(tmp_path / "r.csv"), "--metric", "recall@10",
+            "--effect", "0.1", "--alpha", "1e-12", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    body = _strict(capsys.readouterr().out)
+    assert body["n_users"] == 3 and body["mde"] == pytest.approx(0.8164965809 * 732447.475, rel=1e-6)
