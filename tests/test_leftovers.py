@@ -259,3 +259,45 @@ def test_power_cli_with_a_tiny_alpha_prints_strict_json(tmp_path: Path, capsys: 
     assert main(argv) == 0
     body = _strict(capsys.readouterr().out)
     assert body["n_users"] == 3 and body["mde"] == pytest.approx(0.8164965809 * 732447.475, rel=1e-6)
+
+
+# ---------------------------------------------------------------- --out folders: an earlier run's files
+
+
+def test_simulate_out_removes_its_own_file_that_this_run_does_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """best_per_algorithm.csv of a run with two configurations of one algorithm stayed beside the tables of a run
+    with none, as if that run had selected them; a file the command never writes stays."""
+    from receval.cli import main
+
+    (tmp_path / "d.csv").write_text(RATINGS)
+    out = tmp_path / "out"
+    args = ["simulate", "--data", str(tmp_path / "d.csv"), "--format", "csv", "--rounds", "2", "--out", str(out)]
+    assert main([*args, "--algorithms", "popularity,popularity@again,random"]) == 0
+    assert (out / "best_per_algorithm.csv").is_file()
+    (out / "notes.txt").write_text("mine")
+    assert main([*args, "--algorithms", "popularity,random"]) == 0
+    capsys.readouterr()
+    assert not (out / "best_per_algorithm.csv").exists()
+    assert (out / "notes.txt").read_text() == "mine" and (out / "final.csv").is_file()
+
+
+def test_report_removes_only_the_tables_an_earlier_report_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """report --latex kept an earlier report's tables (another run's metrics) beside the new ones."""
+    import _report_data as rd
+    from receval.cli import main
+
+    root = rd.cyclic(tmp_path / "cyc", systems=2, rounds=5)
+    tex = tmp_path / "tex"
+    tex.mkdir()
+    (tex / "index.json").write_text(json.dumps({"old-run.tex": "a table of another run"}))
+    (tex / "old-run.tex").write_text("old")
+    (tex / "mine.tex").write_text("not the report's")
+    assert main(["report", str(root), "--out", str(tmp_path / "x.html"), "--latex", str(tex), "--no-data"]) == 0
+    capsys.readouterr()
+    written = sorted(p.name for p in tex.glob("*.tex"))
+    assert "old-run.tex" not in written and "mine.tex" in written
+    assert sorted(json.loads((tex / "index.json").read_text())) == [n for n in written if n != "mine.tex"]
