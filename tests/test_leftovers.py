@@ -301,3 +301,18 @@ def test_report_removes_only_the_tables_an_earlier_report_listed(
     written = sorted(p.name for p in tex.glob("*.tex"))
     assert "old-run.tex" not in written and "mine.tex" in written
     assert sorted(json.loads((tex / "index.json").read_text())) == [n for n in written if n != "mine.tex"]
+
+
+def test_a_ranx_json_run_refuses_an_infinite_score(tmp_path: Path) -> None:
+    """A ranx JSON run held {"2": -Infinity}: invalid JSON, and ranx has no score of null."""
+    import pandas as pd
+
+    from receval.data.writers import write_table
+    from receval.errors import DataError
+
+    run = pd.DataFrame({"user": [1, 1], "item": ["a", "b"], "score": [3.0, -np.inf], "rank": [1, 2]})
+    with pytest.raises(DataError, match=r"r\.json: score -inf of user 1, item 'b' is not a finite number"):
+        write_table(run, tmp_path / "r.json", format="ranx-json")
+    assert not (tmp_path / "r.json").exists()
+    write_table(run.iloc[:1], tmp_path / "r.json", format="ranx-json")
+    assert _strict((tmp_path / "r.json").read_text()) == {"1": {"a": 3.0}}
