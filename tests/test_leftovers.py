@@ -316,3 +316,17 @@ def test_a_ranx_json_run_refuses_an_infinite_score(tmp_path: Path) -> None:
     assert not (tmp_path / "r.json").exists()
     write_table(run.iloc[:1], tmp_path / "r.json", format="ranx-json")
     assert _strict((tmp_path / "r.json").read_text()) == {"1": {"a": 3.0}}
+
+
+def test_power_mde_at_alpha_1e_100_is_computed_not_refused() -> None:
+    """At alpha = 1e-100 (6 users) scipy's noncentral t gave NaN and the request was refused; the integral computes it.
+
+    With crit ~ 1.8e20, Z / crit vanishes: |T| > crit is V < 5 (nc / crit)^2, so nc = crit sqrt(chi2.ppf(0.8, 5) / 5).
+    """
+    from scipy import stats
+
+    from receval.stats.power import ttest_mde
+
+    crit = float(stats.t.isf(0.5e-100, 5))
+    expected = crit * math.sqrt(stats.chi2.ppf(0.8, 5) / 5) / math.sqrt(6)
+    assert ttest_mde(sd=1.0, n=6, alpha=1e-100) == pytest.approx(expected, rel=1e-9)
