@@ -66,11 +66,12 @@ def test_an_empty_group_in_a_frame_is_not_the_group_nan() -> None:
 # ------------------------------------------------------------------ power
 
 
-@pytest.mark.parametrize("alpha", ["1e-300", "1e-100"])
+@pytest.mark.parametrize("alpha", ["1e-300"])  # 1e-100 is computed now (test_leftovers: the noncentral t's integral)
 def test_a_significance_level_past_the_noncentral_t_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], alpha: str
 ) -> None:
-    """scipy's noncentral t is NaN that deep in the tail: brentq's ValueError was a traceback."""
+    """scipy's noncentral t is NaN that deep in the tail: brentq's ValueError was a traceback. At 1e-300 the t
+    critical value itself is past float64 (-inf)."""
     truth, recs = write(tmp_path, "t.tsv", TRUTH), write(tmp_path, "r.tsv", RECS)
     refused(capsys, ["power", "--truth", truth, "--recs", recs, "--metric", "ndcg@3", "--effect", "0.01",
                      "--alpha", alpha], names="alpha")  # fmt: skip

@@ -18,7 +18,8 @@ What each layer may use:
 - ``atomic`` — the atomic writers; ``validate`` — the checks of options and
   configuration values (seeds, counts, thresholds, memory); ``outputs`` — the checks of
   output paths before any work; ``cold_start`` — the fallback list of users without
-  training data; all only ``errors`` and ``vocabulary``.
+  training data; ``jsontext`` — the strict JSON text every command prints; all only ``errors`` and
+  ``vocabulary``.
 - ``data`` — :class:`~receval.data.interactions.Interactions`, loaders, synthetic data,
   data-set statistics.
 - ``split`` — train/test splits of ``data``.
@@ -48,7 +49,7 @@ __all__ = ["LAYERS", "layer_of"]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("_layers", "errors", "progress", "_jit"),
     ("vocabulary",),
-    ("atomic", "validate", "outputs", "cold_start"),
+    ("atomic", "validate", "outputs", "cold_start", "jsontext"),
     ("data",),
     ("split",),
     ("recommenders", "metrics"),

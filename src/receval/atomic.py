@@ -316,6 +316,25 @@ class Publication:
         folder, name = self._locate(target)
         self._removed.setdefault(folder, set()).add(name)
 
+    def owns(self, folder: str | Path, names: Iterable[str]) -> None:
+        """Declare ``names`` (inside ``folder``) every file the command writes there, whatever its settings: those
+        the new set does not write are removed when it is published, so that no file of an earlier run with other
+        settings (a figure, a table of a variant no longer computed) stands beside the new ones as if one run had
+        written them all. Other files of the folder are left alone.
+
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp())
+        >>> for name in ("a.csv", "b.csv", "notes.txt"):
+        ...     _ = (out / name).write_text("old")
+        >>> with publish(out) as pub:
+        ...     pub.owns(out, ["a.csv", "b.csv"])
+        ...     _ = pub.path(out / "a.csv").write_text("new")
+        >>> sorted(p.name for p in out.iterdir())  # b.csv was not written this time; notes.txt is not the command's
+        ['a.csv', 'notes.txt']
+        """
+        for name in names:
+            self.remove(Path(folder) / name)  # the journal keeps what the new set writes
+
     def _commit(self) -> None:
         folders = sorted(set(self._stages) | set(self._removed))
         with ExitStack() as locks:

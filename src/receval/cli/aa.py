@@ -10,12 +10,12 @@ of the test users with its Clopper–Pearson interval. ``--json`` prints
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import FORMAT_HELP, load_data
 
 __all__ = ["register"]
@@ -59,7 +59,7 @@ def aa_command(
                      null=null)  # fmt: skip
     if as_json:
         doc = {"n_users": len(a), "algorithm": algorithm, "metric": metric_name, "null": null, "same_list": same_list}
-        typer.echo(json.dumps({**doc, "rows": table.to_dict(orient="records")}))
+        typer.echo(jsontext.dumps({**doc, "rows": table.to_dict(orient="records")}))
         return
     typer.echo(f"A/A: {algorithm} {'with itself' if same_list else 'seed 0 vs seed 1'}, {metric_name}, "
                f"{len(a)} users, null={null}, alpha={alpha}")  # fmt: skip

@@ -37,7 +37,6 @@ import gc
 import importlib
 import inspect
 import itertools
-import json
 import os
 import re
 import shlex
@@ -49,6 +48,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import typer
 import typer.main
 
+from receval import jsontext
 from receval.cli._index import COMMAND_INDEX
 from receval.cli._process import (
     COLLECTOR_COMMANDS,
@@ -367,7 +367,7 @@ def _report(message: str, as_json: bool, stdout: CheckedStdout) -> None:
     """
     if as_json:
         try:
-            stdout.write(json.dumps({"error": message}, ensure_ascii=False) + "\n")
+            stdout.write(jsontext.dumps({"error": message}, ensure_ascii=False) + "\n")
             stdout.flush()
             return
         except StdoutError as failed:

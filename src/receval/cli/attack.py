@@ -19,12 +19,12 @@ data. ``--json`` prints one object with at least ``prediction_shift``,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import FormatOption, json_value, load_data
 from receval.errors import ConfigError
 
@@ -101,7 +101,7 @@ def attack_command(
     )
     out = {key: json_value(value) if not isinstance(value, list) else value for key, value in out.items()}
     if as_json:
-        typer.echo(json.dumps(out))
+        typer.echo(jsontext.dumps(out))
         return
     width = max(len(key) for key in out)
     for key, value in out.items():

@@ -23,12 +23,12 @@ Examples
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import ItemColumn, NoHeader, TimestampColumn, UserColumn, table_reader
 
 __all__ = ["register"]
@@ -54,7 +54,7 @@ def audit_command(
     report = audit(train_frame, test_frame, recs_frame)
     body = report.as_dict()
     if as_json:
-        typer.echo(json.dumps(body))
+        typer.echo(jsontext.dumps(body))
         return
     if not report.timestamps:
         typer.echo("no timestamp column in --train and --test: the time figures need one")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import DataOption, FormatOption, ScaleOption, id_text, json_value, load_data
 from receval.errors import ConfigError
 
@@ -64,7 +64,7 @@ def barrier_command(
         }
         if checks:
             out["overfitting"] = [c.summary() for c in checks]
-        typer.echo(json.dumps(out))
+        typer.echo(jsontext.dumps(out))
         return
     lo, hi = mb.system_ci
     ci = f" ({mb.confidence:.0%} CI {lo:.4f}..{hi:.4f})" if bootstrap else ""

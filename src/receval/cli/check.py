@@ -8,11 +8,12 @@ docs/guides/check.md says how to fix each rule's flaw.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from receval import jsontext
 
 __all__ = ["register"]
 
@@ -26,7 +27,7 @@ def check_command(
 
     findings = check_path(path)
     if as_json:
-        typer.echo(json.dumps({"findings": [f.as_dict() for f in findings]}))
+        typer.echo(jsontext.dumps({"findings": [f.as_dict() for f in findings]}))
     else:
         for f in findings:
             typer.echo(f"{f.rule} {f.message} [{f.reference}]")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import (
     AspectsOption,
     DataOption,
@@ -45,7 +45,7 @@ def coherence_command(
     if json_out:
         undefined = [id_text(u) for u in coh.user_ids[~coh.defined]]
         out = {"users": {id_text(u): float(v) for u, v in series.items()}, **summary, "undefined_users": undefined}
-        typer.echo(json.dumps(out))
+        typer.echo(jsontext.dumps(out))
         return
     if gamma == EQ8:
         typer.echo(

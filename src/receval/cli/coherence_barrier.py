@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import (
     AspectsOption,
     DataOption,
@@ -63,7 +63,7 @@ def coherence_barrier_command(
         out["n_users"] = {str(name): int(n) for name, n in table["n_users"].items()}
         out["keep"] = kept
         out["barrier"] = {k: v for k, v in mb.items() if k not in ("system_ci", "confidence", "resample")}
-        typer.echo(json.dumps(out))
+        typer.echo(jsontext.dumps(out))
         return
     typer.echo(
         f"coherence vs the per-user magic barrier (Said & Bellogín, UMUAI 2018, Table 2): {mb['n_users']} users "

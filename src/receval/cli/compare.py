@@ -19,13 +19,12 @@ Examples
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import (
     ItemColumn,
     NoHeader,
@@ -49,7 +48,6 @@ from receval.cli.evaluate import (  # the group options
     check_group_options,
     cold_start_line,
     groups_table,
-    json_clean,
     truth_groups,
 )
 from receval.cli.output import Table, output_format, print_table
@@ -74,12 +72,6 @@ def _named(runs: list[str]) -> dict[str, Path]:
             raise ConfigError(f"two runs are named {name!r}; name them as NAME=FILE")
         named[name] = Path(path)
     return named
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value.item() if hasattr(value, "item") else value
 
 
 def compare_command(
@@ -196,12 +188,12 @@ def compare_command(
     result.tests = claimed
     if fmt == "json":
         body = {
-            "summary": {run: {m: _plain(v) for m, v in row.items()} for run, row in result.summary.iterrows()},
-            "tests": [{k: _plain(v) for k, v in row.items()} for row in result.tests.to_dict("records")],
+            "summary": {run: dict(row.items()) for run, row in result.summary.iterrows()},
+            "tests": result.tests.to_dict("records"),
             "conventions": {name: result.conventions[name].to_dict() for name in named},
         }
         body.update(_groups_json(result))  # "groups", "distribution"
-        typer.echo(json.dumps(body, default=_plain))
+        typer.echo(jsontext.dumps(body))
         return
     without = {name: result.conventions[name].users_without_list or 0 for name in named}
     if fmt == "table":
@@ -231,7 +223,7 @@ def _groups_json(result: Any) -> dict[str, Any]:
         body["groups"] = {run: {m: g.to_dict() for m, g in gaps.items()} for run, gaps in result.groups.items()}
     if result.distribution is not None:
         body["distribution"] = result.distribution
-    return json_clean(body)
+    return body
 
 
 def _groups_tables(result: Any, fmt: str) -> None:

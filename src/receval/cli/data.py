@@ -7,12 +7,12 @@ PATH --core K --out DIR [--json]`` (the k-core to a fixed point, with its retent
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import FORMAT_HELP, SCALE_HELP, NoHeader, load_data
 from receval.cli.output import OUTPUT_HELP, output_format
 
@@ -49,7 +49,7 @@ def stats_command(
     )  # fmt: skip
     stats = dataset_stats(data)
     if fmt_out == "json":
-        typer.echo(json.dumps(stats))
+        typer.echo(jsontext.dumps(stats))
     else:
         _print_stats(stats, str(path), fmt_out)
 
@@ -145,7 +145,7 @@ def prepare_command(
         write_frame(publication.path(target), kept.to_frame()[columns])
     body = report.as_dict() | {"path": str(target)}
     if as_json:
-        typer.echo(json.dumps(body))
+        typer.echo(jsontext.dumps(body))
         return
     for number, r in enumerate(report.rounds):
         typer.echo(f"round {number}: {r['users']:,} users, {r['items']:,} items, {r['ratings']:,} ratings")

@@ -21,12 +21,12 @@ as ``ips[naive-bayes]``). ``--out`` writes ``estimates.csv``, ``kendall.csv``,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import FORMAT_HELP, load_data
 from receval.errors import ConfigError, DataError
 
@@ -129,7 +129,7 @@ def debias_command(
             r.estimator: None if not np.isfinite(r.kendall_tau) else float(r.kendall_tau)
             for r in study.recall_fallout.itertuples()
         }
-        typer.echo(json.dumps(payload))
+        typer.echo(jsontext.dumps(payload))
         return
     table = study.kendall.pivot_table(index="estimator", columns="metric", values="kendall_tau", sort=False)
     typer.echo("Kendall tau between each estimator's system ranking and the MAR ranking")

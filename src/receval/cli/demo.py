@@ -10,7 +10,6 @@ Everything is seeded: the same ``--seed`` gives the same numbers.
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.output import OUTPUT_HELP, output_format
 from receval.errors import ConfigError
 
@@ -107,7 +107,7 @@ def demo_command(
         report_from_tables(summary, publication.path(report), titles=titles)
     console.print(f"\nTables written to [bold]{escape(str(out))}[/bold]; report: [bold]{escape(str(report))}[/bold]")
     if fmt == "json":
-        typer.echo(json.dumps(_jsonable(summary), indent=2))
+        typer.echo(jsontext.dumps(_jsonable(summary), indent=2))
     elif fmt != "table":
         for key, title in TITLES.items():
             print_table(_table(summary[key], title.format(rounds=rounds)), fmt)
@@ -246,27 +246,18 @@ def _write(summary: dict, out: Path, publication: Publication) -> None:
 
     for key in ("one_shot", "rmse", "cyclic"):
         write_frame(publication.path(out / f"{key}.csv"), summary[key], index=True)
-    write_text(publication.path(out / "summary.json"), json.dumps(_jsonable(summary), indent=2))
+    write_text(publication.path(out / "summary.json"), jsontext.dumps(_jsonable(summary), indent=2))
 
 
 def _jsonable(summary: dict) -> dict:
+    """The summary's tables as nested dicts, plain JSON values (:func:`receval.jsontext.plain`)."""
     import pandas as pd
 
     out = {}
     for key in ("stats", "one_shot", "rmse", "cyclic", "kendall_tau"):
         value = summary[key]
         out[key] = value.to_dict(orient="index") if isinstance(value, pd.DataFrame) else value
-    return json.loads(json.dumps(out, default=_default))
-
-
-def _default(value):
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
+    return jsontext.plain(out)
 
 
 # the example at the end of each command's --help (receval.cli.app gathers them)

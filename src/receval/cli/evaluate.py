@@ -25,8 +25,6 @@ Examples
 
 from __future__ import annotations
 
-import json
-import math
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -34,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import (
     TABLE_FORMAT_HELP,
     ItemColumn,
@@ -99,10 +98,6 @@ OutputOption = Annotated[str | None, typer.Option("--output", help=OUTPUT_HELP)]
 TruthFormat = Annotated[str | None, typer.Option("--truth-format", help=TABLE_FORMAT_HELP)]
 RecsFormat = Annotated[str | None, typer.Option("--recs-format", help=TABLE_FORMAT_HELP)]
 ColdStartOption = Annotated[str, typer.Option("--cold-start", help=COLD_START_HELP)]
-
-
-def _clean(value: float) -> float | None:
-    return None if math.isnan(value) else value
 
 
 def evaluate_command(
@@ -290,11 +285,11 @@ def _report(result: EvaluationResult, per_user: Path | None, fmt: str, gaps: Map
         write_table(result.per_user, per_user)
     conv = result.conventions
     if fmt == "json":  # {metric as typed: value}, the conventions under one extra key
-        body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
+        body: dict[str, object] = dict(result.summary)
         body["conventions"] = conv.to_dict()
         if gaps is not None:
-            body["groups"] = json_clean({m: g.to_dict() for m, g in gaps.items()})
-        typer.echo(json.dumps(body, default=_plain))
+            body["groups"] = {m: g.to_dict() for m, g in gaps.items()}
+        typer.echo(jsontext.dumps(body))
         return
     if fmt == "table":
         typer.echo(
@@ -324,11 +319,6 @@ def cold_start_line(conv: Conventions) -> str:
     text = describe(conv.cold_start, users_cold=conv.users_cold, users_cold_without_list=conv.users_cold_without_list,
                     users_evaluated=conv.users_evaluated)  # fmt: skip
     return f"{text} (--cold-start {conv.cold_start})"
-
-
-def _plain(value: object) -> object:
-    """numpy scalars and other values as JSON can hold them."""
-    return value.item() if hasattr(value, "item") else str(value)
 
 
 def _summary_table(result: EvaluationResult) -> Table:
@@ -382,9 +372,9 @@ def _points(read: Any, truth: Path, recs: Path | None, train: Path | None, metri
     extra: dict[str, object] = {"weighting": weighting, "repeat": repeat, "exclude_history": exclude_history}
     extra |= {"points_evaluated": result.points_evaluated, "points_without_truth": result.points_without_truth}
     if fmt == "json":
-        body: dict[str, object] = {name: _clean(value) for name, value in result.summary.items()}
+        body: dict[str, object] = dict(result.summary)
         body["conventions"] = {**result.conventions, **extra}
-        typer.echo(json.dumps(body, default=_plain))
+        typer.echo(jsontext.dumps(body))
         return
     if fmt == "table":
         typer.echo("  ".join(f"{k.replace('_', ' ')}: {v}" for k, v in extra.items()))
@@ -435,9 +425,11 @@ def check_group_options(
         if unknown_group is not None:
             raise ConfigError("--unknown-group applies with --user-groups FILE; add one or leave it out")
         return None, kind
-    from receval.stats.groups import read_user_groups
+    from receval.stats.groups import check_unknown_group, read_user_groups
 
-    return read_user_groups(user_groups, header=False if no_header else None), kind
+    table = read_user_groups(user_groups, header=False if no_header else None)
+    check_unknown_group(unknown_group, table["group"], "--user-groups")
+    return table, kind
 
 
 def truth_groups(truth_frame: Any, group_table: Any, unknown_group: str | None) -> Any:
@@ -466,16 +458,3 @@ def groups_table(gaps_by_run: Mapping[str, Mapping[str, Any]]) -> Table:
     table = Table((["run"] if first else []) + header, rows, title="Gaps between user groups")
     table.float_format = "{:.4g}"
     return table
-
-
-def json_clean(value: Any) -> Any:
-    """Nested dicts and lists with NaN/inf as null and numpy scalars as Python numbers (strict JSON)."""
-    if isinstance(value, Mapping):
-        return {str(k): json_clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_clean(v) for v in value]
-    if hasattr(value, "item"):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value

@@ -23,13 +23,13 @@ could not predict) go to stderr with their counts; bad input is a one-line error
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import FORMAT_HELP, load_data
 from receval.cli.output import OUTPUT_HELP, output_format
 from receval.errors import ConfigError
@@ -166,7 +166,7 @@ def ope_command(
             write_frame(pub.path(out / "error_by_size.csv"), by_size)
             plot_error_by_size(by_size, pub.path(out / "error_by_size.png"))
     if fmt_out == "json":
-        typer.echo(json.dumps(result.payload()))
+        typer.echo(jsontext.dumps(result.payload()))
         return
     from receval.cli.output import Table, print_table
 

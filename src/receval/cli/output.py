@@ -19,8 +19,9 @@ checked by :func:`output_format`):
 ``markdown``
     A GitHub pipe table under its title in bold.
 
-No value is truncated in any format. Only the standard library is imported here (rich
-is imported when a terminal table is drawn), so importing this module costs nothing.
+No value is truncated in any format; JSON is strict (:mod:`receval.jsontext`: a value that is
+not a finite number is ``null``). Only the standard library is imported here (rich is imported
+when a terminal table is drawn), so importing this module costs nothing.
 
 While a command runs, stdout is a :class:`CheckedStdout`: a write that fails (a full
 device, a closed stdout, a reader that went away) raises :class:`StdoutError`, which
@@ -51,7 +52,6 @@ import contextlib
 import csv
 import errno
 import io
-import json
 import math
 import numbers
 import os
@@ -61,6 +61,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from receval import jsontext
 from receval.errors import ConfigError
 
 __all__ = [
@@ -285,7 +286,7 @@ def render(table: Table, fmt: str = "table") -> str:
     if fmt == "latex":
         return _latex(table)
     if fmt == "json":
-        return json.dumps(
+        return jsontext.dumps(
             {"title": table.title, "columns": table.columns, "rows": table.json_rows()}, ensure_ascii=False
         )
     raise ConfigError(f"--output must be one of {', '.join(FORMATS)}; got {fmt!r}")

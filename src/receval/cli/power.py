@@ -23,13 +23,13 @@ Examples
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import (
     ItemColumn,
     NoHeader,
@@ -125,7 +125,7 @@ def power_command(
     result = power_analysis(differences, effect=effect, alpha=alpha, power=power, test=test_kind, seed=seed)
     body = result.to_dict() | {"metric": metric_list[0][0], "sd_source": sd_source}
     if fmt == "json":
-        typer.echo(json.dumps(body))
+        typer.echo(jsontext.dumps(body))
         return
     table = Table(
         columns=["quantity", "value"],

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.output import OUTPUT_HELP, Table, escape, output_format, print_table, render
 from receval.errors import ConfigError, DataError
 
@@ -173,7 +174,7 @@ def results_command(
     elif cd_figure is not None:
         raise ConfigError("--cd-diagram draws the result of --friedman METRIC; add it")
     if fmt == "json":
-        typer.echo(json.dumps(doc, ensure_ascii=False))
+        typer.echo(jsontext.dumps(doc, ensure_ascii=False))
     return 0
 
 

@@ -21,13 +21,12 @@ Fallout) and ``ranks.png`` (each algorithm's rank by Recall and by Fallout).
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.common import FORMAT_HELP, load_data
 from receval.cli.output import OUTPUT_HELP, output_format
 from receval.errors import ConfigError
@@ -69,10 +68,6 @@ def parse_algorithm_params(pairs: list[str]) -> dict[str, dict[str, str]]:
             )
         out.setdefault(name.strip(), {})[key.strip()] = value.strip()
     return out
-
-
-def _clean(value: float) -> float | None:
-    return None if isinstance(value, float) and math.isnan(value) else value
 
 
 def simulate_command(
@@ -122,7 +117,7 @@ def simulate_command(
     from receval.split import holdout
     from receval.stats.agreement import TAU_VARIANTS, kendall_agreement
     from receval.studies.cyclic_selection import best_of_runs
-    from receval.validate import check_command_options
+    from receval.validate import check_command_options, check_distinct
 
     check_command_options(seed=seed, rounds=rounds, test_fraction=test_fraction, refit_every=refit_every)
     if preset not in SIMULATION_PRESETS:
@@ -139,7 +134,7 @@ def simulate_command(
 
         check_output_dir(out, "--out")
     fmt_out = output_format(output, as_json)
-    names = [a.strip() for a in algorithms.split(",") if a.strip()]
+    names = check_distinct([a.strip() for a in algorithms.split(",") if a.strip()], "--algorithms")
     if not names:
         raise ConfigError("--algorithms is empty; give comma-separated names such as random,popularity")
     params = parse_algorithm_params(param)
@@ -159,17 +154,17 @@ def simulate_command(
         write_outputs(out, runs, tau=tau_variant)
     if fmt_out == "json":
         payload: dict[str, Any] = {
-            "final": {n: {m: _clean(v) for m, v in row.items()} for n, row in final.to_dict("index").items()},
-            "kendall_tau": {k: _clean(v) for k, v in taus.items()},
+            "final": final.to_dict("index"),
+            "kendall_tau": dict(taus),
             "settings": settings,
         }
         if selection is not None:
             payload["best_per_algorithm"] = {
                 "round": selection.t,
-                "table": [{k: _clean(v) for k, v in row.items()} for row in selection.table.to_dict("records")],
-                "kendall_tau": {k: _clean(v) for k, v in selection.tau.items()},
+                "table": selection.table.to_dict("records"),
+                "kendall_tau": dict(selection.tau),
             }
-        typer.echo(json.dumps(payload))
+        typer.echo(jsontext.dumps(payload))
         return
     from receval.cli.output import Table, print_table
 

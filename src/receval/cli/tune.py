@@ -11,12 +11,12 @@ a name is ``<dataset>/<recommender>``; otherwise a table of default against tune
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import typer
 
+from receval import jsontext
 from receval.cli.output import Table, print_table
 
 _JSON_KEYS = ("best_params", "chosen", "trials", "validation", "default_validation", "test", "default_test")
@@ -56,7 +56,7 @@ def tune_command(
 
     def on_trial(study: str, number: int, params: Any, value: float | None, error: str | None) -> None:
         shown = f"{value:.4f}" if value is not None else f"failed: {error}"
-        typer.echo(f"  {study} trial {number}: {json.dumps(params, sort_keys=True)} -> {shown}", err=True)
+        typer.echo(f"  {study} trial {number}: {jsontext.dumps(params, sort_keys=True)} -> {shown}", err=True)
 
     report = tune_experiment(
         config, out=out, trials=trials, executor=executor, jobs=jobs, scheduler=scheduler, quick=quick,
@@ -65,7 +65,7 @@ def tune_command(
     page = write_tune_report(report.summary, report.trials, report.compare, report.root / "tune.html")
     if as_json:
         doc = {name: {k: res[k] for k in _JSON_KEYS} for name, res in report.summary["algorithms"].items()}
-        typer.echo(json.dumps({"algorithms": doc}, sort_keys=True))
+        typer.echo(jsontext.dumps({"algorithms": doc}, sort_keys=True))
         return 0
     frame = results_table(report.summary, report.compare)
     objective = report.summary["objective"]

@@ -470,7 +470,8 @@ class Interactions:
             The ratings: a pandas DataFrame, or a ``pyarrow.Table`` (as
             :func:`receval.data.tables.read_table` gives with ``arrow=True``: ids
             dictionary-encoded, numbers as numbers — read without pandas). Ids may be
-            of any hashable type.
+            of any hashable scalar type (numbers, text, dates); a cell holding a list, tuple,
+            dict or set is a DataError naming its row.
         user, item, rating, timestamp
             Column names. ``rating=None`` makes implicit data (every rating 1).
         extra
@@ -494,6 +495,8 @@ class Interactions:
         missing = [c for c in (user, item, rating, timestamp, *extra) if c is not None and c not in present]
         if missing:
             raise DataError(f"missing column(s) {missing}; the frame has {present}", column=missing[0])
+        for column, what in ((user, "user"), (item, "item")):
+            _check_scalar_ids(frame, column, what)
         if _is_arrow_table(frame):
             return cls._from_arrow(frame, user, item, rating, timestamp, extra, scale, item_aspects, name)
         import pandas as pd
@@ -820,6 +823,42 @@ class Interactions:
     def item_index(self, ids: Sequence | np.ndarray, *, strict: bool = True) -> np.ndarray:
         """Indices of original item ids (−1 for unknown ones when ``strict=False``)."""
         return _lookup(self.item_ids, ids, "item", strict)
+
+
+_NOT_AN_ID = (list, tuple, dict, set, frozenset, np.ndarray)  # containers: several values in one cell
+
+
+def _check_scalar_ids(frame: Any, column: str, what: str) -> None:
+    """Refuse a column of ``frame`` whose cells hold lists, tuples, dicts or sets: each was kept as one id, its text.
+
+    >>> import pandas as pd
+    >>> _check_scalar_ids(pd.DataFrame({"user": [1, [2, 3]]}), "user", "user")
+    Traceback (most recent call last):
+    ...
+    receval.errors.DataError: column user: user id [2, 3] of row 1 is a list, not one id; give one id ...
+    """
+    if _is_arrow_table(frame):
+        import pyarrow as pa
+
+        values = frame[column]
+        if not pa.types.is_nested(values.type):
+            return
+        valid = np.flatnonzero(values.is_valid().to_numpy(zero_copy_only=False))
+        row = int(valid[0]) if len(valid) else 0
+        value = values[row].as_py()
+    else:
+        import pandas as pd
+
+        values = frame[column]
+        # the usual id columns (numbers, text) are told apart in C; only a mixed object column is looked at per cell
+        if values.dtype != object or pd.api.types.infer_dtype(values, skipna=True) in ("string", "integer", "bytes"):
+            return
+        bad = np.flatnonzero(values.map(lambda v: isinstance(v, _NOT_AN_ID)).to_numpy(dtype=bool))
+        if not len(bad):
+            return
+        row, value = int(bad[0]), values.iloc[int(bad[0])]
+    raise DataError(f"{what} id {value!r} of row {row} is a {type(value).__name__}, not one id; give one id (a number "
+                    f"or text) per row (frame.explode({column!r}) makes a row of each)", column=column)  # fmt: skip
 
 
 def _is_arrow_table(frame: object) -> bool:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from receval.atomic import PARQUET_SUFFIXES, TSV_SUFFIXES, write_frame, write_text
-from receval.errors import DataError
+from receval.errors import DataError, shown_id
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,11 +115,19 @@ def _trec_lines(users: list[str], items: list[str], ranks: np.ndarray, scores: n
 
 def _ranx_json(frame: pd.DataFrame | Mapping[str, Any], path: Path) -> str:
     run = _run_columns(frame, path)
+    scores = np.asarray(run["score"], dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(scores))
+    if len(bad):  # JSON has no Infinity or NaN, and ranx no score of null
+        row = int(bad[0])
+        user, item = (np.asarray(run[c])[row] for c in ("user", "item"))
+        raise DataError(f"score {scores[row]} of user {shown_id(user)}, item {shown_id(item)} "
+                        "is not a finite number, which a ranx JSON run cannot hold; give finite scores, or write "
+                        "a format that holds them (tsv, trec)", path=path)  # fmt: skip
     nested: dict[str, dict[str, float]] = {}
     for u, i, s in zip(run["user"].astype(str).tolist(), run["item"].astype(str).tolist(), run["score"].tolist(),
                        strict=True):  # fmt: skip
         nested.setdefault(u, {})[i] = s
-    return json.dumps(nested)
+    return json.dumps(nested, allow_nan=False)  # checked above: a score that slipped by fails, never Infinity
 
 
 def _delimited(columns: Mapping[str, np.ndarray], sep: str) -> Iterator[str]:

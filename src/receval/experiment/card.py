@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from receval import jsontext
 from receval.experiment.check import config_findings, toml_text
 from receval.experiment.config import ExperimentConfig, parse_config
 from receval.experiment.datasets import input_hashes
@@ -110,4 +111,4 @@ def write_card(
     from receval.atomic import write_text
 
     card = build_card(cfg, versions, tests)
-    return write_text(Path(root) / CARD_FILE, json.dumps(card, indent=2, sort_keys=True) + "\n")
+    return write_text(Path(root) / CARD_FILE, jsontext.dumps(card, indent=2, sort_keys=True) + "\n")

@@ -62,6 +62,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import itertools
+import json
 import os
 import re
 import tomllib
@@ -493,8 +494,7 @@ def parse_config(
             chk.type(s, int, ("seeds",))
             chk.value(check_seed, s, "seeds", where=("seeds",))
         seeds = tuple(seeds_raw)
-        if len(set(seeds)) != len(seeds):
-            raise chk.fail(("seeds",), f"seeds {list(seeds)} contain duplicates")
+        _distinct_axis(chk, seeds_raw, ("seeds",), "seeds")
 
     datasets = _datasets(chk, effective.get("datasets", {}))
     split = _split(chk, effective.get("split", {"method": "holdout"}))
@@ -672,6 +672,8 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
                 chk.value(check_option, key, v, f"protocol.{key}", where=("protocol", key))
         if isinstance(value, list) and kind is not list and not value:
             raise chk.fail(("protocol", key), f"protocol option {key!r} is an empty grid: the grid has zero tasks")
+        if isinstance(value, list) and kind is not list:
+            _distinct_axis(chk, value, ("protocol", key), f"protocol option {key!r}")
     if proto.check is not None:  # the protocol's own rules, on every point of the option grid
         axes = {k: v for k, v in options.items() if isinstance(v, list) and proto.options[k][0] is not list}
         for point in itertools.product(*axes.values()):
@@ -681,6 +683,23 @@ def _protocol(chk: _Checker, table: Mapping[str, Any]) -> ProtocolSpec:
                 named = [p for p in err.parameters if p in options]
                 raise chk.fail(("protocol", *named[:1]), err.message) from None
     return ProtocolSpec(name=name, options=options)
+
+
+def _distinct_axis(chk: _Checker, values: list[Any], where: tuple[str, ...], shown: str) -> None:
+    """Refuse a grid axis that lists a value twice: each task of that value would run twice (under two ids when
+    they are written differently, 10 and 10.0).
+
+    >>> _distinct_axis(_Checker("k = [10, 10]", "exp.toml"), [10, 10], ("k",), "protocol option 'k'")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: exp.toml, line 1: protocol option 'k' lists 10 twice ([10, 10]): the grid would ...
+    """
+    for j, value in enumerate(values):
+        # == makes 10 and 10.0 one value, but not True and 1 (a flag and a count are different settings)
+        if any(v == value and isinstance(v, bool) == isinstance(value, bool) for v in values[:j]):
+            listed = json.dumps(values, default=str)
+            raise chk.fail(where, f"{shown} lists {json.dumps(value, default=str)} twice ({listed}): the grid would "
+                           "run the same tasks twice; list each value once")  # fmt: skip
 
 
 def _recommenders(
@@ -697,6 +716,8 @@ def _recommenders(
         for key, value in params.items():
             if isinstance(value, list) and not value:
                 raise chk.fail((*where, "params", key), f"parameter {key!r} is an empty grid: the grid has zero tasks")
+            if isinstance(value, list):
+                _distinct_axis(chk, value, (*where, "params", key), f"[recommenders.{label}] parameter {key!r}")
         if proto.factory is not None:
             _check_params(chk, where, "algorithm" in entry, algorithm, params, proto, options)
         out[label] = RecommenderSpec(label=label, algorithm=algorithm, params=params)
@@ -780,7 +801,7 @@ def _groups(chk: _Checker, value: str | Mapping[str, Any], protocol: str, tuned:
     must name two groups; its users are matched with each data set's when the data are prepared
     (:func:`receval.experiment.validation.prepare_checked`).
     """
-    from receval.stats.groups import read_user_groups
+    from receval.stats.groups import check_unknown_group, read_user_groups
     from receval.vocabulary import UNPAIRED_TEST_NAMES
 
     table = {"path": value} if isinstance(value, str) else value
@@ -811,6 +832,10 @@ def _groups(chk: _Checker, value: str | Mapping[str, Any], protocol: str, tuned:
     if len(names) < 2:
         raise chk.fail(path_where, f"groups file names one group only ({', '.join(sorted(names)) or 'none'}); "
                        "a gap needs two")  # fmt: skip
+    try:
+        check_unknown_group(unknown, names, repr(str(spec.resolved_path)))
+    except ReceValError as err:
+        raise chk.fail((*where, "unknown_group"), f"groups {err}") from None
     return spec
 
 

@@ -71,6 +71,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from receval import jsontext
 from receval.atomic import atomic_write, publish, remove_stale_temporaries, write_text
 from receval.errors import ConfigError, DataError
 from receval.outputs import safe_name
@@ -450,7 +451,7 @@ class ResultStore:
         except DataError:
             intact = False
         if not intact:
-            write_text(self.meta_path, json.dumps(dict(meta), indent=2, sort_keys=True, default=str))
+            write_text(self.meta_path, jsontext.dumps(dict(meta), indent=2, sort_keys=True))
 
     @property
     def manifest_path(self) -> Path:

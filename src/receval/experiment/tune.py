@@ -76,6 +76,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from receval import jsontext
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.experiment.config import ExperimentConfig, ParamRange, RecommenderSpec, TuneSpec, load_config
@@ -808,4 +809,4 @@ def _write(
         trials.to_parquet(pub.path(root / TRIALS_TABLE), index=False)
         tests.assign(user=tests["user"].astype(str)).to_parquet(pub.path(root / TEST_TABLE), index=False)
         compare.to_parquet(pub.path(root / COMPARE_TABLE), index=False)
-        pub.path(root / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True), encoding="utf-8")
+        pub.path(root / SUMMARY_FILE).write_text(jsontext.dumps(summary, indent=2, sort_keys=True), encoding="utf-8")

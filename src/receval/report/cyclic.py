@@ -29,7 +29,11 @@ from receval.errors import DataError
 from receval.stats.agreement import ranks_over_time, tau_curve
 from receval.studies.cyclic_selection import DEFAULT_ROUND, Selection, best_of_runs, best_per_algorithm
 
-__all__ = ["plot_curves", "plot_ranks", "write_outputs", "store_best_per_algorithm"]
+__all__ = ["OUTPUT_FILES", "plot_curves", "plot_ranks", "write_outputs", "store_best_per_algorithm"]
+
+OUTPUT_FILES = ("trajectories.parquet", "trajectories.csv", "final.csv", "tau.csv", "ranks.csv",
+                "best_per_algorithm.csv", "curves.png", "ranks.png")  # fmt: skip
+"""Every file :func:`write_outputs` may write (``best_per_algorithm.csv`` only when the run is long enough)."""
 
 
 def _figure(ncols: int):
@@ -149,6 +153,7 @@ def write_outputs(out: str | Path, runs: Mapping[str, Any], tau: str = "b") -> P
     )
     ranks.columns = [f"{m}:{a}" for m, a in ranks.columns]
     with publish(out) as publication:
+        publication.owns(out, OUTPUT_FILES)  # best_per_algorithm.csv of an earlier, longer run goes
         write_frame(publication.path(out / "trajectories.parquet"), tables)
         write_frame(publication.path(out / "trajectories.csv"), tables)
         write_frame(publication.path(out / "final.csv"), final, index=True)

@@ -130,6 +130,7 @@ def write_outputs(study, folder: str | Path, *, metric: str = "recall@10") -> li
     out = Path(folder)
     paths = [out / "estimates.csv", out / "kendall.csv", out / "recall_fallout.csv", out / "tau.png"]
     with publish(out) as publication:
+        publication.owns(out, [*(p.name for p in paths), "estimates.png"])  # an earlier run's estimates.png goes
         write_frame(publication.path(paths[0]), study.estimates)
         write_frame(publication.path(paths[1]), study.kendall)
         write_frame(publication.path(paths[2]), study.recall_fallout)

@@ -575,12 +575,33 @@ def _write_files(rep: Report, publication: Publication, latex_dir: str | Path | 
             path = Path(latex_dir) / f"{safe_name(name)}.tex"
             write_text(publication.path(path), tex)
             rep.files[path] = name
-    # the LaTeX folder's index is written even when empty: it says how many tables this report made
-    by_folder: dict[Path, dict[str, str]] = {Path(latex_dir): {}} if latex_dir is not None else {}
+    # each folder's index is written even when empty: it says how many tables or figures this report made
+    given = [Path(d) for d in (latex_dir, rep.figures_dir) if d is not None]
+    by_folder: dict[Path, dict[str, str]] = {folder: {} for folder in given}
     for path, what in rep.files.items():
         by_folder.setdefault(path.parent, {})[path.name] = what
     for folder, index in by_folder.items():
+        # what an earlier report wrote here (its index says) and this one does not goes: a table or figure of
+        # another run's metrics would pass for this run's; files no report listed are left alone
+        publication.owns(folder, _indexed(folder))
         write_text(publication.path(folder / INDEX), json.dumps(index, indent=1, sort_keys=True, ensure_ascii=False))
+
+
+def _indexed(folder: Path) -> list[str]:
+    """The files an earlier report listed in ``folder``'s index (plain names in the folder only), else none.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / INDEX).write_text('{"ndcg.tex": "ndcg", "../x": "elsewhere"}')
+    >>> _indexed(folder), _indexed(folder / "none")
+    (['ndcg.tex'], [])
+    """
+    try:
+        index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or not one receval wrote: nothing of it is known to be ours
+        return []
+    names = index if isinstance(index, dict) else {}
+    return [n for n in names if isinstance(n, str) and n not in ("", ".", "..", INDEX) and Path(n).name == n]
 
 
 def _damaged_notice(rep: Report, results: _Results) -> None:

@@ -125,6 +125,11 @@ def tau_figure(kendall: pd.DataFrame, metric: str, variant: str = "defaults") ->
     return fig
 
 
+def _tau_name(variant: str) -> str:
+    """The τ heat map's figure name of ``variant``: ``tau``, ``tau-tuned``."""
+    return "tau" if variant == _DEFAULTS else f"tau-{variant}"
+
+
 def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
     """``settings.csv``, ``values.csv``, ``kendall.csv`` (``tuning.csv`` when tuned), the figures and ``report.html``.
 
@@ -145,6 +150,10 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
     held = set(study.values["variant"]) if "variant" in study.values else {_DEFAULTS}
     variants = [v for v in STUDY_VARIANTS if v in held]
     with publish(out) as publication:
+        # the tuned variant's table and figure of an earlier run with --trials go when this one has none
+        figures = ["values", *(_tau_name(v) for v in STUDY_VARIANTS)]
+        owned = ["settings.csv", "values.csv", "kendall.csv", "tuning.csv", "report.html"]
+        publication.owns(out, [*owned, *(f"{name}.{ext}" for name in figures for ext in ("png", "svg"))])
         for path, frame in zip(paths, tables.values(), strict=True):
             write_frame(publication.path(path), frame)
         rep = Report(title="Protocols: leakage and the ranking of recommenders", figures_dir=out,
@@ -174,7 +183,7 @@ def write_outputs(study: ProtocolsStudy, folder: str | Path) -> list[Path]:
         if study.kendall.empty:  # one protocol and one core: an empty heat map (and matplotlib's singular-limits noise)
             rep.text("One setting (protocol and k-core) only: there is no pair of rankings to compare.")
         for variant in variants if not study.kendall.empty else []:
-            name = "tau" if variant == _DEFAULTS else f"tau-{variant}"
+            name = _tau_name(variant)
             rep.figure(name, f"Kendall τ between the rankings by {metric} of every two settings ({variant})",
                        partial(tau_figure, study.kendall, metric, variant))  # fmt: skip
         rep.frame(study.kendall, "kendall")

@@ -200,6 +200,9 @@ def write_outputs(study: SampledStudy, folder: str | Path) -> list[Path]:
     tables = {"values": study.values, "summary": summary, "kendall": study.kendall}
     paths = [out / f"{name}.csv" for name in tables]
     with publish(out) as publication:
+        # a figure that fails this time is a notice on the page: an earlier run's figure of that name goes
+        figures = [f"{name}.{ext}" for name in ("estimates", "errors", "tau") for ext in ("png", "svg")]
+        publication.owns(out, [*(p.name for p in paths), *figures, "report.html"])
         for path, frame in zip(paths, tables.values(), strict=True):
             write_frame(publication.path(path), frame)
         rep = Report(title="Sampled against full", figures_dir=out, publication=publication)

@@ -248,6 +248,7 @@ def _metaeval_figures(
         (power, F.discriminative_bars, "discriminative_power.png"),
         (robustness, F.incompleteness_plot, "incompleteness.png"),
     )
+    publication.owns(out, [name for _, _, name in builders])  # a figure of an earlier run's table goes with it
     paths = []
     for table, build, name in builders:
         if table is not None and len(table):
@@ -280,6 +281,7 @@ def write_metaeval(study: MetaevalStudy, out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     paths = []
     with publish(out) as publication:  # the tables and their figures appear together
+        publication.owns(out, [f"{name}.csv" for name in study.tables()])
         for name, frame in study.tables().items():
             paths.append(out / f"{name}.csv")
             write_frame(publication.path(paths[-1]), frame)

@@ -66,7 +66,7 @@ from receval.recommenders.bandits import KernelDriven, make_online
 from receval.recommenders.bandits._rng import generator
 from receval.recommenders.registry import SIMULATION_PRESETS
 from receval.simulate._loop import COLUMNS, LoopOptions, SimState, run_rounds
-from receval.validate import check_count, check_memory
+from receval.validate import check_count, check_distinct, check_memory
 
 __all__ = ["simulate", "simulate_many", "check_loop_options", "Trajectory", "METRICS"]
 
@@ -531,6 +531,7 @@ def simulate_many(
     >>> [(label, run.model.count) for label, run in runs.items()]
     [('popularity', 'positive'), ('popularity@any', 'any')]
     """
+    check_distinct(algorithms, "algorithms")  # keyed by name: a second entry would be dropped silently
     params = params or {}
     unknown_names = set(params) - set(algorithms)
     if unknown_names:

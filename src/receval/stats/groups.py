@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,7 @@ __all__ = [
     "GAPS_FRAME_COLUMNS",
     "GroupGap",
     "align_groups",
+    "check_unknown_group",
     "cohens_d_unpaired",
     "group_gap",
     "group_gaps",
@@ -450,6 +451,24 @@ def read_user_groups(source: str | Path | pd.DataFrame | pd.Series | Mapping[Any
     return pd.DataFrame({"user": table["user"].to_numpy(), "group": groups.astype(str).to_numpy()})
 
 
+def check_unknown_group(unknown_group: str | None, groups: Iterable[str], source: str = "the user groups") -> None:
+    """Refuse an ``unknown_group`` that is already one of ``groups``: the users without a group would join that
+    group silently, and its gap would mix the two.
+
+    Examples
+    --------
+    >>> check_unknown_group("other", ["F", "M"])
+    >>> check_unknown_group("M", ["F", "M"], "--user-groups")
+    Traceback (most recent call last):
+    ...
+    receval.errors.ConfigError: unknown_group='M' is already a group of --user-groups, ...
+    """
+    if unknown_group is not None and unknown_group.strip() in {str(g).strip() for g in groups}:
+        raise ConfigError(f"unknown_group={unknown_group!r} is already a group of {source}, so the users without a "
+                          "group would join it; give unknown_group= a name no group has, e.g. 'other'",
+                          parameters=["unknown_group"])  # fmt: skip
+
+
 def align_groups(
     users: Sequence[Any] | np.ndarray | pd.Index,
     table: pd.DataFrame | pd.Series | Mapping[Any, Any],
@@ -488,6 +507,7 @@ def align_groups(
     if len(twice):
         raise DataError(f"{source}: {len(twice)} users have two groups, e.g. user {twice.iloc[0]}; give one each")
     mapping = dict(zip(pairs["user"], pairs["group"], strict=True))
+    check_unknown_group(unknown_group, mapping.values(), source)
     if len(set(mapping.values())) < 2:
         raise DataError(f"{source} name one group only ({', '.join(sorted(set(mapping.values())))}); a gap needs two")
     index = pd.Index(users)

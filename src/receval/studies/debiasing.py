@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from receval import jsontext
 from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.data.synthetic import SyntheticData
 from receval.errors import ConfigError, DataError
@@ -220,13 +221,9 @@ class DebiasStudy:
         if rows.empty:
             raise ConfigError(f"no metric {metric!r} in the study; it has {sorted(self.kendall['metric'].unique())}")
         return {
-            "kendall_tau": {r.estimator: _clean(r.kendall_tau) for r in rows.itertuples()},
-            "error": {r.estimator: _clean(r.mae) for r in rows.itertuples()},
+            "kendall_tau": {r.estimator: jsontext.plain(r.kendall_tau) for r in rows.itertuples()},
+            "error": {r.estimator: jsontext.plain(r.mae) for r in rows.itertuples()},
         }
-
-
-def _clean(value: float | None) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
 
 
 def _label(metric: str, estimator: str, propensity: str | None) -> str:

@@ -80,6 +80,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from receval import jsontext
 from receval.data.interactions import Interactions
 from receval.data.prepare import k_core
 from receval.errors import ConfigError, DataError
@@ -186,7 +187,7 @@ class ProtocolsStudy:
         """
 
         def rows(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+            return [jsontext.plain(row) for row in frame.to_dict(orient="records")]
 
         return {
             "design": dict(self.design),
@@ -204,7 +205,7 @@ class ProtocolsStudy:
         str
             The JSON text.
         """
-        return json.dumps(self.to_dict())
+        return jsontext.dumps(self.to_dict())
 
     def table(self, metric: str, variant: str = _DEFAULTS) -> pd.DataFrame:
         """``metric`` of ``variant`` per algorithm (rows) and setting (columns ``protocol/core``), in the study's order.
@@ -220,14 +221,6 @@ class ProtocolsStudy:
         grid = part.pivot_table(index="algorithm", columns=["protocol", "core"], values="value", sort=False)
         grid.columns = [f"{p}/{c}" for p, c in grid.columns]
         return grid
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value
 
 
 def _check_spaces(spaces: Mapping[str, Any], algorithms: Sequence[str]) -> dict[str, tuple[ParamRange, ...]]:

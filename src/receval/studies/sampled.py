@@ -42,7 +42,6 @@ Examples
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -52,6 +51,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from receval import jsontext
 from receval.data.interactions import Interactions, distinct, pair_keys
 from receval.errors import ConfigError, DataError, did_you_mean
 from receval.metrics import parse_metric
@@ -68,7 +68,7 @@ from receval.stats.sampled import (
     sampled_ranks,
 )
 from receval.stats.significance import rank_agreement
-from receval.validate import check_count, check_number, check_seed
+from receval.validate import check_count, check_distinct, check_number, check_seed
 from receval.vocabulary import (
     DEFAULT_SAMPLED_CORRECTIONS,
     SAMPLE_SHAPES,
@@ -293,7 +293,7 @@ def check_algorithms(names: Sequence[str], option: str = "algorithms", *, minimu
     Returns
     -------
     list of str
-        The names, duplicates removed.
+        The names, in their order (a name given twice is refused: :func:`receval.validate.check_distinct`).
 
     Examples
     --------
@@ -306,7 +306,7 @@ def check_algorithms(names: Sequence[str], option: str = "algorithms", *, minimu
     """
     from receval.recommenders.registry import ALGORITHMS
 
-    chosen = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    chosen = check_distinct([n.strip() for n in names if n.strip()], option)
     for name in chosen:
         if name not in ALGORITHMS and ":" not in name:
             hint = did_you_mean(name, ALGORITHMS) or " (receval algorithms lists them)"
@@ -411,7 +411,8 @@ class SampledStudy:
             raise ConfigError(f"no metric {metric!r} in the study; it has {sorted(self.kendall['metric'].unique())}")
         columns = {"kendall_tau": "kendall_tau", "kendall_tau_expected": "kendall_tau_expected", "error": "mae",
                    "mse": "mse", "spread": "spread"}  # fmt: skip
-        return {key: {r["estimate"]: _clean(r[col]) for _, r in rows.iterrows()} for key, col in columns.items()}
+        by_estimate = rows.set_index("estimate")
+        return {key: jsontext.plain(by_estimate[col].to_dict()) for key, col in columns.items()}
 
     def to_json(self, metric: str | None = None) -> str:
         """The study as one JSON object: ``metric``'s summary at the top, every metric under ``metrics``.
@@ -430,6 +431,7 @@ class SampledStudy:
         ...                   "value": [0.3], "full": 0.1})
         >>> k = pd.DataFrame({"metric": "ndcg@10", "estimate": ["sampled"], "kendall_tau": [None],
         ...                   "kendall_tau_expected": [None], "mae": [0.2], "mse": [0.04], "spread": [None]})
+        >>> import json
         >>> json.loads(SampledStudy(v, k).to_json())["systems"]
         {'ndcg@10': {'a': {'full': 0.1, 'sampled': 0.3}}}
         """
@@ -438,8 +440,8 @@ class SampledStudy:
         frame = self.to_frame()
         systems: dict[str, dict[str, dict[str, float | None]]] = {}
         for r in frame.itertuples():
-            entry = systems.setdefault(str(r.metric), {}).setdefault(str(r.system), {"full": _clean(r.full)})
-            entry[str(r.estimate)] = _clean(r.mean)
+            entry = systems.setdefault(str(r.metric), {}).setdefault(str(r.system), {"full": jsontext.plain(r.full)})
+            entry[str(r.estimate)] = jsontext.plain(r.mean)
         payload = {
             "metric": first,
             **self.summary(first),
@@ -447,21 +449,7 @@ class SampledStudy:
             "systems": systems,
             "conventions": self.conventions,
         }
-        return json.dumps(payload, default=_jsonable)
-
-
-def _clean(value: Any) -> float | None:
-    return None if value is None or not np.isfinite(value) else float(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return _clean(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
+        return jsontext.dumps(payload)
 
 
 def _split(
