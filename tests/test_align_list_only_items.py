@@ -114,11 +114,13 @@ def test_unhashed_items_give_the_values_and_refusals_of_hashed_ones(
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # users without truth, lists of misses only
                 aligned = align(plain, truth, item_identity=False, width=3 if metrics == CUT_METRICS else None)
-            known_users, known_items = set(truth["user"].to_pylist()), set(truth["item"].to_pylist())
-            kept = [v for u, v in zip(plain["user"].to_pylist(), plain["item"].to_pylist(), strict=True)
-                    if u in known_users]  # fmt: skip
-            hits = [v in known_items for v in kept]
-            assert aligned.catalogue.per_row == (any(hits) and not all(hits))
+            pairs = set(zip(truth["user"].to_pylist(), truth["item"].to_pylist(), strict=True))
+            known_users = {u for u, _ in pairs}
+            rows = list(zip(plain["user"].to_pylist(), plain["item"].to_pylist(), strict=True))
+            hits = [(u, v) in pairs for u, v in rows if u in known_users]  # an item of the user's own truth
+            listed = [u for u, _ in rows if u in known_users]  # a row left out joins the user before it
+            grouped = len({u for u, _ in itertools.groupby(listed)}) == len(list(itertools.groupby(listed)))
+            assert aligned.catalogue.per_row == (grouped and any(hits) and not all(hits))
     assert _outcome(plain, truth, metrics) == expected  # small: hashed as always
 
 
@@ -132,23 +134,29 @@ def test_a_repeat_is_named_as_the_hashed_catalogue_names_it() -> None:
     for plain in (True, False):
         recs = _recs(users, items, [7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0], plain=plain)
         with unhashed(), pytest.MonkeyPatch.context() as patch:
-            patch.setattr(align_module, "_list_codes", _recorded(checked, plain))
+            patch.setattr(align_module, "_list_items", _recorded(checked, plain))
             with pytest.raises(MetricError, match=r"^user 'u2' is recommended item 'p' more than once"):
                 evaluate(recs, truth, ["precision@5"])
     assert checked == [True]  # the plain run took the unhashed path, the encoded one the hashed
-    # an item of the truth is numbered before any other: it is the one named
+    # an item of the truth is numbered before any other: it is the one named, another user's truth item too
     recs = _recs(["u1", "u1", "u1", "u1"], ["q", "t", "q", "t"], [4.0, 3.0, 2.0, 1.0], plain=True)
     with unhashed(), pytest.raises(MetricError, match=r"^user 'u1' is recommended item 't' more than once"):
         evaluate(recs, truth, ["precision@5"])
+    truth = _truth(["u1", "u2", "u2"], ["t", "s", "z"])
+    for items, named in ((["q", "t", "q", "t", "s"], "t"), (["s", "t", "q", "t", "s"], "s"), (["s", "t", "q", "q"], "q")):
+        recs = _recs(["u2"] * len(items), items, [5.0, 4.0, 3.0, 2.0, 1.0][: len(items)], plain=True)
+        for run in (recs, text_encoded(recs)):
+            with unhashed(), pytest.raises(MetricError, match=rf"^user 'u2' is recommended item '{named}' more than"):
+                evaluate(run, truth, ["precision@5"])
 
 
 def _recorded(calls: list[bool], plain: bool) -> object:
-    """:func:`_list_codes`, noting ``plain`` in ``calls`` when called."""
-    codes = align_module._list_codes
+    """:func:`_list_items`, noting ``plain`` in ``calls`` when called."""
+    items = align_module._list_items
 
     def recorded(*args: object) -> object:
         calls.append(plain)
-        return codes(*args)  # type: ignore[arg-type]
+        return items(*args)  # type: ignore[arg-type]
 
     return recorded
 

@@ -28,6 +28,7 @@ __all__ = [
     "decoded",
     "dictionary",
     "holding_byte",
+    "int32_array",
     "is_flat",
     "is_numeric",
     "is_text",
@@ -227,7 +228,7 @@ def unified(column: Any) -> tuple[np.ndarray, Any]:
             first, maps = encoded.dictionary, list(np.split(flat, ends[:-1]))
     if maps[0] is None and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:]):
         # Arrow unifies the dictionaries alone (each entry indexing itself): its transposed indices are the maps
-        own = [pa.DictionaryArray.from_arrays(_int32(np.arange(len(c.dictionary), dtype=np.int32)), c.dictionary)
+        own = [pa.DictionaryArray.from_arrays(int32_array(np.arange(len(c.dictionary), dtype=np.int32)), c.dictionary)
                for c in chunks]  # fmt: skip
         fused = pa.chunked_array(own, type=pa.dictionary(pa.int32(), column.type.value_type)).unify_dictionaries()
         first = fused.chunk(0).dictionary
@@ -250,12 +251,12 @@ def unified(column: Any) -> tuple[np.ndarray, Any]:
     return codes, first
 
 
-def _int32(values: np.ndarray, valid: np.ndarray | None = None) -> Any:
+def int32_array(values: np.ndarray, valid: np.ndarray | None = None) -> Any:
     """An int32 numpy array as an Arrow array over the same memory (``valid``: False marks a null).
 
     (``pyarrow.array`` of a numpy array imports pandas, to ask whether it is a categorical.)
 
-    >>> _int32(np.array([3, -1], dtype=np.int32), np.array([True, False])).to_pylist()
+    >>> int32_array(np.array([3, -1], dtype=np.int32), np.array([True, False])).to_pylist()
     [3, None]
     """
     import pyarrow as pa
@@ -316,7 +317,7 @@ def one_chunk(held: list[Any]) -> Any:
         if column.num_chunks > 1 and pa.types.is_dictionary(column.type):
             codes, values = unified(column)
             missing = codes < 0
-            indices = _int32(codes, ~missing if missing.any() else None)
+            indices = int32_array(codes, ~missing if missing.any() else None)
             if indices.type != column.type.index_type:  # (a cast loads Arrow's compute kernels)
                 indices = indices.cast(column.type.index_type)
             combined = pa.DictionaryArray.from_arrays(indices, values)

@@ -346,8 +346,9 @@ def align(
     if _is_table(recommendations):
         per_row = not item_identity and ties == "input" and train is None and aspects is None and predictions is None
         per_row = per_row and truth_data.aspects is None
-        ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row)
-        rec_users, rec_items, order, ranked_by, new_items, n_dropped, row_users = ranked
+        texts = truth["item"] if per_row and _is_table(truth) and hasattr(truth, "column_names") else None
+        ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row, texts)
+        rec_users, rec_items, order, ranked_by, new_items, n_dropped, row_users, list_codes = ranked
         if isinstance(new_items, tuple):  # (Arrow dictionary or column, positions[, per row]): ids made when read
             catalogue = Catalogue(truth_data.item_ids, *new_items)
         else:
@@ -374,7 +375,7 @@ def align(
     elif recommendations is not None:
         rankings = _matrix_input(recommendations, users, truth_data, eval_users, width, len(catalogue))
     if catalogue.per_row:
-        _check_row_duplicates(rankings, eval_users, truth_data, catalogue, row_users)
+        _check_row_duplicates(rankings, eval_users, truth_data, catalogue, row_users, list_codes)
     else:
         _check_duplicates(rankings, eval_users, truth_data, catalogue)
 
@@ -556,6 +557,109 @@ def _text_value_set(space: np.ndarray, column: Any) -> Any:
         return None
 
 
+def _truth_texts(truth: Interactions, items: Any, column: Any) -> Any:
+    """The item of each truth rating (``truth.items``' order) as Arrow text of ``column``'s type, to be hashed with a
+    run's plain text items (:func:`_list_items`); None unless both are text and the run has no missing id.
+
+    ``items`` is the truth table's own item column when it is one (Arrow text, dictionary-encoded
+    as the readers give it; one row per rating): its text is decoded as it is. Else the truth's
+    ids are made Arrow text again (``pyarrow.array`` imports pandas: 0.4 s for a TREC run, which
+    needs nothing else of it).
+
+    >>> import pyarrow as pa
+    >>> truth = Interactions.from_ids(np.array([1, 2]), np.array(["b", "a"], dtype=object), np.ones(2))
+    >>> _truth_texts(truth, None, pa.chunked_array([["c"]])).to_pylist()
+    ['b', 'a']
+    """
+    if not _is_plain_text(column) or column.null_count:
+        return None
+    import pyarrow as pa
+
+    kind = getattr(items, "type", None)
+    if kind is not None and pa.types.is_dictionary(kind) and _arrow.is_text(kind.value_type):
+        if len(items) == truth.n_ratings and not items.null_count:
+            texts = _arrow.decoded(items)
+            return texts if texts.type == column.type else texts.cast(column.type)
+    value_set = _text_value_set(truth.item_ids, column)
+    return None if value_set is None else value_set.take(_arrow.int32_array(truth.items.astype(np.int32)))
+
+
+def _list_items(
+    column: Any, row_users: np.ndarray, truth: Interactions, texts: Any
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """(items, codes) of the rows of a run's plain text item column, whose users (``row_users``, truth indices; -1:
+    left out) each name their rows together; None when a user's rows are apart.
+
+    ``items``: the truth index of a row's item when its user's truth holds it, else -1.
+    ``codes``: an int32 code for each row, equal for two rows of one user exactly when their ids
+    are (the rows left out have codes never read). The run is hashed in slices of whole users
+    (about :data:`_SLICE` rows: a hash table that stays in the cache; 5M distinct ids take a fifth
+    of the time of one table of all), each with its users' truth items (``texts``, one a
+    rating) first: one hash finds both the repeats within a list and the items of its user's
+    truth, where looking every row up in all of the truth's ids (``pyarrow.compute.index_in``)
+    cost as much again. Text compares as Python compares it (UTF-8 bytes equal exactly when the
+    strings are).
+
+    >>> import pyarrow as pa
+    >>> truth = Interactions.from_ids(np.array([0, 1]), np.array(["a", "b"], dtype=object), np.ones(2))
+    >>> items, codes = _list_items(pa.chunked_array([["b", "a", "b", "a"]]), np.array([0, 0, 0, 1]), truth,
+    ...                            pa.array(["a", "b"]))
+    >>> items.tolist(), codes.tolist()
+    ([-1, 0, -1, -1], [1, 0, 1, 0])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = len(row_users)
+    filled = row_users
+    if (row_users < 0).any():  # a row left out joins the user before it (or the first): never read, never apart
+        at = np.where(row_users >= 0, np.arange(n), 0)
+        filled = row_users[np.maximum.accumulate(at)]
+    starts = np.flatnonzero(np.concatenate(([True], filled[1:] != filled[:-1])))
+    if len(distinct(filled[starts])) < len(starts):  # a user's rows apart
+        return None
+    at = np.searchsorted(starts, np.arange(0, n, _SLICE))  # the first user starting in each slice
+    cuts = np.unique(np.append(starts[at[at < len(starts)]], n))
+    # the truth ratings of each slice's users, slice by slice
+    slice_of = np.full(truth.n_users, -1, dtype=np.int64)
+    firsts = filled[starts]
+    listed = firsts >= 0
+    slice_of[firsts[listed]] = np.searchsorted(cuts, starts[listed], side="right") - 1
+    rated = slice_of[truth.users]
+    entries = np.flatnonzero(rated >= 0)
+    entries = entries[np.argsort(rated[entries], kind="stable")]
+    bounds = np.searchsorted(rated[entries], np.arange(len(cuts))).tolist()
+    rated_texts = texts.take(_arrow.int32_array(entries.astype(np.int32)))
+    if isinstance(rated_texts, pa.ChunkedArray):
+        rated_texts = rated_texts.combine_chunks()
+    codes = np.empty(n, dtype=np.int32)
+    rated_codes = np.empty(len(entries), dtype=np.int32)
+    base = 0
+    for j, (a, b) in enumerate(itertools.pairwise(cuts.tolist())):
+        t0, t1 = bounds[j], bounds[j + 1]
+        part = pa.concat_arrays([rated_texts.slice(t0, t1 - t0), *column.slice(a, b - a).chunks])
+        encoded = pc.dictionary_encode(part)
+        part_codes = _arrow.numbers(encoded.indices)
+        np.add(part_codes[: t1 - t0], base, out=rated_codes[t0:t1])
+        np.add(part_codes[t1 - t0 :], base, out=codes[a:b])
+        base += len(encoded.dictionary)
+    # a row's item is its user's truth item when (user, code) is a truth rating's: the rows whose code some truth
+    # item of their slice has are the only ones to look up
+    keys = truth.users[entries].astype(np.int64) << 32 | rated_codes
+    by_key = np.argsort(keys)
+    keys = keys[by_key]
+    held = np.zeros(base + 1, dtype=bool)
+    held[rated_codes] = True
+    candidates = np.flatnonzero(held[codes])
+    wanted = row_users[candidates].astype(np.int64) << 32 | codes[candidates]
+    at_key = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+    items = np.full(n, -1, dtype=np.int32)
+    if len(keys):
+        hit = keys[at_key] == wanted
+        items[candidates[hit]] = truth.items[entries[by_key[at_key[hit]]]]
+    return items, codes
+
+
 def _encoded_items(recs: Any) -> Any:
     """A table whose item column is plain Arrow text, with it dictionary-encoded as the reader encodes ids."""
     if not (hasattr(recs, "column_names") and _is_plain_text(recs["item"])):
@@ -611,7 +715,9 @@ def _interactions(frame: Any, kind: str) -> Interactions:
 
 
 # ----------------------------------------------------------------- recommendations
-def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per_row: bool = False) -> tuple[Any, ...]:
+def _map_recommendations(
+    recs: Any, truth: Interactions, unknown_users: str, per_row: bool = False, truth_items: Any = None
+) -> tuple[Any, ...]:
     """Rows of a recommendation table as truth indices, in the table's order.
 
     Returns user and item indices (items the truth does not know numbered after its
@@ -619,10 +725,13 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
     them (``"score"``: descending, ``"rank"``: ascending), the ids of those unknown
     items (an array, or an Arrow dictionary and their positions in it, for a
     :class:`Catalogue` to read when asked), and the number of users dropped.
-    ``per_row`` (a column of plain Arrow text): an unknown item has its row's index instead
-    (:class:`Catalogue` ``per_row``), and the user of every row of the table (-1: left out)
-    is returned too, for :func:`_check_row_duplicates` (else None); any other column, or a
-    run of all misses, is dictionary-encoded, as the reader would have, and numbered so.
+    ``per_row`` (a column of plain Arrow text): an item its user's truth does not hold has its
+    row's index instead (:class:`Catalogue` ``per_row``), and the user of every row of the
+    table (-1: left out) and each row's list code (:func:`_list_items`) are returned too, for
+    :func:`_check_row_duplicates` (else None); any other column, a run whose users' rows are
+    apart, or a run of all misses, is dictionary-encoded, as the reader would have, and numbered
+    so. ``truth_items``: the truth table's item column (Arrow), whose text is read from it
+    rather than made again from the truth's ids.
     """
     columns = _columns(recs)
     missing = [c for c in ("user", "item") if c not in columns]
@@ -658,16 +767,16 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
     users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
     # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
     large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
-    per_row = per_row and large and len(truth.item_ids) + len(recs) < 2**31  # an int32 index for each row
-    value_set = _text_value_set(truth.item_ids, recs["item"]) if per_row else None
-    by_row = value_set is not None  # the run's other items numbered row by row
-    if by_row:  # the truth's items hashed, each row looked up in them: no hash of the run's items
-        import pyarrow.compute as pc  # (it imports pandas: only for large tables, as _lookup)
-
-        items = _arrow.numbers(pc.fill_null(pc.index_in(recs["item"], value_set=value_set), -1))
-        items = items.astype(np.int32, copy=False)
+    # an int32 index for each row, and an int32 code for each row and truth rating (_list_items)
+    per_row = per_row and large and len(truth.item_ids) + len(recs) + truth.n_ratings < 2**31
+    listed = None  # (items, codes) of the rows, user by user (per_row)
+    if per_row and (texts := _truth_texts(truth, truth_items, recs["item"])) is not None:
+        listed = _list_items(recs["item"], users, truth, texts)
+    by_row = listed is not None  # the run's other items numbered row by row
+    if listed is not None:  # each list's items hashed with its user's truth items: no hash of all the run's items
+        items, list_codes = listed
     else:
-        recs = _encoded_items(recs) if large else recs
+        recs, list_codes = _encoded_items(recs) if large else recs, None
         items = _lookup(truth.item_ids, recs["item"])
     rows = None  # the table's row of each row kept (None: every row)
     table_users = users
@@ -689,7 +798,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
     if len(items) and (items < 0).all() and by_row:  # checked by the ids as the reader encodes them
-        recs, by_row = _encoded_items(recs), False
+        recs, by_row, list_codes = _encoded_items(recs), False, None
         items = _lookup(truth.item_ids, recs["item"])
         items = items if rows is None else items[rows]
     if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
@@ -719,7 +828,7 @@ def _map_recommendations(recs: Any, truth: Interactions, unknown_users: str, per
             first, new = _first_seen(sorted_codes)
             new_ids = ids[new]
         items[unseen] = len(truth.item_ids) + first
-    return users, items, order, ranked_by, new_ids, n_dropped, row_users
+    return users, items, order, ranked_by, new_ids, n_dropped, row_users, list_codes if by_row else None
 
 
 def _one_item_per_rank(
@@ -835,13 +944,18 @@ _SLICE = 1 << 14  # rows of a run hashed at once when checking its lists: a hash
 
 
 def _check_row_duplicates(
-    rankings: np.ndarray, eval_users: np.ndarray, truth: Interactions, catalogue: Catalogue, row_users: np.ndarray
+    rankings: np.ndarray,
+    eval_users: np.ndarray,
+    truth: Interactions,
+    catalogue: Catalogue,
+    row_users: np.ndarray,
+    codes: np.ndarray,
 ) -> None:
     """:func:`_check_duplicates` over a ``per_row`` catalogue (an index per row): the same lists refused, by the same
     message, without the run's items hashed all together.
 
-    An item the truth holds has its index; one it does not, its row's code
-    (:func:`_list_codes`), equal for two rows of one user exactly when their ids are.
+    An item of its user's truth has its truth index; any other, its row's code (``codes``,
+    :func:`_list_items`), equal for two rows of one user exactly when their ids are.
     ``row_users`` is the truth user of each row of the run (-1: left out), for the message:
     it names the repeated item that a catalogue of identities numbers first (the truth's
     first, then the first named, user by user).
@@ -849,58 +963,32 @@ def _check_row_duplicates(
     if rankings.shape[1] < 2:
         return
     n_truth = len(truth.item_ids)
-    column = catalogue._dictionary
-    codes = _list_codes(column, row_users)
-    codes += n_truth  # int32: below 2**31 (align's per_row), half the bytes of int64 to sort
-    keys = np.concatenate([np.arange(n_truth, dtype=np.int32), codes, np.array([-1], np.int32)])
+    keys = np.empty(n_truth + len(codes) + 1, dtype=np.int32)  # int32: below 2**31 (align's per_row), half the bytes
+    keys[:n_truth] = np.arange(n_truth, dtype=np.int32)
+    np.add(codes, n_truth, out=keys[n_truth:-1])
+    keys[-1] = -1
     keys = keys[rankings]  # -1 (no item) finds the -1 at the end
     keys.sort(axis=1)
     dup = (keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)
     if not dup.any():
         return
-    row, col = np.argwhere(dup)[0]
-    item = truth.item_ids[int(keys[row, col])] if keys[row, col] < n_truth else None
-    if item is None:
-        named = rankings[row][rankings[row] >= n_truth] - n_truth  # the rows of the list's other items
-        counts = np.unique(codes[named], return_counts=True)
-        twice = named[np.isin(codes[named], counts[0][counts[1] > 1])]
-        ids = set(column.take(twice).to_pylist())
-        item = min(ids, key=lambda v: _first_named(column, row_users, v))
+    row = int(np.argwhere(dup)[0][0])
+    repeated = keys[row, 1:][dup[row]]
+    known = repeated[repeated < n_truth]  # items of the user's truth
+    column = catalogue._dictionary
+    named = rankings[row][rankings[row] >= n_truth] - n_truth  # the rows of the list's other items
+    twice = named[np.isin(codes[named], repeated[repeated >= n_truth] - n_truth)]
+    ids = np.array(sorted(set(column.take(_arrow.int32_array(twice.astype(np.int32))).to_pylist())), dtype=object)
+    held = _index_of(truth.item_ids, ids) if len(ids) else np.zeros(0, dtype=np.int32)  # other users' truth items
+    known = np.concatenate([known, held[held >= 0]])
+    if len(known):  # the truth's items come first in a catalogue of identities, in the order of their ids
+        item = truth.item_ids[int(known.min())]
+    else:
+        item = min(ids.tolist(), key=lambda v: _first_named(column, row_users, v))
     raise MetricError(
         f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than once; "
         "each item may appear once per list (deduplicate the recommendations)"
     )
-
-
-def _list_codes(column: Any, row_users: np.ndarray) -> np.ndarray:
-    """An int32 code for each row of an Arrow text column, equal for two rows of one user (``row_users``; -1: a row
-    left out, whose code is never read) exactly when their ids are.
-
-    A run that names each user's rows together is hashed in slices of whole users (a
-    table of 16,384 ids stays in the cache: 5M distinct ids take a fifth of one table of
-    all); another is hashed whole.
-
-    >>> import pyarrow as pa
-    >>> _list_codes(pa.chunked_array([["a", "b", "a", "c"]]), np.array([0, 0, 0, 1])).tolist()
-    [0, 1, 0, 2]
-    """
-    import pyarrow.compute as pc
-
-    if (row_users < 0).any():  # a row left out joins the user before it (or the first): never read, never apart
-        at = np.where(row_users >= 0, np.arange(len(row_users)), 0)
-        row_users = row_users[np.maximum.accumulate(at)]
-    starts = np.flatnonzero(np.concatenate(([True], row_users[1:] != row_users[:-1])))
-    if len(distinct(row_users[starts])) < len(starts):  # a user's rows apart: the ids hashed whole
-        return _arrow.dictionary(pc.dictionary_encode(column))[0]
-    at = np.searchsorted(starts, np.arange(0, len(row_users), _SLICE))  # the first user starting in each slice
-    cuts = np.unique(np.append(starts[at[at < len(starts)]], len(row_users)))
-    codes = np.empty(len(row_users), dtype=np.int32)
-    base = 0
-    for a, b in itertools.pairwise(cuts.tolist()):
-        part, values = _arrow.dictionary(pc.dictionary_encode(column.slice(a, b - a)))
-        np.add(part, base, out=codes[a:b])
-        base += len(values)
-    return codes
 
 
 def _first_named(column: Any, row_users: np.ndarray, item: str) -> tuple[int, int]:
