@@ -62,6 +62,7 @@ import contextlib
 import csv
 import io
 import json
+import os
 import re
 import sys
 import warnings
@@ -1091,10 +1092,37 @@ def _split(text: str, sep: str, path: Path | None = None, line: int | None = Non
 
 
 _COMMENT = re.compile(rb"\n[ \t]*#")
+_FIRST_COMMENT = re.compile(rb"[ \t]*#")  # the file's first line, which no newline precedes
 
 
 def _has_comment_lines(path: Path) -> bool:
-    """Whether a line of the file starts with ``#`` (after white space): trec_eval's comments."""
+    """Whether a line of the file starts with ``#`` (after white space): trec_eval's comments.
+
+    A file as it is (not compressed) is searched where the system keeps it (``mmap``): read in
+    pieces, its copy cost a 240 MB run 0.1 s, more than finding its first ``#`` (``memchr``).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "run.trec"
+    >>> _ = path.write_text("q1 Q0 d#1 1 0.5 x\\n  # a comment\\n")
+    >>> _has_comment_lines(path)
+    True
+    >>> _ = path.write_text("  # a comment first\\nq1 Q0 d#1 1 0.5 x\\n")
+    >>> _has_comment_lines(path)
+    True
+    >>> _ = path.write_text("q1 Q0 d#1 1 0.5 x\\n")
+    >>> _has_comment_lines(path)
+    False
+    """
+    if _source.compression(path) is None:
+        import mmap
+
+        with open(_source.readable(path), "rb") as fh:
+            if not os.fstat(fh.fileno()).st_size:  # (an empty file cannot be mapped)
+                return False
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                if view.find(b"#") < 0:  # memchr first: most files have no '#'
+                    return False
+                return _FIRST_COMMENT.match(view) is not None or _COMMENT.search(view) is not None
     before = b"\n"  # what precedes the chunk: the start of a line, or the white space ending the last chunk
     with _source.open_binary(path) as fh:
         while chunk := fh.read(1 << 24):
