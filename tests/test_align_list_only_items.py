@@ -143,7 +143,8 @@ def test_a_repeat_is_named_as_the_hashed_catalogue_names_it() -> None:
     with unhashed(), pytest.raises(MetricError, match=r"^user 'u1' is recommended item 't' more than once"):
         evaluate(recs, truth, ["precision@5"])
     truth = _truth(["u1", "u2", "u2"], ["t", "s", "z"])
-    for items, named in ((["q", "t", "q", "t", "s"], "t"), (["s", "t", "q", "t", "s"], "s"), (["s", "t", "q", "q"], "q")):
+    repeats = [(["q", "t", "q", "t", "s"], "t"), (["s", "t", "q", "t", "s"], "s"), (["s", "t", "q", "q"], "q")]
+    for items, named in repeats:
         recs = _recs(["u2"] * len(items), items, [5.0, 4.0, 3.0, 2.0, 1.0][: len(items)], plain=True)
         for run in (recs, text_encoded(recs)):
             with unhashed(), pytest.raises(MetricError, match=rf"^user 'u2' is recommended item '{named}' more than"):

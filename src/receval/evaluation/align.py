@@ -940,7 +940,7 @@ def _check_duplicates(rankings: np.ndarray, eval_users: np.ndarray, truth: Inter
         )
 
 
-_SLICE = 1 << 13  # rows of a run hashed at once: a hash table in the cache (L2: 8,192 rows took 0.75 of the time of 16,384)
+_SLICE = 1 << 13  # rows of a run hashed at once: a hash table in L2 (8,192 rows took 0.75 of the time of 16,384)
 
 
 def _check_row_duplicates(
