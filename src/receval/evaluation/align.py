@@ -586,11 +586,12 @@ def _truth_texts(truth: Interactions, items: Any, column: Any) -> Any:
 
 def _list_items(
     column: Any, row_users: np.ndarray, truth: Interactions, texts: Any
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """(items, codes) of the rows of a run's plain text item column, whose users (``row_users``, truth indices; -1:
-    left out) each name their rows together; None when a user's rows are apart.
+) -> tuple[np.ndarray, int, np.ndarray] | None:
+    """(items, hits, codes) of the rows of a run's plain text item column, whose users (``row_users``, truth
+    indices; -1: left out) each name their rows together; None when a user's rows are apart.
 
-    ``items``: the truth index of a row's item when its user's truth holds it, else -1.
+    ``items``: the truth index of a row's item when its user's truth holds it, else an index of
+    the row's own after the truth's (``len(truth.item_ids) + row``); ``hits``: how many rows hold one of the former.
     ``codes``: an int32 code for each row, equal for two rows of one user exactly when their ids
     are (the rows left out have codes never read). The run is hashed in slices of whole users
     (about :data:`_SLICE` rows: a hash table that stays in the cache; 5M distinct ids take a fifth
@@ -602,10 +603,10 @@ def _list_items(
 
     >>> import pyarrow as pa
     >>> truth = Interactions.from_ids(np.array([0, 1]), np.array(["a", "b"], dtype=object), np.ones(2))
-    >>> items, codes = _list_items(pa.chunked_array([["b", "a", "b", "a"]]), np.array([0, 0, 0, 1]), truth,
-    ...                            pa.array(["a", "b"]))
-    >>> items.tolist(), codes.tolist()
-    ([-1, 0, -1, -1], [1, 0, 1, 0])
+    >>> items, hits, codes = _list_items(pa.chunked_array([["b", "a", "b", "a"]]), np.array([0, 0, 0, 1]), truth,
+    ...                                  pa.array(["a", "b"]))
+    >>> items.tolist(), hits, codes.tolist()
+    ([2, 0, 4, 5], 1, [1, 0, 1, 0])
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -653,11 +654,10 @@ def _list_items(
     candidates = np.flatnonzero(held[codes])
     wanted = row_users[candidates].astype(np.int64) << 32 | codes[candidates]
     at_key = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-    items = np.full(n, -1, dtype=np.int32)
-    if len(keys):
-        hit = keys[at_key] == wanted
-        items[candidates[hit]] = truth.items[entries[by_key[at_key[hit]]]]
-    return items, codes
+    items = np.arange(len(truth.item_ids), len(truth.item_ids) + n, dtype=np.int32)
+    hit = keys[at_key] == wanted if len(keys) else np.zeros(0, dtype=bool)
+    items[candidates[hit]] = truth.items[entries[by_key[at_key[hit]]]]
+    return items, int(np.count_nonzero(hit)), codes
 
 
 def _encoded_items(recs: Any) -> Any:
@@ -769,12 +769,13 @@ def _map_recommendations(
     large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
     # an int32 index for each row, and an int32 code for each row and truth rating (_list_items)
     per_row = per_row and large and len(truth.item_ids) + len(recs) + truth.n_ratings < 2**31
-    listed = None  # (items, codes) of the rows, user by user (per_row)
+    listed = None  # (items, hits, codes) of the rows, user by user (per_row)
     if per_row and (texts := _truth_texts(truth, truth_items, recs["item"])) is not None:
         listed = _list_items(recs["item"], users, truth, texts)
     by_row = listed is not None  # the run's other items numbered row by row
+    n_hits = 0  # (by_row) rows whose item is in their user's truth
     if listed is not None:  # each list's items hashed with its user's truth items: no hash of all the run's items
-        items, list_codes = listed
+        items, n_hits, list_codes = listed
     else:
         recs, list_codes = _encoded_items(recs) if large else recs, None
         items = _lookup(truth.item_ids, recs["item"])
@@ -797,23 +798,22 @@ def _map_recommendations(
         warnings.warn(message + "; they are left out", UserWarning, stacklevel=4)
         rows = np.flatnonzero(~unknown)
         users, order, items = users[rows], order[rows], items[rows]
-    if len(items) and (items < 0).all() and by_row:  # checked by the ids as the reader encodes them
+    if len(items) and by_row and not n_hits:  # checked by the ids as the reader encodes them
         recs, by_row, list_codes = _encoded_items(recs), False, None
         items = _lookup(truth.item_ids, recs["item"])
         items = items if rows is None else items[rows]
-    if len(items) and (items < 0).all():  # an all-miss run scores 0, unless its ids are the truth's read otherwise
+    # an all-miss run scores 0, unless its ids are the truth's read otherwise
+    if len(items) and not by_row and (items < 0).all():
         if same_numbers(truth.item_ids, recs["item"]) is not None:
             raise DataError(mismatch(truth.item_ids, recs["item"], "item"))
         all_miss = "every list scores as all misses; if these are not the truth's item ids, give the right column"
         warnings.warn(mismatch(truth.item_ids, recs["item"], "item", otherwise=all_miss), UserWarning, stacklevel=4)
     new_ids: np.ndarray | tuple[Any, ...] = np.zeros(0, dtype=object)
-    missed = items < 0
+    missed = None if by_row else items < 0
     row_users = None
-    if by_row and missed.any():  # an index per row (after the truth's): which item it is is never asked
-        own = np.arange(len(truth.item_ids), len(truth.item_ids) + len(table_users), dtype=np.int32)
-        items = np.where(missed, own if rows is None else own[rows], items)
+    if by_row and n_hits < len(items):  # an index per row (after the truth's): which item it is is never asked
         new_ids, row_users = (recs["item"], None, True), table_users  # users of every row: the repeat check's
-    elif missed.any():  # items the truth never saw: part of the catalogue, numbered as the lists name them
+    elif missed is not None and missed.any():  # items the truth never saw: in the catalogue, as the lists name them
         unseen = np.flatnonzero(missed)
         unseen = unseen[np.argsort(users[unseen], kind="stable")]
         at = unseen if rows is None else rows[unseen]
