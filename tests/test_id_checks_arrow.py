@@ -61,4 +61,6 @@ def test_byte_helpers_equal_python(values, kind):
     sliced = pa.array(["a\x00", "b", *values], type=kind).slice(2)  # an offset into offsets and validity
     for arrow in (array, sliced):
         assert _arrow.holding_byte(arrow, 0).tolist() == [v is not None and "\x00" in v for v in values]
+        for byte in "ax1 ~":  # bytes inside the data's range, at its ends and outside it
+            assert _arrow.holding_byte(arrow, ord(byte)).tolist() == [v is not None and byte in v for v in values]
         assert _arrow.last_bytes(arrow).tolist() == [v.encode()[-1] if v else -1 for v in values]

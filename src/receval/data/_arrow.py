@@ -86,8 +86,10 @@ def holding_byte(values: Any, byte: int) -> np.ndarray:
     """
     starts, ends, data, valid = _text_buffers(values)
     out = np.zeros(len(starts), dtype=bool)
-    if len(starts) and ends[-1] > starts[0]:
-        at = np.flatnonzero(data[starts[0] : ends[-1]] == byte) + starts[0]
+    segment = data[starts[0] : ends[-1]] if len(starts) else data[:0]
+    # one pass without a copy first: the byte is outside the bytes' range (a NUL, below any other) in most columns
+    if len(segment) and segment.min() <= byte <= segment.max():
+        at = np.flatnonzero(segment == byte) + starts[0]
         out[np.searchsorted(ends, at, side="right")] = True  # the entry whose bytes end after the hit
     return out & valid
 
