@@ -346,8 +346,9 @@ def align(
     if _is_table(recommendations):
         per_row = not item_identity and ties == "input" and train is None and aspects is None and predictions is None
         per_row = per_row and truth_data.aspects is None
-        texts = truth["item"] if per_row and _is_table(truth) and hasattr(truth, "column_names") else None
-        ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row, texts)
+        arrow = per_row and _is_table(truth) and hasattr(truth, "column_names")  # the truth's own Arrow columns
+        columns_of = (truth["item"], truth["user"]) if arrow else (None, None)
+        ranked = _map_recommendations(recommendations, truth_data, unknown_users, per_row, *columns_of)
         rec_users, rec_items, order, ranked_by, new_items, n_dropped, row_users, list_codes = ranked
         if isinstance(new_items, tuple):  # (Arrow dictionary or column, positions[, per row]): ids made when read
             catalogue = Catalogue(truth_data.item_ids, *new_items)
@@ -498,7 +499,7 @@ def _ids_of(dictionary: Any, positions: np.ndarray) -> np.ndarray:
     return (_arrow.numbers(dictionary) if _arrow.is_numeric(dictionary) else _arrow.text(dictionary))[positions]
 
 
-def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
+def _lookup(space: np.ndarray, column: Any, value_set: Any = None) -> np.ndarray:
     """:func:`~receval.data.vocab.index_of` of an id column in an id space (int32, -1 where absent).
 
     A column of text ids dictionary-encoded in Arrow (what the readers give) over a space of
@@ -508,7 +509,8 @@ def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     Python strings, then a pandas Index, cost 2.2 of 3.0 s at 5M distinct item ids). Text
     compares as Python compares it (UTF-8 bytes equal exactly when the strings are). Any
     other column, and smaller ones (whose lookup needs neither pandas nor Arrow's compute
-    functions, which import it), go through ``index_of``.
+    functions, which import it), go through ``index_of``, unless ``value_set`` gives the
+    space as Arrow text already (:func:`_space_texts`): then Arrow looks any size up.
 
     >>> import pyarrow as pa
     >>> space = np.array(["a", "b", "c"], dtype=object)
@@ -516,20 +518,47 @@ def _lookup(space: np.ndarray, column: Any) -> np.ndarray:
     [2, -1, -1, 0]
     """
     codes = _arrow_codes(column)
-    if codes is None or _arrow.is_numeric(codes[1]) or max(len(space), len(codes[1])) <= _TEXT_LOOKUP_MAX:
+    if codes is None or _arrow.is_numeric(codes[1]):
         return _index_of(space, column)
-    if space.dtype != object or not _all_text(space):
-        return _index_of(space, column)
-    import pyarrow as pa
+    if value_set is None or value_set.type != codes[1].type:
+        if max(len(space), len(codes[1])) <= _TEXT_LOOKUP_MAX or space.dtype != object or not _all_text(space):
+            return _index_of(space, column)
+        import pyarrow as pa
+
+        try:
+            value_set = pa.array(space, type=codes[1].type)
+        except UnicodeEncodeError:  # a lone surrogate, which no Arrow text (UTF-8) holds: Python compares it
+            return _index_of(space, column)
     import pyarrow.compute as pc
 
-    try:
-        value_set = pa.array(space, type=codes[1].type)
-    except UnicodeEncodeError:  # a lone surrogate, which no Arrow text (UTF-8) holds: Python compares it
-        return _index_of(space, column)
     found = pc.index_in(codes[1], value_set=value_set)
     table = _arrow.numbers(pc.fill_null(found, -1)).astype(np.int32, copy=False)
     return np.append(table, np.int32(-1))[codes[0]]  # code -1 (no id) finds -1
+
+
+def _space_texts(column: Any, indices: np.ndarray, size: int) -> Any:
+    """The id space of an Arrow column of text ids (dictionary-encoded, as the readers give them) as Arrow text, in
+    the order of the space's ``size`` ids, which the rows name by ``indices`` (an Interactions' ``users`` of the
+    table it was built from, row for row); None for any other column.
+
+    (Made again from the space's Python strings, ``pyarrow.array`` imports pandas: 0.4 s of a TREC run.)
+
+    >>> import pyarrow as pa
+    >>> column = pa.chunked_array([pa.array(["b", "a", "b"]).dictionary_encode()])
+    >>> _space_texts(column, np.array([1, 0, 1]), 2).to_pylist()
+    ['a', 'b']
+    """
+    kind = getattr(column, "type", None)
+    if kind is None or not type(column).__module__.startswith("pyarrow") or len(column) != len(indices):
+        return None
+    import pyarrow as pa
+
+    if not (pa.types.is_dictionary(kind) and _arrow.is_text(kind.value_type)) or column.null_count:
+        return None
+    codes, dictionary = _arrow.dictionary(column)
+    rows = np.zeros(size, dtype=np.int64)
+    rows[indices] = np.arange(len(indices))  # a row naming each id (every id of a space built from rows has one)
+    return dictionary.take(_arrow.int32_array(codes[rows]))
 
 
 def _is_plain_text(column: Any) -> bool:
@@ -716,7 +745,12 @@ def _interactions(frame: Any, kind: str) -> Interactions:
 
 # ----------------------------------------------------------------- recommendations
 def _map_recommendations(
-    recs: Any, truth: Interactions, unknown_users: str, per_row: bool = False, truth_items: Any = None
+    recs: Any,
+    truth: Interactions,
+    unknown_users: str,
+    per_row: bool = False,
+    truth_items: Any = None,
+    truth_users: Any = None,
 ) -> tuple[Any, ...]:
     """Rows of a recommendation table as truth indices, in the table's order.
 
@@ -730,8 +764,8 @@ def _map_recommendations(
     table (-1: left out) and each row's list code (:func:`_list_items`) are returned too, for
     :func:`_check_row_duplicates` (else None); any other column, a run whose users' rows are
     apart, or a run of all misses, is dictionary-encoded, as the reader would have, and numbered
-    so. ``truth_items``: the truth table's item column (Arrow), whose text is read from it
-    rather than made again from the truth's ids.
+    so. ``truth_items``, ``truth_users``: the truth table's columns (Arrow), whose text is read
+    from them rather than made again from the truth's ids.
     """
     columns = _columns(recs)
     missing = [c for c in ("user", "item") if c not in columns]
@@ -764,11 +798,13 @@ def _map_recommendations(
         if blank is not None:
             raise DataError(f"row {blank} of the recommendations has no {role} id; drop the row or give its id",
                             column=role)  # fmt: skip
-    users = _lookup(truth.user_ids, recs["user"])  # dictionary-encoded ids: each distinct one looked up once
     # plain text items (read_table's plain_items) past the size where ids are hashed, as the reader would encode them
     large = _is_plain_text(recs["item"]) and max(len(truth.item_ids), len(recs["item"])) > _BY_ROW_FROM
     # an int32 index for each row, and an int32 code for each row and truth rating (_list_items)
     per_row = per_row and large and len(truth.item_ids) + len(recs) + truth.n_ratings < 2**31
+    # dictionary-encoded ids: each distinct one looked up once (per_row: in the truth table's own text)
+    space = _space_texts(truth_users, truth.users, truth.n_users) if per_row else None
+    users = _lookup(truth.user_ids, recs["user"], space)
     listed = None  # (items, hits, codes) of the rows, user by user (per_row)
     if per_row and (texts := _truth_texts(truth, truth_items, recs["item"])) is not None:
         listed = _list_items(recs["item"], users, truth, texts)
