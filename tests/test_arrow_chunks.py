@@ -93,6 +93,24 @@ def test_one_chunk_equals_the_old_merge_on_record_batches(route, chunks, scores)
             assert new[name].chunk(0).indices.null_count == old[name].chunk(0).indices.null_count
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    groups=st.lists(st.lists(IDS, min_size=1, max_size=6, unique=True), min_size=1, max_size=4),
+    picks=st.lists(st.tuples(st.integers(0, 3), st.lists(st.integers(0, 5), max_size=5)), min_size=2, max_size=8),
+)
+def test_chunks_sharing_dictionaries_in_groups_equal_arrow_unify(route, groups, picks):
+    """As a Parquet file's row groups give them: several chunks over one dictionary (the same memory), several
+    dictionaries; each distinct one unified once, the codes and dictionary Arrow's."""
+    dictionaries = [pa.array(values, pa.string()) for values in groups]
+    chunks = []
+    for group, indices in picks:
+        values = dictionaries[group % len(dictionaries)]
+        chunks.append(pa.DictionaryArray.from_arrays(pa.array([i % len(values) for i in indices], pa.int32()), values))
+    column = pa.chunked_array(chunks, type=pa.dictionary(pa.int32(), pa.string()))
+    codes, ids = _arrow.unified(column)
+    assert (codes.tolist(), ids.to_pylist()) == _old_codes(column)
+
+
 def test_shared_dictionary_is_kept_and_sliced_and_empty_chunks_are_read(route):
     dictionary = pa.array(["z", "a", "m"])
     shared = [pa.DictionaryArray.from_arrays(pa.array(i, pa.int32()), dictionary) for i in ([2, 0], [], [1, 1, 0])]

@@ -211,34 +211,43 @@ def unified(column: Any) -> tuple[np.ndarray, Any]:
     chunks = column.chunks
     if not chunks:
         return np.zeros(0, dtype=np.int32), pa.array([], type=column.type.value_type)
-    first = chunks[0].dictionary
-    maps: list[np.ndarray | None] = [None] * len(chunks)
-    entries = sum(len(chunk.dictionary) for chunk in chunks)
+    # the chunks of one Parquet row group share its dictionary: each distinct dictionary is unified once (39 chunks
+    # of a 5M-row run name 5, whose 392,000 entries Arrow hashed over again)
+    at_of: dict[tuple[Any, ...], int] = {}
+    group: list[int] = []  # each chunk's dictionary among the distinct ones
+    distinct: list[Any] = []
+    for chunk in chunks:
+        group.append(at_of.setdefault(_identity(chunk.dictionary), len(distinct)))
+        if group[-1] == len(distinct):
+            distinct.append(chunk.dictionary)
+    first = distinct[0]
+    maps: list[np.ndarray | None] = [None] * len(distinct)
+    entries = sum(len(values) for values in distinct)
     if (
         entries > _ENCODED_FROM
-        and not any(chunk.dictionary.null_count for chunk in chunks)  # Arrow's unifier refuses them: so does this
-        and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:])
+        and not any(values.null_count for values in distinct)  # Arrow's unifier refuses them: so does this
+        and len(distinct) > 1
     ):
         # many entries: Arrow's unifier takes seconds (4.3 s for 5M ids in 39 chunks), one hash pass over the
         # dictionaries laid end to end 1.2 s; the same ids in the same order (first appearance, chunk after chunk)
         import pyarrow.compute as pc
 
         with contextlib.suppress(pa.ArrowInvalid, pa.ArrowCapacityError):  # beyond 2 GiB of text: unified below
-            encoded = pc.dictionary_encode(pa.concat_arrays([chunk.dictionary for chunk in chunks]))
-            ends = np.cumsum([len(chunk.dictionary) for chunk in chunks])
+            encoded = pc.dictionary_encode(pa.concat_arrays(distinct))
+            ends = np.cumsum([len(values) for values in distinct])
             flat = numbers(encoded.indices).astype(np.int32, copy=False)
             first, maps = encoded.dictionary, list(np.split(flat, ends[:-1]))
-    if maps[0] is None and not all(_same_array(chunk.dictionary, first) for chunk in chunks[1:]):
+    if maps[0] is None and len(distinct) > 1:
         # Arrow unifies the dictionaries alone (each entry indexing itself): its transposed indices are the maps
-        own = [pa.DictionaryArray.from_arrays(int32_array(np.arange(len(c.dictionary), dtype=np.int32)), c.dictionary)
-               for c in chunks]  # fmt: skip
+        own = [pa.DictionaryArray.from_arrays(int32_array(np.arange(len(values), dtype=np.int32)), values)
+               for values in distinct]  # fmt: skip
         fused = pa.chunked_array(own, type=pa.dictionary(pa.int32(), column.type.value_type)).unify_dictionaries()
         first = fused.chunk(0).dictionary
         maps = [numbers(chunk.indices) for chunk in fused.chunks]
     # in Arrow's memory pool, which keeps the pages of the chunks freed before (fresh pages cost a fault each)
     codes = np.frombuffer(pa.allocate_buffer(4 * len(column)), dtype=np.int32)
     at = 0
-    for chunk, table in zip(chunks, maps, strict=True):
+    for chunk, table in zip(chunks, (maps[j] for j in group), strict=True):
         part = codes[at : at + len(chunk)]
         indices = numbers(chunk.indices)
         if indices.dtype.kind == "f":  # nulls: NaN in the indices, no id
@@ -267,15 +276,21 @@ def int32_array(values: np.ndarray, valid: np.ndarray | None = None) -> Any:
     return pa.Array.from_buffers(pa.int32(), len(values), [bits, pa.py_buffer(values)])
 
 
-def _same_array(a: Any, b: Any) -> bool:
-    """Whether two Arrow arrays are views of the same memory (so the same values), without comparing values."""
-    if a is b:
-        return True
-    if len(a) != len(b) or a.offset != b.offset or a.type != b.type:
-        return False
-    return [x.address if x is not None else None for x in a.buffers()] == [
-        x.address if x is not None else None for x in b.buffers()
-    ]
+def _identity(values: Any) -> tuple[Any, ...]:
+    """An Arrow array's length, offset, type and buffer addresses: two arrays of one identity view the same memory
+    (so hold the same values), known without comparing values.
+
+    >>> import pyarrow as pa
+    >>> a = pa.array(["x", "y"])
+    >>> _identity(a) == _identity(a.slice(0)), _identity(a) == _identity(pa.array(["x", "y"]))
+    (True, False)
+    """
+    return (
+        len(values),
+        values.offset,
+        values.type,
+        tuple(x.address if x is not None else None for x in values.buffers()),
+    )
 
 
 def decoded(column: Any) -> Any:
