@@ -27,6 +27,7 @@ __all__ = [
     "FLAT_TYPES",
     "decoded",
     "dictionary",
+    "ending_in",
     "holding_byte",
     "int32_array",
     "is_flat",
@@ -110,6 +111,28 @@ def last_bytes(values: Any) -> np.ndarray:
         unfilled |= ~valid
     if unfilled.any():
         out[unfilled] = -1
+    return out
+
+
+def ending_in(values: Any, table: np.ndarray) -> np.ndarray:
+    """Whether the last byte ``b`` of each entry of an Arrow text array has ``table[b]`` (a bool table of 256), as a
+    bool array; False for an empty or null entry.
+
+    :func:`last_bytes` looked up in ``table`` in fewer passes: no 16-bit copy (5M rows of a run).
+
+    >>> import pyarrow as pa
+    >>> digits = np.zeros(256, dtype=bool); digits[48:58] = True
+    >>> ending_in(pa.array(["a1", "", None, "b"]), digits).tolist()
+    [True, False, False, False]
+    """
+    starts, ends, data, valid = _text_buffers(values)
+    if not len(data) or not len(starts):
+        return np.zeros(len(starts), dtype=bool)
+    out = table[data[np.maximum(ends - 1, 0)]]
+    if (ends - starts).min() <= 0:  # an empty (or null) entry's index reads another entry's byte
+        out &= ends > starts
+    if values.null_count:
+        out &= valid
     return out
 
 

@@ -375,7 +375,9 @@ def _check_unique(table: pa.Table, cols: list[str], path: Path, what: str, line_
     """A row repeating an earlier row's ``cols`` is an error naming both lines (keys from the id codes)."""
     keys, span = np.zeros(table.num_rows, dtype=np.int64), 1
     for col in cols:
-        dictionary = vocab.dictionary_codes(table[col])
+        # an Arrow dictionary's codes and size, without its ids as Python strings (0.03 s for a 225,000-row truth)
+        dictionary = _arrow.dictionary(table[col]) if _text_dictionary_of(table[col]) else None
+        dictionary = dictionary if dictionary is not None else vocab.dictionary_codes(table[col])
         if dictionary is None:
             column = table[col]
             values = _arrow.numbers(column) if _arrow.is_numeric(column) else _arrow.text(column).astype(str)
@@ -1195,8 +1197,8 @@ def _check_values(table: pa.Table, path: Path, line_of: Any) -> None:
 
 
 _ALNUM = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", dtype=np.uint8)
-_ALNUM_LAST = np.zeros(257, dtype=bool)  # by last byte + 1 (-1: an empty or null entry, never alphanumeric)
-_ALNUM_LAST[_ALNUM.astype(np.int64) + 1] = True
+_ALNUM_BYTE = np.zeros(256, dtype=bool)  # by byte
+_ALNUM_BYTE[_ALNUM] = True
 
 
 def _missing_ids(column: Any) -> np.ndarray:
@@ -1208,8 +1210,8 @@ def _missing_ids(column: Any) -> np.ndarray:
             blank[blank] = np.char.strip(_arrow.text(ids)[blank].astype(str)) == ""
         return (codes < 0) | (blank[codes] if blank.any() else False)
     if _plain_text(column):  # the same look at each row (plain_items): a Python string only where it may be blank
-        last = np.concatenate([np.zeros(0, dtype=np.int16), *(_arrow.last_bytes(chunk) for chunk in column.chunks)])
-        blank = ~_ALNUM_LAST[last + 1]  # a gather: np.isin sorts 5M values
+        # a gather: np.isin sorts 5M values
+        blank = ~np.concatenate([np.zeros(0, dtype=bool), *(_arrow.ending_in(c, _ALNUM_BYTE) for c in column.chunks)])
         if blank.any():
             at = np.flatnonzero(blank)
             blank[at] = [v is None or not v.strip() for v in column.take(at).to_pylist()]
