@@ -1,10 +1,11 @@
 """A run's items that only the lists name need no identity when every metric only asks "is it a truth item?".
 
 ``align(item_identity=False)`` (what :func:`receval.evaluate` asks for metrics of
-:data:`receval.metrics.registry.LIST_ONLY`) looks a large run of plain Arrow text items
-(``read_table(plain_items=True)``) up in the truth's ids, gives each other item an index
-of its own row and finds a list that names an item twice user by user, instead of hashing
-all of the run's items (seconds at millions of distinct ids). These tests check the
+:data:`receval.metrics.registry.LIST_ONLY`) hashes a large run of plain Arrow text items
+(``read_table(plain_items=True)``) a slice of whole users at a time with those users' truth
+items, gives each item not in its user's truth an index of its own row and finds a list
+that names an item twice user by user, instead of hashing all of the run's items (seconds
+at millions of distinct ids). These tests check the
 unhashed path against the hashed one: the same metric values per user, the same refusal
 (by the same message, naming the same item) of a list naming an item twice, the same
 reading and the same errors on missing ids. The sizes from which the path is taken (a
@@ -273,3 +274,11 @@ def test_a_file_of_mostly_distinct_items_is_read_plain(
     short = tmp_path / "short.trec"  # no more lines than the sample: encoded, however distinct
     short.write_text("".join(run.read_text().splitlines(keepends=True)[:8]))
     assert pa.types.is_dictionary(read_table(short, "recommendations", arrow=True, plain_items=True)["item"].type)
+
+
+def test_an_empty_run_of_plain_items_reads_as_an_encoded_one() -> None:
+    truth = _truth(["u1", "u2"], ["t", "s"])
+    plain, encoded = _recs([], [], [], plain=True), _recs([], [], [], plain=False)
+    expected = _outcome(encoded, truth, LIST_ONLY_METRICS)
+    with unhashed():
+        assert _outcome(plain, truth, LIST_ONLY_METRICS) == expected

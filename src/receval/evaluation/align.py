@@ -314,11 +314,13 @@ def align(
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
     ``item_identity=False`` says that no metric asks which item a listed item is beyond
     whether the user's truth holds it (:data:`receval.metrics.registry.LIST_ONLY`): a large
-    run of plain Arrow text items (``read_table(plain_items=True)``) is then looked up in
-    the truth's ids and never hashed whole, its other items each get an index of their own
-    (:class:`Catalogue` ``per_row``), and a list naming an item twice is found user by user
-    (:func:`_check_row_duplicates`). The values and messages are the same; training data,
-    aspects, predictions or ties broken by id make the identities as always.
+    run of plain Arrow text items (``read_table(plain_items=True)``) whose users each name
+    their rows together is then never hashed whole: its lists are hashed a slice at a time
+    with their users' truth items (:func:`_list_items`), an item of the user's truth takes its
+    index, any other an index of its own row (:class:`Catalogue` ``per_row``), and a list
+    naming an item twice is found user by user (:func:`_check_row_duplicates`). The values
+    and messages are the same; training data, aspects, predictions or ties broken by id make
+    the identities as always.
 
     >>> import pandas as pd
     >>> truth = pd.DataFrame({"user": [1, 1, 2], "item": [7, 8, 7]})
@@ -617,7 +619,7 @@ def _list_items(
     column: Any, row_users: np.ndarray, truth: Interactions, texts: Any
 ) -> tuple[np.ndarray, int, np.ndarray] | None:
     """(items, hits, codes) of the rows of a run's plain text item column, whose users (``row_users``, truth
-    indices; -1: left out) each name their rows together; None when a user's rows are apart.
+    indices; -1: left out) each name their rows together; None when a user's rows are apart (or there are none).
 
     ``items``: the truth index of a row's item when its user's truth holds it, else an index of
     the row's own after the truth's (``len(truth.item_ids) + row``); ``hits``: how many rows hold one of the former.
@@ -641,6 +643,8 @@ def _list_items(
     import pyarrow.compute as pc
 
     n = len(row_users)
+    if not n:
+        return None
     filled = row_users
     if (row_users < 0).any():  # a row left out joins the user before it (or the first): never read, never apart
         at = np.where(row_users >= 0, np.arange(n), 0)
