@@ -32,22 +32,27 @@ anything is timed, and it is timed interleaved with the others. Bytecode is writ
 machines set ``PYTHONDONTWRITEBYTECODE``: an edited tree would recompile every module in
 each process); receval runs as ``python -m receval``, so ``PYTHONPATH`` chooses the tree.
 
-Measured (2 cores shared with other work, load average 1-2.5; best of 3 as a ratio to the read,
-wall and CPU; the baseline is the tree before a run's items were looked up row by row instead of
-hashed whole, issue 39 row "5M ids"; every run byte-identical to it, --json and --per-user):
+Measured (2 cores shared with another engineer's work, load average 1.4-3.7 over the runs; best of 5 as a ratio
+to the read, wall and CPU, the CPU the steadier; "before" is the tree whose run's items were looked up in all of the
+truth's ids (``index_in``) and hashed again in slices for the repeat check, issue 39 row "5M ids", second stop;
+every run byte-identical to it, --json and --per-user). The TREC read runs on Arrow's threads: its CPU grows with
+the load more than its wall time, so the TREC CPU ratio is lower the higher the load. ``--int-ids``: best of 3 at
+load 3.0-4.2 (the anchor reads integers; receval makes each id text, as every reader does):
 
-======================  ===========================  ===========================  ==================
+======================  ===========================  ===========================  ============================
 files                   receval                      before                       peak memory
-======================  ===========================  ===========================  ==================
-Parquet, text ids       2.1-2.8x wall, 2.4x CPU      7.6-11x wall, 8-9x CPU       0.61 GB (was 1.56)
-TREC, text ids          1.9-2.6x wall, 1.8-2.8x CPU  7.3-8.6x wall, 8.4-8.6x CPU  0.63 GB (was 1.50)
-Parquet, ``--int-ids``  3.0x wall, 3.1x CPU          10.7x wall, 10.8x CPU        0.57 GB (was 1.72)
-TREC, ``--int-ids``     3.2x wall, 2.2x CPU          8.4x wall, 5.3x CPU          0.62 GB (was 1.50)
-======================  ===========================  ===========================  ==================
+======================  ===========================  ===========================  ============================
+Parquet, text ids       1.9-2.1x wall, 1.9-2.0x CPU  2.2-2.6x wall, 2.2-2.5x CPU  0.56-0.59 GB (was 0.56-0.61)
+TREC, text ids          1.7-2.1x wall, 1.4-1.8x CPU  2.1-3.1x wall, 2.0-2.2x CPU  0.55-0.58 GB (was 0.58-0.66)
+Parquet, ``--int-ids``  2.6x wall, 2.4x CPU          3.2x wall, 3.0x CPU          0.54 GB (was 0.54)
+TREC, ``--int-ids``     1.9x wall, 2.0x CPU          2.6x wall, 2.6x CPU          0.58 GB (was 0.65)
+======================  ===========================  ===========================  ============================
 
-Left in receval's time (~1.7-2.3 s): imports and the read (as the anchor's), Arrow's lookup of
-5M rows in the truth's ids (``index_in``, ~0.3 s), the per-list repeat check (16,384 rows
-hashed at a time, then a sort of each list, ~0.5 s) and the metrics.
+Left in receval's time (~2.5-3 s of CPU at that load): imports and the read (as the anchor's), the truth's ids
+made Python strings and sorted (``Interactions``, ~0.2 s), one hash of each slice of 8,192 rows of the lists with
+their users' truth items (which finds both the hits and the repeats, ~0.45 s: the largest part left; two threads
+gave no wall time on the loaded machine), the sort of each list's keys for the repeat check (~0.05 s) and the
+metrics (~0.2 s).
 
 Usage::
 
