@@ -282,3 +282,25 @@ def test_an_empty_run_of_plain_items_reads_as_an_encoded_one() -> None:
     expected = _outcome(encoded, truth, LIST_ONLY_METRICS)
     with unhashed():
         assert _outcome(plain, truth, LIST_ONLY_METRICS) == expected
+
+
+def test_a_trec_run_of_plain_items_is_evaluated_without_pandas(tmp_path: Path) -> None:
+    """TREC files need no pandas (pyarrow.csv reads them): the list-only path makes no Arrow text of Python strings
+    (``pyarrow.array``) and fills no nulls (``pyarrow.compute.fill_null``), which import it (0.4 s). A fresh
+    interpreter looks, with the sizes from which the path is taken set to 0."""
+    import subprocess
+    import sys
+
+    truth, run = tmp_path / "truth.qrels", tmp_path / "run.trec"
+    truth.write_text("".join(f"u{u} 0 d{u * 3 + j} 1\n" for u in range(5) for j in range(2)))
+    run.write_text("".join(f"u{u} Q0 d{u * 3 + r} {r + 1} {1 - r / 10} x\n" for u in range(6) for r in range(4)))
+    code = (
+        "import sys; import receval.evaluation.align as a, receval.data._arrow as r, receval.data.tables as t; "
+        "a._BY_ROW_FROM = 0; a._SLICE = 3; r._ENCODED_FROM = 0; t._HEAD = 4; "
+        "calls = []; hashed = a._list_items; a._list_items = lambda *args: calls.append(1) or hashed(*args); "
+        "from receval.evaluation import evaluate; "
+        f"s = evaluate({str(run)!r}, {str(truth)!r}, ['precision@3', 'recall@4'], unknown_users='warn').summary; "
+        "print(round(s['precision@3'], 6), round(s['recall@4'], 6), len(calls), 'pandas' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0.666667", "1.0", "1", "False"]  # d(3u + 2) misses, d(3u + 3) is u + 1's

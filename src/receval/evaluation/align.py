@@ -533,9 +533,9 @@ def _lookup(space: np.ndarray, column: Any, value_set: Any = None) -> np.ndarray
             return _index_of(space, column)
     import pyarrow.compute as pc
 
-    found = pc.index_in(codes[1], value_set=value_set)
-    table = _arrow.numbers(pc.fill_null(found, -1)).astype(np.int32, copy=False)
-    return np.append(table, np.int32(-1))[codes[0]]  # code -1 (no id) finds -1
+    found = _arrow.numbers(pc.index_in(codes[1], value_set=value_set))  # NaN: not found (pc.fill_null imports pandas)
+    table = np.where(np.isnan(found), -1, found) if found.dtype.kind == "f" else found
+    return np.append(table.astype(np.int32, copy=False), np.int32(-1))[codes[0]]  # code -1 (no id) finds -1
 
 
 def _space_texts(column: Any, indices: np.ndarray, size: int) -> Any:
