@@ -32,20 +32,21 @@ anything is timed, and it is timed interleaved with the others. Bytecode is writ
 machines set ``PYTHONDONTWRITEBYTECODE``: an edited tree would recompile every module in
 each process); receval runs as ``python -m receval``, so ``PYTHONPATH`` chooses the tree.
 
-Measured (2 cores shared with another engineer's work, load average 1.4-3.8 over four runs; best of 5 as a ratio
-to the read, wall and CPU, the CPU the steadier; "before" is the tree whose run's items were looked up in all of the
-truth's ids (``index_in``) and hashed again in slices for the repeat check, issue 39 row "5M ids", second stop;
-every run byte-identical to it, --json and --per-user). The TREC read runs on Arrow's threads: its CPU grows with
-the load more than its wall time, so the TREC CPU ratio is lower the higher the load. ``--int-ids``: best of 3 at
-load 3.0-4.2 (the anchor reads integers; receval makes each id text, as every reader does). The ratio of best to
-best moves with the anchor's luckiest run: at the last run (load 3.3-3.8) Parquet was 2.18x wall and 2.08x CPU by
-best, 1.8x by median CPU (receval 2.69 s, the read 1.48 s):
+Measured (2 cores shared with another engineer's work, load average 1.4-3.8; five runs as the change went, the
+last at its final code; best of 5 as a ratio to the read, wall and CPU, the CPU the steadier; "before" is the tree
+whose run's items were looked up in all of the truth's ids (``index_in``) and hashed again in slices for the repeat
+check, issue 39 row "5M ids", second stop; every run byte-identical to it, --json and --per-user). The last run
+(load 3.1-3.5): Parquet 1.81x wall and 1.89x CPU (before 2.48x, 2.41x), TREC 1.34x and 1.34x (1.80x, 1.76x). The
+ratio of best to best moves with the anchor's luckiest run (at another, Parquet was 2.18x wall and 2.08x CPU by
+best, 1.8x by median CPU), and the TREC read runs on Arrow's threads: its CPU grows with the load more than its
+wall time, so the TREC ratios are lower the higher the load. ``--int-ids``: best of 3 at load 3.0-4.2, before the
+last change (the anchor reads integers; receval makes each id text, as every reader does):
 
 ======================  ===========================  ===========================  ============================
 files                   receval                      before                       peak memory
 ======================  ===========================  ===========================  ============================
-Parquet, text ids       1.9-2.2x wall, 1.9-2.1x CPU  2.2-2.6x wall, 2.2-2.5x CPU  0.56-0.60 GB (was 0.56-0.63)
-TREC, text ids          1.5-2.1x wall, 1.4-1.8x CPU  2.0-3.1x wall, 2.0-2.2x CPU  0.55-0.58 GB (was 0.58-0.66)
+Parquet, text ids       1.8-2.2x wall, 1.9-2.1x CPU  2.2-2.6x wall, 2.2-2.5x CPU  0.56-0.60 GB (was 0.56-0.63)
+TREC, text ids          1.3-2.1x wall, 1.3-1.8x CPU  1.8-3.1x wall, 1.8-2.2x CPU  0.54-0.58 GB (was 0.58-0.66)
 Parquet, ``--int-ids``  2.6x wall, 2.4x CPU          3.2x wall, 3.0x CPU          0.54 GB (was 0.54)
 TREC, ``--int-ids``     1.9x wall, 2.0x CPU          2.6x wall, 2.6x CPU          0.58 GB (was 0.65)
 ======================  ===========================  ===========================  ============================
