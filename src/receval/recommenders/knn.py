@@ -126,6 +126,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 import numpy as np
@@ -455,42 +456,63 @@ def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shri
     square = np.square(values) @ rated.T  # square[i, j] = Σ ri² over the pair's entries
     # first[i, j] = Σ ri over the pair's entries; with values >= 0 it shares one product with the counts,
     # (values + scale·rated)·ratedᵀ = Σ ri + scale·n, when scale exceeds every Σ ri and the whole stays exact
-    scale = 2.0 ** np.ceil(np.log2(peak * longest + 1))
+    scale = 2.0 ** math.ceil(math.log2(peak * longest + 1))  # a Python float: the product stays in dtype
+    count = None
     if x_val.min() >= 0 and scale * (longest + 1) < limit:
         first = (values + scale * rated) @ rated.T
-        count = np.floor(first * (1.0 / scale))  # a power of 2: the product is the exact quotient
-        first -= scale * count
     else:
         first = values @ rated.T
         count = rated @ rated.T
     del values, rated
-    if np.signbit(x_val).any():  # the kernel's sums start from +0.0: a sum of exactly 0 is +0.0 there
-        for block in (dot, first, square):
-            block += 0.0
-    # float64 loops (dtype=) on the exact sums, into as few fresh matrices as possible (each costs page faults)
+    sim = np.empty((n_x, n_x))
+    signed = bool(np.signbit(x_val).any())
+    for i in range(0, n_x, _FORMULA_BLOCK):  # the pairs (i, j) and (j, i) of a block above the diagonal at once
+        for j in range(i, n_x, _FORMULA_BLOCK):
+            a, b = slice(i, i + _FORMULA_BLOCK), slice(j, j + _FORMULA_BLOCK)
+            block = _co_rated_block(
+                dot[a, b], square[a, b], square[b, a].T, first[a, b], first[b, a].T,
+                None if count is None else count[a, b], scale, signed, int(lists[6]), support, shrinkage, shrink,
+            )  # fmt: skip
+            sim[a, b] = block
+            sim[b, a] = block.T  # the formula is symmetric operation for operation: the kernel's mirror
+    np.fill_diagonal(sim, 1.0)
+    return sim
+
+
+_FORMULA_BLOCK = 256  # rows and columns of the pairs _co_rated_numpy's formula reads at once (in the cache)
+
+
+def _co_rated_block(dot, square, square_t, first, first_t, count, scale, signed, kind, support, shrinkage, shrink):
+    """:func:`_co_rated_numpy`'s similarities of a block of pairs from its exact sums: ``square_t`` and ``first_t``
+    are the sums of the pairs (j, i), transposed; ``count`` None means ``first`` holds Σ ri + scale·n."""
     f64 = np.float64
-    if lists[6] == 0:  # Pearson: first[j, i] = Σ rj; n·Σ rj² − (Σ rj)² of the pair (i, j) is spread[j, i]
+    if count is None:  # scale a power of 2: the product is the exact quotient, the difference exact
+        count = np.floor(first * (1.0 / scale))
+        first = first - scale * count
+        first_t = first_t - scale * count
+    if signed:  # the kernel's sums start from +0.0: a sum of exactly 0 is +0.0 there whatever its terms' signs
+        dot, square, square_t, first, first_t = (a + 0.0 for a in (dot, square, square_t, first, first_t))
+    if kind == 0:  # Pearson: (n·Σ ri·rj − Σ ri·Σ rj) / sqrt((n·Σ ri² − (Σ ri)²)(n·Σ rj² − (Σ rj)²))
         num = np.multiply(count, dot, dtype=f64)
-        den = np.multiply(first, first.T, dtype=f64)
-        num -= den
-        spread = np.multiply(count, square, dtype=f64)
-        spread -= np.square(first, out=den, dtype=f64)
-        np.multiply(spread, spread.T, out=den)
-    else:
+        num -= np.multiply(first, first_t, dtype=f64)
+        den = np.multiply(count, square, dtype=f64)
+        den -= np.square(first, dtype=f64)
+        other = np.multiply(count, square_t, dtype=f64)
+        other -= np.square(first_t, dtype=f64)
+        den *= other
+    else:  # cosine over the co-rated entries
         num = dot.astype(f64)
-        den = np.multiply(square, square.T, dtype=f64)
-    del dot, square
+        den = np.multiply(square, square_t, dtype=f64)
     np.sqrt(den, out=den)
     if shrink:
         den += shrink
-    sim = np.zeros_like(num)
-    np.divide(num, den, out=sim, where=den != 0)
+    out = np.zeros_like(num)
+    np.divide(num, den, out=out, where=den != 0)
     if shrinkage > 0:
-        sim *= np.divide(count, np.add(count, shrinkage, dtype=f64), dtype=f64)
+        out *= np.divide(count, np.add(count, shrinkage, dtype=f64), dtype=f64)
     if support > 1:  # a pair sharing no entry has similarity +0.0 from the formula already, as in the kernel
-        sim[count < support] = 0.0
-    np.fill_diagonal(sim, 1.0)
-    return sim
+        out[count < support] = 0.0
+    return out
 
 
 def _predict_numpy(
