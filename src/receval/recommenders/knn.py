@@ -522,13 +522,14 @@ def _predict_numpy(
 
     Each pair's candidates (the x entities of y's list, in training-row order) are put in decreasing order of
     positive similarity by a stable sort (ties: the earlier in the list, the kernel's insertion); the first
-    ``size`` are its neighbours, and their sums run a neighbour at a time over every pair, adding only where the
-    pair has that many neighbours (the kernel's sums, term for term)."""
+    ``m`` (its positive ones, at most ``size``) are its neighbours, and their sums are cumulative sums along
+    that order read at ``m - 1``: numpy's cumulative sum adds one term at a time, as the kernel does from 0.0
+    (+ 0.0 makes a sum of exactly 0 +0.0, as the kernel's)."""
     n = len(xs)
     out = np.full(n, global_mean)
     size = max(1, min(k, int(np.diff(y_ptr).max(initial=1))))
-    top_sim = np.zeros((n, size))
-    top_val = np.zeros((n, size))
+    sum_sim = np.zeros(n)
+    sum_r = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
     known = np.flatnonzero(known_x[xs] & known_y[ys])
     known = known[np.argsort(ys[known], kind="stable")]
@@ -540,7 +541,7 @@ def _predict_numpy(
         s = sim.take(sim_row[pairs], axis=0).take(candidates, axis=1)
         positive = s > 0
         key = np.where(positive, -s, np.inf)  # ascending: the most similar first, the others last
-        count[pairs] = np.minimum(positive.sum(axis=1), size)
+        m = np.minimum(positive.sum(axis=1), size)
         if len(candidates) > size:  # keep each pair's size smallest keys (ties: the earlier), in list order
             kth = np.partition(key, size - 1, axis=1)[:, size - 1 : size]
             below = key < kth
@@ -552,15 +553,13 @@ def _predict_numpy(
         else:
             order = np.argsort(key, axis=1, kind="stable")
         values = y_val[lo:hi] - means[candidates] if with_means else y_val[lo:hi]
-        width = order.shape[1]
-        top_sim[pairs, :width] = np.take_along_axis(s, order, axis=1)
-        top_val[pairs, :width] = values[order]
-    sum_sim = np.zeros(n)
-    sum_r = np.zeros(n)
-    for j in range(size):
-        live = count > j
-        np.add(sum_sim, top_sim[:, j], out=sum_sim, where=live)
-        np.add(sum_r, top_sim[:, j] * top_val[:, j], out=sum_r, where=live)
+        chosen = np.take_along_axis(s, order, axis=1)
+        terms = chosen * values[order]
+        at = (np.arange(len(pairs)), np.maximum(m - 1, 0))
+        has = m > 0
+        sum_sim[pairs] = np.where(has, np.cumsum(chosen, axis=1)[at] + 0.0, 0.0)
+        sum_r[pairs] = np.where(has, np.cumsum(terms, axis=1)[at] + 0.0, 0.0)
+        count[pairs] = m
     with np.errstate(divide="ignore", invalid="ignore"):
         if with_means:
             sum_r[count < min_k] = 0.0
