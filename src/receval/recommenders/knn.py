@@ -427,6 +427,9 @@ def _predict(
     return out
 
 
+_FORMULA_BLOCK = 256  # rows and columns of the pairs _co_rated_numpy's formula reads at once (in the cache)
+
+
 def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shrink: float) -> np.ndarray | None:
     """:func:`_similarity_rows`' dense matrix of the co-rated kinds (0 Pearson, 1 cosine) by matrix products, or
     None when they would not give the kernel's bits.
@@ -477,9 +480,6 @@ def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shri
             sim[b, a] = block.T  # the formula is symmetric operation for operation: the kernel's mirror
     np.fill_diagonal(sim, 1.0)
     return sim
-
-
-_FORMULA_BLOCK = 256  # rows and columns of the pairs _co_rated_numpy's formula reads at once (in the cache)
 
 
 def _co_rated_block(dot, square, square_t, first, first_t, count, scale, signed, kind, support, shrinkage, shrink):
