@@ -59,7 +59,7 @@ from receval.data.formats import (
     detect,
     ratings_file,
 )
-from receval.data.interactions import Interactions, RatingScale
+from receval.data.interactions import Interactions, RatingScale, distinct
 from receval.data.prepare import prepare
 from receval.errors import ConfigError, DataError
 
@@ -419,7 +419,7 @@ def _interactions(
         kept["familiar"] = _flags(table[flag], flag, located)
     return Interactions.from_ids(
         ids[0], ids[1], ratings,
-        scale=scale if scale is not None else RatingScale.infer(np.unique(ratings)),
+        scale=scale if scale is not None else RatingScale.infer(distinct(ratings)),
         timestamps=stamps, extra=kept, name=name,
     )  # fmt: skip
 
