@@ -52,6 +52,7 @@ shrink = {{ float = [0.1, 100.0], log = true, when = {{ similarity = "pearson" }
         ({"float": [1, 5], "step": 0}, "give a positive float"),
         ({"float": [1, 5], "step": 1, "log": True}, "a step or a log scale"),
         ({"choices": []}, "choices are empty"),
+        ({"choices": [5, 10, 5.0]}, r"choices list 5.0 twice \(\[5, 10, 5.0\]\): list each value once"),
         ({"int": [1, 5], "when": {"c": "a"}}, "must be a choices parameter above it"),
     ],
 )
@@ -80,3 +81,27 @@ def test_a_conditional_parameter_is_drawn_only_when_its_parent_allows() -> None:
     draws = [draw(space, np.random.default_rng(s)) for s in range(40)]
     assert {d["c"] for d in draws} == {"a", "b"}
     assert all(("x" in d) == (d["c"] == "a") for d in draws)
+
+
+def test_a_choice_listed_twice_is_refused_with_the_file_and_line(tmp_path) -> None:
+    """choices = ["cosine", "pearson", "cosine"] ran each grid trial of cosine twice and gave it twice the prior
+    weight in TPE and random search; True and 1 stay two values (a flag and a count)."""
+
+    data = tmp_path / "r.csv"
+    data.write_text("user,item,rating\n1,1,5\n1,2,3\n2,1,4\n2,3,2\n3,2,5\n3,3,1\n")
+    text = f"""metrics = ["ndcg@10"]
+[datasets.d]
+path = "{data.name}"
+format = "csv"
+[protocol]
+name = "one-shot"
+[tune]
+metric = "ndcg@10"
+trials = 2
+[recommenders.item-knn.space]
+similarity = {{ choices = ["cosine", "pearson", "cosine"] }}
+"""
+    (tmp_path / "c.toml").write_text(text)
+    with pytest.raises(ConfigError, match=r"line 11: space.similarity choices list 'cosine' twice"):
+        load_config(tmp_path / "c.toml")
+    assert parse_space({"flag": {"choices": [True, 1]}})[0].choices == (True, 1)

@@ -211,6 +211,22 @@ def check_fraction(value: Any, option: str) -> float:
     return float(value)
 
 
+def first_repeat(values: Sequence[Any]) -> int | None:
+    """The position of the first of ``values`` equal to an earlier one, else None: the one rule of "listed
+    twice" for grid axes and search-space choices. ``==`` makes 10 and 10.0 one value; True and 1 stay two (a
+    flag and a count are different settings).
+
+    Examples
+    --------
+    >>> first_repeat([10, 20, 10.0]), first_repeat([1, True]), first_repeat([])
+    (2, None, None)
+    """
+    for j, value in enumerate(values):
+        if any(v == value and isinstance(v, bool) == isinstance(value, bool) for v in values[:j]):
+            return j
+    return None
+
+
 def check_distinct(names: Sequence[str], option: str) -> list[str]:
     """``names`` (a list option's entries) as a list, each once; a name given twice is a ConfigError.
 

@@ -77,7 +77,15 @@ from receval.experiment.ids import stable_hash
 from receval.experiment.protocols import get_protocol, protocol_names
 from receval.outputs import safe_name
 from receval.recommenders.space import SPACE_KEYS, ParamRange, parse_range
-from receval.validate import check_count, check_number, check_option, check_seed, parse_duration, parse_instant
+from receval.validate import (
+    check_count,
+    check_number,
+    check_option,
+    check_seed,
+    first_repeat,
+    parse_duration,
+    parse_instant,
+)
 from receval.vocabulary import NO_SPLIT, SPLIT_COMMON, UnpairedTest, split_candidates, split_method, split_targets
 
 __all__ = [
@@ -694,12 +702,11 @@ def _distinct_axis(chk: _Checker, values: list[Any], where: tuple[str, ...], sho
     ...
     receval.errors.ConfigError: exp.toml, line 1: protocol option 'k' lists 10 twice ([10, 10]): the grid would ...
     """
-    for j, value in enumerate(values):
-        # == makes 10 and 10.0 one value, but not True and 1 (a flag and a count are different settings)
-        if any(v == value and isinstance(v, bool) == isinstance(value, bool) for v in values[:j]):
-            listed = json.dumps(values, default=str)
-            raise chk.fail(where, f"{shown} lists {json.dumps(value, default=str)} twice ({listed}): the grid would "
-                           "run the same tasks twice; list each value once")  # fmt: skip
+    j = first_repeat(values)
+    if j is not None:
+        listed = json.dumps(values, default=str)
+        raise chk.fail(where, f"{shown} lists {json.dumps(values[j], default=str)} twice ({listed}): the grid would "
+                       "run the same tasks twice; list each value once")  # fmt: skip
 
 
 def _recommenders(

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from receval.errors import ConfigError
+from receval.validate import first_repeat
 
 __all__ = ["SPACE_KEYS", "ParamRange", "draw", "parse_range", "parse_space"]
 
@@ -115,6 +116,9 @@ def parse_range(
             raise fail((kind,), f"space.{name} choices are empty: give at least one value")
         if "log" in entry or "step" in entry:
             raise fail((), f"space.{name}: log and step apply to ranges, not choices")
+        j = first_repeat(values)
+        if j is not None:  # grid search would run its trials twice, and TPE or random draw it twice as often
+            raise fail((kind,), f"space.{name} choices list {values[j]!r} twice ({values!r}): list each value once")
         return ParamRange(name, kind, choices=tuple(values), when=when)
     if len(values) != 2 or any(not isinstance(v, int | float) or isinstance(v, bool) for v in values):
         raise fail((kind,), f"space.{name} {kind} = {values!r}: give [low, high], two numbers")
