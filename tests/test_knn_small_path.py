@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from receval import Interactions
+from receval import Interactions, _jit
 from receval.recommenders import knn, recommend, topn
 from receval.recommenders.knn import ItemKNN, UserKNN
 
@@ -238,17 +238,21 @@ def test_numpy_similarities_and_predictions_give_the_kernels_bits(train, data):
     rng = np.random.default_rng(data.draw(st.integers(0, 3)))
     users = rng.integers(0, train.n_users, 40)
     items = rng.integers(0, train.n_items, 40)
-    block = data.draw(st.sampled_from([knn._FORMULA_BLOCK, 1, 4]), label="formula block")  # blocks off the diagonal
+    # blocks off the diagonal, batches of one pair or several lists, and threads writing blocks and batches at once
+    block = data.draw(st.sampled_from([knn._FORMULA_BLOCK, 1, 4]), label="formula block")
+    cells = data.draw(st.sampled_from([knn._PREDICT_CELLS, 1, 40]), label="batch cells")
+    workers = data.draw(st.sampled_from([1, 2, 3]), label="threads")
     got = []
-    saved = knn._FORMULA_BLOCK
-    knn._FORMULA_BLOCK = block
+    saved = knn._FORMULA_BLOCK, knn._PREDICT_CELLS, knn.threads, _jit.threads
+    knn._FORMULA_BLOCK, knn._PREDICT_CELLS = block, cells
+    knn.threads = _jit.threads = lambda: workers
     try:
         for numpy in (True, False):
             with _path(numpy):
                 model = cls(**params).fit(train)
                 got.append((model.similarity_, model.predict(users, items)))
     finally:
-        knn._FORMULA_BLOCK = saved
+        knn._FORMULA_BLOCK, knn._PREDICT_CELLS, knn.threads, _jit.threads = saved
     (sim, predictions), (kernel_sim, kernel_predictions) = got
     np.testing.assert_array_equal(sim.view(np.int64), kernel_sim.view(np.int64), strict=True)
     np.testing.assert_array_equal(predictions.view(np.int64), kernel_predictions.view(np.int64), strict=True)

@@ -30,12 +30,18 @@ serially: numba 0.68 checks no index inside a parallel loop, even with
 from __future__ import annotations
 
 import functools
+import os
 import sys
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-__all__ = ["COMPILED_FROM", "NUMPY_CELLS", "LazyKernel", "njit", "numpy_pays", "one_at_a_time", "prange"]
+__all__ = [
+    "COMPILED_FROM", "NUMPY_CELLS", "LazyKernel", "in_threads", "njit", "numpy_pays", "one_at_a_time", "prange",
+    "threads",
+]  # fmt: skip
+
+_T = TypeVar("_T")
 
 COMPILED_FROM = 1 << 20
 """Rows from which a compiled loop pays: below, its numpy formulation is about as fast and loads no compiler."""
@@ -108,6 +114,34 @@ def numpy_pays(cells: int) -> bool:
     False
     """
     return cells <= NUMPY_CELLS and "numba" not in sys.modules
+
+
+def threads() -> int:
+    """The threads a kernel runs on: numba's, ``NUMBA_NUM_THREADS`` when it is set, else the machine's cores.
+    The numpy formulations of the kernels split their independent blocks over as many (:func:`in_threads`).
+
+    >>> threads() >= 1
+    True
+    """
+    given = os.environ.get("NUMBA_NUM_THREADS", "")
+    return int(given) if given.isdigit() and int(given) > 0 else os.cpu_count() or 1
+
+
+def in_threads(jobs: Sequence[Callable[[], _T]]) -> list[_T]:
+    """The results of ``jobs``, in their order, run on up to :func:`threads` threads; a job's exception is
+    raised here. For jobs that spend their time in numpy's loops over large arrays, which release the GIL.
+
+    >>> in_threads([lambda: 1, lambda: 2])
+    [1, 2]
+    """
+    workers = min(threads(), len(jobs))
+    if workers <= 1:
+        return [job() for job in jobs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(workers) as pool:
+        running = [pool.submit(job) for job in jobs]
+        return [job.result() for job in running]
 
 
 def prange(*args: int) -> range:

@@ -106,7 +106,8 @@ Small problems also skip numba in ``predict``: its dense similarity matrix of th
 ``cosine``) when the ratings are integers whose sums stay exact (:func:`_co_rated_numpy`: matrix products, as
 the ratings 1-5 of MovieLens) and its predictions (:func:`_predict_numpy`, while pairs x ``k`` stays within
 :data:`~receval._jit.NUMPY_CELLS`): ``receval predict`` on MovieLens-100K ``u1`` then imports neither numba nor
-scipy (``benchmarks/bench_cli.py --only predict``). Large problems: the neighbourhoods of the whole-vector
+scipy (``benchmarks/bench_cli.py --only predict``). Their products, formula blocks and batches of predictions
+run on as many threads as the kernels (:func:`receval._jit.threads`), each writing its own part: the same bits. Large problems: the neighbourhoods of the whole-vector
 similarities (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
 (:func:`_similarity_topk_dot`), the lists' orders are counting sorts, and ``score``'s rating weights are the
 ranking lists themselves; on 100,000 users x 20,000 items x 5M ratings (``--sets generated``, k = 50) the whole
@@ -126,12 +127,13 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 import numpy as np
 
-from receval._jit import COMPILED_FROM, njit, numpy_pays, one_at_a_time, prange
+from receval._jit import COMPILED_FROM, in_threads, njit, numpy_pays, one_at_a_time, prange, threads
 from receval.data.interactions import Interactions
 from receval.errors import ConfigError, DataError
 from receval.recommenders.base import Recommender
@@ -454,23 +456,22 @@ def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shri
     rows = np.repeat(np.arange(n_x), np.diff(x_ptr))
     values[rows, x_idx] = x_val
     rated[rows, x_idx] = 1.0
-    # the sums stay in the products' dtype (exact integers); the formula reads them as float64, as the kernel
-    dot = values @ values.T  # numpy's symmetric product
-    square = np.square(values) @ rated.T  # square[i, j] = Σ ri² over the pair's entries
-    # first[i, j] = Σ ri over the pair's entries; with values >= 0 it shares one product with the counts,
-    # (values + scale·rated)·ratedᵀ = Σ ri + scale·n, when scale exceeds every Σ ri and the whole stays exact
+    # the sums stay in the products' dtype (exact integers); the formula reads them as float64, as the kernel.
+    # dot: numpy's symmetric product; square[i, j] = Σ ri² over the pair's entries; first[i, j] = Σ ri over
+    # them, which with values >= 0 shares one product with the counts, (values + scale·rated)·ratedᵀ = Σ ri +
+    # scale·n, when scale exceeds every Σ ri and the whole stays exact. The products run on all threads.
     scale = 2.0 ** math.ceil(math.log2(peak * longest + 1))  # a Python float: the product stays in dtype
-    count = None
-    if x_val.min() >= 0 and scale * (longest + 1) < limit:
-        first = (values + scale * rated) @ rated.T
-    else:
-        first = values @ rated.T
-        count = rated @ rated.T
-    del values, rated
+    packed = x_val.min() >= 0 and scale * (longest + 1) < limit
+    pairs = [(values, values.T), (np.square(values), rated.T)]
+    pairs += [(values + scale * rated, rated.T)] if packed else [(values, rated.T), (rated, rated.T)]
+    dot, square, first, *counted = in_threads([functools.partial(np.matmul, a, b) for a, b in pairs])
+    count = counted[0] if counted else None
+    del values, rated, pairs
     sim = np.empty((n_x, n_x))
     signed = bool(np.signbit(x_val).any())
-    for i in range(0, n_x, _FORMULA_BLOCK):  # the pairs (i, j) and (j, i) of a block above the diagonal at once
-        for j in range(i, n_x, _FORMULA_BLOCK):
+
+    def blocks(corners: list[tuple[int, int]]) -> None:  # the pairs (i, j) and (j, i) of blocks above the diagonal
+        for i, j in corners:
             a, b = slice(i, i + _FORMULA_BLOCK), slice(j, j + _FORMULA_BLOCK)
             block = _co_rated_block(
                 dot[a, b], square[a, b], square[b, a].T, first[a, b], first[b, a].T,
@@ -478,6 +479,10 @@ def _co_rated_numpy(lists: tuple, n_x: int, support: int, shrinkage: float, shri
             )  # fmt: skip
             sim[a, b] = block
             sim[b, a] = block.T  # the formula is symmetric operation for operation: the kernel's mirror
+
+    corners = [(i, j) for i in range(0, n_x, _FORMULA_BLOCK) for j in range(i, n_x, _FORMULA_BLOCK)]
+    workers = threads()  # each thread writes its own blocks: the same bits whatever their number
+    in_threads([functools.partial(blocks, corners[t::workers]) for t in range(workers)])
     np.fill_diagonal(sim, 1.0)
     return sim
 
@@ -515,34 +520,59 @@ def _co_rated_block(dot, square, square_t, first, first_t, count, scale, signed,
     return out
 
 
+_PREDICT_CELLS = 1 << 18  # (pair, candidate) cells of a batch of _predict_numpy: 2 MB per float64 array
+
+
 def _predict_numpy(
     xs, ys, sim, sim_row, y_ptr, y_idx, y_val, means, with_means, known_x, known_y, k, min_k, global_mean
 ) -> np.ndarray:
-    """:func:`_predict` with numpy, the same bits: the pairs of each y entity at once.
+    """:func:`_predict` with numpy, the same bits: the pairs of many y entities at once, batches on all threads.
 
-    Each pair's candidates (the x entities of y's list, in training-row order) are put in decreasing order of
-    positive similarity by a stable sort (ties: the earlier in the list, the kernel's insertion); the first
-    ``m`` (its positive ones, at most ``size``) are its neighbours, and their sums are cumulative sums along
-    that order read at ``m - 1``: numpy's cumulative sum adds one term at a time, as the kernel does from 0.0
-    (+ 0.0 makes a sum of exactly 0 +0.0, as the kernel's)."""
+    Each pair's candidates (the x entities of y's list, in training-row order, then padding) are put in decreasing
+    order of positive similarity by a stable sort (ties: the earlier in the list, the kernel's insertion); the first
+    ``m`` (its positive ones, at most ``size``) are its neighbours, and their sums are cumulative sums along that
+    order read at ``m - 1``: numpy's cumulative sum adds one term at a time, as the kernel does from 0.0 (+ 0.0
+    makes a sum of exactly 0 +0.0, as the kernel's). A batch holds y entities of similar list lengths (little
+    padding), as many as fill :data:`_PREDICT_CELLS` (their pairs times the longest list); each writes its own
+    pairs' sums, so the threads give the same bits whatever their number."""
     n = len(xs)
-    out = np.full(n, global_mean)
     size = max(1, min(k, int(np.diff(y_ptr).max(initial=1))))
     sum_sim = np.zeros(n)
     sum_r = np.zeros(n)
     count = np.zeros(n, dtype=np.int64)
     known = np.flatnonzero(known_x[xs] & known_y[ys])
     known = known[np.argsort(ys[known], kind="stable")]
-    groups = np.flatnonzero(np.diff(ys[known])) + 1
-    for pairs in np.split(known, groups) if len(known) else ():
-        y = ys[pairs[0]]
-        lo, hi = y_ptr[y], y_ptr[y + 1]
-        candidates = y_idx[lo:hi]
-        s = sim.take(sim_row[pairs], axis=0).take(candidates, axis=1)
-        positive = s > 0
-        key = np.where(positive, -s, np.inf)  # ascending: the most similar first, the others last
+    starts = np.flatnonzero(np.diff(ys[known], prepend=-1))  # y entity g's pairs: known[starts[g]:][:group_pairs[g]]
+    group_y = ys[known[starts]]
+    group_pairs = np.diff(starts, append=len(known))
+    lengths = y_ptr[group_y + 1] - y_ptr[group_y]  # candidates per y entity (at least one: known_y)
+    by_length = np.argsort(lengths, kind="stable")
+    batches = []
+    first = 0
+    while first < len(by_length):  # by increasing length: a batch's longest list is its last
+        last, rows = first + 1, group_pairs[by_length[first]]
+        while (
+            last < len(by_length) and (rows + group_pairs[by_length[last]]) * lengths[by_length[last]] <= _PREDICT_CELLS
+        ):
+            rows += group_pairs[by_length[last]]
+            last += 1
+        batches.append(by_length[first:last])
+        first = last
+
+    def batch(groups: np.ndarray) -> None:
+        spread = np.arange(lengths[groups[-1]])
+        real = spread < lengths[groups][:, None]  # (groups, longest list): a candidate, not padding
+        at = np.where(real, y_ptr[group_y[groups]][:, None] + spread, 0)
+        candidates = y_idx[at]
+        values = y_val[at] - means[candidates] if with_means else y_val[at]
+        member = np.repeat(np.arange(len(groups)), group_pairs[groups])  # each pair's row among the groups
+        offsets = np.cumsum(group_pairs[groups]) - group_pairs[groups]
+        pairs = known[np.arange(len(member)) + np.repeat(starts[groups] - offsets, group_pairs[groups])]
+        s = sim[sim_row[pairs][:, None], candidates[member]]
+        positive = (s > 0) & real[member]
+        key = np.where(positive, -s, np.inf)  # ascending: the most similar first, the others (and padding) last
         m = np.minimum(positive.sum(axis=1), size)
-        if len(candidates) > size:  # keep each pair's size smallest keys (ties: the earlier), in list order
+        if len(spread) > size:  # keep each pair's size smallest keys (ties: the earlier), in list order
             kth = np.partition(key, size - 1, axis=1)[:, size - 1 : size]
             below = key < kth
             tied = key == kth
@@ -552,14 +582,21 @@ def _predict_numpy(
             order = np.take_along_axis(kept, ranks, axis=1)
         else:
             order = np.argsort(key, axis=1, kind="stable")
-        values = y_val[lo:hi] - means[candidates] if with_means else y_val[lo:hi]
         chosen = np.take_along_axis(s, order, axis=1)
-        terms = chosen * values[order]
-        at = (np.arange(len(pairs)), np.maximum(m - 1, 0))
+        terms = chosen * values[member[:, None], order]
+        read = (np.arange(len(pairs)), np.maximum(m - 1, 0))
         has = m > 0
-        sum_sim[pairs] = np.where(has, np.cumsum(chosen, axis=1)[at] + 0.0, 0.0)
-        sum_r[pairs] = np.where(has, np.cumsum(terms, axis=1)[at] + 0.0, 0.0)
+        sum_sim[pairs] = np.where(has, np.cumsum(chosen, axis=1)[read] + 0.0, 0.0)
+        sum_r[pairs] = np.where(has, np.cumsum(terms, axis=1)[read] + 0.0, 0.0)
         count[pairs] = m
+
+    def run(mine: list[np.ndarray]) -> None:
+        for groups in mine:
+            batch(groups)
+
+    workers = threads()
+    in_threads([functools.partial(run, batches[t::workers]) for t in range(workers)])
+    out = np.full(n, global_mean)
     with np.errstate(divide="ignore", invalid="ignore"):
         if with_means:
             sum_r[count < min_k] = 0.0
