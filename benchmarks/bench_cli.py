@@ -83,14 +83,20 @@ print(sum(t.num_rows for t in tables))
 """
 
 
-def _run(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall and CPU seconds (user + sys of the child) of one process, and its stdout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=ENV).stdout
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), out
+def _run(cmd: list[str]) -> tuple[float, float, float, str]:
+    """Wall and CPU seconds (user + sys of the child and its threads), peak resident GB (``os.wait4``'s
+    ``ru_maxrss``) of one process, and its stdout."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:  # files: a full pipe cannot stall it
+        start = time.perf_counter()
+        process = subprocess.Popen(cmd, env=ENV, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = 0
+        if status != 0:
+            err.seek(0)
+            sys.exit(f"{' '.join(cmd[:2])} failed: {err.read().decode()[-2000:]}")
+        out.seek(0)
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1e6, out.read().decode()
 
 
 def _compare(
@@ -99,19 +105,26 @@ def _compare(
     """Time both commands in turn; print their medians and ratios and return their last outputs.
 
     The ratio is the anchor's time over receval's, or receval's over the anchor's when the anchor is
-    a ``floor`` (a lower bound: the target is a ratio at most).
+    a ``floor`` (a lower bound: the target is a ratio at most). Peak memory is each command's largest; a
+    child's peak includes this process's size when it starts the child, printed as the lower bound.
     """
     _run(ours), _run(anchor)  # warm-up: bytecode, numba caches, file cache
-    times: dict[str, list[tuple[float, float]]] = {"ours": [], "anchor": []}
+    times: dict[str, list[tuple[float, float, float]]] = {"ours": [], "anchor": []}
     outputs = {}
     for _ in range(repeat):
         for name, cmd in (("ours", ours), ("anchor", anchor)):
-            wall, cpu, outputs[name] = _run(cmd)
-            times[name].append((wall, cpu))
-    med = {name: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for name, v in times.items()}
+            wall, cpu, peak, outputs[name] = _run(cmd)
+            times[name].append((wall, cpu, peak))
+    med = {
+        name: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v), max(p for *_, p in v))
+        for name, v in times.items()
+    }
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6
     print(f"[{title}]  (load average {os.getloadavg()[0]:.2f})")
-    print(f"    receval: {med['ours'][0]:6.2f} s wall, {med['ours'][1]:6.2f} s CPU   " + " ".join(ours[:2]) + " ...")
-    print(f"    anchor:  {med['anchor'][0]:6.2f} s wall, {med['anchor'][1]:6.2f} s CPU")
+    print(f"    receval: {med['ours'][0]:6.2f} s wall, {med['ours'][1]:6.2f} s CPU, {med['ours'][2]:5.2f} GB peak   "
+          + " ".join(ours[:2]) + " ...")  # fmt: skip
+    print(f"    anchor:  {med['anchor'][0]:6.2f} s wall, {med['anchor'][1]:6.2f} s CPU, {med['anchor'][2]:5.2f} GB "
+          f"peak   (this process: {own:.2f} GB, a lower bound of each peak)")  # fmt: skip
     if floor:
         print(f"    ratio receval / floor: {med['ours'][0] / med['anchor'][0]:.2f}x wall, "
               f"{med['ours'][1] / med['anchor'][1]:.2f}x CPU (target {target})")  # fmt: skip
