@@ -240,6 +240,33 @@ def ncrr(data: MetricInput, k: int | None, threshold: float | None = None, empty
     return _empty(_safe_div(crr, ideal), n_pos == 0, data, empty_list)
 
 
+def _ap_sums(hits: np.ndarray, average: str, k: int | None) -> np.ndarray:
+    """Each row's Σ of P@i over its hit ranks i (``average="positives"``) or over every rank i ≤ k (``"ranks"``).
+
+    Only the rows holding a hit are computed (a row without one sums to 0 either way): most
+    users of a large run have none (0.05 of 0.06 s for 30,000 x 100 at a hit rate of 1%). Each
+    computed row is the same array of the same values as over all rows, summed the same way.
+
+    >>> hits = np.array([[True, False, True], [False, False, False]])
+    >>> _ap_sums(hits, "positives", None).round(4).tolist(), _ap_sums(hits, "ranks", 4).round(4).tolist()
+    ([1.6667, 0.0], [2.6667, 0.0])
+    """
+    rows = np.flatnonzero(hits.any(axis=1))
+    some = hits[rows] if len(rows) < len(hits) else hits
+    ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
+    precisions = np.cumsum(some, axis=1, dtype=np.int32) / ranks  # int32: 4x faster from bool than int64, same counts
+    if average == "ranks":
+        # ranks beyond the lists' width hold no item: P@i there is the list's hits / i
+        sums = precisions.sum(axis=1) + some.sum(axis=1) * harmonic_tail(hits.shape[1], int(k or 0))
+    else:
+        sums = (some * precisions).sum(axis=1)
+    if len(rows) == len(hits):
+        return sums
+    total = np.zeros(len(hits), dtype=np.float64)
+    total[rows] = sums
+    return total
+
+
 @register_metric(
     "map",
     direction="higher",
@@ -266,18 +293,13 @@ def average_precision(
     """
     hits = _hits(data, k, threshold)
     n_pos = data.n_positive_at(_thr(data, threshold))
-    ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
-    precisions = np.cumsum(hits, axis=1, dtype=np.int32) / ranks  # int32: 4x faster from bool than int64, same counts
-    if average == "ranks":
-        if k is None:
-            raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
-        # ranks beyond the lists' width hold no item: P@i there is the list's hits / i
-        beyond = harmonic_tail(hits.shape[1], k)
-        total = precisions.sum(axis=1) + hits.sum(axis=1) * beyond
-        return _empty(total / k, n_pos == 0, data, empty_list)
-    if average != "positives":
+    if average not in MAP_AVERAGES:
         raise MetricError(f"map average must be one of {', '.join(MAP_AVERAGES)}, got {average!r}")
-    total = (hits * precisions).sum(axis=1)
+    if average == "ranks" and k is None:
+        raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
+    total = _ap_sums(hits, average, k)
+    if average == "ranks":
+        return _empty(total / k, n_pos == 0, data, empty_list)
     if denominator == "all":
         den = n_pos
     elif denominator == "min":
