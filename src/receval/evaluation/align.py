@@ -1003,17 +1003,20 @@ def _check_row_duplicates(
     if rankings.shape[1] < 2:
         return
     n_truth = len(truth.item_ids)
+    suspects = _suspect_lists(rankings, n_truth, codes)
+    if not len(suspects):
+        return
     keys = np.empty(n_truth + len(codes) + 1, dtype=np.int32)  # int32: below 2**31 (align's per_row), half the bytes
     keys[:n_truth] = np.arange(n_truth, dtype=np.int32)
     np.add(codes, n_truth, out=keys[n_truth:-1])
     keys[-1] = -1
-    keys = keys[rankings]  # -1 (no item) finds the -1 at the end
+    keys = keys[rankings[suspects]]  # -1 (no item) finds the -1 at the end
     keys.sort(axis=1)
     dup = (keys[:, 1:] == keys[:, :-1]) & (keys[:, 1:] >= 0)
     if not dup.any():
         return
-    row = int(np.argwhere(dup)[0][0])
-    repeated = keys[row, 1:][dup[row]]
+    at = int(np.argwhere(dup)[0][0])
+    row, repeated = int(suspects[at]), keys[at, 1:][dup[at]]
     known = repeated[repeated < n_truth]  # items of the user's truth
     column = catalogue._dictionary
     named = rankings[row][rankings[row] >= n_truth] - n_truth  # the rows of the list's other items
@@ -1029,6 +1032,38 @@ def _check_row_duplicates(
         f"user {shown_id(truth.user_ids[eval_users[row]])} is recommended item {shown_id(item)} more than once; "
         "each item may appear once per list (deduplicate the recommendations)"
     )
+
+
+def _suspect_lists(rankings: np.ndarray, n_truth: int, codes: np.ndarray) -> np.ndarray:
+    """The rows of a ``per_row`` rankings matrix that may name an item twice (ascending); every row that does is one.
+
+    A list's items are its user's truth items (indices below ``n_truth``) and rows of the run
+    (``n_truth + row``), whose ``codes`` (:func:`_list_items`) number the ids of a slice of whole
+    users in order of first appearance, a slice's after the one's before: a row naming an id
+    that an earlier row of its list named has a code no larger than one before it. The rows
+    whose code is larger than every code before them (nearly all of a run over millions of
+    items) are new ids, and a truth item twice in a list is found among the few truth items
+    the lists hold; only the other lists are sorted (the sort of every list cost 0.1 s of a
+    5M-row run).
+
+    >>> rankings = np.array([[0, 5, 6], [1, 7, -1], [8, 9, 1]])  # 2 truth items; rows 3..7 of the run after them
+    >>> _suspect_lists(rankings, 2, np.array([10, 11, 12, 13, 14, 15, 16, 17])).tolist()
+    []
+    >>> _suspect_lists(rankings, 2, np.array([10, 11, 12, 13, 14, 15, 13, 17])).tolist()  # row 6 repeats row 3
+    [2]
+    >>> _suspect_lists(np.array([[0, 1, 0], [1, 2, 3]]), 2, np.array([20, 21])).tolist()  # truth item 0 twice
+    [0]
+    """
+    before = np.maximum.accumulate(codes)
+    repeats = np.zeros(n_truth + len(codes) + 1, dtype=bool)  # per catalogue index; the last one: no item (-1)
+    repeats[n_truth + 1 : -1] = codes[1:] <= before[:-1]
+    suspect = repeats[rankings].any(axis=1)
+    lists, places = np.nonzero((rankings >= 0) & (rankings < n_truth))
+    if len(lists) > 1:  # truth items: the same (list, item) twice
+        pairs = lists.astype(np.int64) * n_truth + rankings[lists, places]
+        pairs.sort()
+        suspect[pairs[1:][pairs[1:] == pairs[:-1]] // n_truth] = True
+    return np.flatnonzero(suspect)
 
 
 def _first_named(column: Any, row_users: np.ndarray, item: str) -> tuple[int, int]:
