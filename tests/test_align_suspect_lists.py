@@ -1,9 +1,9 @@
 """The repeat check of a ``per_row`` catalogue sorts only the lists that may name an item twice.
 
-:func:`receval.evaluation.align._suspect_lists` picks them from the run's codes (a row whose
-code is no larger than one before it) and the truth items the lists hold; the check over those
-lists must refuse the same runs, by the same message, as the check that sorts every list (what
-``_check_row_duplicates`` did before), and every list that names an item twice must be picked.
+:func:`receval.evaluation.align._suspect_lists` picks them from the run's codes (the lists of
+the users of rows sharing a code; none when every code is distinct); the check over those lists
+must refuse the same runs, by the same message, as the check that sorts every list (what
+``_check_row_duplicates`` did before), and every list that names an id twice must be picked.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def per_row(every_list: bool) -> Iterator[None]:
         patch.setattr(tables, "_many_distinct", lambda column: True)
         patch.setattr(align_module, "_SLICE", 3)  # several slices of whole users
         if every_list:
-            patch.setattr(align_module, "_suspect_lists", lambda rankings, n_truth, codes: np.arange(len(rankings)))
+            patch.setattr(align_module, "_suspect_lists", lambda eval_users, *_: np.arange(len(eval_users)))
         yield
 
 
@@ -83,32 +83,29 @@ def test_sorting_the_suspect_lists_refuses_what_sorting_every_list_refuses(run: 
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(1, 8), st.integers(2, 12), st.integers(1, 30), st.integers(0, 2**32 - 1))
-def test_every_list_naming_an_item_twice_is_a_suspect(n_lists, width, n_ids, seed):
-    """Codes as :func:`_list_items` gives them (first appearance in slices of whole lists, ascending from slice to
-    slice); truth items below ``n_truth``, run rows after them."""
+@given(st.integers(1, 8), st.integers(1, 12), st.integers(1, 30), st.integers(1, 4), st.integers(0, 2**32 - 1))
+def test_every_list_naming_an_id_twice_is_a_suspect(n_lists, width, n_ids, per_slice, seed):
+    """Codes as :func:`_list_items` gives them: ids numbered by first appearance in slices of whole lists, each
+    slice's codes after the one's before; some users left out (-1), some lists' users without a rankings row."""
     rng = np.random.default_rng(seed)
-    n_truth = 4
     texts = rng.integers(0, n_ids, (n_lists, width))
-    is_truth = rng.random((n_lists, width)) < 0.3
     codes = np.empty(n_lists * width, dtype=np.int32)
     base = 0
-    for start in range(0, n_lists, 2):  # slices of two lists
-        block = texts[start : start + 2].ravel()
-        first = {int(t): base + j for j, t in enumerate(dict.fromkeys(block.tolist()))}
+    for start in range(0, n_lists, per_slice):
+        block = texts[start : start + per_slice].ravel()
+        first = {int(t): base + rng.integers(0, 3) + j for j, t in enumerate(dict.fromkeys(block.tolist()))}
         codes[start * width : start * width + len(block)] = [first[int(t)] for t in block]
-        base += len(first)
-    rankings = (n_truth + np.arange(n_lists * width)).reshape(n_lists, width).astype(np.int32)
-    rankings[is_truth] = texts[is_truth] % n_truth  # a truth item: the same text, the same index
-    rankings[:, -1] = np.where(rng.random(n_lists) < 0.3, -1, rankings[:, -1])  # a shorter list
-    keys = np.where(rankings < n_truth, rankings, n_truth + codes[np.maximum(rankings - n_truth, 0)])
-    twice = [row for row, key in enumerate(keys) if len(set(key[rankings[row] >= 0].tolist())) <
-             int((rankings[row] >= 0).sum())]  # fmt: skip
-    assert set(twice) <= set(align_module._suspect_lists(rankings, n_truth, codes).tolist())
+        base = max(first.values()) + 1
+    users = np.where(rng.random(n_lists) < 0.2, -1, rng.permutation(n_lists))
+    row_users = np.repeat(users, width)
+    eval_users = np.flatnonzero(rng.random(n_lists) < 0.8)  # truth users with a rankings row, ascending
+    got = align_module._suspect_lists(eval_users, row_users, codes, n_lists)
+    twice = {int(user) for user, row in zip(users, texts, strict=True) if user >= 0 and len(set(row.tolist())) < width}
+    assert {int(eval_users[row]) for row in got} >= twice & set(eval_users.tolist())
+    assert np.all(np.diff(got) > 0)
 
 
-def test_a_run_of_distinct_items_sorts_no_list():
-    """Lists of distinct new items, and truth items once each: nothing to sort."""
-    codes = np.arange(6, dtype=np.int32) + 9
-    rankings = np.array([[0, 3, 4], [5, 6, 1], [7, 8, 0]], dtype=np.int32)  # truth items 0..2, rows 0..5 at 3..8
-    assert align_module._suspect_lists(rankings, 3, codes).tolist() == []
+def test_a_run_of_distinct_ids_sorts_no_list():
+    """Every code once (the lists name distinct ids, truth items among them): nothing to sort."""
+    codes = np.array([9, 1, 10, 11, 2, 12], dtype=np.int32)  # 1 and 2: truth items' codes, each named once
+    assert align_module._suspect_lists(np.array([0, 1, 2]), np.array([0, 0, 1, 1, 2, 2]), codes, 3).tolist() == []

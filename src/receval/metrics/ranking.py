@@ -243,15 +243,18 @@ def ncrr(data: MetricInput, k: int | None, threshold: float | None = None, empty
 def _ap_sums(hits: np.ndarray, average: str, k: int | None) -> np.ndarray:
     """Each row's Σ of P@i over its hit ranks i (``average="positives"``) or over every rank i ≤ k (``"ranks"``).
 
-    Only the rows holding a hit are computed (a row without one sums to 0 either way): most
-    users of a large run have none (0.05 of 0.06 s for 30,000 x 100 at a hit rate of 1%). Each
-    computed row is the same array of the same values as over all rows, summed the same way.
+    When at most half of the rows hold a hit, only those are computed (a row without one sums
+    to 0 either way): most users of a large run may have none (0.05 of 0.06 s for 30,000 x 100
+    at a hit rate of 1%). Each computed row is the same array of the same values as over all
+    rows, summed the same way.
 
     >>> hits = np.array([[True, False, True], [False, False, False]])
     >>> _ap_sums(hits, "positives", None).round(4).tolist(), _ap_sums(hits, "ranks", 4).round(4).tolist()
     ([1.6667, 0.0], [2.6667, 0.0])
     """
     rows = np.flatnonzero(hits.any(axis=1))
+    if 2 * len(rows) > len(hits):  # most rows: copying them out would cost more than the rows without a hit
+        rows = np.arange(len(hits))
     some = hits[rows] if len(rows) < len(hits) else hits
     ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
     precisions = np.cumsum(some, axis=1, dtype=np.int32) / ranks  # int32: 4x faster from bool than int64, same counts
