@@ -356,7 +356,7 @@ def _encode_dictionary(
 
 
 def _all_text(values: np.ndarray) -> bool:
-    return all(type(v) is str for v in values)
+    return set(map(type, values.tolist())) <= {str}  # (a generator over the array: 4x slower)
 
 
 def _index_of_text(space: np.ndarray, values: np.ndarray) -> np.ndarray | None:
