@@ -611,8 +611,12 @@ def ideal_dcg(
     *,
     graded: bool = False,
     discount: str = "log2",
+    users: np.ndarray | None = None,
 ) -> np.ndarray:
     """DCG@k of each user's truth ratings sorted in decreasing gain.
+
+    ``users`` (truth rows, ascending): only theirs are computed, each the same number as over
+    every row; the others are 0.
 
     Returns
     -------
@@ -627,16 +631,45 @@ def ideal_dcg(
     """
     gains = dcg_gains(truth.data.astype(np.float64), threshold, gain, graded=graded)
     counts = np.diff(truth.indptr)
-    rows = np.repeat(np.arange(truth.shape[0]), counts)
-    # one argsort of a composite key (row, then descending gain) instead of a slower lexsort
+    # one argsort of a composite key (row, then descending gain) instead of a slower lexsort; its terms, and the
+    # discount's length, from every row: a user's sum is the same whichever users are computed
     span = float(gains.max() - gains.min()) + 1.0 if len(gains) else 1.0
-    order = np.argsort(rows * span + (gains.max(initial=0.0) - gains), kind="stable")
-    rank = np.arange(len(gains)) - np.repeat(truth.indptr[:-1], counts)
-    keep = rank < k
+    top = gains.max(initial=0.0)
     # an ideal list is as long as the user's truth: k beyond the longest is capped, never allocated
     depth = min(int(k), int(counts.max(initial=0)))
+    starts = np.asarray(truth.indptr[:-1])
+    if users is None:
+        users = np.arange(truth.shape[0])
+    else:  # the users' entries, row after row
+        starts, counts = starts[users], counts[users]
+        entries = np.arange(int(counts.sum())) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        gains = gains[entries]
+    rows = np.repeat(users, counts)
+    order = np.argsort(rows * span + (top - gains), kind="stable")
+    rank = np.arange(len(gains)) - np.repeat(np.cumsum(counts) - counts, counts)
+    keep = rank < k
     weights = gains[order][keep] * rank_discount(depth, discount)[rank[keep]]
     return np.bincount(rows[keep], weights=weights, minlength=truth.shape[0])
+
+
+def _ideal_where_needed(
+    data: MetricInput, dcg: np.ndarray, k: int, threshold: float, gain: Gain, graded: bool, discount: str
+) -> np.ndarray:
+    """:func:`ideal_dcg` of the users whose DCG is not 0; for the others only whether theirs is above 0 (1 or 0).
+
+    A user whose list gains nothing scores 0 whatever the ideal above 0 (most users of a large
+    run: 0.02 of 0.025 s for 30,000 users), and is an empty user when it is not above 0, which
+    gains that are never negative tell (the ideal above 0 exactly when some gain is). Negative
+    gains (a threshold at or below 0), or DCG in most lists: the ideal of every user.
+    """
+    truth = data.truth
+    gains = dcg_gains(truth.data.astype(np.float64), threshold, gain, graded=graded)
+    users = np.flatnonzero(dcg != 0)
+    if 2 * len(users) > len(dcg) or (gains < 0).any():
+        return ideal_dcg(truth, k, threshold, gain, graded=graded, discount=discount)
+    idcg = (count_rows(truth, gains > 0) > 0).astype(np.float64)
+    idcg[users] = ideal_dcg(truth, k, threshold, gain, graded=graded, discount=discount, users=users)[users]
+    return idcg
 
 
 @register_metric(
@@ -679,7 +712,7 @@ def ndcg(
     grades = data.grades[:, :k]
     # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
     dcg = (dcg_gains(grades, thr, gain, graded=graded) * rank_discount(grades.shape[1], discount)).sum(axis=1)
-    idcg = ideal_dcg(data.truth, k, thr, gain, graded=graded, discount=discount)
+    idcg = _ideal_where_needed(data, dcg, k, thr, gain, graded, discount)
     if ideal == "full":
         top = ideal_dcg(data.truth, 1, thr, gain, graded=graded)  # the user's highest gain (rank 1 counts fully)
         idcg = top * discount_sum(k, discount)
