@@ -59,6 +59,7 @@ __all__ = ["dictionary_codes", "encode", "extend", "index_of", "lookup", "mismat
 _COMPILED_FROM = COMPILED_FROM  # rows; below, the lookup table is built with numpy
 _dense_codes_kernel = None
 _TEXT_LOOKUP_MAX = 1 << 20  # ids; above, pandas' hash table beats checking every id is text in Python
+_ARROW_SORT_FROM = 1 << 17  # text ids of an Arrow dictionary; from here Arrow's sort saves more than its import costs
 
 
 def encode(
@@ -80,6 +81,9 @@ def encode(
     [1, 2, 3]
     """
     if also is None:
+        sorted_by_arrow = _encode_arrow_text(values, what)
+        if sorted_by_arrow is not None:
+            return sorted_by_arrow
         dictionary = dictionary_codes(values)
         if dictionary is not None:
             name = getattr(values, "name", None)
@@ -355,8 +359,51 @@ def _encode_dictionary(
     return table[codes], ids
 
 
+def _encode_arrow_text(values: object, what: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`encode` of an Arrow dictionary column of text, its used ids sorted by Arrow; None for any other column,
+    a dictionary of fewer than :data:`_ARROW_SORT_FROM` ids while ``pyarrow.compute`` is not loaded, or one naming
+    an id twice (:func:`_encode_dictionary` then, as before).
+
+    Arrow compares text by its UTF-8 bytes, which order as Python orders the strings (code point by code point):
+    the ids and codes of :func:`_encode_dictionary`, without each id made fixed-width numpy text and sorted so
+    (0.15 of 0.2 s for 220,000 item ids). The ids are still made Python strings, once each.
+
+    >>> import pyarrow as pa
+    >>> codes, ids = _encode_arrow_text(pa.chunked_array([pa.array(["b", "é", "a", "b"]).dictionary_encode()]), "id")
+    >>> codes.tolist(), ids.tolist()
+    ([1, 2, 0, 1], ['a', 'b', 'é'])
+    """
+    if not _is_arrow(values):
+        return None
+    import pyarrow as pa
+
+    kind = values.type  # type: ignore[attr-defined]
+    if not (pa.types.is_dictionary(kind) and _arrow.is_text(kind.value_type)):
+        return None
+    codes, dictionary = _arrow.dictionary(values)
+    if dictionary.null_count or (len(dictionary) < _ARROW_SORT_FROM and "pyarrow.compute" not in sys.modules):
+        return None  # (the import of pyarrow.compute costs more than the sort of a small dictionary saves)
+    if (codes < 0).any():
+        bad = int(np.flatnonzero(codes < 0)[0])
+        name = getattr(values, "name", None)
+        raise DataError(f"row {bad} has no {what}", column=name if isinstance(name, str) else None)
+    import pyarrow.compute as pc
+
+    used = np.bincount(codes, minlength=len(dictionary)) > 0
+    kept = dictionary if used.all() else dictionary.take(_arrow.int32_array(np.flatnonzero(used).astype(np.int32)))
+    order = _arrow.numbers(pc.array_sort_indices(kept)).astype(np.int64, copy=False)
+    ids = _arrow.text(kept.take(_arrow.int32_array(order.astype(np.int32))))
+    if len(ids) > 1 and (ids[1:] == ids[:-1]).any():  # a dictionary naming an id twice: merged as before
+        return None
+    new_codes = np.empty(len(ids), dtype=np.int32)
+    new_codes[order] = np.arange(len(ids), dtype=np.int32)
+    table = np.full(len(dictionary), -1, dtype=np.int32)
+    table[used] = new_codes
+    return table[codes], ids
+
+
 def _all_text(values: np.ndarray) -> bool:
-    return all(type(v) is str for v in values)
+    return set(map(type, values.tolist())) <= {str}  # (a generator over the array: 4x slower)
 
 
 def _index_of_text(space: np.ndarray, values: np.ndarray) -> np.ndarray | None:

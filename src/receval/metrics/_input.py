@@ -232,12 +232,12 @@ def lookup(matrix: CSR | sp.csr_matrix, columns: np.ndarray, *, budget: int = 1 
     flat = local_row * n_cols + indices
     offsets = np.arange(step, dtype=np.int64)[:, None] * n_cols
     invalid = (columns < 0) | (columns >= n_cols)
-    safe = np.where(invalid, 0, columns)
     for start in range(0, n_rows, step):
         stop = min(start + step, n_rows)
         cells = flat[indptr[start] : indptr[stop]]
         dense[cells] = data[indptr[start] : indptr[stop]]
-        np.take(dense, offsets[: stop - start] + safe[start:stop], out=out[start:stop])
+        # an invalid column reads some other cell (clipped into the buffer): overwritten with NaN below
+        np.take(dense, offsets[: stop - start] + columns[start:stop], out=out[start:stop], mode="clip")
         dense[cells] = np.nan
     out[invalid] = np.nan
     return out

@@ -240,6 +240,36 @@ def ncrr(data: MetricInput, k: int | None, threshold: float | None = None, empty
     return _empty(_safe_div(crr, ideal), n_pos == 0, data, empty_list)
 
 
+def _ap_sums(hits: np.ndarray, average: str, k: int | None) -> np.ndarray:
+    """Each row's Σ of P@i over its hit ranks i (``average="positives"``) or over every rank i ≤ k (``"ranks"``).
+
+    When at most half of the rows hold a hit, only those are computed (a row without one sums
+    to 0 either way): most users of a large run may have none (0.05 of 0.06 s for 30,000 x 100
+    at a hit rate of 1%). Each computed row is the same array of the same values as over all
+    rows, summed the same way.
+
+    >>> hits = np.array([[True, False, True], [False, False, False]])
+    >>> _ap_sums(hits, "positives", None).round(4).tolist(), _ap_sums(hits, "ranks", 4).round(4).tolist()
+    ([1.6667, 0.0], [2.6667, 0.0])
+    """
+    rows = np.flatnonzero(hits.any(axis=1))
+    if 2 * len(rows) > len(hits):  # most rows: copying them out would cost more than the rows without a hit
+        rows = np.arange(len(hits))
+    some = hits[rows] if len(rows) < len(hits) else hits
+    ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
+    precisions = np.cumsum(some, axis=1, dtype=np.int32) / ranks  # int32: 4x faster from bool than int64, same counts
+    if average == "ranks":
+        # ranks beyond the lists' width hold no item: P@i there is the list's hits / i
+        sums = precisions.sum(axis=1) + some.sum(axis=1) * harmonic_tail(hits.shape[1], int(k or 0))
+    else:
+        sums = (some * precisions).sum(axis=1)
+    if len(rows) == len(hits):
+        return sums
+    total = np.zeros(len(hits), dtype=np.float64)
+    total[rows] = sums
+    return total
+
+
 @register_metric(
     "map",
     direction="higher",
@@ -266,18 +296,13 @@ def average_precision(
     """
     hits = _hits(data, k, threshold)
     n_pos = data.n_positive_at(_thr(data, threshold))
-    ranks = np.arange(1, hits.shape[1] + 1, dtype=np.float64)
-    precisions = np.cumsum(hits, axis=1, dtype=np.int32) / ranks  # int32: 4x faster from bool than int64, same counts
-    if average == "ranks":
-        if k is None:
-            raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
-        # ranks beyond the lists' width hold no item: P@i there is the list's hits / i
-        beyond = harmonic_tail(hits.shape[1], k)
-        total = precisions.sum(axis=1) + hits.sum(axis=1) * beyond
-        return _empty(total / k, n_pos == 0, data, empty_list)
-    if average != "positives":
+    if average not in MAP_AVERAGES:
         raise MetricError(f"map average must be one of {', '.join(MAP_AVERAGES)}, got {average!r}")
-    total = (hits * precisions).sum(axis=1)
+    if average == "ranks" and k is None:
+        raise MetricError("map with average=ranks needs a cutoff: write map@k(average=ranks)")
+    total = _ap_sums(hits, average, k)
+    if average == "ranks":
+        return _empty(total / k, n_pos == 0, data, empty_list)
     if denominator == "all":
         den = n_pos
     elif denominator == "min":
@@ -586,8 +611,12 @@ def ideal_dcg(
     *,
     graded: bool = False,
     discount: str = "log2",
+    users: np.ndarray | None = None,
 ) -> np.ndarray:
     """DCG@k of each user's truth ratings sorted in decreasing gain.
+
+    ``users`` (truth rows, ascending): only theirs are computed, each the same number as over
+    every row; the others are 0.
 
     Returns
     -------
@@ -602,16 +631,45 @@ def ideal_dcg(
     """
     gains = dcg_gains(truth.data.astype(np.float64), threshold, gain, graded=graded)
     counts = np.diff(truth.indptr)
-    rows = np.repeat(np.arange(truth.shape[0]), counts)
-    # one argsort of a composite key (row, then descending gain) instead of a slower lexsort
+    # one argsort of a composite key (row, then descending gain) instead of a slower lexsort; its terms, and the
+    # discount's length, from every row: a user's sum is the same whichever users are computed
     span = float(gains.max() - gains.min()) + 1.0 if len(gains) else 1.0
-    order = np.argsort(rows * span + (gains.max(initial=0.0) - gains), kind="stable")
-    rank = np.arange(len(gains)) - np.repeat(truth.indptr[:-1], counts)
-    keep = rank < k
+    top = gains.max(initial=0.0)
     # an ideal list is as long as the user's truth: k beyond the longest is capped, never allocated
     depth = min(int(k), int(counts.max(initial=0)))
+    starts = np.asarray(truth.indptr[:-1])
+    if users is None:
+        users = np.arange(truth.shape[0])
+    else:  # the users' entries, row after row
+        starts, counts = starts[users], counts[users]
+        entries = np.arange(int(counts.sum())) + np.repeat(starts - (np.cumsum(counts) - counts), counts)
+        gains = gains[entries]
+    rows = np.repeat(users, counts)
+    order = np.argsort(rows * span + (top - gains), kind="stable")
+    rank = np.arange(len(gains)) - np.repeat(np.cumsum(counts) - counts, counts)
+    keep = rank < k
     weights = gains[order][keep] * rank_discount(depth, discount)[rank[keep]]
     return np.bincount(rows[keep], weights=weights, minlength=truth.shape[0])
+
+
+def _ideal_where_needed(
+    data: MetricInput, dcg: np.ndarray, k: int, threshold: float, gain: Gain, graded: bool, discount: str
+) -> np.ndarray:
+    """:func:`ideal_dcg` of the users whose DCG is not 0; for the others only whether theirs is above 0 (1 or 0).
+
+    A user whose list gains nothing scores 0 whatever the ideal above 0 (most users of a large
+    run: 0.02 of 0.025 s for 30,000 users), and is an empty user when it is not above 0, which
+    gains that are never negative tell (the ideal above 0 exactly when some gain is). Negative
+    gains (a threshold at or below 0), or DCG in most lists: the ideal of every user.
+    """
+    truth = data.truth
+    gains = dcg_gains(truth.data.astype(np.float64), threshold, gain, graded=graded)
+    users = np.flatnonzero(dcg != 0)
+    if 2 * len(users) > len(dcg) or (gains < 0).any():
+        return ideal_dcg(truth, k, threshold, gain, graded=graded, discount=discount)
+    idcg = (count_rows(truth, gains > 0) > 0).astype(np.float64)
+    idcg[users] = ideal_dcg(truth, k, threshold, gain, graded=graded, discount=discount, users=users)[users]
+    return idcg
 
 
 @register_metric(
@@ -654,7 +712,7 @@ def ndcg(
     grades = data.grades[:, :k]
     # a row-wise sum, not a BLAS product: a user's value must not depend on who else is in the batch
     dcg = (dcg_gains(grades, thr, gain, graded=graded) * rank_discount(grades.shape[1], discount)).sum(axis=1)
-    idcg = ideal_dcg(data.truth, k, thr, gain, graded=graded, discount=discount)
+    idcg = _ideal_where_needed(data, dcg, k, thr, gain, graded, discount)
     if ideal == "full":
         top = ideal_dcg(data.truth, 1, thr, gain, graded=graded)  # the user's highest gain (rank 1 counts fully)
         idcg = top * discount_sum(k, discount)
