@@ -3,7 +3,8 @@
 1. ``receval predict`` item-kNN Pearson k=50 on MovieLens 100K ``u1.base``/``u1.test``
    with ``means=false`` (scikit-surprise's KNNBasic rule: the predictions are the same)
    against a scikit-surprise script (``KNNBasic(k=50, pearson, item-based)``: read both
-   files, fit, predict every test pair, write the predictions) — target ≥ 5x.
+   files, fit, predict every test pair, write the predictions) — target ≥ 5x. receval runs its products and
+   predictions on every core (``NUMBA_NUM_THREADS`` caps them), surprise on one: the CPU ratio is printed too.
 2. ``receval evaluate`` of TREC files (30,000 users x top-100, five metrics; written
    by ``bench_evaluate_io.generate``) against a pytrec_eval script (its own TREC
    readers ``parse_qrel``/``parse_run``, ``RelevanceEvaluator``, means) — target ≥ 3x.
