@@ -37,9 +37,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_evaluate_io import generate  # the same seeded files as the TSV/ranx benchmark
-
 ML100K = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ml-100k"
 RECEVAL = str(Path(sys.executable).with_name("receval"))
 # bytecode written, as an installed package has it (PYTHONDONTWRITEBYTECODE would recompile receval every run)
@@ -167,7 +164,11 @@ def bench_trec(repeat: int, users: int) -> None:
     metrics = "ndcg@10,precision@10,recall@100,map@100,mrr"
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        generate(folder, users)
+        # the same seeded files as the TSV/ranx benchmark, written by a child: this process stays small, and a
+        # child's peak memory (which counts this process's size when it starts) stays the child's own
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+                        "from bench_evaluate_io import generate; generate(Path(sys.argv[2]), int(sys.argv[3]))",
+                        str(Path(__file__).resolve().parent), str(folder), str(users)], check=True)  # fmt: skip
         ours = [RECEVAL, "evaluate", "--truth", str(folder / "truth.qrels"), "--recs", str(folder / "run.trec"),
                 "--metrics", metrics, "--empty-users", "zero", "--json"]  # fmt: skip
         anchor = [sys.executable, "-c", PYTREC_SCRIPT, str(folder / "truth.qrels"), str(folder / "run.trec")]
