@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,27 +14,36 @@ from receval.experiment.config import load_config
 from receval.recommenders.space import ParamRange, draw, parse_space
 
 
-def test_a_configuration_and_a_python_space_parse_to_the_same_ranges(tmp_path) -> None:
-    data = tmp_path / "r.csv"
-    data.write_text("user,item,rating\n1,1,5\n1,2,3\n2,1,4\n2,3,2\n3,2,5\n3,3,1\n")
-    text = f"""
+def _tune_config(folder: Path, space: str) -> Path:
+    """A tuning configuration of item-kNN over a small ratings file, its space the TOML lines ``space``
+    (they start at line 12)."""
+    (folder / "r.csv").write_text("user,item,rating\n1,1,5\n1,2,3\n2,1,4\n2,3,2\n3,2,5\n3,3,1\n")
+    path = folder / "c.toml"
+    path.write_text(f"""
 metrics = ["ndcg@10"]
 [datasets.d]
-path = "{data.name}"
+path = "r.csv"
 format = "csv"
 [protocol]
 name = "one-shot"
 [tune]
 metric = "ndcg@10"
 trials = 2
-[recommenders.item-knn]
 [recommenders.item-knn.space]
-k = {{ int = [5, 50], step = 5 }}
-similarity = {{ choices = ["cosine", "pearson"] }}
-shrink = {{ float = [0.1, 100.0], log = true, when = {{ similarity = "pearson" }} }}
-"""
-    (tmp_path / "c.toml").write_text(text)
-    cfg = load_config(tmp_path / "c.toml")
+{space}""")
+    return path
+
+
+def test_a_configuration_and_a_python_space_parse_to_the_same_ranges(tmp_path) -> None:
+    cfg = load_config(
+        _tune_config(
+            tmp_path,
+            """k = { int = [5, 50], step = 5 }
+similarity = { choices = ["cosine", "pearson"] }
+shrink = { float = [0.1, 100.0], log = true, when = { similarity = "pearson" } }
+""",
+        )
+    )
     ours = parse_space({
         "k": {"int": [5, 50], "step": 5},
         "similarity": {"choices": ["cosine", "pearson"]},
@@ -86,22 +97,7 @@ def test_a_conditional_parameter_is_drawn_only_when_its_parent_allows() -> None:
 def test_a_choice_listed_twice_is_refused_with_the_file_and_line(tmp_path) -> None:
     """choices = ["cosine", "pearson", "cosine"] ran each grid trial of cosine twice and gave it twice the prior
     weight in TPE and random search; True and 1 stay two values (a flag and a count)."""
-
-    data = tmp_path / "r.csv"
-    data.write_text("user,item,rating\n1,1,5\n1,2,3\n2,1,4\n2,3,2\n3,2,5\n3,3,1\n")
-    text = f"""metrics = ["ndcg@10"]
-[datasets.d]
-path = "{data.name}"
-format = "csv"
-[protocol]
-name = "one-shot"
-[tune]
-metric = "ndcg@10"
-trials = 2
-[recommenders.item-knn.space]
-similarity = {{ choices = ["cosine", "pearson", "cosine"] }}
-"""
-    (tmp_path / "c.toml").write_text(text)
-    with pytest.raises(ConfigError, match=r"line 11: space.similarity choices list 'cosine' twice"):
-        load_config(tmp_path / "c.toml")
+    path = _tune_config(tmp_path, 'similarity = { choices = ["cosine", "pearson", "cosine"] }\n')
+    with pytest.raises(ConfigError, match=r"c.toml, line 12: space.similarity choices list 'cosine' twice"):
+        load_config(path)
     assert parse_space({"flag": {"choices": [True, 1]}})[0].choices == (True, 1)
