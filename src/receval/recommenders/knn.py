@@ -107,8 +107,9 @@ Small problems also skip numba in ``predict``: its dense similarity matrix of th
 the ratings 1-5 of MovieLens) and its predictions (:func:`_predict_numpy`, while pairs x ``k`` stays within
 :data:`~receval._jit.NUMPY_CELLS`): ``receval predict`` on MovieLens-100K ``u1`` then imports neither numba nor
 scipy (``benchmarks/bench_cli.py --only predict``). Their products, formula blocks and batches of predictions
-run on as many threads as the kernels (:func:`receval._jit.threads`), each writing its own part: the same bits. Large problems: the neighbourhoods of the whole-vector
-similarities (with ``min_support`` 1 and no ``shrinkage``) add up a dot product per pair and no count
+run on as many threads as the kernels (:func:`receval._jit.threads`), each writing its own part: the same bits.
+Large problems: the neighbourhoods of the whole-vector similarities (with ``min_support`` 1 and no
+``shrinkage``) add up a dot product per pair and no count
 (:func:`_similarity_topk_dot`), the lists' orders are counting sorts, and ``score``'s rating weights are the
 ranking lists themselves; on 100,000 users x 20,000 items x 5M ratings (``--sets generated``, k = 50) the whole
 ``receval recommend`` process takes 7.7 s of CPU and 0.65 GB against implicit's 14.0 s and 0.71 GB in the same
