@@ -200,3 +200,12 @@ def test_check_refuses_what_run_refuses_with_the_same_line(
     assert free.sub("", capsys.readouterr().err) == free.sub("", refused), refused
     assert message in refused and refused.count("\n") == 1, refused
     assert not (tmp_path / "out").exists()
+
+
+def test_a_counted_seed_axis_is_refused_by_the_grid_before_it_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``seeds = N`` was expanded into N integers before the grid's memory check refused it (10^8 took 20 s)."""
+    config = _config(tmp_path, top='name = "c"\nseeds = 1_000_000_000_000_000\nmetrics = ["ndcg@10"]\n')
+    assert main(["check", str(config)]) == 2
+    assert "the grid of 2,000,000,000,000,000 tasks needs" in capsys.readouterr().err

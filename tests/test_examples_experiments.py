@@ -1,5 +1,7 @@
 """Every example configuration in examples/ runs with --quick (real-data ones skip without ../shared/data).
 
+The quick runs themselves are made in test_report_layout.py, which also checks their reports.
+
 An example teaches its settings: on MovieLens 100K each built-in personalised recommender
 it runs must rank better than Popularity (a setting that does not, such as kNN lists by
 co-rated Pearson, is the trap the README warns about).
@@ -16,7 +18,6 @@ import pandas as pd
 import pytest
 
 from conftest import SHARED_DATA
-from receval.cli import main
 from receval.experiment import expand, load_config
 
 EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.toml"))
@@ -67,26 +68,30 @@ def test_example_configs_validate(path: Path) -> None:
     assert len(expand(load_config(path))) >= len(expand(load_config(path, quick=True))) >= 1
 
 
-@pytest.mark.slow
-@pytest.mark.realdata
-@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_runs_quick(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+# Each example's quick run is made once, by test_report_layout.py's
+# test_example_runs_quick_and_reports_legibly, which checks its results with the two functions below
+# and then its report (a run of every example in each file cost the suite a minute).
+
+
+def require_data(path: Path) -> None:
+    """Skip when the real data an example names are absent; fail when ../shared/data is present without them."""
     for folder in _data_paths(path):
         # With ../shared/data present, a real-data example must run: a missing folder is a broken example.
         if not folder.exists():
             if SHARED_DATA.exists():
                 pytest.fail(f"{path.name} names {folder}, which does not exist although {SHARED_DATA} does")
             pytest.skip(f"real data not available: {folder}")
-    status = main(["run", str(path), "--out", str(tmp_path / "out"), "--quick"])
-    out = capsys.readouterr().out
-    assert status == 0, out
+
+
+def check_quick_run(path: Path, out: Path) -> None:
+    """``receval run PATH --quick`` wrote every task, each ok, and personalised models beat popularity on ML-100k."""
     if load_config(path).tune is not None:  # a tuning example writes its study summary, not a task grid
-        summary = json.loads((tmp_path / "out" / "tune.json").read_text())["algorithms"]
+        summary = json.loads((out / "tune.json").read_text())["algorithms"]
         assert summary and all(r["trials"] >= 1 and math.isfinite(r["test"]) for r in summary.values()), summary
         return
-    tasks = pd.read_parquet(tmp_path / "out" / "tasks.parquet")
+    tasks = pd.read_parquet(out / "tasks.parquet")
     assert len(tasks) == len(expand(load_config(path, quick=True))) and set(tasks["status"]) == {"ok"}
-    aggregates = pd.read_parquet(tmp_path / "out" / "aggregates.parquet")
+    aggregates = pd.read_parquet(out / "aggregates.parquet")
     assert len(aggregates) >= len(tasks)
     ml100k = [label for label, spec in load_config(path).datasets.items() if spec.format == "movielens-100k"]
     merged = aggregates.merge(tasks, on="task_id")

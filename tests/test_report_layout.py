@@ -173,12 +173,13 @@ def _notices(page: str) -> str:
 @pytest.mark.slow
 @pytest.mark.realdata
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_reports_are_complete_and_legible(example, tmp_path, checked, capsys):
-    folders = re.findall(r'^path = "([^"]+)"', example.read_text(), flags=re.M)  # resolved against the config
-    missing = [example.parent / folder for folder in folders if not (example.parent / folder).exists()]
-    if missing:
-        pytest.skip(f"real data not available: {missing[0]}")
+def test_example_runs_quick_and_reports_legibly(example, tmp_path, checked, capsys):
+    """One quick run of each shipped example: its results (test_examples_experiments.py's checks), then its report."""
+    from test_examples_experiments import check_quick_run, require_data
+
+    require_data(example)
     assert main(["run", str(example), "--out", str(tmp_path / "out"), "--quick"]) == 0, capsys.readouterr().out
+    check_quick_run(example, tmp_path / "out")
     build = report_tune_folder if is_tune_folder(tmp_path / "out") else H.build_report
     page = build(tmp_path / "out", tmp_path / "report.html").read_text()
     assert checked == {}

@@ -639,6 +639,40 @@ def _as_interactions(data: Interactions | pd.DataFrame, what: str) -> Interactio
     raise ConfigError(f"{what} must be an Interactions or a DataFrame with columns user, item[, rating]")
 
 
+def wanted_models(specs: Sequence[tuple[str, Metric]]) -> list[str]:
+    """The propensity models the debiased metrics of ``specs`` name, each once, in order (checks their parameters).
+
+    >>> from receval.metrics import parse_metric
+    >>> labels = ["recall@5(estimator=snips)", "ndcg@5", "precision@5(estimator=ips,propensity=logistic)"]
+    >>> wanted_models([(label, parse_metric(label)) for label in labels])
+    ['popularity', 'logistic']
+    """
+    wanted: dict[str, None] = {}
+    for label, spec in specs:
+        if spec.kind == "system" or DEBIAS_DEFAULTS.keys().isdisjoint(spec.params):
+            continue
+        full = replace(spec, params={**DEBIAS_DEFAULTS, **spec.params})
+        check_params(full, label)
+        if full.params["estimator"] != "naive":
+            wanted.setdefault(propensity_name(full.params), None)
+    return list(wanted)
+
+
+def observed_ratings(truth: Interactions, train: Interactions | None = None) -> Interactions:
+    """The ratings the propensity models are fitted on: the training and test ratings together.
+
+    >>> train = Interactions.from_arrays(users=[1], items=[7], ratings=[4])
+    >>> observed_ratings(Interactions.from_arrays(users=[2], items=[8], ratings=[5]), train).n_ratings
+    2
+    """
+    if train is None:
+        return truth
+    import pandas as pd
+
+    frame = pd.concat([train.to_frame(), truth.to_frame()], ignore_index=True)
+    return Interactions.from_frame(frame, rating="rating", name="observed")
+
+
 def input_propensities(
     specs: Sequence[tuple[str, Metric]],
     data: MetricInput,
@@ -683,14 +717,7 @@ def input_propensities(
     >>> input_propensities(specs[:1], data, **ids)  # no debiased metric
     {}
     """
-    wanted: dict[str, dict[str, object]] = {}
-    for label, spec in specs:
-        if spec.kind == "system" or DEBIAS_DEFAULTS.keys().isdisjoint(spec.params):
-            continue
-        full = replace(spec, params={**DEBIAS_DEFAULTS, **spec.params})
-        check_params(full, label)
-        if full.params["estimator"] != "naive":
-            wanted.setdefault(propensity_name(full.params), {})
+    wanted = wanted_models(specs)
     if not wanted:
         return {}
     import pandas as pd
@@ -709,14 +736,7 @@ def input_propensities(
     if "known" in wanted and "known" not in fitted:
         make_propensity("known")  # raises: how to give them
     mar = None if mar_sample is None else _as_interactions(mar_sample, "MAR sample")
-    observed = truth
-    if train is not None:
-        observed = Interactions.from_frame(
-            pd.concat([train.to_frame(), truth.to_frame()], ignore_index=True),
-            rating="rating",
-            name="observed",
-        )
-    models = resolve_models({n: {} for n in wanted if n not in fitted}, observed, mar=mar)
+    models = resolve_models({n: {} for n in wanted if n not in fitted}, observed_ratings(truth, train), mar=mar)
     models.update({n: fitted[n] for n in wanted if n in fitted})
 
     rows = np.repeat(np.arange(data.n_users), np.diff(data.truth.indptr))
