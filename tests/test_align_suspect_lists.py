@@ -22,8 +22,7 @@ import receval.data.tables as tables
 import receval.evaluation.align as align_module
 from receval.data import _arrow
 from receval.data.tables import text_dictionary
-from receval.errors import DataError, MetricError
-from receval.evaluation import evaluate
+from test_align_list_only_items import _outcome  # values and per-user tables, or the refusal
 
 METRICS = ["precision@3", "ndcg@4", "map@10", "mrr"]
 
@@ -39,14 +38,6 @@ def per_row(every_list: bool) -> Iterator[None]:
         if every_list:
             patch.setattr(align_module, "_suspect_lists", lambda eval_users, *_: np.arange(len(eval_users)))
         yield
-
-
-def _outcome(recs: pa.Table, truth: pa.Table) -> tuple[str, object]:
-    try:
-        result = evaluate(recs, truth, METRICS, empty_users="zero")
-    except (MetricError, DataError) as error:
-        return "error", f"{type(error).__name__}: {error}"
-    return "ok", (result.summary, {k: np.asarray(v).tolist() for k, v in result.per_user.items()})
 
 
 @st.composite
@@ -77,9 +68,9 @@ def runs(draw: st.DrawFn) -> tuple[pa.Table, pa.Table]:
 def test_sorting_the_suspect_lists_refuses_what_sorting_every_list_refuses(run: tuple[pa.Table, pa.Table]) -> None:
     recs, truth = run
     with per_row(every_list=True):
-        expected = _outcome(recs, truth)
+        expected = _outcome(recs, truth, METRICS)
     with per_row(every_list=False):
-        assert _outcome(recs, truth) == expected
+        assert _outcome(recs, truth, METRICS) == expected
 
 
 @settings(max_examples=300, deadline=None)
