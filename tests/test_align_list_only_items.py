@@ -1,7 +1,7 @@
 """A run's items that only the lists name need no identity when every metric only asks "is it a truth item?".
 
 ``align(item_identity=False)`` (what :func:`receval.evaluate` asks for metrics of
-:data:`receval.metrics.registry.LIST_ONLY`) hashes a large run of plain Arrow text items
+:attr:`MetricDefinition.list_only`) hashes a large run of plain Arrow text items
 (``read_table(plain_items=True)``) a slice of whole users at a time with those users' truth
 items, gives each item not in its user's truth an index of its own row and finds a list
 that names an item twice user by user, instead of hashing all of the run's items (seconds
@@ -304,3 +304,25 @@ def test_a_trec_run_of_plain_items_is_evaluated_without_pandas(tmp_path: Path) -
     )
     done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["0.666667", "1.0", "1", "False"]  # d(3u + 2) misses, d(3u + 3) is u + 1's
+
+
+def test_the_list_only_metrics_are_those_their_definitions_say():
+    """One home: ``list_only`` on each definition; the built-in set and evaluate's choice read it, so that a
+    metric registered ``list_only`` (or one losing the flag) changes both."""
+    from receval.evaluation.oneshot import _list_only
+    from receval.metrics import parse_metric
+    from receval.metrics._definition import _REGISTRY, register_metric
+    from receval.metrics.registry import LIST_ONLY
+
+    assert LIST_ONLY == {"precision", "recall", "hit_rate", "mrr", "ncrr", "map", "f1", "r_precision", "ndcg"}
+    assert _list_only(parse_metric("ndcg@10")) and not _list_only(parse_metric("ndcg@10(estimator=ips)"))
+    assert not _list_only(parse_metric("coverage@10"))
+
+    @register_metric("hits_example", direction="higher", list_only=True)
+    def _hits_example(data, k):
+        return data.positive[:, :k].sum(axis=1).astype(float)
+
+    try:
+        assert _list_only(parse_metric("hits_example@5"))
+    finally:
+        del _REGISTRY["hits_example"]

@@ -313,7 +313,7 @@ def align(
     ``users`` gives the truth user index of each row of a recommendation matrix.
     ``columns`` maps receval's column names to the tables' own (``{"user": "uid"}``).
     ``item_identity=False`` says that no metric asks which item a listed item is beyond
-    whether the user's truth holds it (:data:`receval.metrics.registry.LIST_ONLY`): a large
+    whether the user's truth holds it (``MetricDefinition.list_only``): a large
     run of plain Arrow text items (``read_table(plain_items=True)``) whose users each name
     their rows together is then never hashed whole: its lists are hashed a slice at a time
     with their users' truth items (:func:`_list_items`), an item of the user's truth takes its

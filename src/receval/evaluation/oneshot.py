@@ -64,7 +64,7 @@ from receval.evaluation._result import Conventions, EvaluationResult, _check_spl
 from receval.evaluation.align import Aligned, Ranks, Ties, align, check_ties
 from receval.metrics._list import MetricList, check_convention
 from receval.metrics.conventions import preset_ties
-from receval.metrics.registry import LIST_ONLY, Metric, MetricInput
+from receval.metrics.registry import Metric, MetricInput
 from receval.stats.propensity import PropensityModel, estimator_of, input_propensities
 from receval.validate import check_count, check_number, check_seed, check_threshold
 from receval.vocabulary import COLD_START_DEFAULT, ColdStart, cold_start_policy
@@ -690,7 +690,7 @@ def _needed_width(specs: Sequence[tuple[str, Metric]]) -> int | None:
 
 def _list_only(spec: Metric) -> bool:
     """Whether a metric reads of a listed item only whether the truth rates it (its run's items need no identity)."""
-    return spec.definition.name in LIST_ONLY and spec.params.get("estimator", "naive") == "naive"
+    return spec.definition.list_only and spec.params.get("estimator", "naive") == "naive"
 
 
 def _check_needs(specs: Sequence[tuple[str, Metric]], aligned: Aligned) -> None:

@@ -133,6 +133,10 @@ class MetricDefinition:
         Every accepted parameter with its default; unknown parameters are an error.
     needs_grades, needs_negatives, needs_train, needs_aspects, needs_predictions : bool
         Side data the metric cannot be computed without.
+    list_only : bool
+        The (naive) value reads of a listed item only whether the user's truth rates it: not which item it is
+        otherwise, nor the catalogue's size, so that a run's items need no identity
+        (``receval.evaluation.align.align(item_identity=False)``).
     micro : callable or None
         ``micro(data, k, **params) -> (numerator, denominator)`` per user, enabling
         ``agg=micro`` (Σ numerator / Σ denominator); for error metrics it gives the
@@ -163,6 +167,7 @@ class MetricDefinition:
     needs_train: bool = False
     needs_aspects: bool = False
     needs_predictions: bool = False
+    list_only: bool = False
     micro: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None
     transform: Callable[[float], float] | None = None
     aggregations: tuple[str, ...] = ("macro",)
@@ -346,6 +351,7 @@ def register_metric(
     needs_train: bool = False,
     needs_aspects: bool = False,
     needs_predictions: bool = False,
+    list_only: bool = False,
     micro: Callable[..., tuple[np.ndarray, np.ndarray]] | None = None,
     transform: Callable[[float], float] | None = None,
     aggregations: tuple[str, ...] | None = None,
@@ -407,6 +413,7 @@ def register_metric(
             needs_train=needs_train,
             needs_aspects=needs_aspects,
             needs_predictions=needs_predictions,
+            list_only=list_only,
             micro=micro,
             transform=transform,
             aggregations=tuple(aggregations),

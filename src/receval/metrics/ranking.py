@@ -130,6 +130,7 @@ def _keep(data: MetricInput, threshold: float | None, empty_list: str = "zero") 
 
 @register_metric(
     "precision",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "denominator": "k", **_LIST},
@@ -165,6 +166,7 @@ def _recall_parts(
 
 @register_metric(
     "recall",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "denominator": "all", **_LIST},
@@ -184,6 +186,7 @@ def recall(
 
 @register_metric(
     "hit_rate",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, **_LIST},
@@ -198,6 +201,7 @@ def hit_rate(data: MetricInput, k: int, threshold: float | None = None, empty_li
 
 @register_metric(
     "mrr",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     k="optional",
@@ -215,6 +219,7 @@ def mrr(data: MetricInput, k: int | None, threshold: float | None = None, empty_
 
 @register_metric(
     "ncrr",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     k="optional",
@@ -272,6 +277,7 @@ def _ap_sums(hits: np.ndarray, average: str, k: int | None) -> np.ndarray:
 
 @register_metric(
     "map",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     k="optional",
@@ -320,6 +326,7 @@ def average_precision(
 
 @register_metric(
     "f1",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "beta": 1.0, **_LIST},
@@ -348,6 +355,7 @@ MISSES = ("zero", "skip")
 
 @register_metric(
     "r_precision",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     k="optional",
@@ -674,6 +682,7 @@ def _ideal_where_needed(
 
 @register_metric(
     "ndcg",
+    list_only=True,
     direction="higher",
     bounds=(0, 1),
     defaults={**_THRESHOLD, "gain": "linear", "graded": False, "discount": "log2", "ideal": "truth", **_LIST},

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from receval.errors import MetricError
 from receval.metrics import aspects, beyond, calibration, debiased, error, exposure, popularity, ranking, trec
 from receval.metrics._definition import (
-    _REGISTRY,  # noqa: F401  (re-exported for code that removes a temporary registration)
+    _REGISTRY,  # also re-exported for code that removes a temporary registration
     Direction,
     Kind,
     Metric,
@@ -92,9 +92,9 @@ __all__ = [
 
 # the built-in metric modules, imported above: importing a module registers its metrics
 BUILTIN_MODULES = (error, ranking, beyond, aspects, debiased, trec, popularity, calibration, exposure)
-LIST_ONLY = frozenset({"precision", "recall", "hit_rate", "mrr", "ncrr", "map", "f1", "r_precision", "ndcg"})
-"""Metrics whose (naive) value reads of a listed item only whether the user's truth rates it: not which item it
-is otherwise, nor the catalogue's size (``receval.evaluation.align.align(item_identity=False)``)."""
+LIST_ONLY = frozenset(name for name, definition in _REGISTRY.items() if definition.list_only)
+"""The built-in metrics registered ``list_only`` (:class:`MetricDefinition`): their (naive) value reads of a listed
+item only whether the user's truth rates it."""
 
 
 @dataclass(frozen=True)
