@@ -14,6 +14,7 @@ reading or writing past a buffer.
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -230,6 +231,36 @@ def test_ucb_with_an_overflowing_bonus_chooses_an_available_item() -> None:
     state = make_online("item-bandit-ucb", threshold=4, alpha0=1e308, beta0=1e308).fit(train).kernel_state()
     cell = np.zeros((2, 2), np.uint8)
     assert item_decide(state, generator(0), cell, np.uint8(3), 0, 0, 2) in (0, 1)
+
+
+_BELOW_THE_SMALLEST_DOUBLE = """
+import numpy as np
+from receval import Interactions
+from receval.data.interactions import RatingScale
+from receval.recommenders.bandits import make_online
+from receval.recommenders.bandits._kernels import _largest, item_decide
+from receval.recommenders.bandits._rng import generator
+
+train = Interactions.from_arrays([0, 1, 2], [0, 1, 2], [1, 1, 1], scale=RatingScale(1, 5, 1))  # no positive
+state = make_online("item-bandit-ts", threshold=5, alpha0=0.0, beta0=0.0, draw_offset=1e-6).fit(train).kernel_state()
+# v above S(x) for every double x > 0: each X lies below 5e-324, where the midpoint of (0, 5e-324) is 0
+print(_largest(state, np.arange(3), np.array([0.9, 0.8, 0.7]), 3, 0.0, 1.0))
+s = generator(0)
+cell = np.zeros((3, 3), np.uint8)
+print(sorted({int(item_decide(state, s, cell, np.uint8(2), 0, 0, 3)) for _ in range(300)}))
+"""
+
+
+def test_thompson_among_draws_below_the_smallest_double_ends() -> None:
+    """Beta(10⁻⁶, 10⁻⁶) puts about half its mass below the smallest positive double: the bisection for the
+    largest draw among several such arms used to loop forever once its interval was (0, 5e-324)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _BELOW_THE_SMALLEST_DOUBLE], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, chosen = done.stdout.splitlines()
+    assert first == "0"  # the draws are equal at double precision: the first candidate, as for any tie
+    assert set(ast.literal_eval(chosen)) <= {0, 1, 2}  # an available arm each time
 
 
 @pytest.mark.slow

@@ -121,10 +121,13 @@ def thompson_levels(st, s):
 @njit(cache=True)
 def _largest(st, cand, vals, nc, lo, hi):
     """The candidate with the largest X_i, X_i = S_i⁻¹(vals[c]) in (lo, hi]: bisect the
-    interval, keeping the candidates above the midpoint (X_i > x ⟺ v_i < S_i(x))."""
+    interval, keeping the candidates above the midpoint (X_i > x ⟺ v_i < S_i(x)). When lo and hi are
+    adjacent doubles (draws of Beta(10⁻⁶, 10⁻⁶) lie below the smallest one), the midpoint is one of them
+    and the interval splits no further: the bisection ends there."""
     a, b, p, m = st[0], st[1], st[2], st[3]
     while nc > 1 and hi - lo > 1e-15 * hi:
         mid = 0.5 * (lo + hi)
+        adjacent = mid <= lo or mid >= hi
         above = 0
         for c in range(nc):
             i = cand[c]
@@ -137,6 +140,8 @@ def _largest(st, cand, vals, nc, lo, hi):
             lo = mid
         else:
             hi = mid
+        if adjacent:
+            break
     return cand[0]
 
 
