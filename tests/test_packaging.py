@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import version
@@ -121,10 +122,24 @@ def test_docs_publish_workflow():
     assert ".github/workflows/docs.yml" in releasing and "mkdocs build --strict" in releasing
 
 
-def test_ci_runs_the_readme_test_command_then_the_package_smoke_test():
-    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+def test_ci_runs_the_readme_test_command_with_the_package_smoke_test_alongside(tmp_path):
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "./dev test     # run the whole test suite" in readme
-    assert ci.index("./dev test") < ci.index("package_smoke")
-    smoke = "\n".join(ci)
-    assert "-m build" in smoke and "venv" in smoke and "demo --seed 1" in smoke
+    assert "\n./dev test\n" in ci
+    assert "-m build" in ci and "venv" in ci and "demo --seed 1" in ci
+    # the steps from the packaging check's start, with stand-ins for it and for ./dev: CI fails when
+    # either fails, with the tests' status first, and prints what the packaging check said
+    steps = ci[ci.index("package_log=$(mktemp") :]
+    for lint, tests, package, want in (
+        (0, 0, 0, 0), (0, 0, 1, 1), (0, 3, 0, 3), (0, 3, 1, 3), (1, 0, 0, 1), (0, 5, 0, 1),
+    ):  # fmt: skip
+        stand_ins = (
+            f"package_smoke() {{ sleep 0.2; echo packaging said this; return {package}; }}\n"
+            f"dev() {{ case $1 in lint) return {lint};; test) return {tests};; esac; }}\n"
+        )
+        script = tmp_path / "ci.sh"
+        script.write_text("set -uo pipefail\n" + stand_ins + steps.replace("./dev ", "dev "), encoding="utf-8")
+        done = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
+        assert done.returncode == want, (lint, tests, package, done.stdout)
+        assert "packaging said this" in done.stdout
