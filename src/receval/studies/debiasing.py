@@ -345,6 +345,7 @@ def debiasing_study(
     # (CM100k's logistic model took 8 s a fit, five systems 40 s)
     given: dict[str, PropensityModel] = {} if parts.known is None else {"known": KnownPropensity(parts.known).fit()}
     observed = observed_ratings(parts.mnar_test, parts.train)
+    label_specs = {label: parse_metric(label) for _, _, label in plan}  # read once, for every system
     rows = []
     notify = progress_to(progress)
     notify(0, len(systems), "debias systems")
@@ -377,7 +378,7 @@ def debiasing_study(
                 }
             )
         labels = [label for _, _, label in asked]
-        missing = [n for n in wanted_models([(label, parse_metric(label)) for label in labels]) if n not in given]
+        missing = [n for n in wanted_models([(label, label_specs[label]) for label in labels]) if n not in given]
         given.update(resolve_models({n: {} for n in missing}, observed, mar=parts.mar_sample))
         mnar = evaluate(
             mar.rankings,
