@@ -143,3 +143,47 @@ def test_ci_runs_the_readme_test_command_with_the_package_smoke_test_alongside(t
         done = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
         assert done.returncode == want, (lint, tests, package, done.stdout)
         assert "packaging said this" in done.stdout
+
+
+def _stand_in(path: Path, body: str) -> None:
+    path.write_text("#!/usr/bin/env bash\n" + body, encoding="utf-8")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("demo_status", [0, 3])
+def test_dev_lint_on_a_new_venv_compiles_the_kernels_while_mypy_runs(tmp_path, demo_status):
+    """``./dev`` on a new ``.venv``, with stand-ins for its programs: lint runs while the kernels compile
+    (the warm-up's demo waits for mypy to have started), returns only once the warm-up has ended, and
+    fails when the warm-up fails, leaving no stamp so that the next call sets up again."""
+    root = tmp_path / "repo"
+    bin_ = root / ".venv" / "bin"
+    bin_.mkdir(parents=True)
+    (root / "dev").write_bytes((ROOT / "dev").read_bytes())
+    (root / "dev").chmod(0o755)
+    (root / "pyproject.toml").write_text("[project]\nname = 'stand-in'\n", encoding="utf-8")
+    log = tmp_path / "log"
+    started = tmp_path / "mypy-started"
+    _stand_in(bin_ / "python", f'[ "$1" = - ] && cat > /dev/null; echo "python $1 $2" >> {log}\n')
+    _stand_in(bin_ / "ruff", f"echo ruff >> {log}\n")
+    _stand_in(bin_ / "mypy", f"touch {started}; echo mypy >> {log}\n")
+    _stand_in(
+        bin_ / "receval",
+        f"for _ in $(seq 100); do [ -e {started} ] && break; sleep 0.1; done\n"
+        f'[ -e {started} ] || {{ echo "mypy never started" >&2; exit 4; }}\n'
+        f"sleep 0.5; echo demo >> {log}; exit {demo_status}\n",
+    )
+    done = subprocess.run([str(root / "dev"), "lint"], capture_output=True, text=True, timeout=60, check=False)
+    steps = log.read_text(encoding="utf-8").split("\n")
+    stamp = root / ".venv" / ".receval-installed"
+    if demo_status == 0:
+        assert done.returncode == 0, done.stderr
+        assert steps == ["python -m pip", "python -m pip", "ruff", "ruff", "mypy", "demo", "python - ", ""]
+        assert stamp.is_file()
+        again = subprocess.run([str(root / "dev"), "lint"], capture_output=True, text=True, timeout=60, check=False)
+        assert again.returncode == 0 and log.read_text(encoding="utf-8").split("\n")[len(steps) - 1 :] == [
+            "ruff", "ruff", "mypy", "",
+        ]  # fmt: skip
+    else:
+        assert done.returncode == 1 and "mypy never started" not in done.stderr
+        assert steps == ["python -m pip", "python -m pip", "ruff", "ruff", "mypy", "demo", ""]
+        assert not stamp.exists()
