@@ -24,6 +24,22 @@ for _var in ("MPLCONFIGDIR", "SURPRISE_DATA_FOLDER", "IR_DATASETS_HOME", "XDG_CA
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+
+@pytest.fixture(autouse=True)
+def _numba_settings_unchanged():
+    """No test leaves a NUMBA_ variable changed for the tests after it (monkeypatch.setenv undoes itself
+    first): numba reads them at every compile, so NUMBA_CACHE_DIR left set, say, would make every later
+    kernel of this worker, and every process it starts, compile anew. (Other variables are not checked:
+    libraries such as scikit-learn set some of their own when first imported.)"""
+
+    def numba_settings() -> dict[str, str]:
+        return {k: v for k, v in os.environ.items() if k.startswith("NUMBA_")}
+
+    before = numba_settings()
+    yield
+    assert numba_settings() == before, f"the test changed numba's settings: {before} -> {numba_settings()}"
+
+
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 

@@ -10,9 +10,7 @@ CD = 1.25); scikit-posthocs 0.17.1 (``posthoc_nemenyi_friedman``).
 from __future__ import annotations
 
 import math
-import os
 import random
-import tempfile
 
 import numpy as np
 import pandas as pd
@@ -98,7 +96,6 @@ def test_family_wise_error_rate_under_the_null() -> None:
 
 
 def _ranx_tukey(names, scores, max_p):
-    os.environ.setdefault("NUMBA_CACHE_DIR", tempfile.mkdtemp())
     from ranx.statistical_tests.tukey_hsd_test import tukey_hsd_test
 
     return tukey_hsd_test(model_names=names, scores=scores, max_p=max_p)
