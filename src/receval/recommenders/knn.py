@@ -308,58 +308,70 @@ def _similarity_topk_dot(
     skipped, and the records (at most the row's terms) fit in n_x + 1. The sums run in the row kernel's order
     and the formula is its own, so the similarities are its bits; a row's ``k`` best under the total order
     (similarity, then the lower index) do not depend on the order they are offered in."""
+    n_chunks = min(len(x_ptr) - 1, n_chunks)
+    for c in prange(n_chunks):  # a kernel of its own: see topn._topk_product_kernel
+        _dot_chunk(
+            np.uint64(c), n_chunks, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, row_norms, col_norms, shrink,
+            alpha, beta, k, nb_cols, nb_vals,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def _dot_chunk(
+    c, n_chunks, x_ptr, x_idx, x_val, y_ptr, y_idx, y_val, kind, row_norms, col_norms, shrink, alpha, beta, k,
+    nb_cols, nb_vals,
+):  # pragma: no cover  # fmt: skip
+    """Rows ``c, c + n_chunks, ...`` of :func:`_similarity_topk_dot`."""
     n_x = len(x_ptr) - 1
     n_rows = n_x
-    n_chunks = min(n_rows, n_chunks)
-    for c in prange(n_chunks):
-        dot = np.zeros(n_x)
-        touched = np.empty(n_x + 1, dtype=np.int64)
-        heap_vals = np.empty(k)
-        heap_keys = np.empty(k, dtype=np.int64)
-        heap_cols = np.empty(k, dtype=np.int64)
-        for xi in range(c, n_rows, n_chunks):
-            terms = 0
-            for p in range(x_ptr[xi], x_ptr[xi + 1]):
-                terms += y_ptr[x_idx[p] + 1] - y_ptr[x_idx[p]]
-            scan = terms >= n_x
-            n_touched = 0
-            for p in range(x_ptr[xi], x_ptr[xi + 1]):
-                y = x_idx[p]
-                ri = x_val[p]
-                if scan:
-                    for q in range(y_ptr[y], y_ptr[y + 1]):
-                        dot[y_idx[q]] += ri * y_val[q]
-                else:
-                    for q in range(y_ptr[y], y_ptr[y + 1]):
-                        xj = y_idx[q]
-                        touched[n_touched] = xj
-                        n_touched += dot[xj] == 0
-                        dot[xj] += ri * y_val[q]
-            size = 0
-            for t in range(n_x if scan else n_touched):
-                xj = t if scan else touched[t]
-                d = dot[xj]
-                if d == 0:  # not reached, or its sum is 0 (similarity 0), or read already
-                    continue
-                dot[xj] = 0.0
-                if xj == xi:
-                    continue
-                if kind == 2:
-                    den = row_norms[xi] * col_norms[xj]
-                elif kind == 3:
-                    den = row_norms[xi] + col_norms[xj] - d
-                elif kind == 4:
-                    den = d + alpha * (col_norms[xj] - d) + beta * (row_norms[xi] - d)
-                else:
-                    den = 1.0
-                if kind != 5:
-                    den += shrink
-                s = 0.0
-                if den != 0:
-                    s = d / den
-                if s > 0 and not (size == k and s < heap_vals[0]):
-                    size = _offer(heap_vals, heap_keys, heap_cols, size, k, s, xj, xj)
-            _pop_all(heap_vals, heap_keys, heap_cols, size, k, nb_cols, nb_vals, xi)
+    dot = np.zeros(n_x)
+    touched = np.empty(n_x + 1, dtype=np.int64)
+    heap_vals = np.empty(k)
+    heap_keys = np.empty(k, dtype=np.int64)
+    heap_cols = np.empty(k, dtype=np.int64)
+    for xi in range(c, n_rows, n_chunks):
+        terms = 0
+        for p in range(x_ptr[xi], x_ptr[xi + 1]):
+            terms += y_ptr[x_idx[p] + 1] - y_ptr[x_idx[p]]
+        scan = terms >= n_x
+        n_touched = 0
+        for p in range(x_ptr[xi], x_ptr[xi + 1]):
+            y = x_idx[p]
+            ri = x_val[p]
+            if scan:
+                for q in range(y_ptr[y], y_ptr[y + 1]):
+                    dot[y_idx[q]] += ri * y_val[q]
+            else:
+                for q in range(y_ptr[y], y_ptr[y + 1]):
+                    xj = y_idx[q]
+                    touched[n_touched] = xj
+                    n_touched += dot[xj] == 0
+                    dot[xj] += ri * y_val[q]
+        size = 0
+        for t in range(n_x if scan else n_touched):
+            xj = t if scan else touched[t]
+            d = dot[xj]
+            if d == 0:  # not reached, or its sum is 0 (similarity 0), or read already
+                continue
+            dot[xj] = 0.0
+            if xj == xi:
+                continue
+            if kind == 2:
+                den = row_norms[xi] * col_norms[xj]
+            elif kind == 3:
+                den = row_norms[xi] + col_norms[xj] - d
+            elif kind == 4:
+                den = d + alpha * (col_norms[xj] - d) + beta * (row_norms[xi] - d)
+            else:
+                den = 1.0
+            if kind != 5:
+                den += shrink
+            s = 0.0
+            if den != 0:
+                s = d / den
+            if s > 0 and not (size == k and s < heap_vals[0]):
+                size = _offer(heap_vals, heap_keys, heap_cols, size, k, s, xj, xj)
+        _pop_all(heap_vals, heap_keys, heap_cols, size, k, nb_cols, nb_vals, xi)
 
 
 @njit(cache=True)

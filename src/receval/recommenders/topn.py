@@ -237,58 +237,73 @@ def _topk_product_kernel(
     rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n, k, perm, order, offsets, ex_ptr, ex_idx, out_items,
     out_scores, n_chunks,
 ):  # pragma: no cover  # fmt: skip
-    """:func:`_topk_kernel` on the rows of ``A[rows] @ B`` (CSR A and B), never made whole: each row is
-    added up in a buffer (its terms in the order of its A entries), the entries it reaches go through the
-    heap, then the other unexcluded items, which score 0, in tie-key order (item ``order[(t - offset) mod
-    n]`` has key ``t``) until a 0 can no longer enter. Time follows the row's terms, not the catalogue;
-    user ``rows[r]`` never takes ``ex_idx[ex_ptr[u]:ex_ptr[u + 1]]``."""
-    n_rows = len(rows)
-    n_chunks = min(n_rows, n_chunks)
+    """:func:`_topk_kernel` on the rows of ``A[rows] @ B`` (CSR A and B), never made whole, in ``n_chunks``
+    chunks of rows (:func:`_product_chunk`); user ``rows[r]`` never takes ``ex_idx[ex_ptr[u]:ex_ptr[u + 1]]``."""
+    n_chunks = min(len(rows), n_chunks)
     for c in prange(n_chunks):
-        buffer = np.zeros(n)
-        reached = np.empty(n + 1, dtype=np.int64)  # + 1: the branch-free record writes one ahead
-        blocked = np.zeros(n, dtype=np.bool_)  # reached (or excluded) by the current row
-        hs = np.empty(k)
-        hk = np.empty(k, dtype=np.int64)
-        hi = np.empty(k, dtype=np.int64)
-        for r in range(c, n_rows, n_chunks):
-            u = rows[r]
-            off = offsets[r]
-            m = 0
-            for p in range(a_ptr[u], a_ptr[u + 1]):
-                j = a_idx[p]
-                w = a_val[p]
-                for q in range(b_ptr[j], b_ptr[j + 1]):
-                    i = b_idx[q]
-                    reached[m] = i  # recorded without a branch (kept when first reached): it mispredicts
-                    m += not blocked[i]
-                    blocked[i] = True
-                    buffer[i] += w * b_val[q]
-            for e in range(ex_ptr[u], ex_ptr[u + 1]):  # after the sums: an excluded item is never offered
-                i = ex_idx[e]
-                if not blocked[i]:
-                    blocked[i] = True
-                    reached[m] = i
-                    m += 1
-                buffer[i] = -np.inf
-            size = 0
-            for t in range(m):
-                i = reached[t]
-                v = buffer[i]
-                if not v > -np.inf or (size == k and v < hs[0]):
-                    continue
-                size = _offer(hs, hk, hi, size, k, v, (perm[i] + off) % n, i)
-            for key in range(n):  # the items no term reached score 0: the best (smallest) keys first
-                if size == k and not _worse(hs[0], hk[0], 0.0, key):
-                    break
-                i = order[(key - off) % n]
-                if not blocked[i]:
-                    size = _offer(hs, hk, hi, size, k, 0.0, key, i)
-            for t in range(m):
-                i = reached[t]
-                buffer[i] = 0.0
-                blocked[i] = False
-            _pop_all(hs, hk, hi, size, k, out_items, out_scores, r)
+        # the loop's body is a kernel of its own: numba compiles a parallel loop's body twice (within the
+        # kernel, then as its threads' function), which made the first compile of this kernel about twice as
+        # long. The index is cast to the unsigned type numba gives a parallel loop's index, so that both see
+        # one signature and the body's code is the loop's own
+        _product_chunk(
+            np.uint64(c), n_chunks, rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n, k, perm, order, offsets,
+            ex_ptr, ex_idx, out_items, out_scores,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def _product_chunk(
+    c, n_chunks, rows, a_ptr, a_idx, a_val, b_ptr, b_idx, b_val, n, k, perm, order, offsets, ex_ptr, ex_idx,
+    out_items, out_scores,
+):  # pragma: no cover  # fmt: skip
+    """Rows ``c, c + n_chunks, ...`` of :func:`_topk_product_kernel`: each row is added up in a buffer (its
+    terms in the order of its A entries), the entries it reaches go through the heap, then the other
+    unexcluded items, which score 0, in tie-key order (item ``order[(t - offset) mod n]`` has key ``t``)
+    until a 0 can no longer enter. Time follows the row's terms, not the catalogue."""
+    buffer = np.zeros(n)
+    reached = np.empty(n + 1, dtype=np.int64)  # + 1: the branch-free record writes one ahead
+    blocked = np.zeros(n, dtype=np.bool_)  # reached (or excluded) by the current row
+    hs = np.empty(k)
+    hk = np.empty(k, dtype=np.int64)
+    hi = np.empty(k, dtype=np.int64)
+    for r in range(c, len(rows), n_chunks):
+        u = rows[r]
+        off = offsets[r]
+        m = 0
+        for p in range(a_ptr[u], a_ptr[u + 1]):
+            j = a_idx[p]
+            w = a_val[p]
+            for q in range(b_ptr[j], b_ptr[j + 1]):
+                i = b_idx[q]
+                reached[m] = i  # recorded without a branch (kept when first reached): it mispredicts
+                m += not blocked[i]
+                blocked[i] = True
+                buffer[i] += w * b_val[q]
+        for e in range(ex_ptr[u], ex_ptr[u + 1]):  # after the sums: an excluded item is never offered
+            i = ex_idx[e]
+            if not blocked[i]:
+                blocked[i] = True
+                reached[m] = i
+                m += 1
+            buffer[i] = -np.inf
+        size = 0
+        for t in range(m):
+            i = reached[t]
+            v = buffer[i]
+            if not v > -np.inf or (size == k and v < hs[0]):
+                continue
+            size = _offer(hs, hk, hi, size, k, v, (perm[i] + off) % n, i)
+        for key in range(n):  # the items no term reached score 0: the best (smallest) keys first
+            if size == k and not _worse(hs[0], hk[0], 0.0, key):
+                break
+            i = order[(key - off) % n]
+            if not blocked[i]:
+                size = _offer(hs, hk, hi, size, k, 0.0, key, i)
+        for t in range(m):
+            i = reached[t]
+            buffer[i] = 0.0
+            blocked[i] = False
+        _pop_all(hs, hk, hi, size, k, out_items, out_scores, r)
 
 
 def _topk_batch(
