@@ -347,3 +347,31 @@ def test_a_table_printed_to_a_pipe_does_not_import_rich(tmp_path, monkeypatch, f
     else:  # rich draws for a forced terminal: it is imported then
         monkeypatch.setenv("FORCE_COLOR", force)
     assert ("rich" in _loaded_after(code)) is rich
+
+
+def test_experiment_commands_load_scipy_statistics_only_for_a_study_that_needs_them(tmp_path):
+    """A refused ``receval run`` (its configuration missing) and ``receval check`` of a one-shot grid import the
+    runner and its validation, but not scipy.stats or scipy.optimize (a second of start-up): only the sampled
+    study's checks and the comparisons at a run's end use them."""
+    config = tmp_path / "exp.toml"
+    config.write_text(
+        'name = "x"\nseeds = 5\nmetrics = ["precision@5"]\n[datasets.d]\npath = "ratings.csv"\nformat = "csv"\n'
+        '[split]\nmethod = "holdout"\n[protocol]\nname = "one-shot"\ncold_start = "empty"\n'
+        '[recommenders.pop]\nalgorithm = "popularity"\n'
+    )
+    (tmp_path / "ratings.csv").write_text(
+        "user,item,rating\n" + "".join(f"{u},{i},{1 + (u * i) % 5}\n" for u in range(20) for i in range(8))
+    )
+    code = (
+        "import contextlib, io, sys\n"
+        "from receval.cli.app import main\n"
+        "with contextlib.redirect_stderr(io.StringIO()) as err, contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    refused = main(['run', {str(tmp_path / 'missing.toml')!r}])\n"
+        f"    checked = main(['check', {str(config)!r}])\n"
+        "assert (refused, checked) == (2, 0), (refused, checked, err.getvalue())\n"
+        "assert 'receval.experiment.validation' in sys.modules\n"
+        "print([m for m in ('scipy.stats', 'scipy.optimize') if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -44,7 +44,6 @@ from receval.experiment.datasets import prepare_dataset
 from receval.experiment.ids import Task
 from receval.experiment.protocols import PreparedDataset, get_protocol
 from receval.split import split_by_name
-from receval.studies.sampled import check_study_data
 from receval.validate import check_folds, check_threshold
 from receval.vocabulary import NO_SPLIT, split_method
 
@@ -92,6 +91,8 @@ def prepare_checked(
         except MetricError as err:
             raise chk.fail(("metrics",), f"{err.message} (data set {label!r})") from None
         if cfg.protocol.name == "sampled":  # the study's own n and exponent, as its split would draw them
+            from receval.studies.sampled import check_study_data  # scipy's optimize and stats: this study only
+
             opts = task.options
             try:
                 check_study_data(data, int(opts["n"]), str(opts["sampling"]), float(opts["exponent"]), "protocol.")

@@ -52,7 +52,6 @@ import numpy as np
 import pandas as pd
 
 from receval.errors import ConfigError, DataError
-from receval.stats.significance import bootstrap_ci, compare_systems
 
 if TYPE_CHECKING:
     from receval.data.interactions import Interactions
@@ -419,6 +418,8 @@ def slice_summary(
     >>> slice_summary(t, by=["group"])[["group", "n", "mean"]].to_dict("records")
     [{'group': 'a', 'n': 50, 'mean': 0.0}, {'group': 'b', 'n': 50, 'mean': 1.0}]
     """
+    from receval.stats.significance import bootstrap_ci  # scipy.stats: only when groups are summarised or compared
+
     rows = []
     for key, grp in table.groupby(list(by), sort=True, observed=True):
         vals = grp["value"].to_numpy(dtype=np.float64)
@@ -466,6 +467,8 @@ def compare_slices(
     >>> compare_slices(table, baseline="a")[["group", "n", "diff"]].round(3).values.tolist()
     [['q1', 10, 0.109], ['q2', 10, 0.01]]
     """
+    from receval.stats.significance import compare_systems  # scipy.stats: only when groups are summarised or compared
+
     frames = []
     for key, grp in table.groupby(list(by), sort=True, observed=True):
         if grp[system].nunique() < 2:
