@@ -50,6 +50,7 @@ COMMANDS: dict[str, tuple[list[str], int]] = {  # name -> (command line, the exi
     "receval predict --help": ([RECEVAL, "predict", "--help"], 0),
     "receval evaluate (to reading)": ([RECEVAL, *_EVALUATE], 2),
     "receval predict (to reading)": ([RECEVAL, *_PREDICT], 2),
+    "receval run (refused)": ([RECEVAL, "run", "missing-config.toml"], 2),
 }
 # command -> (its anchor, the largest ratio of CPU medians allowed). Measured 2026-12-06, load 3.9-6 (median of 3
 # and 9 runs): before the lazy command registration / after it (the margin is for the load's noise)
@@ -73,6 +74,10 @@ BUDGET: dict[str, tuple[str, float]] = {
     # scipy.sparse since receval.data.interactions imports it where it builds a matrix; the recommenders and
     # numba are imported after reading, when the model is fitted
     "receval predict (to reading)": (FLOOR, 1.5),
+    # 4.5x (2026-12-07, load 1.1, 5 runs: 1.17 s CPU; about 2.4 s before the runner's validation and the slices'
+    # vocabulary stopped importing scipy.stats and scipy.optimize): pandas and the experiment's modules, imported
+    # before the configuration is read
+    "receval run (refused)": (FLOOR, 5.5),
 }
 # bytecode written, as an installed package has it (PYTHONDONTWRITEBYTECODE would recompile receval every run)
 ENV = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
