@@ -64,6 +64,9 @@ def test_oneshot_report_tables_figures_and_marks(oneshot_report):
     assert r"\toprule" in tex_text and r"\bottomrule" in tex_text and r"\textbf{" in tex_text
     assert r"$^\dagger$" in tex_text and r"sys0(k=0)" in tex_text
     assert sorted(p.suffix for p in (root.parent / "figs").iterdir()).count(".svg") == 5
+    # the page embeds the very PNG files written beside it, one per figure
+    embedded = sorted(base64.b64decode(b) for b in re.findall(r'src="data:image/png;base64,([^"]+)"', html))
+    assert embedded == sorted(p.read_bytes() for p in (root.parent / "figs").glob("*.png"))
 
 
 def test_significance_marks_match_scipy_and_statsmodels():

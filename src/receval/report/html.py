@@ -128,12 +128,15 @@ class Report:
             self.notice(f"figure '{caption}' failed: {type(err).__name__}: {err}")
             return False
         try:
-            png = png_bytes(fig)
-            if self.figures_dir is not None:
+            if self.figures_dir is None:
+                png = png_bytes(fig)
+            else:
                 if self.publication is None:
                     raise ValueError("a Report with figures_dir needs the publication its files are staged in")
                 stem = self.figures_dir / safe_name(name)
-                save(fig, self.publication.path(stem), close=False)  # save() adds .png and .svg to the staged stem
+                # save() adds .png and .svg to the staged stem. The page embeds that PNG file's bytes: drawn once
+                # per format, and the page shows the file (a constrained layout drawn again can move by 1e-6 pt)
+                png = save(fig, self.publication.path(stem), ("png", "svg"), close=False)[0].read_bytes()
                 for suffix in (".png", ".svg"):
                     self.files[stem.with_name(stem.name + suffix)] = caption
         finally:
