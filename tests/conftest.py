@@ -25,7 +25,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 # numba's parallel kernels run on OpenMP threads, which by default spin for a while after each parallel loop:
 # with a test worker on every core, the spinning takes the core from the other worker. Passive threads sleep
-# (kernel-heavy test files on two workers: 15% less CPU and wall time, measured).
+# (the kernel-heavy test files on two workers: a fifth to a quarter less CPU and wall time, measured).
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
