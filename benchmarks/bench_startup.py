@@ -74,9 +74,9 @@ BUDGET: dict[str, tuple[str, float]] = {
     # scipy.sparse since receval.data.interactions imports it where it builds a matrix; the recommenders and
     # numba are imported after reading, when the model is fitted
     "receval predict (to reading)": (FLOOR, 1.5),
-    # 4.5x (2026-12-07, load 1.1, 5 runs: 1.17 s CPU; about 2.4 s before the runner's validation and the slices'
-    # vocabulary stopped importing scipy.stats and scipy.optimize): pandas and the experiment's modules, imported
-    # before the configuration is read
+    # 3.5-4.5x (2026-12-07/08, load 0.6-1.1, 5 runs: 0.95-1.17 s CPU; 2.52 s, 8.8x, before the runner's validation
+    # and the slices' vocabulary stopped importing scipy.stats and scipy.optimize): pandas and the experiment's
+    # modules, imported before the configuration is read
     "receval run (refused)": (FLOOR, 5.5),
 }
 # bytecode written, as an installed package has it (PYTHONDONTWRITEBYTECODE would recompile receval every run)

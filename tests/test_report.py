@@ -22,13 +22,14 @@ from receval.report.html import build_report, latex_table, report_from_tables, s
 from receval.report.style import OKABE_ITO, figure, save, svg_text
 
 
+def _pngs(html: str) -> list[bytes]:
+    return [base64.b64decode(b) for b in re.findall(r'src="data:image/png;base64,([^"]+)"', html)]
+
+
 def _images(html: str) -> list[np.ndarray]:
     import matplotlib.image as mpimg
 
-    return [
-        mpimg.imread(io.BytesIO(base64.b64decode(b)), format="png")
-        for b in re.findall(r'src="data:image/png;base64,([^"]+)"', html)
-    ]
+    return [mpimg.imread(io.BytesIO(png), format="png") for png in _pngs(html)]
 
 
 def _notices(html: str) -> str:
@@ -65,8 +66,7 @@ def test_oneshot_report_tables_figures_and_marks(oneshot_report):
     assert r"$^\dagger$" in tex_text and r"sys0(k=0)" in tex_text
     assert sorted(p.suffix for p in (root.parent / "figs").iterdir()).count(".svg") == 5
     # the page embeds the very PNG files written beside it, one per figure
-    embedded = sorted(base64.b64decode(b) for b in re.findall(r'src="data:image/png;base64,([^"]+)"', html))
-    assert embedded == sorted(p.read_bytes() for p in (root.parent / "figs").glob("*.png"))
+    assert sorted(_pngs(html)) == sorted(p.read_bytes() for p in (root.parent / "figs").glob("*.png"))
 
 
 def test_significance_marks_match_scipy_and_statsmodels():

@@ -134,11 +134,12 @@ class Report:
                 if self.publication is None:
                     raise ValueError("a Report with figures_dir needs the publication its files are staged in")
                 stem = self.figures_dir / safe_name(name)
-                # save() adds .png and .svg to the staged stem. The page embeds that PNG file's bytes: drawn once
+                # save() adds each format to the staged stem. The page embeds the PNG file's bytes: drawn once
                 # per format, and the page shows the file (a constrained layout drawn again can move by 1e-6 pt)
-                png = save(fig, self.publication.path(stem), ("png", "svg"), close=False)[0].read_bytes()
-                for suffix in (".png", ".svg"):
-                    self.files[stem.with_name(stem.name + suffix)] = caption
+                formats = ("png", "svg")
+                png = save(fig, self.publication.path(stem), formats, close=False)[0].read_bytes()
+                for fmt in formats:
+                    self.files[stem.with_name(f"{stem.name}.{fmt}")] = caption
         finally:
             close_figure(fig)
         data = base64.b64encode(png).decode("ascii")
